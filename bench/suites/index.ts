@@ -1,0 +1,7 @@
+// The registry of benchmark suites, in the order they run.
+export interface BenchSuite {
+  readonly name: string;
+  readonly run: () => Promise<Record<string, unknown>>;
+}
+
+export const suites: readonly BenchSuite[] = [];
