@@ -1,0 +1,16 @@
+// The interfaces adapters implement. The core declares them; adapters under src/adapters implement
+// them; the CLI composes them.
+export type {
+  AppendBatch,
+  AppendOutcome,
+  LedgerRecord,
+  LedgerStore,
+  LoopSummary,
+  OperatorAct,
+  StoredFact,
+} from "./loop/ledger-store.js";
+
+/** The clock: the core never reads time itself; the runtime passes `now` in. */
+export interface Clock {
+  now(): Date;
+}
