@@ -1,0 +1,62 @@
+// The model-turn wire shape (model-turn.schema.json, seed spelling) and the validated form the
+// runtime consumes, plus which message types each role may emit (SPEC §3).
+import type { Role } from "../loop/types.js";
+
+export const MESSAGE_TYPES = [
+  "Plan",
+  "Question",
+  "Result",
+  "Verdict",
+  "Finding",
+  "DeadEnd",
+] as const;
+export type MessageType = (typeof MESSAGE_TYPES)[number];
+
+/** One tool call as the model wrote it: arguments are a JSON text, parsed only by validation. */
+export interface ToolCall {
+  readonly name: string;
+  readonly arguments_json: string;
+}
+
+/** A typed message as the model wrote it: the payload is a JSON text. */
+export interface TurnMessage {
+  readonly type: MessageType;
+  readonly payload_json: string;
+  readonly paper_ref: string | null;
+}
+
+/** The seed's wire shape of one model turn. */
+export interface ModelTurn {
+  readonly kind: "tool_calls" | "message";
+  readonly summary: string;
+  readonly tool_calls: readonly ToolCall[];
+  readonly message: TurnMessage | null;
+}
+
+/** A parsed tool call whose arguments validated against the tool's input schema. */
+export interface ValidCall {
+  readonly name: string;
+  readonly args: Record<string, unknown>;
+}
+
+/** A parsed message whose payload validated against its type's payload schema. */
+export interface ValidMessage {
+  readonly type: MessageType;
+  readonly payload: unknown;
+  readonly paperRef: string | null;
+}
+
+/** A turn that passed every rule of SPEC §3, with its JSON texts parsed. */
+export interface ValidTurn {
+  readonly turn: ModelTurn;
+  readonly calls: ValidCall[];
+  readonly message?: ValidMessage;
+}
+
+/** The message types each role may emit. */
+export const ROLE_MESSAGE_TYPES: Readonly<Record<Role, readonly MessageType[]>> = {
+  implementer: ["Plan", "Question", "DeadEnd", "Finding"],
+  reviewer: ["Verdict", "Question", "Finding"],
+  "adversarial-critic": ["Finding", "DeadEnd"],
+  summarizer: ["Result"],
+};

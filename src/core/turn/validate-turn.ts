@@ -1,0 +1,254 @@
+// Validation of one model turn against every rule of SPEC §3. Never throws: every failure is a
+// Problem with a `turn/…` code and a JSON Pointer into the turn.
+import type { ErrorObject } from "../contracts/ajv.js";
+import { contractValidators } from "../contracts/ajv.js";
+import type { Role } from "../loop/types.js";
+import { fail, ok, type Problem, pointer, type Result } from "../result.js";
+import { payloadValidators } from "./payload-schemas.js";
+import type { ToolRegistry } from "./tool-registry.js";
+import {
+  type ModelTurn,
+  ROLE_MESSAGE_TYPES,
+  type ValidCall,
+  type ValidMessage,
+  type ValidTurn,
+} from "./types.js";
+
+export interface TurnContext {
+  /** The tools registered for this passage. */
+  readonly registry: ToolRegistry;
+  /** The passage's role; when absent, any message type is allowed. */
+  readonly role?: Role;
+  /**
+   * Whether a `paper_ref` resolves. The core cannot look at files or records: the caller decides
+   * which refs must resolve (workspace files, records) and answers true for the others (URLs).
+   */
+  readonly resolvePaperRef?: (ref: string) => boolean;
+}
+
+type Parsed =
+  | { readonly ok: true; readonly value: unknown }
+  | { readonly ok: false; readonly error: string; readonly position?: number };
+
+function parseJson(text: string): Parsed {
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch (e) {
+    const message = (e as Error).message;
+    const m = /position (\d+)/.exec(message);
+    return m?.[1] === undefined
+      ? { ok: false, error: message }
+      : { ok: false, error: message, position: Number(m[1]) };
+  }
+}
+
+function lineColumn(text: string, position: number): { line: number; column: number } {
+  let line = 1;
+  let column = 1;
+  for (let i = 0; i < position && i < text.length; i++) {
+    if (text[i] === "\n") {
+      line++;
+      column = 1;
+    } else {
+      column++;
+    }
+  }
+  return { line, column };
+}
+
+function isPlainObject(x: unknown): x is Record<string, unknown> {
+  return typeof x === "object" && x !== null && !Array.isArray(x);
+}
+
+function describeAjv(e: ErrorObject): string {
+  return `${e.instancePath === "" ? "(root)" : e.instancePath} ${e.message ?? `fails ${e.keyword}`}`;
+}
+
+/** Ajv errors inside an embedded JSON text: the pointer names the text, the detail the path in it. */
+function embeddedErrors(
+  code: string,
+  path: string,
+  what: string,
+  errors: readonly ErrorObject[] | null | undefined,
+): Problem[] {
+  return (errors ?? []).map((e) => ({
+    code,
+    path,
+    message: `${what}: ${describeAjv(e)}`,
+    detail: {
+      instancePath: e.instancePath,
+      keyword: e.keyword,
+      schemaPath: e.schemaPath,
+      params: e.params,
+    },
+  }));
+}
+
+export function validateTurn(input: unknown, ctx: TurnContext): Result<ValidTurn> {
+  let value: unknown = input;
+  if (typeof input === "string") {
+    const parsed = parseJson(input);
+    if (!parsed.ok) {
+      const at = parsed.position === undefined ? {} : lineColumn(input, parsed.position);
+      return fail([
+        { code: "turn/json", path: "", message: `the turn is not JSON: ${parsed.error}`, ...at },
+      ]);
+    }
+    value = parsed.value;
+  }
+
+  const schema = contractValidators().modelTurn;
+  if (!schema(value)) {
+    return fail(
+      (schema.errors ?? []).map((e) => ({
+        code: "turn/schema",
+        path: e.instancePath,
+        message: `the turn breaks the model-turn schema: ${describeAjv(e)}`,
+        detail: { keyword: e.keyword, schemaPath: e.schemaPath, params: e.params },
+      })),
+    );
+  }
+  const turn = value as ModelTurn;
+  const errors: Problem[] = [];
+
+  if (turn.kind === "tool_calls") {
+    if (turn.tool_calls.length === 0) {
+      errors.push({
+        code: "turn/kind-mismatch",
+        path: "/tool_calls",
+        message: 'kind "tool_calls" needs at least one tool call',
+      });
+    }
+    if (turn.message !== null) {
+      errors.push({
+        code: "turn/kind-mismatch",
+        path: "/message",
+        message: 'kind "tool_calls" needs message: null',
+      });
+    }
+  } else {
+    if (turn.message === null) {
+      errors.push({
+        code: "turn/kind-mismatch",
+        path: "/message",
+        message: 'kind "message" needs a non-null message',
+      });
+    }
+    if (turn.tool_calls.length > 0) {
+      errors.push({
+        code: "turn/kind-mismatch",
+        path: "/tool_calls",
+        message: 'kind "message" needs tool_calls: []',
+      });
+    }
+  }
+
+  const calls: ValidCall[] = [];
+  turn.tool_calls.forEach((call, i) => {
+    const tool = ctx.registry.get(call.name);
+    if (tool === undefined) {
+      errors.push({
+        code: "turn/unknown-tool",
+        path: pointer("tool_calls", i, "name"),
+        message: `no tool named ${call.name} is registered for this passage`,
+      });
+      return;
+    }
+    const argsPath = pointer("tool_calls", i, "arguments_json");
+    const parsed = parseJson(call.arguments_json);
+    if (!parsed.ok) {
+      errors.push({
+        code: "turn/arguments-not-object",
+        path: argsPath,
+        message: `arguments of ${call.name} are not JSON: ${parsed.error}`,
+        detail: { reason: "json" },
+      });
+      return;
+    }
+    if (!isPlainObject(parsed.value)) {
+      const got =
+        parsed.value === null
+          ? "null"
+          : Array.isArray(parsed.value)
+            ? "array"
+            : typeof parsed.value;
+      errors.push({
+        code: "turn/arguments-not-object",
+        path: argsPath,
+        message: `arguments of ${call.name} must be a JSON object, not ${got}`,
+        detail: { reason: "type", type: got },
+      });
+      return;
+    }
+    if (!tool.validate(parsed.value)) {
+      errors.push(
+        ...embeddedErrors(
+          "turn/arguments-invalid",
+          argsPath,
+          `arguments of ${call.name}`,
+          tool.validate.errors,
+        ),
+      );
+      return;
+    }
+    calls.push({ name: call.name, args: parsed.value });
+  });
+
+  let message: ValidMessage | undefined;
+  const m = turn.message;
+  if (m !== null) {
+    if (ctx.role !== undefined && !ROLE_MESSAGE_TYPES[ctx.role].includes(m.type)) {
+      errors.push({
+        code: "turn/type-not-allowed",
+        path: "/message/type",
+        message: `role ${ctx.role} may not emit ${m.type} (allowed: ${ROLE_MESSAGE_TYPES[ctx.role].join(", ")})`,
+      });
+    }
+    const parsed = parseJson(m.payload_json);
+    if (!parsed.ok) {
+      errors.push({
+        code: "turn/payload-invalid",
+        path: "/message/payload_json",
+        message: `the ${m.type} payload is not JSON: ${parsed.error}`,
+        detail: { reason: "json" },
+      });
+    } else {
+      const validate = payloadValidators()[m.type];
+      if (validate(parsed.value)) {
+        message = { type: m.type, payload: parsed.value, paperRef: m.paper_ref };
+      } else {
+        errors.push(
+          ...embeddedErrors(
+            "turn/payload-invalid",
+            "/message/payload_json",
+            `the ${m.type} payload`,
+            validate.errors,
+          ),
+        );
+      }
+    }
+    if (
+      m.paper_ref !== null &&
+      ctx.resolvePaperRef !== undefined &&
+      !resolves(ctx.resolvePaperRef, m.paper_ref)
+    ) {
+      errors.push({
+        code: "turn/paper-ref-unresolved",
+        path: "/message/paper_ref",
+        message: `paper_ref ${JSON.stringify(m.paper_ref)} does not resolve`,
+      });
+    }
+  }
+
+  if (errors.length > 0) return fail(errors);
+  return ok(message === undefined ? { turn, calls } : { turn, calls, message });
+}
+
+/** A hook that throws is a hook that could not resolve the ref. */
+function resolves(hook: (ref: string) => boolean, ref: string): boolean {
+  try {
+    return hook(ref) === true;
+  } catch {
+    return false;
+  }
+}
