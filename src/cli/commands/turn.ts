@@ -1,4 +1,112 @@
-// The `turn` command group (placeholder until its issue lands).
+// The `turn` command group: `warrant turn check` validates one model turn against a tool list.
+import { readFileSync } from "node:fs";
 import type { Command } from "commander";
+import { ROLES, type Role } from "../../core/loop/types.js";
+import type { Problem } from "../../core/result.js";
+import {
+  createToolRegistry,
+  type ToolRegistry,
+  type ToolSpec,
+} from "../../core/turn/tool-registry.js";
+import { validateTurn } from "../../core/turn/validate-turn.js";
+import { EXIT_INVALID, EXIT_OK, formatProblem, out, printJson, UsageError } from "../io.js";
 
-export function registerTurnCommands(_program: Command): void {}
+interface CheckOptions {
+  readonly tools: string;
+  readonly role?: string;
+  readonly json?: boolean;
+}
+
+function readText(file: string, what: string): string {
+  try {
+    return readFileSync(file, "utf8");
+  } catch (e) {
+    throw new UsageError(
+      `cannot read ${what} ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+    );
+  }
+}
+
+function isRecord(x: unknown): x is Record<string, unknown> {
+  return typeof x === "object" && x !== null && !Array.isArray(x);
+}
+
+/** TOOLS.json: `[{name, description, inputSchema, effect?}]`; a malformed list is a usage error. */
+function loadTools(file: string): ToolRegistry {
+  let value: unknown;
+  try {
+    value = JSON.parse(readText(file, "tools file"));
+  } catch (e) {
+    if (e instanceof UsageError) throw e;
+    throw new UsageError(`tools file ${file} is not JSON: ${(e as Error).message}`);
+  }
+  if (!Array.isArray(value))
+    throw new UsageError(
+      `tools file ${file} must hold a JSON array of {name, description, inputSchema}`,
+    );
+  const specs: ToolSpec[] = value.map((t, i) => {
+    if (
+      !isRecord(t) ||
+      typeof t.name !== "string" ||
+      typeof t.description !== "string" ||
+      !isRecord(t.inputSchema)
+    ) {
+      throw new UsageError(`tools file ${file}: /${i} must be {name, description, inputSchema}`);
+    }
+    const effect = t.effect === undefined ? "observation" : t.effect;
+    return {
+      name: t.name,
+      description: t.description,
+      inputSchema: t.inputSchema,
+      effect: effect as ToolSpec["effect"],
+    };
+  });
+  const r = createToolRegistry(specs);
+  if (!r.ok)
+    throw new UsageError(
+      `tools file ${file}:\n${r.errors.map((p) => formatProblem(undefined, p)).join("\n")}`,
+    );
+  return r.value;
+}
+
+function parseRole(role: string | undefined): Role | undefined {
+  if (role === undefined) return undefined;
+  if (!(ROLES as readonly string[]).includes(role))
+    throw new UsageError(`unknown role ${role} (one of: ${ROLES.join(", ")})`);
+  return role as Role;
+}
+
+function wire(p: Problem): { code: string; path: string; message: string } {
+  return { code: p.code, path: p.path, message: p.message };
+}
+
+function check(turnFile: string, opts: CheckOptions): void {
+  const role = parseRole(opts.role);
+  const registry = loadTools(opts.tools);
+  const text = readText(turnFile, "turn file");
+  const r = validateTurn(text, role === undefined ? { registry } : { registry, role });
+  if (opts.json === true) {
+    printJson({ valid: r.ok, errors: r.ok ? [] : r.errors.map(wire) });
+  } else if (r.ok) {
+    const what =
+      r.value.message === undefined
+        ? `${r.value.calls.length} tool call(s)`
+        : `a ${r.value.message.type} message`;
+    out(`${turnFile}: valid (${what})`);
+  } else {
+    out(r.errors.map((p) => formatProblem(turnFile, p)).join("\n"));
+  }
+  process.exitCode = r.ok ? EXIT_OK : EXIT_INVALID;
+}
+
+export function registerTurnCommands(program: Command): void {
+  const turn = program.command("turn").description("model turns");
+  turn
+    .command("check")
+    .description("validate a model turn against the tools of a passage (SPEC §3)")
+    .argument("<turn>", "the turn, a JSON file (model-turn.schema.json)")
+    .requiredOption("--tools <file>", "JSON array of {name, description, inputSchema}")
+    .option("--role <role>", `the passage's role (${ROLES.join(", ")})`)
+    .option("--json", "machine output: {valid, errors}")
+    .action((turnFile: string, opts: CheckOptions) => check(turnFile, opts));
+}
