@@ -9,6 +9,7 @@ export type {
   OperatorAct,
   StoredFact,
 } from "./loop/ledger-store.js";
+export type { ToolCallOptions, ToolHost, ToolResult } from "./turn/tool-host.js";
 
 /** The clock: the core never reads time itself; the runtime passes `now` in. */
 export interface Clock {

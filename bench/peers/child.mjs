@@ -1,0 +1,65 @@
+// One measurement in a fresh process: import a system, run one cold loop, warm it up, then time
+// measured loops. Prints one JSON line on stdout; any failed check makes the figure not count.
+//   node child.mjs SYSTEM N WARMUP_STEPS MEASURED_STEPS [STORE]
+import { performance } from "node:perf_hooks";
+import { Script } from "./script.mjs";
+
+const [systemName, nArg, warmupArg, measuredArg, store] = process.argv.slice(2);
+const n = Number(nArg);
+const warmupLoops = Math.max(1, Math.ceil(Number(warmupArg) / n));
+const measuredLoops = Math.max(3, Math.ceil(Number(measuredArg) / n));
+
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 === 1 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+/** Mean duration in µs of steps [from, to) of the loop just run. */
+function meanStepUs(stamps, from, to) {
+  return ((stamps[to] - stamps[from]) * 1000) / (to - from);
+}
+
+const mod = await import(`./systems/${systemName}.mjs`);
+const script = new Script(n);
+const system = await mod.create(script, { store });
+
+let loopIndex = 0;
+/** Runs one loop and checks it; returns its duration in ms. */
+async function loop() {
+  script.reset();
+  const t0 = performance.now();
+  const answer = await system.runLoop(loopIndex++);
+  const t1 = performance.now();
+  script.stamps[n] = t1;
+  const problems = script.check(answer);
+  if (problems.length > 0) throw new Error(`${systemName} n=${n}: ${problems.join("; ")}`);
+  return t1 - t0;
+}
+
+try {
+  const coldUs = ((await loop()) * 1000) / n;
+  for (let i = 0; i < warmupLoops; i++) await loop();
+  const warm = [];
+  const first = [];
+  const last = [];
+  const tenth = Math.max(1, Math.floor(n / 10));
+  for (let i = 0; i < measuredLoops; i++) {
+    warm.push(((await loop()) * 1000) / n);
+    first.push(meanStepUs(script.stamps, 0, tenth));
+    last.push(meanStepUs(script.stamps, n - tenth, n));
+  }
+  const result = {
+    usPerStepWarm: median(warm),
+    usPerStepCold: coldUs,
+    firstTenthUs: median(first),
+    lastTenthUs: median(last),
+    peakRssMB: process.resourceUsage().maxRSS / 1024,
+    firstTurnAt: script.firstTurnAt,
+    loops: loopIndex,
+    extra: system.describe?.() ?? {},
+  };
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+} finally {
+  await system.close();
+}
