@@ -9,6 +9,16 @@ export type {
   OperatorAct,
   StoredFact,
 } from "./loop/ledger-store.js";
+export type {
+  ConversationEntry,
+  ModelProvider,
+  ModelRequest,
+  ModelResponse,
+  ProviderTool,
+  StopKind,
+  ToolResultEntry,
+  Usage,
+} from "./turn/model-provider.js";
 export type { ToolCallOptions, ToolHost, ToolResult } from "./turn/tool-host.js";
 
 /** The clock: the core never reads time itself; the runtime passes `now` in. */
