@@ -10,6 +10,14 @@ export type {
   StoredFact,
 } from "./loop/ledger-store.js";
 export type {
+  Environment,
+  EnvironmentOptions,
+  ExecOptions,
+  ExecResult,
+  Sandbox,
+  SandboxBackend,
+} from "./sandbox/sandbox-port.js";
+export type {
   ConversationEntry,
   ModelProvider,
   ModelRequest,

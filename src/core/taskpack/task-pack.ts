@@ -1,0 +1,67 @@
+// The validated task pack: the contract's document mapped to the shapes the runtime acts on.
+import type { Result } from "../result.js";
+import type { Glob } from "./glob.js";
+
+export type CommandEffect = "observation" | "mutation";
+
+export interface CommandProfile {
+  readonly name: string;
+  readonly effect: CommandEffect;
+  /** The argv template; an element `{name}` is replaced whole by the string argument `name`. */
+  readonly argv: readonly string[];
+  /** The profile's argument schema, as written in the pack. */
+  readonly argsSchema: Readonly<Record<string, unknown>>;
+  readonly timeoutMs: number;
+  readonly maxOutputBytes: number;
+  readonly maxProcesses?: number;
+  /** Validates arguments against `argsSchema` (compiled once, when the pack was validated). */
+  readonly validateArgs: (args: unknown) => Result<Readonly<Record<string, unknown>>>;
+}
+
+export type VerifierCheck =
+  | {
+      readonly kind: "command";
+      readonly name: string;
+      readonly command: string;
+      readonly args: Readonly<Record<string, unknown>>;
+    }
+  | { readonly kind: "unchanged"; readonly name: string; readonly globs: readonly Glob[] }
+  | { readonly kind: "only-allowed-changed"; readonly name: string };
+
+export type PackLimitKey =
+  | "max/passages"
+  | "max/solver-passages"
+  | "max/reviewer-passages"
+  | "max/cycles"
+  | "max/experiments"
+  | "max/wall-time-ms";
+
+export interface TaskPackAgents {
+  readonly implementer: string;
+  readonly reviewer: string;
+  readonly summarizer?: string;
+  readonly "adversarial-critic"?: string;
+}
+
+export interface TaskPack {
+  readonly name: string;
+  readonly task: string;
+  /** As written in the pack (relative to the pack file unless absolute). */
+  readonly workspace: string;
+  readonly agents: TaskPackAgents;
+  readonly commands: ReadonlyMap<string, CommandProfile>;
+  readonly patchPolicy: { readonly allow: readonly Glob[]; readonly maxBytes: number };
+  readonly verifier: { readonly timeoutMs: number; readonly checks: readonly VerifierCheck[] };
+  readonly hil: "each-mutation" | "none";
+  readonly admission: "auto" | "operator";
+  /** The pack's limits layer, keys spelled as in the contract. */
+  readonly limits: Readonly<Partial<Record<PackLimitKey, number>>>;
+  readonly passage: {
+    readonly maxTurns?: number;
+    readonly maxTokens?: number;
+    /** Repair attempts per passage; 2 when the pack does not say. */
+    readonly repairs: number;
+  };
+  /** The validated document itself (for hashing and display). */
+  readonly document: Readonly<Record<string, unknown>>;
+}

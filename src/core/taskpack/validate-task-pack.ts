@@ -1,0 +1,212 @@
+// Task pack validation: the contract schema, then the semantic rules the schema cannot state.
+import type { ErrorObject, ValidateFunction } from "ajv";
+import taskPackSchema from "../../../contracts/task-pack.v1.json" with { type: "json" };
+import { createAjv } from "../contracts/ajv.js";
+import { operatorTaskCommonSchema } from "../contracts/schemas.js";
+import { fail, ok, type Problem, pointer, type Result } from "../result.js";
+import { placeholderName } from "./argv.js";
+import { compileGlob, type Glob } from "./glob.js";
+import type {
+  CommandEffect,
+  CommandProfile,
+  PackLimitKey,
+  TaskPack,
+  TaskPackAgents,
+  VerifierCheck,
+} from "./task-pack.js";
+
+export const TASK_PACK_SCHEMA_ID = "urn:warrant:task-pack:v1";
+
+let packValidator: ValidateFunction | undefined;
+
+function taskPackValidator(): ValidateFunction {
+  if (packValidator !== undefined) return packValidator;
+  const ajv = createAjv();
+  ajv.addSchema(operatorTaskCommonSchema);
+  packValidator = ajv.compile(taskPackSchema);
+  return packValidator;
+}
+
+function schemaProblems(errors: readonly ErrorObject[] | null | undefined): Problem[] {
+  return (errors ?? []).map((e) => ({
+    code: "taskpack/schema",
+    path: e.instancePath,
+    message: `${e.instancePath || "/"} ${e.message ?? "is invalid"}`,
+    detail: { keyword: e.keyword, params: e.params },
+  }));
+}
+
+type Json = Record<string, unknown>;
+
+function isObject(v: unknown): v is Json {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+interface ProfileDraft {
+  readonly name: string;
+  readonly doc: Json;
+}
+
+/**
+ * Validate a task pack document (already parsed JSON). `packPath` only labels messages. Codes:
+ * `taskpack/schema` (one per schema violation), `taskpack/args-schema` (an argument schema does not
+ * compile), `taskpack/args-not-object`, `taskpack/placeholder-unknown` (an argv `{name}` that is
+ * not a property of the argument schema), `taskpack/placeholder-type` (its property is not a
+ * required string), `taskpack/glob-invalid`, `taskpack/duplicate-check`,
+ * `taskpack/unknown-command` (a verifier check names no command), `taskpack/check-not-observation`
+ * (it names a mutation command), `taskpack/check-args-invalid`.
+ */
+export function validateTaskPack(doc: unknown, opts: { packPath?: string } = {}): Result<TaskPack> {
+  const label = opts.packPath === undefined ? "" : `${opts.packPath}: `;
+  const validate = taskPackValidator();
+  if (!validate(doc)) {
+    return fail(schemaProblems(validate.errors).map((p) => ({ ...p, message: label + p.message })));
+  }
+  const pack = doc as Json;
+  const problems: Problem[] = [];
+  const push = (code: string, path: string, message: string) =>
+    problems.push({ code, path, message: label + message });
+
+  // A fresh Ajv per pack: argument schemas may carry `$id`s that must not collide across packs.
+  const argsAjv = createAjv();
+  const commands = new Map<string, CommandProfile>();
+  const commandDocs = pack.commands as Json;
+  const drafts: ProfileDraft[] = Object.entries(commandDocs).map(([name, d]) => ({
+    name,
+    doc: d as Json,
+  }));
+  for (const { name, doc: profile } of drafts) {
+    const at = pointer("commands", name);
+    const argsSchema = profile.args as Json;
+    let compiled: ValidateFunction | undefined;
+    try {
+      compiled = argsAjv.compile(argsSchema);
+    } catch (e) {
+      push(
+        "taskpack/args-schema",
+        `${at}/args`,
+        `the argument schema does not compile: ${(e as Error).message}`,
+      );
+    }
+    if (argsSchema.type !== "object") {
+      push("taskpack/args-not-object", `${at}/args`, "an argument schema has type: object");
+    }
+    const properties = isObject(argsSchema.properties) ? argsSchema.properties : {};
+    const required = Array.isArray(argsSchema.required) ? argsSchema.required : [];
+    for (const [i, element] of (profile.argv as string[]).entries()) {
+      const ph = placeholderName(element);
+      if (ph === undefined) continue;
+      const prop = properties[ph];
+      if (!Object.hasOwn(properties, ph) || !isObject(prop)) {
+        push(
+          "taskpack/placeholder-unknown",
+          `${at}/argv/${i}`,
+          `{${ph}} is not a property of the argument schema`,
+        );
+      } else if (prop.type !== "string" || !required.includes(ph)) {
+        push(
+          "taskpack/placeholder-type",
+          `${at}/argv/${i}`,
+          `{${ph}} must name a required string property`,
+        );
+      }
+    }
+    if (compiled === undefined) continue;
+    const check = compiled;
+    commands.set(name, {
+      name,
+      effect: profile.effect as CommandEffect,
+      argv: profile.argv as string[],
+      argsSchema,
+      timeoutMs: profile.timeoutMs as number,
+      maxOutputBytes: profile.maxOutputBytes as number,
+      ...(typeof profile.maxProcesses === "number" ? { maxProcesses: profile.maxProcesses } : {}),
+      validateArgs: (args: unknown) =>
+        check(args)
+          ? ok(args as Json)
+          : fail(
+              (check.errors ?? []).map((e) => ({
+                code: "plan/outside-profile",
+                path: e.instancePath,
+                message: `arguments of ${name}: ${e.instancePath || "/"} ${e.message ?? "invalid"}`,
+                detail: { keyword: e.keyword },
+              })),
+            ),
+    });
+  }
+
+  const policy = pack.patchPolicy as Json;
+  const allow = compileGlobs(policy.allow as string[], "/patchPolicy/allow", push);
+
+  const verifier = pack.verifier as Json;
+  const checks: VerifierCheck[] = [];
+  const seen = new Set<string>();
+  for (const [i, c] of (verifier.checks as Json[]).entries()) {
+    const at = `/verifier/checks/${i}`;
+    const name = c.name as string;
+    if (seen.has(name))
+      push("taskpack/duplicate-check", `${at}/name`, `check ${name} appears twice`);
+    seen.add(name);
+    if (typeof c.command === "string") {
+      const profile = commands.get(c.command);
+      const args = isObject(c.args) ? c.args : {};
+      if (!Object.hasOwn(commandDocs, c.command)) {
+        push("taskpack/unknown-command", `${at}/command`, `no command profile named ${c.command}`);
+      } else if ((commandDocs[c.command] as Json).effect !== "observation") {
+        push(
+          "taskpack/check-not-observation",
+          `${at}/command`,
+          `verifier check ${name} names the mutation command ${c.command}`,
+        );
+      } else if (profile !== undefined) {
+        const valid = profile.validateArgs(args);
+        if (!valid.ok) {
+          for (const e of valid.errors) {
+            push("taskpack/check-args-invalid", `${at}/args${e.path}`, e.message);
+          }
+        }
+      }
+      checks.push({ kind: "command", name, command: c.command, args });
+    } else if (Array.isArray(c.unchanged)) {
+      const globs = compileGlobs(c.unchanged as string[], `${at}/unchanged`, push);
+      checks.push({ kind: "unchanged", name, globs });
+    } else {
+      checks.push({ kind: "only-allowed-changed", name });
+    }
+  }
+  if (problems.length > 0) return fail(problems);
+
+  const passage = isObject(pack.passage) ? pack.passage : {};
+  return ok({
+    name: pack.name as string,
+    task: pack.task as string,
+    workspace: pack.workspace as string,
+    agents: pack.agents as unknown as TaskPackAgents,
+    commands,
+    patchPolicy: { allow, maxBytes: policy.maxBytes as number },
+    verifier: { timeoutMs: verifier.timeoutMs as number, checks },
+    hil: pack.hil as TaskPack["hil"],
+    admission: pack.admission as TaskPack["admission"],
+    limits: pack.limits as Partial<Record<PackLimitKey, number>>,
+    passage: {
+      ...(typeof passage.maxTurns === "number" ? { maxTurns: passage.maxTurns } : {}),
+      ...(typeof passage.maxTokens === "number" ? { maxTokens: passage.maxTokens } : {}),
+      repairs: typeof passage.repairs === "number" ? passage.repairs : 2,
+    },
+    document: pack,
+  });
+}
+
+function compileGlobs(
+  sources: readonly string[],
+  at: string,
+  push: (code: string, path: string, message: string) => void,
+): Glob[] {
+  const globs: Glob[] = [];
+  for (const [i, source] of sources.entries()) {
+    const g = compileGlob(source);
+    if (g.ok) globs.push(g.value);
+    else for (const e of g.errors) push(e.code, `${at}/${i}`, e.message);
+  }
+  return globs;
+}
