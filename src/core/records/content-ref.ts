@@ -1,0 +1,24 @@
+// Content-addressed records (SPEC §1): a record carries its own ref, the digest of its JCS bytes
+// without that ref field and without any `signature`.
+import { contentRef } from "./canonical.js";
+
+/** Any JSON object record (interfaces included, which lack an index signature). */
+export type WireRecord = object;
+
+const fields = (record: WireRecord) => record as Readonly<Record<string, unknown>>;
+
+/** The record with `refField` set to its content ref, placed first for readability. */
+export function withContentRef<T extends WireRecord>(
+  prefix: string,
+  refField: string,
+  record: T,
+): T & Record<string, string> {
+  const { [refField]: _old, ...rest } = fields(record);
+  return { [refField]: contentRef(prefix, rest, refField), ...rest } as T & Record<string, string>;
+}
+
+/** True when the record's `refField` is exactly the content ref its other fields give. */
+export function hasValidContentRef(prefix: string, refField: string, record: WireRecord): boolean {
+  const ref = fields(record)[refField];
+  return typeof ref === "string" && ref === contentRef(prefix, fields(record), refField);
+}

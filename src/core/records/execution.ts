@@ -1,0 +1,116 @@
+// Execution records (`corpus-task-pack-execution:sha256:…`): what one admitted run did, stored with
+// its `concluded` fact. `result/digest` is taken over the outcome, steps and checks.
+import type { Outcome } from "../loop/types.js";
+import { digestOf } from "./canonical.js";
+import { withContentRef } from "./content-ref.js";
+
+export const EXECUTION_PREFIX = "corpus-task-pack-execution";
+export const EXECUTION_REF_FIELD = "execution/ref";
+
+export interface ExecutionStepInput {
+  readonly id: string;
+  readonly effectClass: "observation" | "mutation";
+  /** null when the step never exited (killed, refused before start). */
+  readonly exitStatus: number | null;
+  readonly stdoutDigest: string;
+  readonly stderrDigest: string;
+  readonly truncated: boolean;
+  /** Set when the step was refused or denied (hil/denied, …). */
+  readonly refusalCode?: string;
+}
+
+export interface ExecutionCheckInput {
+  readonly id: string;
+  readonly passed: boolean;
+  readonly exitStatus: number | null;
+  readonly outputDigest: string;
+  readonly truncated: boolean;
+}
+
+export interface ExecutionInput {
+  readonly query: string;
+  readonly proposalRef: string;
+  readonly environmentRef: string;
+  readonly steps: readonly ExecutionStepInput[];
+  readonly checks: readonly ExecutionCheckInput[];
+  readonly outcome: Outcome;
+  /** Required when the outcome is `refused`; absent otherwise. */
+  readonly refusalCode?: string;
+  readonly startedAt: string;
+  readonly endedAt: string;
+}
+
+export interface ExecutionStepWire {
+  readonly "step/id": string;
+  readonly class: "observation" | "mutation";
+  readonly "exit-status": number | null;
+  readonly "stdout/digest": string;
+  readonly "stderr/digest": string;
+  readonly truncated: boolean;
+  readonly "refusal/code"?: string;
+}
+
+export interface ExecutionCheckWire {
+  readonly "check/id": string;
+  readonly passed: boolean;
+  readonly "exit-status": number | null;
+  readonly "output/digest": string;
+  readonly truncated: boolean;
+}
+
+export interface ExecutionRecord {
+  readonly "schema/v": 1;
+  readonly "execution/ref": string;
+  readonly "query/id": string;
+  readonly "proposal/ref": string;
+  readonly "environment/ref": string;
+  readonly steps: readonly ExecutionStepWire[];
+  readonly checks: readonly ExecutionCheckWire[];
+  readonly outcome: Outcome;
+  readonly "refusal/code"?: string;
+  readonly "result/digest": string;
+  readonly "started-at": string;
+  readonly "ended-at": string;
+}
+
+function stepToWire(s: ExecutionStepInput): ExecutionStepWire {
+  const base = {
+    "step/id": s.id,
+    class: s.effectClass,
+    "exit-status": s.exitStatus,
+    "stdout/digest": s.stdoutDigest,
+    "stderr/digest": s.stderrDigest,
+    truncated: s.truncated,
+  };
+  return s.refusalCode === undefined ? base : { ...base, "refusal/code": s.refusalCode };
+}
+
+function checkToWire(c: ExecutionCheckInput): ExecutionCheckWire {
+  return {
+    "check/id": c.id,
+    passed: c.passed,
+    "exit-status": c.exitStatus,
+    "output/digest": c.outputDigest,
+    truncated: c.truncated,
+  };
+}
+
+export function buildExecution(input: ExecutionInput): ExecutionRecord {
+  const steps = input.steps.map(stepToWire);
+  const checks = input.checks.map(checkToWire);
+  const refusal = input.refusalCode === undefined ? {} : { "refusal/code": input.refusalCode };
+  const result = digestOf({ outcome: input.outcome, ...refusal, steps, checks });
+  return withContentRef(EXECUTION_PREFIX, EXECUTION_REF_FIELD, {
+    "schema/v": 1,
+    "query/id": input.query,
+    "proposal/ref": input.proposalRef,
+    "environment/ref": input.environmentRef,
+    steps,
+    checks,
+    outcome: input.outcome,
+    ...refusal,
+    "result/digest": result,
+    "started-at": input.startedAt,
+    "ended-at": input.endedAt,
+  }) as unknown as ExecutionRecord;
+}

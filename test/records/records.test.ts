@@ -1,0 +1,203 @@
+// Content refs (SPEC §1 vectors), record builders, passage refs and host signatures.
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { canonicalJson, digestOf } from "../../src/core/records/canonical.js";
+import { hasValidContentRef } from "../../src/core/records/content-ref.js";
+import { buildExecution, EXECUTION_PREFIX } from "../../src/core/records/execution.js";
+import { toLedgerRecord } from "../../src/core/records/ledger-record.js";
+import { passageRef } from "../../src/core/records/passage-ref.js";
+import { buildProposal, PROPOSAL_PREFIX } from "../../src/core/records/proposal.js";
+import { buildReview, REVIEW_PREFIX } from "../../src/core/records/review.js";
+import {
+  publicKeyOf,
+  signRecord,
+  verifyRecordSignature,
+} from "../../src/core/records/signature.js";
+import { buildTranscript, TRANSCRIPT_PREFIX } from "../../src/core/records/transcript.js";
+import { sharedDir } from "../helpers/cli.js";
+
+const published = JSON.parse(
+  readFileSync(
+    path.join(sharedDir, "seeds/examples/verified.corpus-experiment-task-pack-execution.json"),
+    "utf8",
+  ),
+) as Record<string, unknown>;
+
+const key = (n: number) => new Uint8Array(32).fill(n);
+const DIGEST = digestOf("x");
+
+const proposalInput = {
+  query: "query:demo-1",
+  agentId: "agent:baga6yaq6example",
+  passageRef: "passage:sha256:AAAA",
+  candidate: { hypothesis: "h", steps: [{ id: "s1", action: "observe" }] },
+  evidence: ["task:statement"],
+  createdAt: "2026-12-01T10:00:00Z",
+};
+
+describe("content refs", () => {
+  it("SPEC §1 vector: JCS text and digest", () => {
+    const v = { z: [3, 2, 1], a: { b: true, a: "ą" }, n: 1 };
+    expect(canonicalJson(v)).toBe('{"a":{"a":"ą","b":true},"n":1,"z":[3,2,1]}');
+    expect(digestOf(v)).toBe("sha256:r2bAYdhk5FfM2FDmWq2HlGY4jDKM2Dcg6SG84tw7g7o");
+  });
+  it("the published execution record reproduces its own execution/ref", () => {
+    expect(hasValidContentRef(EXECUTION_PREFIX, "execution/ref", published)).toBe(true);
+  });
+  it("a changed field of the published record no longer matches its ref", () => {
+    expect(
+      hasValidContentRef(EXECUTION_PREFIX, "execution/ref", { ...published, outcome: "unknown" }),
+    ).toBe(false);
+  });
+  it("the signature is not part of the content", () => {
+    expect(
+      hasValidContentRef(EXECUTION_PREFIX, "execution/ref", { ...published, signature: "x" }),
+    ).toBe(true);
+  });
+});
+
+describe("record builders", () => {
+  it("a proposal's ref is its content ref, deterministic, and changes with any field", () => {
+    const p = buildProposal(proposalInput);
+    expect(p["proposal/ref"]).toMatch(/^corpus-experiment:sha256:[A-Za-z0-9_-]{43}$/);
+    expect(hasValidContentRef(PROPOSAL_PREFIX, "proposal/ref", p)).toBe(true);
+    expect(buildProposal(proposalInput)).toEqual(p);
+    expect(buildProposal({ ...proposalInput, evidence: [] })["proposal/ref"]).not.toBe(
+      p["proposal/ref"],
+    );
+  });
+  it("a review names the exact proposal", () => {
+    const p = buildProposal(proposalInput);
+    const r = buildReview({
+      query: "query:demo-1",
+      proposalRef: p["proposal/ref"],
+      agentId: "agent:r",
+      passageRef: "passage:sha256:BBBB",
+      verdict: { decision: "accept", findings: [] },
+      createdAt: "2026-12-01T10:01:00Z",
+    });
+    expect(r["review/ref"]).toMatch(/^corpus-experiment-review:sha256:[A-Za-z0-9_-]{43}$/);
+    expect(r["proposal/ref"]).toBe(p["proposal/ref"]);
+    expect(hasValidContentRef(REVIEW_PREFIX, "review/ref", r)).toBe(true);
+  });
+  it("an execution carries steps, checks, outcome, refusal, result digest, start and end", () => {
+    const e = buildExecution({
+      query: "query:demo-1",
+      proposalRef: buildProposal(proposalInput)["proposal/ref"],
+      environmentRef: "environment:e1",
+      steps: [
+        {
+          id: "s1",
+          effectClass: "observation",
+          exitStatus: 0,
+          stdoutDigest: DIGEST,
+          stderrDigest: DIGEST,
+          truncated: false,
+        },
+        {
+          id: "s2",
+          effectClass: "mutation",
+          exitStatus: null,
+          stdoutDigest: DIGEST,
+          stderrDigest: DIGEST,
+          truncated: false,
+          refusalCode: "hil/denied",
+        },
+      ],
+      checks: [],
+      outcome: "refused",
+      refusalCode: "hil/denied",
+      startedAt: "2026-12-01T10:02:00Z",
+      endedAt: "2026-12-01T10:03:00Z",
+    });
+    expect(e["execution/ref"]).toMatch(/^corpus-task-pack-execution:sha256:[A-Za-z0-9_-]{43}$/);
+    expect(hasValidContentRef(EXECUTION_PREFIX, "execution/ref", e)).toBe(true);
+    expect(e["refusal/code"]).toBe("hil/denied");
+    expect(e.steps[1]).toMatchObject({ class: "mutation", "exit-status": null });
+    expect(e["result/digest"]).toBe(
+      digestOf({ outcome: "refused", "refusal/code": "hil/denied", steps: e.steps, checks: [] }),
+    );
+  });
+  it("a transcript sums usage over its calls", () => {
+    const t = buildTranscript({
+      query: "query:demo-1",
+      passageRef: "passage:sha256:AAAA",
+      role: "implementer",
+      agentId: "agent:a",
+      calls: [1, 2].map((n) => ({
+        requestDigest: DIGEST,
+        rawResponse: { n },
+        turn: null,
+        validation: { valid: false, errors: [{ code: "turn/json" }] },
+        toolCalls: [{ name: "fs.read", arguments: { path: "a" }, result: "x", isError: false }],
+        inputTokens: 10 * n,
+        outputTokens: n,
+        latencyMs: 5,
+      })),
+      ending: "Plan",
+      startedAt: "2026-12-01T10:00:00Z",
+      endedAt: "2026-12-01T10:00:01Z",
+    });
+    expect(t.usage).toEqual({ "input-tokens": 30, "output-tokens": 3, "latency-ms": 10 });
+    expect(hasValidContentRef(TRANSCRIPT_PREFIX, "transcript/ref", t)).toBe(true);
+    expect(toLedgerRecord("transcript", t)).toMatchObject({
+      ref: t["transcript/ref"],
+      kind: "transcript",
+      query: "query:demo-1",
+    });
+  });
+  it("toLedgerRecord refuses a record without its ref", () => {
+    expect(() => toLedgerRecord("proposal", { "query/id": "query:x" })).toThrow(/without its ref/);
+  });
+});
+
+describe("passage refs", () => {
+  it("are deterministic in (query, role, agent, ordinal) and differ in each", () => {
+    const base = passageRef("query:q", "implementer", "agent:a", 1);
+    expect(base).toMatch(/^passage:sha256:[A-Za-z0-9_-]{43}$/);
+    expect(passageRef("query:q", "implementer", "agent:a", 1)).toBe(base);
+    const others = [
+      passageRef("query:r", "implementer", "agent:a", 1),
+      passageRef("query:q", "reviewer", "agent:a", 1),
+      passageRef("query:q", "implementer", "agent:b", 1),
+      passageRef("query:q", "implementer", "agent:a", 2),
+    ];
+    expect(new Set([base, ...others]).size).toBe(5);
+  });
+});
+
+describe("host signatures", () => {
+  it("sign and verify over the canonical bytes; the ref is unchanged by signing", async () => {
+    const p = buildProposal(proposalInput);
+    const signed = await signRecord(p, key(7));
+    expect(signed["proposal/ref"]).toBe(p["proposal/ref"]);
+    expect(hasValidContentRef(PROPOSAL_PREFIX, "proposal/ref", signed)).toBe(true);
+    expect(await verifyRecordSignature(signed)).toBe(true);
+    expect(await verifyRecordSignature(signed, await publicKeyOf(key(7)))).toBe(true);
+  });
+  it("refuse a tampered record, another key, a missing or malformed signature", async () => {
+    const signed = await signRecord(buildProposal(proposalInput), key(7));
+    expect(await verifyRecordSignature({ ...signed, "created-at": "2027-01-01T00:00:00Z" })).toBe(
+      false,
+    );
+    expect(await verifyRecordSignature(signed, await publicKeyOf(key(8)))).toBe(false);
+    expect(await verifyRecordSignature(buildProposal(proposalInput))).toBe(false);
+    expect(
+      await verifyRecordSignature({ ...signed, signature: { ...signed.signature, value: "!!" } }),
+    ).toBe(false);
+    const other = await signRecord(buildProposal(proposalInput), key(8));
+    expect(
+      await verifyRecordSignature({
+        ...signed,
+        signature: { ...signed.signature, value: other.signature.value },
+      }),
+    ).toBe(false);
+  });
+  it("is deterministic (Ed25519) for the same key and record", async () => {
+    const p = buildProposal(proposalInput);
+    expect((await signRecord(p, key(1))).signature).toEqual(
+      (await signRecord(p, key(1))).signature,
+    );
+  });
+});
