@@ -1,0 +1,131 @@
+// The scripted model: replays a fixed list of answers and records every request it is given.
+// It is the embedded default of the demo and the tests; an answer may be a turn, raw text (to
+// exercise repair), a refusal or a truncation.
+import { readFileSync } from "node:fs";
+import { WarrantError } from "../../core/result.js";
+import type {
+  ModelProvider,
+  ModelRequest,
+  ModelResponse,
+  StopKind,
+  Usage,
+} from "../../core/turn/model-provider.js";
+
+/**
+ * One scripted answer. Shorthands: an object with `kind` is a turn; a string is raw text.
+ * Otherwise `{turn}`, `{text}` or `{stop: "refusal" | "truncated", text?}`, each with an optional
+ * `usage: {input, output}` (tokens; 0 when absent).
+ */
+export type ScriptedAnswer =
+  | string
+  | { readonly kind: string; readonly [key: string]: unknown }
+  | ScriptedEntry;
+
+export interface ScriptedEntry {
+  readonly turn?: unknown;
+  readonly text?: string;
+  readonly stop?: "refusal" | "truncated";
+  readonly usage?: { readonly input?: number; readonly output?: number };
+}
+
+/** A request as the scripted model saw it; `conversation` is shared, read entries `[0, length)`. */
+export type RecordedRequest = ModelRequest;
+
+export interface ScriptedModel extends ModelProvider {
+  /** Every request given so far, in order (including those that found the script exhausted). */
+  readonly requests: readonly RecordedRequest[];
+  /** Answers not yet given. */
+  remaining(): number;
+}
+
+export function createScriptedModel(
+  answers: readonly ScriptedAnswer[],
+  options: { readonly id?: string } = {},
+): ScriptedModel {
+  const requests: RecordedRequest[] = [];
+  let next = 0;
+  return {
+    id: options.id ?? "scripted",
+    requests,
+    remaining: () => answers.length - next,
+    async complete(request, opts) {
+      requests.push(request);
+      if (opts?.signal?.aborted === true) {
+        throw new WarrantError("model/aborted", "the model call was cancelled");
+      }
+      const answer = answers[next];
+      if (answer === undefined) {
+        throw new WarrantError(
+          "model/script-exhausted",
+          `the scripted model has no answer left (it had ${answers.length})`,
+        );
+      }
+      next++;
+      return responseOf(answer);
+    },
+  };
+}
+
+function responseOf(answer: ScriptedAnswer): ModelResponse {
+  if (typeof answer === "string") return response(answer, answer, "complete", undefined);
+  if ("kind" in answer) return response(answer, answer, "complete", undefined);
+  const entry = answer as ScriptedEntry;
+  const stop: StopKind = entry.stop ?? "complete";
+  const candidate = entry.turn !== undefined ? entry.turn : (entry.text ?? "");
+  return response(entry, candidate, stop, entry.usage);
+}
+
+function response(
+  raw: unknown,
+  candidate: unknown,
+  stop: StopKind,
+  usage: ScriptedEntry["usage"],
+): ModelResponse {
+  const u: Usage = { inputTokens: usage?.input ?? 0, outputTokens: usage?.output ?? 0 };
+  return stop === "refusal"
+    ? {
+        raw,
+        candidate,
+        stop,
+        usage: u,
+        latencyMs: 0,
+        refusal: typeof candidate === "string" ? candidate : "",
+      }
+    : { raw, candidate, stop, usage: u, latencyMs: 0 };
+}
+
+/**
+ * Reads a JSONL script: one answer per non-blank line. Lines are JSON: a turn object, a string
+ * (raw text), or a `{turn | text | stop, usage?}` entry. Throws `model/script` with the line
+ * number on a line that is not JSON.
+ */
+export function parseScript(text: string): ScriptedAnswer[] {
+  const answers: ScriptedAnswer[] = [];
+  text.split("\n").forEach((line, i) => {
+    if (line.trim() === "") return;
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch (e) {
+      throw new WarrantError(
+        "model/script",
+        `script line ${i + 1} is not JSON: ${(e as Error).message}`,
+      );
+    }
+    if (
+      typeof value !== "string" &&
+      (typeof value !== "object" || value === null || Array.isArray(value))
+    ) {
+      throw new WarrantError(
+        "model/script",
+        `script line ${i + 1} is neither a string nor an object`,
+      );
+    }
+    answers.push(value as ScriptedAnswer);
+  });
+  return answers;
+}
+
+export function loadScriptedModel(path: string): ScriptedModel {
+  return createScriptedModel(parseScript(readFileSync(path, "utf8")), { id: `scripted:${path}` });
+}

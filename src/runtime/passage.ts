@@ -1,0 +1,321 @@
+// The passage executor: runs model turns under a passage's limits until the model emits a message
+// its role may emit, a repair fails, or a limit is reached. Tool calls go through the tool host and
+// their results back to the model. Every model call and tool call lands in the transcript.
+//
+// Per-turn cost is flat: the conversation is append-only and shared with the provider (which
+// converts only new entries), request digests chain over new entries, and nothing re-serialises
+// the history.
+import { createHash } from "node:crypto";
+import type { Role } from "../core/loop/types.js";
+import { canonicalJson } from "../core/records/canonical.js";
+import { type Problem, WarrantError } from "../core/result.js";
+import type {
+  ConversationEntry,
+  ModelProvider,
+  ModelRequest,
+  ModelResponse,
+  ProviderTool,
+  ToolResultEntry,
+} from "../core/turn/model-provider.js";
+import type { ToolHost, ToolResult } from "../core/turn/tool-host.js";
+import type { ToolRegistry } from "../core/turn/tool-registry.js";
+import { ROLE_MESSAGE_TYPES, type ValidMessage } from "../core/turn/types.js";
+import { validateTurn } from "../core/turn/validate-turn.js";
+import { RequestDigests } from "./passage-digest.js";
+import { repairText } from "./passage-repair.js";
+import type { PassageTranscript, TranscriptEntry } from "./passage-transcript.js";
+
+export interface PassageEvidence {
+  readonly ref: string;
+  readonly content: string;
+}
+
+/** The model settings a passage reads from an agent definition (its first model's). */
+export interface PassageDefinition {
+  readonly models?: readonly {
+    readonly settings?: {
+      readonly maxTokens?: number | null;
+      readonly maxCompletionTokens?: number | null;
+    };
+  }[];
+}
+
+export interface PassageLimits {
+  /** Model calls, repair attempts included. */
+  readonly maxTurns: number;
+  /** Input plus output tokens over all model calls. */
+  readonly maxTokens: number;
+}
+
+export type PassageEvent =
+  | {
+      readonly kind: "model-call";
+      readonly index: number;
+      readonly stop: ModelResponse["stop"];
+      readonly valid: boolean | null;
+      readonly inputTokens: number;
+      readonly outputTokens: number;
+    }
+  | { readonly kind: "tool-call"; readonly name: string; readonly isError: boolean }
+  | { readonly kind: "repair"; readonly index: number; readonly codes: readonly string[] };
+
+export interface PassageInput {
+  readonly role: Role;
+  readonly agentId: string;
+  readonly definition?: PassageDefinition;
+  readonly system: string;
+  /** Fixed before the first model call: the first user entry of the conversation. */
+  readonly evidence: string | readonly PassageEvidence[];
+  readonly registry: ToolRegistry;
+  readonly toolHost: Pick<ToolHost, "call">;
+  readonly provider: ModelProvider;
+  readonly limits: PassageLimits;
+  /** Repair attempts for the whole passage (default 2). */
+  readonly repairs?: number;
+  readonly signal?: AbortSignal;
+  readonly onEvent?: (event: PassageEvent) => void;
+  /** Output tokens asked of each call when the definition states none (default 4096). */
+  readonly maxOutputTokens?: number;
+  readonly toolTimeoutMs?: number;
+  /** Whether a message's paper_ref resolves (see validateTurn). */
+  readonly resolvePaperRef?: (ref: string) => boolean;
+}
+
+export type PassageOutcome =
+  | {
+      readonly ok: true;
+      readonly message: ValidMessage;
+      readonly transcript: PassageTranscript;
+    }
+  | {
+      readonly ok: false;
+      /** `turn/…` (invalid output, refusal, truncation), `passage/…` (limits), `model/…`. */
+      readonly code: string;
+      readonly message: string;
+      readonly errors: readonly Problem[];
+      readonly transcript: PassageTranscript;
+    };
+
+export const DEFAULT_REPAIRS = 2;
+const DEFAULT_MAX_OUTPUT_TOKENS = 4096;
+
+function sha256(text: string): string {
+  return `sha256:${createHash("sha256").update(text).digest("base64url")}`;
+}
+
+/** A function, so the compiler does not narrow `aborted` across awaits. */
+function aborted(signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true;
+}
+
+function renderEvidence(evidence: string | readonly PassageEvidence[]): string {
+  if (typeof evidence === "string") return evidence;
+  return evidence.map((e) => `## ${e.ref}\n\n${e.content}`).join("\n\n");
+}
+
+function outputTokensOf(input: PassageInput): number {
+  const settings = input.definition?.models?.[0]?.settings;
+  const stated = settings?.maxCompletionTokens ?? settings?.maxTokens;
+  return typeof stated === "number" && stated > 0
+    ? stated
+    : (input.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS);
+}
+
+export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
+  const { provider, registry, toolHost, signal, onEvent } = input;
+  const repairs = input.repairs ?? DEFAULT_REPAIRS;
+  const messageTypes = ROLE_MESSAGE_TYPES[input.role];
+  const tools: ProviderTool[] = registry.specs().map((s) => ({
+    name: s.name,
+    description: s.description,
+    inputSchema: s.inputSchema,
+  }));
+  const evidenceText = renderEvidence(input.evidence);
+  const conversation: ConversationEntry[] = [{ kind: "user", text: evidenceText }];
+  const digests = new RequestDigests({ system: input.system, tools, messageTypes });
+  const entries: TranscriptEntry[] = [];
+  const perCall = outputTokensOf(input);
+
+  let inputTokens = 0;
+  let outputTokens = 0;
+  let latencyMs = 0;
+  let modelCalls = 0;
+  let toolCalls = 0;
+  let repairsUsed = 0;
+
+  const transcript = (outcome: PassageTranscript["outcome"]): PassageTranscript => ({
+    schema: "warrant.passage-transcript.v1",
+    role: input.role,
+    "agent/id": input.agentId,
+    provider: provider.id,
+    systemDigest: sha256(input.system),
+    evidenceDigest: sha256(canonicalJson(evidenceText)),
+    entries,
+    usage: { inputTokens, outputTokens, latencyMs, modelCalls, toolCalls, repairs: repairsUsed },
+    outcome,
+  });
+  const failed = (code: string, message: string, errors: readonly Problem[] = []) =>
+    ({
+      ok: false,
+      code,
+      message,
+      errors,
+      transcript: transcript({ ok: false, code, message }),
+    }) as const;
+
+  for (;;) {
+    if (aborted(signal)) return failed("passage/cancelled", "the passage was cancelled");
+    if (modelCalls >= input.limits.maxTurns) {
+      return failed(
+        "passage/max-turns",
+        `the passage reached its limit of ${input.limits.maxTurns} model calls without a message`,
+      );
+    }
+    const used = inputTokens + outputTokens;
+    if (used >= input.limits.maxTokens) {
+      return failed(
+        "passage/max-tokens",
+        `the passage used ${used} of its ${input.limits.maxTokens} tokens without a message`,
+      );
+    }
+    const request: ModelRequest = {
+      system: input.system,
+      conversation,
+      length: conversation.length,
+      tools,
+      messageTypes,
+      maxOutputTokens: Math.min(perCall, input.limits.maxTokens - used),
+    };
+    const index = modelCalls++;
+    const requestDigest = digests.digest(request);
+    let response: ModelResponse;
+    try {
+      response = await provider.complete(request, signal === undefined ? undefined : { signal });
+    } catch (e) {
+      const code = e instanceof WarrantError ? e.code : "model/failed";
+      const message = e instanceof WarrantError ? e.message : "the model call failed unexpectedly";
+      entries.push({ kind: "model-error", index, requestDigest, code, message });
+      if (aborted(signal)) return failed("passage/cancelled", "the passage was cancelled");
+      return failed(code, message);
+    }
+    inputTokens += response.usage.inputTokens;
+    outputTokens += response.usage.outputTokens;
+    latencyMs += response.latencyMs;
+    conversation.push({ kind: "model", response });
+
+    if (response.stop !== "complete") {
+      entries.push({
+        kind: "model-call",
+        index,
+        requestDigest,
+        raw: response.raw,
+        stop: response.stop,
+        ...(response.refusal === undefined ? {} : { refusal: response.refusal }),
+        validation: null,
+        usage: response.usage,
+        latencyMs: response.latencyMs,
+      });
+      onEvent?.({ kind: "model-call", index, stop: response.stop, valid: null, ...response.usage });
+      return response.stop === "refusal"
+        ? failed(
+            "turn/refusal",
+            `the model refused${response.refusal ? `: ${response.refusal}` : ""}`,
+          )
+        : failed("turn/truncated", "the model's answer was cut at its output token limit");
+    }
+
+    const checked = validateTurn(response.candidate, {
+      registry,
+      role: input.role,
+      ...(input.resolvePaperRef === undefined ? {} : { resolvePaperRef: input.resolvePaperRef }),
+    });
+    onEvent?.({
+      kind: "model-call",
+      index,
+      stop: response.stop,
+      valid: checked.ok,
+      ...response.usage,
+    });
+    if (!checked.ok) {
+      entries.push({
+        kind: "model-call",
+        index,
+        requestDigest,
+        raw: response.raw,
+        stop: response.stop,
+        candidate: response.candidate,
+        validation: { valid: false, errors: checked.errors },
+        usage: response.usage,
+        latencyMs: response.latencyMs,
+      });
+      const first = checked.errors[0];
+      if (repairsUsed >= repairs) {
+        return failed(
+          first?.code ?? "turn/schema",
+          `the model's turn was invalid and no repair is left (${repairs} allowed): ${first?.message ?? ""}`,
+          checked.errors,
+        );
+      }
+      repairsUsed++;
+      onEvent?.({ kind: "repair", index, codes: checked.errors.map((e) => e.code) });
+      conversation.push({
+        kind: "repair",
+        errors: checked.errors,
+        text: repairText(checked.errors),
+      });
+      continue;
+    }
+
+    const valid = checked.value;
+    entries.push({
+      kind: "model-call",
+      index,
+      requestDigest,
+      raw: response.raw,
+      stop: response.stop,
+      turn: valid.turn,
+      validation: { valid: true, errors: [] },
+      usage: response.usage,
+      latencyMs: response.latencyMs,
+    });
+    if (valid.message !== undefined) {
+      return {
+        ok: true,
+        message: valid.message,
+        transcript: transcript({ ok: true, type: valid.message.type }),
+      };
+    }
+
+    const results: ToolResultEntry[] = [];
+    for (const call of valid.calls) {
+      const started = performance.now();
+      let result: ToolResult;
+      try {
+        result = await toolHost.call(call.name, call.args, {
+          ...(signal === undefined ? {} : { signal }),
+          ...(input.toolTimeoutMs === undefined ? {} : { timeoutMs: input.toolTimeoutMs }),
+        });
+      } catch (e) {
+        // A host never rejects by contract; should one, the model reads a failure, not the error.
+        const code = e instanceof WarrantError ? e.code : "tool/failed";
+        result = { ok: false, content: `the tool failed (${code})`, isError: true, code };
+      }
+      toolCalls++;
+      entries.push({
+        kind: "tool-call",
+        turn: index,
+        name: call.name,
+        args: call.args,
+        result,
+        latencyMs: performance.now() - started,
+      });
+      onEvent?.({ kind: "tool-call", name: call.name, isError: result.isError });
+      results.push({
+        name: call.name,
+        content: result.content,
+        isError: result.isError,
+      });
+    }
+    conversation.push({ kind: "tool-results", results });
+  }
+}

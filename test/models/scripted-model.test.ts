@@ -1,0 +1,88 @@
+// The scripted model: replay from an array or JSONL, request recording, every answer form.
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import {
+  createScriptedModel,
+  loadScriptedModel,
+  parseScript,
+} from "../../src/adapters/models/scripted-model.js";
+import { WarrantError } from "../../src/core/result.js";
+import type { ModelRequest } from "../../src/core/turn/model-provider.js";
+
+const request: ModelRequest = {
+  system: "s",
+  conversation: [{ kind: "user", text: "hi" }],
+  length: 1,
+  tools: [],
+  messageTypes: ["Finding"],
+  maxOutputTokens: 100,
+};
+
+const turn = { kind: "message", summary: "", tool_calls: [], message: null };
+
+describe("scripted model", () => {
+  it("replays answers in order and records each request", async () => {
+    const m = createScriptedModel([turn, "raw text"]);
+    const a = await m.complete(request);
+    expect(a).toMatchObject({ candidate: turn, raw: turn, stop: "complete" });
+    const b = await m.complete({ ...request, length: 1 });
+    expect(b).toMatchObject({ candidate: "raw text", stop: "complete" });
+    expect(m.requests).toHaveLength(2);
+    expect(m.requests[0]).toBe(request);
+    expect(m.remaining()).toBe(0);
+  });
+
+  it("gives refusals, truncations and usage from entries", async () => {
+    const m = createScriptedModel([
+      { stop: "refusal", text: "no" },
+      { stop: "truncated", text: "{", usage: { input: 3, output: 9 } },
+      { turn, usage: { output: 2 } },
+    ]);
+    expect(await m.complete(request)).toMatchObject({ stop: "refusal", refusal: "no" });
+    expect(await m.complete(request)).toMatchObject({
+      stop: "truncated",
+      candidate: "{",
+      usage: { inputTokens: 3, outputTokens: 9 },
+    });
+    expect(await m.complete(request)).toMatchObject({
+      candidate: turn,
+      usage: { inputTokens: 0, outputTokens: 2 },
+    });
+  });
+
+  it("throws model/script-exhausted past the end, still recording the request", async () => {
+    const m = createScriptedModel([]);
+    await expect(m.complete(request)).rejects.toMatchObject({ code: "model/script-exhausted" });
+    expect(m.requests).toHaveLength(1);
+  });
+
+  it("throws model/aborted on an aborted signal", async () => {
+    const m = createScriptedModel([turn]);
+    await expect(m.complete(request, { signal: AbortSignal.abort() })).rejects.toMatchObject({
+      code: "model/aborted",
+    });
+  });
+
+  it("reads JSONL scripts, skipping blank lines", () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "warrant-scripted-"));
+    const file = path.join(dir, "agent.jsonl");
+    writeFileSync(file, `${JSON.stringify(turn)}\n\n"raw"\n{"stop":"refusal"}\n`);
+    const m = loadScriptedModel(file);
+    expect(m.remaining()).toBe(3);
+    expect(m.id).toBe(`scripted:${file}`);
+  });
+
+  it("refuses a line that is not JSON, or neither string nor object, naming the line", () => {
+    expect(() => parseScript('"ok"\n{nope')).toThrow(/line 2/);
+    expect(() => parseScript("[1]")).toThrow(WarrantError);
+    let code: string | undefined;
+    try {
+      parseScript("3");
+    } catch (e) {
+      code = (e as WarrantError).code;
+    }
+    expect(code).toBe("model/script");
+  });
+});
