@@ -1,0 +1,61 @@
+// Opens the LedgerStore a URI names: SQLite (creating its folder), PostgreSQL or memory.
+import { mkdirSync } from "node:fs";
+import path from "node:path";
+import type { LedgerStore } from "../../core/loop/ledger-store.js";
+import { assertNever, WarrantError } from "../../core/result.js";
+import { MemoryLedgerStore } from "./memory-ledger-store.js";
+import { openPostgresLedgerStore } from "./postgres-ledger-store.js";
+import { openSqliteLedgerStore } from "./sqlite-ledger-store.js";
+import { parseStoreUri } from "./store-uri.js";
+
+export { DEFAULT_STORE_URI, redactStoreUri, resolveStoreUri } from "./store-uri.js";
+
+export interface OpenStoreOptions {
+  /** Base of a relative SQLite path (default: the process's working directory). */
+  readonly cwd?: string;
+  /** SQLite: how long to wait for another writer's lock, ms (default 10 000). */
+  readonly busyTimeoutMs?: number;
+  /** PostgreSQL: pool size (default 10). */
+  readonly poolSize?: number;
+}
+
+/**
+ * Open and migrate the store at `uri`. Throws WarrantError: `store/uri-invalid`,
+ * `store/version-too-new`, `store/unreachable`, `store/unreadable`, `store/io`.
+ */
+export async function openStore(uri: string, opts: OpenStoreOptions = {}): Promise<LedgerStore> {
+  const parsed = parseStoreUri(uri);
+  if (!parsed.ok) {
+    const p = parsed.errors[0];
+    throw new WarrantError(p?.code ?? "store/uri-invalid", p?.message ?? "invalid store URI");
+  }
+  const where = parsed.value;
+  switch (where.kind) {
+    case "memory":
+      return new MemoryLedgerStore();
+    case "sqlite": {
+      const file = path.resolve(opts.cwd ?? process.cwd(), where.path);
+      try {
+        mkdirSync(path.dirname(file), { recursive: true });
+      } catch (e) {
+        throw new WarrantError("store/io", `cannot create the folder for ${where.uri}`, {
+          cause: e,
+        });
+      }
+      return openSqliteLedgerStore(
+        file,
+        opts.busyTimeoutMs === undefined
+          ? { uri: where.uri }
+          : { uri: where.uri, busyTimeoutMs: opts.busyTimeoutMs },
+      );
+    }
+    case "postgres":
+      return openPostgresLedgerStore(where.connectionString, {
+        uri: where.uri,
+        ...(where.schema === undefined ? {} : { schema: where.schema }),
+        ...(opts.poolSize === undefined ? {} : { poolSize: opts.poolSize }),
+      });
+    default:
+      return assertNever(where, "store location");
+  }
+}

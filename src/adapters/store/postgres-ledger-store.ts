@@ -1,0 +1,369 @@
+// The PostgreSQL LedgerStore (pg Pool): one READ COMMITTED transaction per append, serialised per
+// loop by a transaction-scoped advisory lock, with synchronous_commit on so a commit is durable
+// before append() resolves. PRIMARY KEY (query, sequence) and UNIQUE (query, charge_key) are the
+// backstop should anything bypass the lock.
+import { sha256 } from "@noble/hashes/sha2.js";
+import pg from "pg";
+import type {
+  AppendBatch,
+  AppendOutcome,
+  LedgerRecord,
+  LedgerStore,
+  LoopSummary,
+  OperatorAct,
+  StoredFact,
+} from "../../core/loop/ledger-store.js";
+import type { Fact } from "../../core/loop/types.js";
+import { WarrantError } from "../../core/result.js";
+import {
+  assertBatchShape,
+  assertRecordShape,
+  chainFacts,
+  chargeKeyConflictMessage,
+  fromStoredRecord,
+  recordConflict,
+  type StoredRecord,
+  sameRecord,
+  sequenceConflictMessage,
+  storedText,
+  toStoredRecords,
+} from "./batch.js";
+import { POSTGRES_META_DDL, POSTGRES_MIGRATIONS } from "./postgres-migrations.js";
+import {
+  LATEST_SCHEMA_VERSION,
+  parseVersion,
+  pendingMigrations,
+  versionTooNew,
+} from "./schema-version.js";
+
+export interface PostgresStoreOptions {
+  /** The schema holding the tables (default `public`); created if absent. */
+  readonly schema?: string;
+  /** Pool size (default 10). */
+  readonly poolSize?: number;
+  /** The URI to report: must carry no password. */
+  readonly uri: string;
+  /** Migrate only up to this version (tests of the migration path). */
+  readonly targetVersion?: number;
+}
+
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/** Connect, create the schema if needed and migrate it; throws WarrantError `store/…`. */
+export async function openPostgresLedgerStore(
+  connectionString: string,
+  opts: PostgresStoreOptions,
+): Promise<PostgresLedgerStore> {
+  const schema = opts.schema ?? "public";
+  if (!SCHEMA_NAME.test(schema)) {
+    throw new WarrantError(
+      "store/uri-invalid",
+      `schema "${schema}" must match ${SCHEMA_NAME.source} (lower-case letters, digits, _)`,
+    );
+  }
+  const pool = new pg.Pool({ connectionString, max: opts.poolSize ?? 10 });
+  // An idle client that loses its connection is dropped by the pool; the next query reconnects
+  // or fails with its own error. Without a listener the error would end the process.
+  pool.on("error", () => {});
+  try {
+    await migratePostgres(pool, schema, opts.uri, opts.targetVersion ?? LATEST_SCHEMA_VERSION);
+  } catch (e) {
+    await pool.end().catch(() => {});
+    throw mapPgError(e, opts.uri);
+  }
+  return new PostgresLedgerStore(pool, schema, opts.uri);
+}
+
+/** Bring `schema` to `target` in one transaction, serialised against concurrent openers. */
+export async function migratePostgres(
+  pool: pg.Pool,
+  schema: string,
+  uri: string,
+  target = LATEST_SCHEMA_VERSION,
+): Promise<void> {
+  await inTransaction(pool, "BEGIN", async (client) => {
+    await client.query(`SELECT pg_advisory_xact_lock(${lockKey(`warrant-migrate\0${schema}`)})`);
+    if (schema !== "public") await client.query(`CREATE SCHEMA IF NOT EXISTS ${quote(schema)}`);
+    await client.query(`SET LOCAL search_path TO ${quote(schema)}`);
+    await client.query(POSTGRES_META_DDL);
+    const { rows } = await client.query<{ value: string }>(
+      "SELECT value FROM warrant_meta WHERE key = 'schema_version'",
+    );
+    const from = parseVersion(uri, rows[0]?.value);
+    if (from > LATEST_SCHEMA_VERSION) throw versionTooNew(uri, from);
+    const steps = pendingMigrations(POSTGRES_MIGRATIONS, from).filter((m) => m.version <= target);
+    if (steps.length === 0) return;
+    for (const step of steps) await client.query(step.sql);
+    await client.query(
+      "INSERT INTO warrant_meta (key, value) VALUES ('schema_version', $1) " +
+        "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+      [String(steps.at(-1)?.version)],
+    );
+  });
+}
+
+export class PostgresLedgerStore implements LedgerStore {
+  readonly uri: string;
+  readonly #pool: pg.Pool;
+  readonly #schema: string;
+  readonly #t: {
+    readonly facts: string;
+    readonly records: string;
+    readonly acts: string;
+    readonly leases: string;
+  };
+  #closed = false;
+
+  constructor(pool: pg.Pool, schema: string, uri: string) {
+    this.#pool = pool;
+    this.#schema = schema;
+    this.uri = uri;
+    const q = quote(schema);
+    this.#t = {
+      facts: `${q}.warrant_facts`,
+      records: `${q}.warrant_records`,
+      acts: `${q}.warrant_operator_acts`,
+      leases: `${q}.warrant_leases`,
+    };
+  }
+
+  async append(batch: AppendBatch): Promise<AppendOutcome> {
+    assertBatchShape(batch);
+    const records = toStoredRecords(batch.records ?? []);
+    try {
+      // One round trip opens the transaction with synchronous_commit on (whatever the server
+      // default) and takes the loop's lock, held to COMMIT, so the sequence read cannot go stale.
+      const begin =
+        "BEGIN; SET LOCAL synchronous_commit TO on; " +
+        `SELECT pg_advisory_xact_lock(${lockKey(`${this.#schema}\0${batch.query}`)})`;
+      return await inTransaction(this.#pool, begin, async (client) => {
+        const { rows } = await client.query<{ sequence: number; hash: string }>(
+          `SELECT sequence, hash FROM ${this.#t.facts} WHERE query = $1 ORDER BY sequence DESC LIMIT 1`,
+          [batch.query],
+        );
+        const last = rows[0];
+        const lastSequence = last?.sequence ?? 0;
+        if (lastSequence !== batch.expectedLastSequence) {
+          return {
+            ok: false as const,
+            conflict: "sequence" as const,
+            message: sequenceConflictMessage(batch.query, batch.expectedLastSequence, lastSequence),
+          };
+        }
+        const stored = chainFacts(last?.hash, batch.facts);
+        const values: unknown[] = [];
+        const tuples = stored.map((s) => {
+          const n = values.length;
+          values.push(
+            s.fact["query/id"],
+            s.fact.sequence,
+            s.chargeKey,
+            s.fact.step.kind,
+            storedText(s.fact),
+            s.hash,
+          );
+          return `($${n + 1}, $${n + 2}, $${n + 3}, $${n + 4}, $${n + 5}, $${n + 6})`;
+        });
+        await client.query(
+          `INSERT INTO ${this.#t.facts} (query, sequence, charge_key, kind, fact, hash) VALUES ${tuples.join(", ")}`,
+          values,
+        );
+        await this.#insertRecords(client, records);
+        return { ok: true as const, stored };
+      });
+    } catch (e) {
+      const err = e as { code?: unknown; constraint?: unknown };
+      if (err.code === "23505" && err.constraint === "warrant_facts_charge_key") {
+        return {
+          ok: false,
+          conflict: "charge-key",
+          message: chargeKeyConflictMessage(batch.query),
+        };
+      }
+      if (err.code === "23505" && err.constraint === "warrant_facts_pkey") {
+        return {
+          ok: false,
+          conflict: "sequence",
+          message: `loop ${batch.query} already has a fact at one of these sequences`,
+        };
+      }
+      throw mapPgError(e, this.uri);
+    }
+  }
+
+  async readFacts(query: string, afterSequence = 0): Promise<readonly StoredFact[]> {
+    const { rows } = await this.#query<{ fact: string; charge_key: string; hash: string }>(
+      `SELECT fact, charge_key, hash FROM ${this.#t.facts} WHERE query = $1 AND sequence > $2 ORDER BY sequence`,
+      [query, afterSequence],
+    );
+    return rows.map((r) => ({
+      fact: JSON.parse(r.fact) as Fact,
+      chargeKey: r.charge_key,
+      hash: r.hash,
+    }));
+  }
+
+  async putRecords(records: readonly LedgerRecord[]): Promise<void> {
+    for (const r of records) assertRecordShape(r);
+    const stored = toStoredRecords(records);
+    if (stored.length === 0) return;
+    try {
+      await inTransaction(this.#pool, "BEGIN", (client) => this.#insertRecords(client, stored));
+    } catch (e) {
+      throw mapPgError(e, this.uri);
+    }
+  }
+
+  async readRecord(ref: string): Promise<LedgerRecord | undefined> {
+    const { rows } = await this.#query<StoredRecord>(
+      `SELECT ref, kind, query, body FROM ${this.#t.records} WHERE ref = $1`,
+      [ref],
+    );
+    return rows[0] === undefined ? undefined : fromStoredRecord(rows[0]);
+  }
+
+  async listRecords(query: string): Promise<readonly LedgerRecord[]> {
+    const { rows } = await this.#query<StoredRecord>(
+      `SELECT ref, kind, query, body FROM ${this.#t.records} WHERE query = $1 ORDER BY position`,
+      [query],
+    );
+    return rows.map(fromStoredRecord);
+  }
+
+  async listLoops(): Promise<readonly LoopSummary[]> {
+    const { rows } = await this.#query<{ query: string; last: number }>(
+      `SELECT query, MAX(sequence) AS last FROM ${this.#t.facts} GROUP BY query ORDER BY query COLLATE "C"`,
+    );
+    return rows.map((r) => ({ query: r.query, lastSequence: r.last }));
+  }
+
+  async postOperatorAct(act: OperatorAct): Promise<void> {
+    await this.#query(
+      `INSERT INTO ${this.#t.acts} (query, kind, target, text, operator, at) VALUES ($1, $2, $3, $4, $5, $6)`,
+      [act.query, act.kind, act.target, act.text ?? null, act.operator, act.at],
+    );
+  }
+
+  async readOperatorActs(query: string): Promise<readonly OperatorAct[]> {
+    const { rows } = await this.#query<{
+      query: string;
+      kind: OperatorAct["kind"];
+      target: string;
+      text: string | null;
+      operator: string;
+      at: string;
+    }>(
+      `SELECT query, kind, target, text, operator, at FROM ${this.#t.acts} WHERE query = $1 ORDER BY id`,
+      [query],
+    );
+    return rows.map(({ text, ...rest }): OperatorAct => (text === null ? rest : { ...rest, text }));
+  }
+
+  async acquireLease(query: string, holder: string, ttlMs: number, now: Date): Promise<boolean> {
+    // One statement: the row lock taken by ON CONFLICT makes check-and-take atomic.
+    const { rowCount } = await this.#query(
+      `INSERT INTO ${this.#t.leases} AS l (query, holder, expires_at) VALUES ($1, $2, $3) ` +
+        "ON CONFLICT (query) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at " +
+        "WHERE l.holder = EXCLUDED.holder OR l.expires_at <= $4",
+      [query, holder, new Date(now.getTime() + ttlMs), now],
+    );
+    return rowCount === 1;
+  }
+
+  async releaseLease(query: string, holder: string): Promise<void> {
+    await this.#query(`DELETE FROM ${this.#t.leases} WHERE query = $1 AND holder = $2`, [
+      query,
+      holder,
+    ]);
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#pool.end();
+  }
+
+  async #insertRecords(client: pg.PoolClient, records: readonly StoredRecord[]): Promise<void> {
+    for (const r of records) {
+      const inserted = await client.query(
+        `INSERT INTO ${this.#t.records} (ref, kind, query, body) VALUES ($1, $2, $3, $4) ON CONFLICT (ref) DO NOTHING`,
+        [r.ref, r.kind, r.query, r.body],
+      );
+      if (inserted.rowCount === 1) continue;
+      const { rows } = await client.query<StoredRecord>(
+        `SELECT ref, kind, query, body FROM ${this.#t.records} WHERE ref = $1`,
+        [r.ref],
+      );
+      if (rows[0] === undefined || !sameRecord(rows[0], r)) throw recordConflict(r.ref);
+    }
+  }
+
+  async #query<R extends pg.QueryResultRow>(
+    text: string,
+    values?: unknown[],
+  ): Promise<pg.QueryResult<R>> {
+    try {
+      return await this.#pool.query<R>(text, values);
+    } catch (e) {
+      throw mapPgError(e, this.uri);
+    }
+  }
+}
+
+/** Run `fn` after `begin` and COMMIT on one pooled client; ROLLBACK and rethrow on any error. */
+async function inTransaction<T>(
+  pool: pg.Pool,
+  begin: string,
+  fn: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    await client.query(begin);
+    const result = await fn(client);
+    await client.query("COMMIT");
+    return result;
+  } catch (e) {
+    try {
+      await client.query("ROLLBACK");
+    } catch (rollbackError) {
+      broken = rollbackError as Error;
+    }
+    throw e;
+  } finally {
+    client.release(broken);
+  }
+}
+
+function quote(identifier: string): string {
+  return `"${identifier.replaceAll('"', '""')}"`;
+}
+
+/** A signed 64-bit advisory lock key for `name` (inlined as an integer literal: no injection). */
+function lockKey(name: string): string {
+  const b = sha256(new TextEncoder().encode(name));
+  let n = 0n;
+  for (let i = 0; i < 8; i++) n = (n << 8n) | BigInt(b[i] as number);
+  return BigInt.asIntN(64, n).toString();
+}
+
+/** Driver errors become WarrantError with a store code and the password-free URI. */
+function mapPgError(e: unknown, uri: string): unknown {
+  if (e instanceof WarrantError) return e;
+  const code = (e as { code?: unknown }).code;
+  const message = e instanceof Error ? e.message : String(e);
+  if (
+    code === "ECONNREFUSED" ||
+    code === "ENOTFOUND" ||
+    code === "ETIMEDOUT" ||
+    code === "ECONNRESET" ||
+    code === "3D000" ||
+    code === "28000" ||
+    code === "28P01"
+  ) {
+    return new WarrantError("store/unreachable", `cannot use PostgreSQL at ${uri}: ${message}`, {
+      cause: e,
+    });
+  }
+  return new WarrantError("store/io", `${uri}: ${message}`, { cause: e });
+}

@@ -1,0 +1,56 @@
+// The PostgreSQL schema, as versioned steps run with search_path set to the store's schema. A
+// released step never changes: a store written by it is kept as a frozen fixture
+// (test/fixtures/store/) and migrated forward by the later steps.
+import type { Migration } from "./schema-version.js";
+
+/** Created before any step: holds `schema_version`. */
+export const POSTGRES_META_DDL =
+  "CREATE TABLE IF NOT EXISTS warrant_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)";
+
+export const POSTGRES_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    summary: "facts (one row per fact, chained by hash) and content-addressed records",
+    sql: `
+CREATE TABLE warrant_facts (
+  query TEXT NOT NULL,
+  sequence INTEGER NOT NULL CHECK (sequence >= 1),
+  charge_key TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  fact TEXT NOT NULL,
+  hash TEXT NOT NULL,
+  CONSTRAINT warrant_facts_pkey PRIMARY KEY (query, sequence),
+  CONSTRAINT warrant_facts_charge_key UNIQUE (query, charge_key)
+);
+CREATE TABLE warrant_records (
+  position BIGINT GENERATED ALWAYS AS IDENTITY,
+  ref TEXT PRIMARY KEY,
+  kind TEXT NOT NULL,
+  query TEXT NOT NULL,
+  body TEXT NOT NULL
+);
+CREATE INDEX warrant_records_by_query ON warrant_records (query, position);
+`,
+  },
+  {
+    version: 2,
+    summary: "operator acts and driver leases",
+    sql: `
+CREATE TABLE warrant_operator_acts (
+  id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  query TEXT NOT NULL,
+  kind TEXT NOT NULL CHECK (kind IN ('approve', 'deny', 'answer')),
+  target TEXT NOT NULL,
+  text TEXT,
+  operator TEXT NOT NULL,
+  at TEXT NOT NULL
+);
+CREATE INDEX warrant_operator_acts_by_query ON warrant_operator_acts (query, id);
+CREATE TABLE warrant_leases (
+  query TEXT PRIMARY KEY,
+  holder TEXT NOT NULL,
+  expires_at TIMESTAMPTZ NOT NULL
+);
+`,
+  },
+];

@@ -1,0 +1,309 @@
+// The SQLite LedgerStore (better-sqlite3 12): WAL with synchronous=FULL, so a commit is on disk
+// before append() resolves; one IMMEDIATE transaction per append checks the expected sequence and
+// writes the facts and their records together.
+import Database from "better-sqlite3";
+import type {
+  AppendBatch,
+  AppendOutcome,
+  LedgerRecord,
+  LedgerStore,
+  LoopSummary,
+  OperatorAct,
+  StoredFact,
+} from "../../core/loop/ledger-store.js";
+import type { Fact } from "../../core/loop/types.js";
+import { WarrantError } from "../../core/result.js";
+import {
+  assertBatchShape,
+  assertRecordShape,
+  chainFacts,
+  chargeKeyConflictMessage,
+  fromStoredRecord,
+  recordConflict,
+  type StoredRecord,
+  sameRecord,
+  sequenceConflictMessage,
+  storedText,
+  toStoredRecords,
+} from "./batch.js";
+import {
+  LATEST_SCHEMA_VERSION,
+  parseVersion,
+  pendingMigrations,
+  versionTooNew,
+} from "./schema-version.js";
+import { SQLITE_META_DDL, SQLITE_MIGRATIONS } from "./sqlite-migrations.js";
+
+export interface SqliteStoreOptions {
+  /** How long a writer waits for another process's write lock, in ms (default 10 000). */
+  readonly busyTimeoutMs?: number;
+  /** The URI to report (default `sqlite:<path>`). */
+  readonly uri?: string;
+}
+
+interface FactRow {
+  readonly fact: string;
+  readonly charge_key: string;
+  readonly hash: string;
+}
+
+interface ActRow {
+  readonly query: string;
+  readonly kind: OperatorAct["kind"];
+  readonly target: string;
+  readonly text: string | null;
+  readonly operator: string;
+  readonly at: string;
+}
+
+/** Open (creating if absent) and migrate the SQLite file at `path`; the folder must exist. */
+export function openSqliteLedgerStore(
+  path: string,
+  opts: SqliteStoreOptions = {},
+): SqliteLedgerStore {
+  const uri = opts.uri ?? `sqlite:${path}`;
+  const db = new Database(path, { timeout: opts.busyTimeoutMs ?? 10_000 });
+  try {
+    // WAL: readers never block the writer. FULL: the WAL is fsynced at every commit, so a charge
+    // acknowledged by append() survives kill -9 and power loss.
+    db.pragma("journal_mode = WAL");
+    db.pragma("synchronous = FULL");
+    migrateSqlite(db, uri);
+    return new SqliteLedgerStore(db, uri);
+  } catch (e) {
+    db.close();
+    throw mapSqliteError(e, uri);
+  }
+}
+
+/** Bring the schema to LATEST_SCHEMA_VERSION in one transaction; refuse a newer store. */
+export function migrateSqlite(
+  db: Database.Database,
+  uri: string,
+  target = LATEST_SCHEMA_VERSION,
+): void {
+  db.transaction(() => {
+    db.exec(SQLITE_META_DDL);
+    const row = db.prepare("SELECT value FROM warrant_meta WHERE key = 'schema_version'").get() as
+      | { value: string }
+      | undefined;
+    const from = parseVersion(uri, row?.value);
+    if (from > LATEST_SCHEMA_VERSION) throw versionTooNew(uri, from);
+    const steps = pendingMigrations(SQLITE_MIGRATIONS, from).filter((m) => m.version <= target);
+    if (steps.length === 0) return;
+    for (const step of steps) db.exec(step.sql);
+    db.prepare(
+      "INSERT INTO warrant_meta (key, value) VALUES ('schema_version', ?) " +
+        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+    ).run(String(steps.at(-1)?.version));
+  }).immediate();
+}
+
+export class SqliteLedgerStore implements LedgerStore {
+  readonly uri: string;
+  readonly #db: Database.Database;
+  readonly #appendTx: Database.Transaction<(batch: AppendBatch) => AppendOutcome>;
+  readonly #putRecordsTx: Database.Transaction<(records: readonly StoredRecord[]) => void>;
+  readonly #stmt;
+
+  constructor(db: Database.Database, uri: string) {
+    this.#db = db;
+    this.uri = uri;
+    this.#stmt = {
+      last: db.prepare(
+        "SELECT sequence, hash FROM warrant_facts WHERE query = ? ORDER BY sequence DESC LIMIT 1",
+      ),
+      insertFact: db.prepare(
+        "INSERT INTO warrant_facts (query, sequence, charge_key, kind, fact, hash) VALUES (?, ?, ?, ?, ?, ?)",
+      ),
+      readFacts: db.prepare(
+        "SELECT fact, charge_key, hash FROM warrant_facts WHERE query = ? AND sequence > ? ORDER BY sequence",
+      ),
+      insertRecord: db.prepare(
+        "INSERT INTO warrant_records (ref, kind, query, body) VALUES (?, ?, ?, ?) ON CONFLICT (ref) DO NOTHING",
+      ),
+      readRecord: db.prepare("SELECT ref, kind, query, body FROM warrant_records WHERE ref = ?"),
+      listRecords: db.prepare(
+        "SELECT ref, kind, query, body FROM warrant_records WHERE query = ? ORDER BY rowid",
+      ),
+      listLoops: db.prepare(
+        "SELECT query, MAX(sequence) AS last FROM warrant_facts GROUP BY query ORDER BY query",
+      ),
+      insertAct: db.prepare(
+        "INSERT INTO warrant_operator_acts (query, kind, target, text, operator, at) VALUES (?, ?, ?, ?, ?, ?)",
+      ),
+      readActs: db.prepare(
+        "SELECT query, kind, target, text, operator, at FROM warrant_operator_acts WHERE query = ? ORDER BY id",
+      ),
+      acquireLease: db.prepare(
+        "INSERT INTO warrant_leases (query, holder, expires_at) VALUES (?, ?, ?) " +
+          "ON CONFLICT (query) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at " +
+          "WHERE warrant_leases.holder = excluded.holder OR warrant_leases.expires_at <= ?",
+      ),
+      releaseLease: db.prepare("DELETE FROM warrant_leases WHERE query = ? AND holder = ?"),
+    };
+    const insertRecords = (records: readonly StoredRecord[]): void => {
+      for (const r of records) {
+        if (this.#stmt.insertRecord.run(r.ref, r.kind, r.query, r.body).changes === 1) continue;
+        const old = this.#stmt.readRecord.get(r.ref) as StoredRecord | undefined;
+        if (old === undefined || !sameRecord(old, r)) throw recordConflict(r.ref);
+      }
+    };
+    this.#appendTx = db.transaction((batch: AppendBatch): AppendOutcome => {
+      const last = this.#stmt.last.get(batch.query) as
+        | { sequence: number; hash: string }
+        | undefined;
+      const lastSequence = last?.sequence ?? 0;
+      if (lastSequence !== batch.expectedLastSequence) {
+        return {
+          ok: false,
+          conflict: "sequence",
+          message: sequenceConflictMessage(batch.query, batch.expectedLastSequence, lastSequence),
+        };
+      }
+      const stored = chainFacts(last?.hash, batch.facts);
+      for (const s of stored) {
+        this.#stmt.insertFact.run(
+          s.fact["query/id"],
+          s.fact.sequence,
+          s.chargeKey,
+          s.fact.step.kind,
+          storedText(s.fact),
+          s.hash,
+        );
+      }
+      insertRecords(toStoredRecords(batch.records ?? []));
+      return { ok: true, stored };
+    });
+    this.#putRecordsTx = db.transaction(insertRecords);
+  }
+
+  async append(batch: AppendBatch): Promise<AppendOutcome> {
+    assertBatchShape(batch);
+    try {
+      // IMMEDIATE takes the write lock before the sequence is read: no other writer can slip in
+      // between the check and the insert. The constraints are the backstop.
+      return this.#appendTx.immediate(batch);
+    } catch (e) {
+      const code = (e as { code?: unknown }).code;
+      if (code === "SQLITE_CONSTRAINT_UNIQUE") {
+        return {
+          ok: false,
+          conflict: "charge-key",
+          message: chargeKeyConflictMessage(batch.query),
+        };
+      }
+      if (code === "SQLITE_CONSTRAINT_PRIMARYKEY") {
+        return {
+          ok: false,
+          conflict: "sequence",
+          message: `loop ${batch.query} already has a fact at one of these sequences`,
+        };
+      }
+      throw mapSqliteError(e, this.uri);
+    }
+  }
+
+  async readFacts(query: string, afterSequence = 0): Promise<readonly StoredFact[]> {
+    const rows = this.#run(() => this.#stmt.readFacts.all(query, afterSequence) as FactRow[]);
+    return rows.map((r) => ({
+      fact: JSON.parse(r.fact) as Fact,
+      chargeKey: r.charge_key,
+      hash: r.hash,
+    }));
+  }
+
+  async putRecords(records: readonly LedgerRecord[]): Promise<void> {
+    for (const r of records) assertRecordShape(r);
+    const stored = toStoredRecords(records);
+    this.#run(() => this.#putRecordsTx.immediate(stored));
+  }
+
+  async readRecord(ref: string): Promise<LedgerRecord | undefined> {
+    const row = this.#run(() => this.#stmt.readRecord.get(ref) as StoredRecord | undefined);
+    return row === undefined ? undefined : fromStoredRecord(row);
+  }
+
+  async listRecords(query: string): Promise<readonly LedgerRecord[]> {
+    const rows = this.#run(() => this.#stmt.listRecords.all(query) as StoredRecord[]);
+    return rows.map(fromStoredRecord);
+  }
+
+  async listLoops(): Promise<readonly LoopSummary[]> {
+    const rows = this.#run(() => this.#stmt.listLoops.all() as { query: string; last: number }[]);
+    return rows.map((r) => ({ query: r.query, lastSequence: r.last }));
+  }
+
+  async postOperatorAct(act: OperatorAct): Promise<void> {
+    this.#run(() =>
+      this.#stmt.insertAct.run(
+        act.query,
+        act.kind,
+        act.target,
+        act.text ?? null,
+        act.operator,
+        act.at,
+      ),
+    );
+  }
+
+  async readOperatorActs(query: string): Promise<readonly OperatorAct[]> {
+    const rows = this.#run(() => this.#stmt.readActs.all(query) as ActRow[]);
+    return rows.map(({ text, ...rest }): OperatorAct => (text === null ? rest : { ...rest, text }));
+  }
+
+  async acquireLease(query: string, holder: string, ttlMs: number, now: Date): Promise<boolean> {
+    const at = now.getTime();
+    const { changes } = this.#run(() => this.#stmt.acquireLease.run(query, holder, at + ttlMs, at));
+    return changes === 1;
+  }
+
+  async releaseLease(query: string, holder: string): Promise<void> {
+    this.#run(() => this.#stmt.releaseLease.run(query, holder));
+  }
+
+  async close(): Promise<void> {
+    if (this.#db.open) this.#db.close();
+  }
+
+  /** The connection's durability settings, as SQLite reports them (for diagnostics and tests). */
+  settings(): { journalMode: string; synchronous: string; busyTimeoutMs: number } {
+    const names = ["off", "normal", "full", "extra"];
+    const sync = this.#db.pragma("synchronous", { simple: true }) as number;
+    return {
+      journalMode: String(this.#db.pragma("journal_mode", { simple: true })),
+      synchronous: names[sync] ?? String(sync),
+      busyTimeoutMs: this.#db.pragma("busy_timeout", { simple: true }) as number,
+    };
+  }
+
+  #run<T>(fn: () => T): T {
+    try {
+      return fn();
+    } catch (e) {
+      throw mapSqliteError(e, this.uri);
+    }
+  }
+}
+
+/** Driver errors become WarrantError with a store code; our own WarrantErrors pass through. */
+function mapSqliteError(e: unknown, uri: string): unknown {
+  if (e instanceof WarrantError) return e;
+  const code = (e as { code?: unknown }).code;
+  const message = e instanceof Error ? e.message : String(e);
+  if (code === "SQLITE_BUSY") {
+    return new WarrantError("store/busy", `${uri}: another process held the lock too long`, {
+      cause: e,
+    });
+  }
+  if (code === "SQLITE_NOTADB" || code === "SQLITE_CORRUPT") {
+    return new WarrantError(
+      "store/unreadable",
+      `${uri} is not a readable SQLite ledger: ${message}`,
+      {
+        cause: e,
+      },
+    );
+  }
+  return new WarrantError("store/io", `${uri}: ${message}`, { cause: e });
+}

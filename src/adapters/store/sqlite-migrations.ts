@@ -1,0 +1,54 @@
+// The SQLite schema, as versioned steps. A released step never changes: a store written by it is
+// kept as a frozen fixture (test/fixtures/store/) and migrated forward by the later steps.
+import type { Migration } from "./schema-version.js";
+
+/** Created before any step: holds `schema_version`. */
+export const SQLITE_META_DDL =
+  "CREATE TABLE IF NOT EXISTS warrant_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)";
+
+export const SQLITE_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    summary: "facts (one row per fact, chained by hash) and content-addressed records",
+    sql: `
+CREATE TABLE warrant_facts (
+  query TEXT NOT NULL,
+  sequence INTEGER NOT NULL CHECK (sequence >= 1),
+  charge_key TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  fact TEXT NOT NULL,
+  hash TEXT NOT NULL,
+  PRIMARY KEY (query, sequence),
+  UNIQUE (query, charge_key)
+);
+CREATE TABLE warrant_records (
+  ref TEXT PRIMARY KEY,
+  kind TEXT NOT NULL,
+  query TEXT NOT NULL,
+  body TEXT NOT NULL
+);
+CREATE INDEX warrant_records_by_query ON warrant_records (query);
+`,
+  },
+  {
+    version: 2,
+    summary: "operator acts and driver leases",
+    sql: `
+CREATE TABLE warrant_operator_acts (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  query TEXT NOT NULL,
+  kind TEXT NOT NULL CHECK (kind IN ('approve', 'deny', 'answer')),
+  target TEXT NOT NULL,
+  text TEXT,
+  operator TEXT NOT NULL,
+  at TEXT NOT NULL
+);
+CREATE INDEX warrant_operator_acts_by_query ON warrant_operator_acts (query, id);
+CREATE TABLE warrant_leases (
+  query TEXT PRIMARY KEY,
+  holder TEXT NOT NULL,
+  expires_at INTEGER NOT NULL
+);
+`,
+  },
+];

@@ -1,0 +1,516 @@
+// The one contract every LedgerStore passes (SPEC §8): run unchanged against memory, SQLite and
+// PostgreSQL by their test files, each passing a factory of fresh, empty stores.
+import { afterEach, describe, expect, it } from "vitest";
+import { chainHash, GENESIS_HASH } from "../../src/core/loop/chain.js";
+import type { LedgerStore, StoredFact } from "../../src/core/loop/ledger-store.js";
+import { chargeKeyOf, type Fact } from "../../src/core/loop/types.js";
+import { cycle, fact, LIMITS, opened, passage, proposal, proposalRef, review } from "./facts.js";
+
+export interface ContractSubject {
+  readonly store: LedgerStore;
+  /** Open the same storage again (after `store` is closed); absent for a store with no storage. */
+  readonly reopen?: () => Promise<LedgerStore>;
+}
+
+export type StoreFactory = () => Promise<ContractSubject>;
+
+const Q = "query:contract-1";
+const Q2 = "query:contract-2";
+
+/** Append facts one at a time, as a loop does; fails the test on any conflict. */
+async function appendAll(store: LedgerStore, facts: readonly Fact[]): Promise<void> {
+  for (const f of facts) {
+    const outcome = await store.append({
+      query: f["query/id"],
+      expectedLastSequence: f.sequence - 1,
+      facts: [f],
+    });
+    expect(outcome).toMatchObject({ ok: true });
+  }
+}
+
+function expectChain(stored: readonly StoredFact[]): void {
+  let prev = GENESIS_HASH;
+  for (const s of stored) {
+    expect(s.hash).toBe(chainHash(prev, s.fact));
+    expect(s.chargeKey).toBe(chargeKeyOf(s.fact.step));
+    prev = s.hash;
+  }
+}
+
+export function ledgerStoreContract(name: string, factory: StoreFactory): void {
+  describe(`LedgerStore contract: ${name}`, () => {
+    const open: LedgerStore[] = [];
+    async function fresh(): Promise<ContractSubject> {
+      const subject = await factory();
+      open.push(subject.store);
+      return subject;
+    }
+    afterEach(async () => {
+      for (const s of open.splice(0)) await s.close();
+    });
+
+    it("starts empty", async () => {
+      const { store } = await fresh();
+      expect(await store.readFacts(Q)).toEqual([]);
+      expect(await store.listLoops()).toEqual([]);
+      expect(await store.readRecord(proposalRef(1))).toBeUndefined();
+      expect(await store.listRecords(Q)).toEqual([]);
+      expect(await store.readOperatorActs(Q)).toEqual([]);
+    });
+
+    it("appends a loop's first fact at expected sequence 0, chained to the genesis hash", async () => {
+      const { store } = await fresh();
+      const f = opened(Q);
+      const outcome = await store.append({ query: Q, expectedLastSequence: 0, facts: [f] });
+      expect(outcome).toEqual({
+        ok: true,
+        stored: [{ fact: f, chargeKey: "opened", hash: chainHash(GENESIS_HASH, f) }],
+      });
+      expect(await store.readFacts(Q)).toEqual([
+        { fact: f, chargeKey: "opened", hash: chainHash(GENESIS_HASH, f) },
+      ]);
+    });
+
+    it("chains each fact to the previous one and reads facts in sequence order", async () => {
+      const { store } = await fresh();
+      const facts = [opened(Q), passage(Q, 2, 1), passage(Q, 3, 2, "reviewer"), cycle(Q, 4, 1)];
+      await appendAll(store, facts);
+      const stored = await store.readFacts(Q);
+      expect(stored.map((s) => s.fact)).toEqual(facts);
+      expectChain(stored);
+      expect(new Set(stored.map((s) => s.hash)).size).toBe(4);
+    });
+
+    it("reads only the facts after a given sequence", async () => {
+      const { store } = await fresh();
+      const facts = [opened(Q), passage(Q, 2, 1), passage(Q, 3, 2), passage(Q, 4, 3)];
+      await appendAll(store, facts);
+      const all = await store.readFacts(Q);
+      expect(await store.readFacts(Q, 2)).toEqual(all.slice(2));
+      expect(await store.readFacts(Q, 0)).toEqual(all);
+      expect(await store.readFacts(Q, 4)).toEqual([]);
+      expect(await store.readFacts(Q, 99)).toEqual([]);
+    });
+
+    it("appends several facts in one batch, numbered after the expected sequence", async () => {
+      const { store } = await fresh();
+      await appendAll(store, [opened(Q)]);
+      const batch = [passage(Q, 2, 1), passage(Q, 3, 2), cycle(Q, 4, 7)];
+      const outcome = await store.append({ query: Q, expectedLastSequence: 1, facts: batch });
+      expect(outcome.ok).toBe(true);
+      const stored = await store.readFacts(Q);
+      expect(stored.map((s) => s.fact)).toEqual([opened(Q), ...batch]);
+      expectChain(stored);
+      if (outcome.ok) expect(outcome.stored).toEqual(stored.slice(1));
+    });
+
+    it("refuses an append whose expected sequence is stale, and stores nothing", async () => {
+      const { store } = await fresh();
+      await appendAll(store, [opened(Q), passage(Q, 2, 1)]);
+      const late = await store.append({
+        query: Q,
+        expectedLastSequence: 1,
+        facts: [passage(Q, 2, 9)],
+      });
+      expect(late).toMatchObject({ ok: false, conflict: "sequence" });
+      const first = await store.append({ query: Q, expectedLastSequence: 0, facts: [opened(Q)] });
+      expect(first).toMatchObject({ ok: false, conflict: "sequence" });
+      expect((await store.readFacts(Q)).map((s) => s.fact)).toEqual([opened(Q), passage(Q, 2, 1)]);
+    });
+
+    it("refuses an append that expects more facts than the loop has (no gaps)", async () => {
+      const { store } = await fresh();
+      await appendAll(store, [opened(Q)]);
+      const ahead = await store.append({
+        query: Q,
+        expectedLastSequence: 3,
+        facts: [passage(Q, 4, 1)],
+      });
+      expect(ahead).toMatchObject({ ok: false, conflict: "sequence" });
+      const nothing = await store.append({
+        query: Q2,
+        expectedLastSequence: 1,
+        facts: [passage(Q2, 2, 1)],
+      });
+      expect(nothing).toMatchObject({ ok: false, conflict: "sequence" });
+      expect(await store.readFacts(Q)).toHaveLength(1);
+      expect(await store.readFacts(Q2)).toEqual([]);
+    });
+
+    it("refuses a second fact with the same charge key in a loop, and stores nothing", async () => {
+      const { store } = await fresh();
+      await appendAll(store, [opened(Q), passage(Q, 2, 1)]);
+      // The same passage charged again, this time as a reviewer: same key, other content.
+      const again = await store.append({
+        query: Q,
+        expectedLastSequence: 2,
+        facts: [passage(Q, 3, 1, "reviewer")],
+      });
+      expect(again).toMatchObject({ ok: false, conflict: "charge-key" });
+      const reopened = await store.append({
+        query: Q,
+        expectedLastSequence: 2,
+        facts: [{ ...opened(Q), sequence: 3 }],
+      });
+      expect(reopened).toMatchObject({ ok: false, conflict: "charge-key" });
+      expect(await store.readFacts(Q)).toHaveLength(2);
+      // The loop goes on at the same sequence.
+      await appendAll(store, [passage(Q, 3, 2)]);
+    });
+
+    it("refuses a batch that repeats a charge key within itself, and stores none of it", async () => {
+      const { store } = await fresh();
+      await appendAll(store, [opened(Q)]);
+      const outcome = await store.append({
+        query: Q,
+        expectedLastSequence: 1,
+        facts: [passage(Q, 2, 5), passage(Q, 3, 6), passage(Q, 4, 5, "reviewer")],
+      });
+      expect(outcome).toMatchObject({ ok: false, conflict: "charge-key" });
+      expect(await store.readFacts(Q)).toHaveLength(1);
+    });
+
+    it("keeps charge keys per loop: the same key in another loop is another charge", async () => {
+      const { store } = await fresh();
+      await appendAll(store, [opened(Q), passage(Q, 2, 1), opened(Q2), passage(Q2, 2, 1)]);
+      expect(await store.readFacts(Q2)).toHaveLength(2);
+      // Each loop has its own chain from the genesis hash.
+      expectChain(await store.readFacts(Q));
+      expectChain(await store.readFacts(Q2));
+    });
+
+    it("stores a fact's records in the same append", async () => {
+      const { store } = await fresh();
+      await appendAll(store, [opened(Q)]);
+      const rec = proposal(Q, 1);
+      const outcome = await store.append({
+        query: Q,
+        expectedLastSequence: 1,
+        facts: [cycle(Q, 2, 1)],
+        records: [rec],
+      });
+      expect(outcome.ok).toBe(true);
+      expect(await store.readRecord(rec.ref)).toEqual(rec);
+      expect(await store.listRecords(Q)).toEqual([rec]);
+    });
+
+    it("stores no record when the append loses on its sequence", async () => {
+      const { store } = await fresh();
+      await appendAll(store, [opened(Q), passage(Q, 2, 1)]);
+      const outcome = await store.append({
+        query: Q,
+        expectedLastSequence: 1,
+        facts: [cycle(Q, 2, 1)],
+        records: [proposal(Q, 1)],
+      });
+      expect(outcome).toMatchObject({ ok: false, conflict: "sequence" });
+      expect(await store.readRecord(proposalRef(1))).toBeUndefined();
+      expect(await store.listRecords(Q)).toEqual([]);
+    });
+
+    it("stores no record when the append loses on its charge key", async () => {
+      const { store } = await fresh();
+      await appendAll(store, [opened(Q), cycle(Q, 2, 1)]);
+      const outcome = await store.append({
+        query: Q,
+        expectedLastSequence: 2,
+        facts: [cycle(Q, 3, 1)],
+        records: [proposal(Q, 1), review(Q, 1)],
+      });
+      expect(outcome).toMatchObject({ ok: false, conflict: "charge-key" });
+      expect(await store.listRecords(Q)).toEqual([]);
+    });
+
+    it("stores a record once: the same ref with the same content is idempotent", async () => {
+      const { store } = await fresh();
+      const rec = review(Q, 1);
+      await store.putRecords([rec]);
+      await store.putRecords([rec, rec]);
+      // Key order does not matter: the body is stored canonically.
+      const reordered = {
+        ...rec,
+        body: { verdict: { findings: [], decision: "accept" }, "proposal/ref": proposalRef(1) },
+      };
+      await store.putRecords([reordered]);
+      await appendAll(store, [opened(Q)]);
+      const outcome = await store.append({
+        query: Q,
+        expectedLastSequence: 1,
+        facts: [cycle(Q, 2, 1)],
+        records: [proposal(Q, 1), rec],
+      });
+      expect(outcome.ok).toBe(true);
+      expect(await store.listRecords(Q)).toEqual([rec, proposal(Q, 1)]);
+    });
+
+    it("throws store/record-conflict for another body under a stored ref, storing nothing", async () => {
+      const { store } = await fresh();
+      await appendAll(store, [opened(Q)]);
+      await store.putRecords([proposal(Q, 1)]);
+      const forged = proposal(Q, 1, { evil: true });
+      await expect(store.putRecords([forged])).rejects.toMatchObject({
+        code: "store/record-conflict",
+      });
+      await expect(
+        store.append({
+          query: Q,
+          expectedLastSequence: 1,
+          facts: [cycle(Q, 2, 1)],
+          records: [review(Q, 2), forged],
+        }),
+      ).rejects.toMatchObject({ code: "store/record-conflict" });
+      expect(await store.readFacts(Q)).toHaveLength(1);
+      expect(await store.readRecord(review(Q, 2).ref)).toBeUndefined();
+      expect(await store.readRecord(proposalRef(1))).toEqual(proposal(Q, 1));
+      // A ref repeated inside one call with two bodies is the same bug.
+      await expect(
+        store.putRecords([review(Q, 3), { ...review(Q, 3), body: {} }]),
+      ).rejects.toMatchObject({
+        code: "store/record-conflict",
+      });
+      expect(await store.readRecord(review(Q, 3).ref)).toBeUndefined();
+    });
+
+    it("lists records of one loop in the order they were first stored", async () => {
+      const { store } = await fresh();
+      await store.putRecords([review(Q, 3), review(Q2, 5), proposal(Q, 2)]);
+      await store.putRecords([review(Q, 1), review(Q, 3)]);
+      expect((await store.listRecords(Q)).map((r) => r.ref)).toEqual([
+        review(Q, 3).ref,
+        proposalRef(2),
+        review(Q, 1).ref,
+      ]);
+      expect(await store.listRecords(Q2)).toEqual([review(Q2, 5)]);
+    });
+
+    it("round-trips text exactly: non-ASCII, escapes and nested bodies", async () => {
+      const { store } = await fresh();
+      const q = "query:zażółć-✓-𝄞";
+      const f = fact(q, 1, {
+        kind: "opened",
+        "binding/ref": "operator-task-local-binding:ąę",
+        limits: LIMITS,
+        deadline: "2026-12-01T11:00:00Z",
+        "operator/binding-ref": "node-operator-binding:zoë",
+      });
+      await appendAll(store, [f]);
+      expect((await store.readFacts(q))[0]?.fact).toEqual(f);
+      const rec = {
+        ref: "transcript:x",
+        kind: "transcript",
+        query: q,
+        body: { s: 'line\n"q" \u0000 ☃', n: [1.5, -0, 1e21, null] },
+      };
+      await store.putRecords([rec]);
+      expect(await store.readRecord("transcript:x")).toEqual({
+        ...rec,
+        body: { s: rec.body.s, n: [1.5, 0, 1e21, null] },
+      });
+    });
+
+    it("lists loops with their last sequence, ordered by query", async () => {
+      const { store } = await fresh();
+      await appendAll(store, [opened(Q2), opened(Q), passage(Q, 2, 1), passage(Q, 3, 2)]);
+      expect(await store.listLoops()).toEqual([
+        { query: Q, lastSequence: 3 },
+        { query: Q2, lastSequence: 1 },
+      ]);
+    });
+
+    it("keeps operator acts per loop in the order they were posted", async () => {
+      const { store } = await fresh();
+      const acts = [
+        {
+          query: Q,
+          kind: "approve",
+          target: "run:1 step:2",
+          operator: "node-operator-binding:alice",
+          at: "2026-12-01T10:00:05Z",
+        },
+        {
+          query: Q2,
+          kind: "deny",
+          target: "run:9 step:1",
+          operator: "node-operator-binding:bob",
+          at: "2026-12-01T10:00:06Z",
+        },
+        {
+          query: Q,
+          kind: "answer",
+          target: "question:q1",
+          text: "use the slow path ✓",
+          operator: "node-operator-binding:alice",
+          at: "2026-12-01T10:00:07Z",
+        },
+        {
+          query: Q,
+          kind: "deny",
+          target: "run:1 step:3",
+          operator: "node-operator-binding:alice",
+          at: "2026-12-01T10:00:08Z",
+        },
+      ] as const;
+      for (const a of acts) await store.postOperatorAct(a);
+      expect(await store.readOperatorActs(Q)).toEqual([acts[0], acts[2], acts[3]]);
+      expect(await store.readOperatorActs(Q2)).toEqual([acts[1]]);
+      expect("text" in ((await store.readOperatorActs(Q))[0] ?? {})).toBe(false);
+    });
+
+    describe("leases", () => {
+      const t0 = new Date("2026-12-01T10:00:00.000Z");
+      const plus = (ms: number) => new Date(t0.getTime() + ms);
+
+      it("grants a free lease and refuses another holder while it is live", async () => {
+        const { store } = await fresh();
+        expect(await store.acquireLease(Q, "worker-a", 1000, t0)).toBe(true);
+        expect(await store.acquireLease(Q, "worker-b", 1000, plus(1))).toBe(false);
+        expect(await store.acquireLease(Q, "worker-b", 1000, plus(999))).toBe(false);
+        // Leases are per loop.
+        expect(await store.acquireLease(Q2, "worker-b", 1000, plus(1))).toBe(true);
+      });
+
+      it("extends its holder's lease from now", async () => {
+        const { store } = await fresh();
+        expect(await store.acquireLease(Q, "worker-a", 1000, t0)).toBe(true);
+        expect(await store.acquireLease(Q, "worker-a", 1000, plus(800))).toBe(true);
+        // Live until 1800 now, not 1000.
+        expect(await store.acquireLease(Q, "worker-b", 1000, plus(1500))).toBe(false);
+        expect(await store.acquireLease(Q, "worker-b", 1000, plus(1799))).toBe(false);
+      });
+
+      it("lets another holder take over once the lease has expired", async () => {
+        const { store } = await fresh();
+        expect(await store.acquireLease(Q, "worker-a", 1000, t0)).toBe(true);
+        // Expired at exactly its expiry instant.
+        expect(await store.acquireLease(Q, "worker-b", 500, plus(1000))).toBe(true);
+        expect(await store.acquireLease(Q, "worker-a", 1000, plus(1001))).toBe(false);
+        expect(await store.acquireLease(Q, "worker-a", 1000, plus(1500))).toBe(true);
+      });
+
+      it("releases only its holder's lease", async () => {
+        const { store } = await fresh();
+        expect(await store.acquireLease(Q, "worker-a", 60_000, t0)).toBe(true);
+        await store.releaseLease(Q, "worker-b");
+        expect(await store.acquireLease(Q, "worker-b", 1000, plus(1))).toBe(false);
+        await store.releaseLease(Q, "worker-a");
+        expect(await store.acquireLease(Q, "worker-b", 1000, plus(2))).toBe(true);
+        await store.releaseLease(Q, "worker-a");
+        expect(await store.acquireLease(Q, "worker-a", 1000, plus(3))).toBe(false);
+      });
+
+      it("grants a contested free lease to exactly one of many concurrent holders", async () => {
+        const { store } = await fresh();
+        const holders = Array.from({ length: 8 }, (_, i) => `worker-${i}`);
+        const got = await Promise.all(holders.map((h) => store.acquireLease(Q, h, 1000, t0)));
+        expect(got.filter(Boolean)).toHaveLength(1);
+      });
+    });
+
+    it("lets exactly one of many concurrent appends at the same sequence win", async () => {
+      const { store } = await fresh();
+      await appendAll(store, [opened(Q)]);
+      const outcomes = await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          store.append({
+            query: Q,
+            expectedLastSequence: 1,
+            facts: [passage(Q, 2, i)],
+            records: [review(Q, 100 + i)],
+          }),
+        ),
+      );
+      const winners = outcomes.filter((o) => o.ok);
+      expect(winners).toHaveLength(1);
+      expect(outcomes.filter((o) => !o.ok && o.conflict === "sequence")).toHaveLength(7);
+      const stored = await store.readFacts(Q);
+      expect(stored).toHaveLength(2);
+      // Only the winner's record is stored.
+      expect(await store.listRecords(Q)).toHaveLength(1);
+    });
+
+    it("throws store/batch-invalid for a malformed batch (a caller bug)", async () => {
+      const { store } = await fresh();
+      await expect(
+        store.append({ query: Q, expectedLastSequence: 0, facts: [] }),
+      ).rejects.toMatchObject({
+        code: "store/batch-invalid",
+      });
+      await expect(
+        store.append({ query: Q, expectedLastSequence: 0, facts: [passage(Q, 2, 1)] }),
+      ).rejects.toMatchObject({ code: "store/batch-invalid" });
+      await expect(
+        store.append({ query: Q2, expectedLastSequence: 0, facts: [opened(Q)] }),
+      ).rejects.toMatchObject({
+        code: "store/batch-invalid",
+      });
+      await expect(
+        store.append({ query: Q, expectedLastSequence: -1, facts: [opened(Q)] }),
+      ).rejects.toMatchObject({ code: "store/batch-invalid" });
+      await expect(
+        store.append({
+          query: Q,
+          expectedLastSequence: 0,
+          facts: [opened(Q)],
+          records: [review(Q2, 1)],
+        }),
+      ).rejects.toMatchObject({ code: "store/batch-invalid" });
+      expect(await store.listLoops()).toEqual([]);
+    });
+
+    it("keeps what it returned apart from what it stored", async () => {
+      const { store } = await fresh();
+      await appendAll(store, [opened(Q)]);
+      const [first] = await store.readFacts(Q);
+      (first?.fact as { sequence: number }).sequence = 42;
+      expect((await store.readFacts(Q))[0]?.fact.sequence).toBe(1);
+    });
+
+    it("persists everything across a reopen (skipped for memory: it has no storage to reopen)", async (ctx) => {
+      const subject = await fresh();
+      if (subject.reopen === undefined) {
+        ctx.skip();
+        return;
+      }
+      const { store } = subject;
+      await appendAll(store, [opened(Q), passage(Q, 2, 1)]);
+      await store.append({
+        query: Q,
+        expectedLastSequence: 2,
+        facts: [cycle(Q, 3, 1)],
+        records: [proposal(Q, 1)],
+      });
+      await store.putRecords([review(Q, 1)]);
+      const act = {
+        query: Q,
+        kind: "approve",
+        target: "run:1 step:1",
+        operator: "node-operator-binding:alice",
+        at: "2026-12-01T10:00:09Z",
+      } as const;
+      await store.postOperatorAct(act);
+      const t0 = new Date("2026-12-01T10:00:00.000Z");
+      expect(await store.acquireLease(Q, "worker-a", 60_000, t0)).toBe(true);
+      const before = await store.readFacts(Q);
+      await store.close();
+
+      const again = await subject.reopen();
+      open.push(again);
+      expect(await again.readFacts(Q)).toEqual(before);
+      expect(await again.listRecords(Q)).toEqual([proposal(Q, 1), review(Q, 1)]);
+      expect(await again.readOperatorActs(Q)).toEqual([act]);
+      expect(await again.listLoops()).toEqual([{ query: Q, lastSequence: 3 }]);
+      expect(await again.acquireLease(Q, "worker-b", 1000, new Date(t0.getTime() + 1000))).toBe(
+        false,
+      );
+      // The chain continues from the stored hash.
+      const next = await again.append({
+        query: Q,
+        expectedLastSequence: 3,
+        facts: [passage(Q, 4, 2)],
+      });
+      expect(next.ok).toBe(true);
+      expectChain(await again.readFacts(Q));
+    });
+  });
+}
