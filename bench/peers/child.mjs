@@ -43,17 +43,24 @@ try {
   const warm = [];
   const first = [];
   const last = [];
-  const tenth = Math.max(1, Math.floor(n / 10));
+  const finalStep = [];
+  // Tenths are taken over the n-1 tool steps (model call k to model call k+1): the final step
+  // also carries the loop's one-off finish (result assembly, the transcript write), which the warm
+  // and cold figures include but which says nothing about growth with the conversation's length.
+  const toolSteps = Math.max(1, n - 1);
+  const tenth = Math.max(1, Math.floor(toolSteps / 10));
   for (let i = 0; i < measuredLoops; i++) {
     warm.push(((await loop()) * 1000) / n);
     first.push(meanStepUs(script.stamps, 0, tenth));
-    last.push(meanStepUs(script.stamps, n - tenth, n));
+    last.push(meanStepUs(script.stamps, toolSteps - tenth, toolSteps));
+    finalStep.push(meanStepUs(script.stamps, n - 1, n));
   }
   const result = {
     usPerStepWarm: median(warm),
     usPerStepCold: coldUs,
     firstTenthUs: median(first),
     lastTenthUs: median(last),
+    finalStepUs: median(finalStep),
     peakRssMB: process.resourceUsage().maxRSS / 1024,
     firstTurnAt: script.firstTurnAt,
     loops: loopIndex,

@@ -214,6 +214,7 @@ async function main() {
       usPerStepCold: round(m("usPerStepCold")),
       firstTenthUs: round(m("firstTenthUs")),
       lastTenthUs: round(m("lastTenthUs")),
+      finalStepUs: round(m("finalStepUs")),
       peakRssMB: round(m("peakRssMB")),
       startupMs,
       startupOverNodeMs: round(startupMs - bareMs),
