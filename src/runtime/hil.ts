@@ -1,0 +1,85 @@
+// Human approval of mutations and admissions: an approve or deny the operator posted (from this
+// terminal or another: `warrant approve RUN STEP`) decides; `--yes` approves at once and records
+// that it did; otherwise the run waits, polling, until an answer, a cancellation or the deadline.
+import type { LedgerStore } from "../core/loop/ledger-store.js";
+import type { Clock } from "../core/ports.js";
+import { approvalTarget, operatorDecision } from "./ledger-view.js";
+import type { ApprovalAnswer, ApprovalRequest, Approver, LoopPort, RuntimeEvent } from "./ports.js";
+
+export type Ask = (
+  request: ApprovalRequest,
+  signal: AbortSignal,
+) => Promise<"approve" | "deny" | undefined>;
+
+export interface ApproverOptions {
+  readonly store: LedgerStore;
+  readonly loop: LoopPort;
+  readonly clock: Clock;
+  readonly sleep: (ms: number) => Promise<void>;
+  readonly emit: (event: RuntimeEvent) => void;
+  readonly operator: string;
+  /** Approve every request at once, recording an approval act that says so. */
+  readonly autoApprove: boolean;
+  /** Ask on this terminal while polling for acts from others (interactive runs). */
+  readonly ask?: Ask;
+  readonly pollMs?: number;
+  /** An approval must arrive within this long, and before the loop's deadline. */
+  readonly timeoutMs?: number;
+}
+
+export function createApprover(o: ApproverOptions): Approver {
+  const pollMs = o.pollMs ?? 200;
+  return {
+    async approve(request: ApprovalRequest): Promise<ApprovalAnswer> {
+      const target = approvalTarget(request.run, request.step);
+      const post = async (kind: "approve" | "deny", text: string) =>
+        o.store.postOperatorAct({
+          query: request.query,
+          kind,
+          target,
+          text,
+          operator: o.operator,
+          at: o.clock.now().toISOString(),
+        });
+      const decided = operatorDecision(await o.store.readOperatorActs(request.query), target);
+      if (decided !== undefined) return decided === "approve" ? "approved" : "denied";
+      if (o.autoApprove) {
+        await post("approve", "approved automatically (--yes)");
+        o.emit({ kind: "note", text: `  approved ${request.step} automatically (--yes)` });
+        return "approved";
+      }
+      const startedAt = o.clock.now().getTime();
+      o.emit({
+        kind: "waiting",
+        what: `approval of ${request.step}: warrant approve ${request.run} ${request.step} | warrant deny ${request.run} ${request.step}\n${request.description}`,
+      });
+      const controller = new AbortController();
+      let asked: "approve" | "deny" | undefined;
+      const asking = o.ask?.(request, controller.signal).then(
+        (a) => {
+          asked = a;
+        },
+        () => undefined,
+      );
+      try {
+        for (;;) {
+          if (asked !== undefined) {
+            await post(asked, "answered at the terminal");
+            return asked === "approve" ? "approved" : "denied";
+          }
+          const act = operatorDecision(await o.store.readOperatorActs(request.query), target);
+          if (act !== undefined) return act === "approve" ? "approved" : "denied";
+          const now = o.clock.now();
+          const doc = await o.loop.document(request.query, now);
+          if (doc?.stop !== undefined) return "cancelled";
+          const late = o.timeoutMs !== undefined && now.getTime() - startedAt >= o.timeoutMs;
+          if (doc === undefined || doc.state === "deadline-passed" || late) return "expired";
+          await o.sleep(pollMs);
+        }
+      } finally {
+        controller.abort();
+        await asking;
+      }
+    },
+  };
+}

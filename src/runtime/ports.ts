@@ -1,0 +1,122 @@
+// What the runtime needs from the pieces around it, as narrow interfaces: the loop ledger, the
+// passage runner, the contained sandbox, the approver and the live view. The CLI composes them.
+import type { LedgerRecord, LedgerStore } from "../core/loop/ledger-store.js";
+import type { Decision, LoopCommand, LoopDocument, Role } from "../core/loop/types.js";
+import type { Clock } from "../core/ports.js";
+import type { TypedMessage } from "../core/turn/payloads.js";
+import type { LoadedPack } from "./task-pack.js";
+
+/** The loop core over a store: decide, append (with records in the same transaction), fold. */
+export interface LoopPort {
+  execute(
+    query: string,
+    command: LoopCommand,
+    now: Date,
+    records?: readonly LedgerRecord[],
+  ): Promise<Decision>;
+  document(query: string, now: Date): Promise<LoopDocument | undefined>;
+}
+
+/** One passage to run: the evidence is fixed before the first model call. */
+export interface PassageRequest {
+  readonly query: string;
+  readonly role: Role;
+  readonly agentId: string;
+  readonly passageRef: string;
+  /** The brief the agent sees: task statement plus the evidence (earlier proposals, reviews, runs). */
+  readonly evidence: string;
+  readonly pack: LoadedPack;
+  /** Model calls made by this role's earlier, ended passages (see ModelForPassage). */
+  readonly priorCalls: number;
+}
+
+export type PassageOutcome =
+  | {
+      readonly ok: true;
+      readonly message: TypedMessage;
+      /** The passage transcript record (kind `transcript`), stored beside the facts. */
+      readonly transcript?: LedgerRecord;
+      readonly modelCalls?: number;
+    }
+  | {
+      readonly ok: false;
+      readonly code: string;
+      readonly message: string;
+      readonly transcript?: LedgerRecord;
+      readonly modelCalls?: number;
+    };
+
+export interface PassageRunner {
+  run(request: PassageRequest): Promise<PassageOutcome>;
+}
+
+export interface ExecResult {
+  readonly exitCode: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly truncated: boolean;
+  readonly timedOut: boolean;
+  /** `sha256:…` over the command's stdout and stderr digests. */
+  readonly outputDigest: string;
+}
+
+/** A fresh, contained copy of the baseline workspace, made for one run alone. */
+export interface RunEnvironment {
+  readonly ref: string;
+  /** Host path of the environment's directory (journaled so a resumed run can destroy it). */
+  readonly dir: string;
+  exec(
+    argv: readonly string[],
+    opts: { timeoutMs: number; maxOutputBytes: number },
+  ): Promise<ExecResult>;
+  readFile(path: string): Promise<Uint8Array | undefined>;
+  writeFile(path: string, bytes: Uint8Array): Promise<void>;
+  /** The digest of every regular file under the workspace, by `/`-separated relative path. */
+  snapshot(): Promise<ReadonlyMap<string, string>>;
+  /** Destroys the environment; true once its directory is confirmed gone. */
+  destroy(): Promise<boolean>;
+}
+
+export interface SandboxPort {
+  /** The backend's name (`bwrap`, `unshare`) or undefined when nothing can contain a run. */
+  readonly backend: string | undefined;
+  create(baselineDir: string, ref: string): Promise<RunEnvironment>;
+  /** Removes a dead environment's directory (on resume); true once it is confirmed gone. */
+  destroyDir(dir: string): Promise<boolean>;
+  /** The digest of every regular file under a host directory (the baseline), by relative path. */
+  snapshotDir(dir: string): Promise<ReadonlyMap<string, string>>;
+}
+
+export type ApprovalAnswer = "approved" | "denied" | "expired" | "cancelled";
+
+export interface ApprovalRequest {
+  readonly query: string;
+  /** The run: its proposal ref. */
+  readonly run: string;
+  readonly step: string;
+  /** What the mutation does: a diff for a patch, the argv for a command. */
+  readonly description: string;
+}
+
+export interface Approver {
+  approve(request: ApprovalRequest): Promise<ApprovalAnswer>;
+}
+
+export type RuntimeEvent =
+  | { readonly kind: "fact"; readonly document: LoopDocument; readonly summary: string }
+  | { readonly kind: "note"; readonly text: string }
+  | { readonly kind: "waiting"; readonly what: string; readonly document?: LoopDocument }
+  | { readonly kind: "refused"; readonly code: string; readonly message: string };
+
+export interface RuntimeContext {
+  readonly store: LedgerStore;
+  readonly loop: LoopPort;
+  readonly passages: PassageRunner;
+  readonly sandbox: SandboxPort;
+  readonly approver: Approver;
+  readonly clock: Clock;
+  readonly sleep: (ms: number) => Promise<void>;
+  readonly emit: (event: RuntimeEvent) => void;
+  /** The operator binding acting for this host (`node-operator-binding:…`). */
+  readonly operator: string;
+}

@@ -1,0 +1,156 @@
+// The records the runtime writes beside the facts: the loop's binding to its task pack, the end of
+// each passage, the proposal / review / execution records, and the run journal (run and step
+// started) that makes resume after a crash exact. Every one is content-addressed.
+import type { LedgerRecord } from "../core/loop/ledger-store.js";
+import type { Outcome, Role } from "../core/loop/types.js";
+import { contentRef, digestOfBytes } from "../core/records/canonical.js";
+import { buildExecution } from "../core/records/execution.js";
+import { toLedgerRecord } from "../core/records/ledger-record.js";
+import type { Problem } from "../core/result.js";
+import type { TypedMessage } from "../core/turn/payloads.js";
+
+export const RECORD_PREFIX = {
+  binding: "warrant-loop-binding",
+  passageEnd: "warrant-passage-end",
+  runStarted: "warrant-run-started",
+  stepStarted: "warrant-step-started",
+  runReport: "warrant-run-report",
+} as const;
+
+export interface BindingBody {
+  readonly "query/id": string;
+  readonly "binding/ref": string;
+  /** Absolute path of the task-pack file and the digest of its content when the loop opened. */
+  readonly "task-pack/file": string;
+  readonly "task-pack/digest": string;
+  /** Model URI per role (never a key: keys come from the environment). */
+  readonly models: Readonly<Record<string, string>>;
+  readonly "created-at": string;
+}
+
+export interface PassageEndBody {
+  readonly "query/id": string;
+  readonly "passage/ref": string;
+  readonly role: Role;
+  readonly "agent/id": string;
+  readonly "evidence/digest": string;
+  /** The proposal a reviewer or critic judged, or the run a summarizer summarised. */
+  readonly subject?: string;
+  readonly message?: TypedMessage;
+  readonly failure?: { readonly code: string; readonly message: string };
+  readonly "transcript/ref"?: string;
+  /** Model calls the passage made (a scripted model's position after it). */
+  readonly "model/calls": number;
+  /** For an implementer's Plan: the host's check against the task pack. */
+  readonly "plan/problems"?: readonly Problem[];
+  readonly "ended-at": string;
+}
+
+export interface RunStartedBody {
+  readonly "query/id": string;
+  readonly "proposal/ref": string;
+  readonly "environment/ref": string;
+  readonly "environment/dir": string;
+  readonly "started-at": string;
+}
+
+export interface StepStartedBody {
+  readonly "query/id": string;
+  readonly "proposal/ref": string;
+  readonly "step/id": string;
+  readonly index: number;
+  readonly "started-at": string;
+}
+
+export interface StepRecord {
+  readonly "step/id": string;
+  readonly class: "observation" | "mutation";
+  readonly action: string;
+  readonly status: "ok" | "failed" | "interrupted";
+  readonly "exit/code"?: number | null;
+  readonly "stdout/digest"?: string;
+  readonly "stderr/digest"?: string;
+  readonly truncated?: boolean;
+  readonly "timed-out"?: boolean;
+  /** The head of the output, for the implementer's next passage. */
+  readonly excerpt?: string;
+  readonly approval?: "approved" | "not-required";
+  /** A digest of the step's output (a command's stdout and stderr together, a read's text). */
+  readonly "output/digest"?: string;
+}
+
+export interface CheckRecord {
+  readonly name: string;
+  readonly passed: boolean;
+  readonly detail: string;
+  readonly "exit/code"?: number | null;
+  readonly "output/digest"?: string;
+  readonly truncated?: boolean;
+}
+
+/**
+ * What a run did in the detail the implementer's next passage needs (output excerpts, check
+ * details), beside the execution record it explains.
+ */
+export interface RunReportBody {
+  readonly "query/id": string;
+  readonly "proposal/ref": string;
+  readonly "execution/ref": string;
+  readonly "environment/ref": string;
+  readonly steps: readonly StepRecord[];
+  readonly checks: readonly CheckRecord[];
+  readonly outcome: Outcome;
+  readonly "refusal/code"?: string;
+  readonly "environment/destroyed": boolean;
+}
+
+export type RecordKind = keyof typeof RECORD_PREFIX;
+
+const REF_FIELD = "ref";
+
+/** A content-addressed record of one kind: its ref is the digest of its body. */
+export function makeRecord(kind: RecordKind, query: string, body: object): LedgerRecord {
+  const ref = contentRef(RECORD_PREFIX[kind], body as Record<string, unknown>, REF_FIELD);
+  return { ref, kind, query, body };
+}
+
+/** The run's outcome as its execution record (SPEC §5) and the report beside it. */
+export function runRecords(
+  report: Omit<RunReportBody, "execution/ref">,
+  startedAt: string,
+  endedAt: string,
+): { execution: LedgerRecord; report: LedgerRecord } {
+  const empty = digestOfBytes(new Uint8Array());
+  const built = buildExecution({
+    query: report["query/id"],
+    proposalRef: report["proposal/ref"],
+    environmentRef: report["environment/ref"],
+    steps: report.steps.map((s) => ({
+      id: s["step/id"],
+      effectClass: s.class,
+      exitStatus: s["exit/code"] ?? null,
+      stdoutDigest: s["stdout/digest"] ?? empty,
+      stderrDigest: s["stderr/digest"] ?? empty,
+      truncated: s.truncated ?? false,
+    })),
+    checks: report.checks.map((c) => ({
+      id: c.name,
+      passed: c.passed,
+      exitStatus: c["exit/code"] ?? null,
+      outputDigest: c["output/digest"] ?? digestOfBytes(new TextEncoder().encode(c.detail)),
+      truncated: c.truncated ?? false,
+    })),
+    outcome: report.outcome,
+    ...(report["refusal/code"] === undefined ? {} : { refusalCode: report["refusal/code"] }),
+    startedAt,
+    endedAt,
+  });
+  const execution = toLedgerRecord("execution", built);
+  return {
+    execution,
+    report: makeRecord("runReport", report["query/id"], {
+      ...report,
+      "execution/ref": execution.ref,
+    }),
+  };
+}

@@ -1,0 +1,368 @@
+// Executes one admitted run in a fresh contained environment: steps in order (each step journaled
+// as started before it runs, each mutation approved first when HIL asks for it), then every
+// verifier check, then destruction of the environment. Returns the execution record's body; the
+// caller stores it and concludes the run.
+import type { Outcome } from "../core/loop/types.js";
+import { digestOfBytes } from "../core/records/canonical.js";
+import { applyParsedDiff } from "../core/taskpack/patch.js";
+import { type AdmittedPlan, type AdmittedStep, stepEffect } from "../core/taskpack/plan-check.js";
+import {
+  changedOutside,
+  changedUnder,
+  diffSnapshots,
+  type SnapshotDiff,
+} from "../core/taskpack/snapshot-diff.js";
+import type { ExecResult, RunEnvironment, RuntimeContext } from "./ports.js";
+import type { CheckRecord, RunReportBody, StepRecord } from "./records.js";
+import { makeRecord } from "./records.js";
+import type { LoadedPack } from "./task-pack.js";
+
+const EXCERPT_BYTES = 2048;
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+type Approval = "approved" | "not-required";
+
+/** Why a run stops before its verifier: the conclusion it gets. */
+export interface Halt {
+  readonly outcome: Outcome;
+  readonly refusal?: string;
+}
+
+export interface RunInput {
+  readonly query: string;
+  readonly proposalRef: string;
+  readonly plan: AdmittedPlan;
+  readonly pack: LoadedPack;
+  /** At each step boundary: has the loop been cancelled, or its deadline passed? */
+  readonly boundary: () => Promise<Halt | undefined>;
+}
+
+/** What a run did: the report (its execution record is built from it) and when. */
+export interface RunResult {
+  readonly report: Omit<RunReportBody, "execution/ref">;
+  readonly startedAt: string;
+  readonly endedAt: string;
+}
+
+export function environmentRefOf(proposalRef: string): string {
+  return `environment:${proposalRef.slice(proposalRef.lastIndexOf(":") + 1)}`;
+}
+
+export async function executeRun(ctx: RuntimeContext, input: RunInput): Promise<RunResult> {
+  const { pack, plan, query, proposalRef } = input;
+  const startedAt = ctx.clock.now().toISOString();
+  const envRef = environmentRefOf(proposalRef);
+  const finish = (
+    outcome: Outcome,
+    steps: readonly StepRecord[],
+    checks: readonly CheckRecord[],
+    destroyed: boolean,
+    refusal?: string,
+  ): RunResult => ({
+    report: {
+      "query/id": query,
+      "proposal/ref": proposalRef,
+      "environment/ref": envRef,
+      steps,
+      checks,
+      outcome,
+      ...(refusal === undefined ? {} : { "refusal/code": refusal }),
+      "environment/destroyed": destroyed,
+    },
+    startedAt,
+    endedAt: ctx.clock.now().toISOString(),
+  });
+  // Never a mutation uncontained (SPEC §7): the loop stops safety-refused.
+  if (ctx.sandbox.backend === undefined && plan.steps.some((s) => stepEffect(s) === "mutation")) {
+    return finish("refused", [], [], true, "environment/not-contained");
+  }
+  const early = await input.boundary();
+  if (early !== undefined) return finish(early.outcome, [], [], true, early.refusal);
+
+  const env = await ctx.sandbox.create(pack.baselineDir, envRef);
+  await ctx.store.putRecords([
+    makeRecord("runStarted", query, {
+      "query/id": query,
+      "proposal/ref": proposalRef,
+      "environment/ref": envRef,
+      "environment/dir": env.dir,
+      "started-at": startedAt,
+    }),
+  ]);
+  ctx.emit({
+    kind: "note",
+    text: `run started in a fresh environment (${ctx.sandbox.backend ?? "uncontained"})`,
+  });
+
+  const steps: StepRecord[] = [];
+  let halt: Halt | undefined;
+  let mutationFailed = false;
+  for (const [index, step] of plan.steps.entries()) {
+    halt = await input.boundary();
+    if (halt !== undefined) break;
+    const mutation = stepEffect(step) === "mutation";
+    let approval: Approval = "not-required";
+    if (mutation && pack.pack.hil === "each-mutation") {
+      const answer = await ctx.approver.approve({
+        query,
+        run: proposalRef,
+        step: step.id,
+        description: describeMutation(step),
+      });
+      if (answer === "denied") halt = { outcome: "refused", refusal: "hil/denied" };
+      else if (answer === "expired") halt = { outcome: "refused", refusal: "hil/expired" };
+      else if (answer === "cancelled") halt = { outcome: "cancelled" };
+      if (halt !== undefined) break;
+      approval = "approved";
+    }
+    // Journal first: a crash from here on concludes this run `unknown`; the step never repeats.
+    await ctx.store.putRecords([
+      makeRecord("stepStarted", query, {
+        "query/id": query,
+        "proposal/ref": proposalRef,
+        "step/id": step.id,
+        index,
+        "started-at": ctx.clock.now().toISOString(),
+      }),
+    ]);
+    const record = await runStep(env, step, approval);
+    steps.push(record);
+    const exit = record["exit/code"] === undefined ? "" : ` (exit ${String(record["exit/code"])})`;
+    ctx.emit({ kind: "note", text: `  step ${step.id} ${step.kind}: ${record.status}${exit}` });
+    if (record.status === "failed" && mutation) {
+      mutationFailed = true;
+      break;
+    }
+  }
+  if (halt !== undefined) {
+    const destroyed = await env.destroy();
+    ctx.emit({
+      kind: "note",
+      text: `  environment destroyed${destroyed ? " (confirmed)" : " (NOT confirmed)"}`,
+    });
+    return finish(halt.outcome, steps, [], destroyed, halt.refusal);
+  }
+  const verdict = await verify(ctx, env, input, mutationFailed);
+  const destroyed = await env.destroy();
+  ctx.emit({
+    kind: "note",
+    text: `  environment destroyed${destroyed ? " (confirmed)" : " (NOT confirmed)"}`,
+  });
+  if (!destroyed)
+    return finish("refused", steps, verdict.checks, false, "rollback/destroy-unconfirmed");
+  return finish(verdict.outcome, steps, verdict.checks, true, verdict.refusal);
+}
+
+function describeMutation(step: AdmittedStep): string {
+  switch (step.kind) {
+    case "patch":
+      return step.change.kind === "diff"
+        ? `patch ${step.path}\n${step.change.diff}`
+        : `write ${step.path} (${encoder.encode(step.change.content).length} bytes)\n${step.change.content}`;
+    case "command":
+      return `command ${step.profile.name}: ${JSON.stringify(step.argv)}`;
+    case "observe-command":
+    case "observe-read":
+      return step.kind;
+    default:
+      return step satisfies never;
+  }
+}
+
+function excerpt(text: string): string {
+  const bytes = encoder.encode(text);
+  return bytes.length <= EXCERPT_BYTES ? text : `${decoder.decode(bytes.slice(0, EXCERPT_BYTES))}…`;
+}
+
+function execRecord(step: AdmittedStep, r: ExecResult, approval: Approval): StepRecord {
+  const text = `${r.stdout}${r.stderr === "" ? "" : `\n${r.stderr}`}`;
+  return {
+    "step/id": step.id,
+    class: stepEffect(step),
+    action: step.kind,
+    status: r.exitCode === 0 && !r.timedOut ? "ok" : "failed",
+    "exit/code": r.exitCode,
+    "stdout/digest": digestOfBytes(encoder.encode(r.stdout)),
+    "stderr/digest": digestOfBytes(encoder.encode(r.stderr)),
+    "output/digest": r.outputDigest,
+    truncated: r.truncated,
+    "timed-out": r.timedOut,
+    excerpt: excerpt(text),
+    approval,
+  };
+}
+
+async function runStep(
+  env: RunEnvironment,
+  step: AdmittedStep,
+  approval: Approval,
+): Promise<StepRecord> {
+  const base = {
+    "step/id": step.id,
+    class: stepEffect(step),
+    action: step.kind,
+    approval,
+  } as const;
+  switch (step.kind) {
+    case "observe-command":
+    case "command":
+      return execRecord(
+        step,
+        await env.exec(step.argv, {
+          timeoutMs: step.profile.timeoutMs,
+          maxOutputBytes: step.profile.maxOutputBytes,
+        }),
+        approval,
+      );
+    case "observe-read": {
+      const parts: string[] = [];
+      for (const p of step.paths) {
+        const bytes = await env.readFile(p);
+        parts.push(`--- ${p}\n${bytes === undefined ? "(missing)" : decoder.decode(bytes)}`);
+      }
+      const text = parts.join("\n");
+      return {
+        ...base,
+        status: "ok",
+        "stdout/digest": digestOfBytes(encoder.encode(text)),
+        excerpt: excerpt(text),
+      };
+    }
+    case "patch": {
+      let next: string | null;
+      if (step.change.kind === "content") next = step.change.content;
+      else {
+        const current = await env.readFile(step.path);
+        const applied = applyParsedDiff(
+          current === undefined ? null : decoder.decode(current),
+          step.change.parsed,
+        );
+        if (!applied.ok)
+          return {
+            ...base,
+            status: "failed",
+            excerpt: applied.errors.map((e) => e.message).join("\n"),
+          };
+        next = applied.value;
+      }
+      if (next === null)
+        return {
+          ...base,
+          status: "failed",
+          excerpt: "removing a file is not a patch this host applies",
+        };
+      const bytes = encoder.encode(next);
+      await env.writeFile(step.path, bytes);
+      return { ...base, status: "ok", "stdout/digest": digestOfBytes(bytes) };
+    }
+    default:
+      return step satisfies never;
+  }
+}
+
+interface Verdict {
+  readonly outcome: Outcome;
+  readonly refusal?: string;
+  readonly checks: readonly CheckRecord[];
+}
+
+async function verify(
+  ctx: RuntimeContext,
+  env: RunEnvironment,
+  input: RunInput,
+  mutationFailed: boolean,
+): Promise<Verdict> {
+  const { pack } = input.pack;
+  const names = new Set(pack.verifier.checks.map((c) => c.name));
+  const missing = input.plan.expectedChecks.filter((n) => !names.has(n));
+  if (missing.length > 0) {
+    return {
+      outcome: "refused",
+      refusal: "verifier/check-missing",
+      checks: missing.map((name) => ({
+        name,
+        passed: false,
+        detail: "the verifier has no such check",
+      })),
+    };
+  }
+  const deadline = ctx.clock.now().getTime() + pack.verifier.timeoutMs;
+  const checks: CheckRecord[] = [];
+  let diff: SnapshotDiff | undefined;
+  const changes = async (): Promise<SnapshotDiff> => {
+    diff ??= diffSnapshots(
+      await ctx.sandbox.snapshotDir(input.pack.baselineDir),
+      await env.snapshot(),
+    );
+    return diff;
+  };
+  for (const check of pack.verifier.checks) {
+    const left = deadline - ctx.clock.now().getTime();
+    if (left <= 0) return { outcome: "refused", refusal: "verifier/timeout", checks };
+    switch (check.kind) {
+      case "command": {
+        const profile = pack.commands.get(check.command);
+        if (profile === undefined || profile.effect !== "observation") {
+          checks.push({
+            name: check.name,
+            passed: false,
+            detail: `no observation command ${check.command}`,
+          });
+          return { outcome: "refused", refusal: "verifier/check-missing", checks };
+        }
+        const r = await env.exec(profile.argv, {
+          timeoutMs: Math.min(profile.timeoutMs, left),
+          maxOutputBytes: profile.maxOutputBytes,
+        });
+        if (r.timedOut) {
+          checks.push({ name: check.name, passed: false, detail: `${check.command} timed out` });
+          return { outcome: "refused", refusal: "verifier/timeout", checks };
+        }
+        checks.push({
+          name: check.name,
+          passed: r.exitCode === 0,
+          detail: `${check.command} exited ${String(r.exitCode)}: ${lastLine(r.stdout)}`,
+          "exit/code": r.exitCode,
+          "output/digest": r.outputDigest,
+          truncated: r.truncated,
+        });
+        break;
+      }
+      case "unchanged": {
+        const touched = changedUnder(await changes(), check.globs);
+        checks.push({
+          name: check.name,
+          passed: touched.length === 0,
+          detail: touched.length === 0 ? "unchanged" : `changed: ${touched.join(", ")}`,
+        });
+        break;
+      }
+      case "only-allowed-changed": {
+        const outside = changedOutside(await changes(), pack.patchPolicy.allow);
+        checks.push({
+          name: check.name,
+          passed: outside.length === 0,
+          detail:
+            outside.length === 0
+              ? "only allowed files changed"
+              : `outside the policy: ${outside.join(", ")}`,
+        });
+        break;
+      }
+      default:
+        check satisfies never;
+    }
+    ctx.emit({
+      kind: "note",
+      text: `  check ${check.name}: ${checks.at(-1)?.passed === true ? "passed" : "failed"}`,
+    });
+  }
+  const passed = !mutationFailed && checks.every((c) => c.passed);
+  return { outcome: passed ? "verified" : "verification-failed", checks };
+}
+
+function lastLine(text: string): string {
+  const lines = text.trim().split("\n");
+  return (lines.at(-1) ?? "").slice(0, 200);
+}
