@@ -1,0 +1,23 @@
+// The content ID of an agent definition (SPEC §2): BLAKE3-256 over the JCS bytes of its stored form,
+// as a CIDv1 with codec json-jcs (`baga6yaq6…`); and the `agent:<cid>` id facts carry.
+import { jsonJcsCid } from "../cid/cid.js";
+import { canonicalBytes } from "../records/canonical.js";
+import { canonicalForm } from "./canonical-form.js";
+import type { AgentDefinition } from "./types.js";
+
+/**
+ * The content ID of a definition in the usual spelling (as `validateDefinition` returns it). Nulls
+ * of optional properties and absent graph lists are normalised here too, so both give one ID.
+ */
+export function definitionId(
+  normalised: AgentDefinition | Readonly<Record<string, unknown>>,
+): string {
+  return jsonJcsCid(canonicalBytes(canonicalForm(normalised)));
+}
+
+export type AgentId = `agent:${string}`;
+
+/** `agent:<definition CID>`: how facts and records name the exact definition. */
+export function agentIdOf(cid: string): AgentId {
+  return `agent:${cid}`;
+}

@@ -1,0 +1,169 @@
+// The alternate spellings the reference parser admits (SPEC §2), rewritten in place to the usual one
+// before validation, storage and hashing: an enum as a one-key map `{"stdio": null}`, and a struct as
+// an array holding exactly its required fields in `required` order. Any other array where a struct is
+// expected is ambiguous and refused. Sub-agents are rewritten the same way, at most MAX_DEPTH deep.
+import { type Problem, pointer } from "../result.js";
+import type { SourcePositions } from "./source-positions.js";
+
+/** Sub-agents nest at most this deep (the root is depth 0). */
+export const MAX_SUBAGENT_DEPTH = 8;
+
+/** The structs that may be written as arrays, with their `required` lists in schema order. */
+export const ARRAY_SPELLINGS = {
+  Model: ["provider", "model"],
+  Framework: ["name"],
+  Skill: ["name", "cid"],
+  Source: ["path", "sha256"],
+  Tool: ["name", "description", "inputSchema"],
+  McpServer: ["name", "transport"],
+  Memory: ["path", "backend", "writable"],
+  Prompt: ["role"],
+  Thinking: ["type"],
+  MemoryScope: ["kind"],
+} as const satisfies Record<string, readonly string[]>;
+
+type Spelled = keyof typeof ARRAY_SPELLINGS;
+type Obj = Record<string, unknown>;
+
+function isObject(v: unknown): v is Obj {
+  return v !== null && typeof v === "object" && !Array.isArray(v);
+}
+
+class Rewriter {
+  readonly problems: Problem[] = [];
+  constructor(readonly positions: SourcePositions | undefined) {}
+
+  ambiguous(path: string, what: string, arr: readonly unknown[]): void {
+    const spelled = (ARRAY_SPELLINGS as Record<string, readonly string[]>)[what];
+    const message =
+      spelled === undefined
+        ? `${what} must be written as an object, not an array`
+        : `${what} written as an array must hold exactly [${spelled.join(", ")}] (${spelled.length} items, got ${arr.length}); write it as an object`;
+    this.problems.push({ code: "definition/ambiguous-array", path, message });
+  }
+
+  /**
+   * The usual spelling of a struct at `holder[key]`: an array of exactly the required fields becomes
+   * an object; any other array is refused. Returns the object, or undefined when it is not one.
+   */
+  struct(
+    holder: Obj | unknown[],
+    key: string | number,
+    path: string,
+    what: string,
+  ): Obj | undefined {
+    const v = (holder as Record<string | number, unknown>)[key];
+    if (Array.isArray(v)) {
+      const fields = (ARRAY_SPELLINGS as Record<string, readonly string[]>)[what];
+      if (fields === undefined || v.length !== fields.length) {
+        this.ambiguous(path, what, v);
+        return undefined;
+      }
+      const obj: Obj = {};
+      fields.forEach((f, i) => {
+        obj[f] = v[i];
+      });
+      this.positions?.recordRewrite(obj, v, fields);
+      (holder as Record<string | number, unknown>)[key] = obj;
+      return obj;
+    }
+    return isObject(v) ? v : undefined;
+  }
+
+  /** `{"stdio": null}` → `"stdio"`. */
+  enumValue(obj: Obj, key: string): void {
+    const v = obj[key];
+    if (!isObject(v)) return;
+    const keys = Object.keys(v);
+    if (keys.length === 1 && v[keys[0] as string] === null) obj[key] = keys[0];
+  }
+
+  items(
+    obj: Obj,
+    key: string,
+    path: string,
+    what: Spelled,
+    then?: (item: Obj, path: string) => void,
+  ): void {
+    const list = obj[key];
+    if (!Array.isArray(list)) return;
+    for (let i = 0; i < list.length; i++) {
+      const p = `${path}/${key}/${i}`;
+      const item = this.struct(list, i, p, what);
+      if (item !== undefined && then !== undefined) then(item, p);
+    }
+  }
+
+  /** A struct that has no array spelling: an array here is always ambiguous. */
+  objectOnly(holder: Obj, key: string, path: string, what: string): Obj | undefined {
+    const v = holder[key];
+    if (Array.isArray(v)) {
+      this.ambiguous(`${path}/${key}`, what, v);
+      return undefined;
+    }
+    return isObject(v) ? v : undefined;
+  }
+
+  agent(def: Obj, path: string, depth: number): void {
+    this.struct(def, "framework", `${path}/framework`, "Framework");
+    this.items(def, "models", path, "Model", (model, p) => {
+      const settings = this.objectOnly(model, "settings", p, "ModelSettings");
+      if (settings === undefined) return;
+      this.struct(settings, "thinking", `${p}/settings/thinking`, "Thinking");
+      this.objectOnly(settings, "reasoning", `${p}/settings`, "Reasoning");
+    });
+    this.items(def, "prompts", path, "Prompt", (prompt) => this.enumValue(prompt, "role"));
+    this.items(def, "skills", path, "Skill");
+    this.items(def, "sources", path, "Source");
+    this.items(def, "tools", path, "Tool");
+    this.items(def, "mcpServers", path, "McpServer", (server) =>
+      this.enumValue(server, "transport"),
+    );
+    this.items(def, "memory", path, "Memory", (memory, p) => {
+      const scope = this.struct(memory, "scope", `${p}/scope`, "MemoryScope");
+      if (scope !== undefined) this.enumValue(scope, "kind");
+    });
+    const middleware = def.middleware;
+    if (Array.isArray(middleware)) {
+      middleware.forEach((_m, i) => {
+        this.objectOnly(
+          middleware as unknown as Obj,
+          String(i),
+          `${path}/middleware`,
+          "Middleware",
+        );
+      });
+    }
+    this.objectOnly(def, "graph", path, "Graph");
+    const subAgents = def.subAgents;
+    if (!Array.isArray(subAgents)) return;
+    for (let i = 0; i < subAgents.length; i++) {
+      const p = `${path}/subAgents/${i}`;
+      const sub = subAgents[i];
+      if (Array.isArray(sub)) {
+        this.ambiguous(p, "a sub-agent", sub);
+        continue;
+      }
+      if (!isObject(sub)) continue;
+      if (depth + 1 > MAX_SUBAGENT_DEPTH) {
+        this.problems.push({
+          code: "definition/depth",
+          path: p,
+          message: `sub-agents nest at most ${MAX_SUBAGENT_DEPTH} deep; this one is at depth ${depth + 1}`,
+        });
+        continue;
+      }
+      this.agent(sub, p, depth + 1);
+    }
+  }
+}
+
+/**
+ * Rewrites alternate spellings in place (the tree must be the caller's own) and checks sub-agent
+ * depth. Returns the problems found (`definition/ambiguous-array`, `definition/depth`).
+ */
+export function normaliseSpellings(def: Obj, positions?: SourcePositions): Problem[] {
+  const r = new Rewriter(positions);
+  r.agent(def, pointer(), 0);
+  return r.problems;
+}
