@@ -1,0 +1,116 @@
+// Running one backend invocation as a child process with the run's limits: wall time (the whole
+// process group is killed), a combined output byte cap (cut and flagged), and cancellation.
+import { spawn } from "node:child_process";
+import { digestOf, digestOfBytes } from "../../core/records/canonical.js";
+import type { ExecResult } from "../../core/sandbox/sandbox-port.js";
+
+export interface LimitedRun {
+  readonly timeoutMs: number;
+  readonly maxOutputBytes: number;
+  readonly signal?: AbortSignal;
+}
+
+const SECRET_NAME = /KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION/i;
+export const SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+/**
+ * The fixed environment of a contained command: PATH, HOME (the workspace), LANG, TMPDIR, plus the
+ * caller's extra variables except any whose name looks like a secret and except HOME. Nothing is
+ * inherited from the host process.
+ */
+export function scrubbedEnv(
+  home: string,
+  extra: Readonly<Record<string, string>> | undefined,
+): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(extra ?? {})) {
+    if (!SECRET_NAME.test(k) && k !== "HOME" && /^[A-Za-z_][A-Za-z0-9_]*$/.test(k)) env[k] = v;
+  }
+  return { ...env, PATH: env.PATH ?? SANDBOX_PATH, HOME: home, LANG: "C.UTF-8", TMPDIR: "/tmp" };
+}
+
+/** Spawn `argv` (the backend's full command line) with `env` and enforce the limits. */
+export function runLimited(
+  argv: readonly string[],
+  env: Readonly<Record<string, string>>,
+  limits: LimitedRun,
+): Promise<ExecResult> {
+  const startedAt = new Date().toISOString();
+  return new Promise((resolve) => {
+    const stdout: Buffer[] = [];
+    const stderr: Buffer[] = [];
+    let kept = 0;
+    let truncated = false;
+    let timedOut = false;
+    let cancelled = false;
+    let spawnError: Error | undefined;
+    const child = spawn(argv[0] as string, argv.slice(1), {
+      env: { ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+      // Its own process group, so a kill reaches everything the backend started outside its
+      // namespaces; inside, the backend's pid namespace dies with its init.
+      detached: true,
+    });
+    const killTree = () => {
+      if (child.pid === undefined) return;
+      try {
+        process.kill(-child.pid, "SIGKILL");
+      } catch {
+        // Already gone.
+      }
+    };
+    const take = (into: Buffer[]) => (chunk: Buffer) => {
+      const room = limits.maxOutputBytes - kept;
+      if (room <= 0) {
+        truncated = true;
+        return;
+      }
+      const part = chunk.length > room ? chunk.subarray(0, room) : chunk;
+      if (part.length < chunk.length) truncated = true;
+      into.push(part);
+      kept += part.length;
+    };
+    child.stdout.on("data", take(stdout));
+    child.stderr.on("data", take(stderr));
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killTree();
+    }, limits.timeoutMs);
+    const onAbort = () => {
+      cancelled = true;
+      killTree();
+    };
+    if (limits.signal?.aborted === true) onAbort();
+    else limits.signal?.addEventListener("abort", onAbort, { once: true });
+    child.on("error", (e) => {
+      spawnError = e;
+    });
+    child.on("close", (code, sig) => {
+      clearTimeout(timer);
+      limits.signal?.removeEventListener("abort", onAbort);
+      // The group may still hold stragglers that escaped the namespace teardown: none may survive.
+      killTree();
+      const out = Buffer.concat(stdout);
+      const err = Buffer.concat(stderr);
+      const errText =
+        spawnError === undefined
+          ? err.toString("utf8")
+          : `${err.toString("utf8")}${spawnError.message}\n`;
+      resolve({
+        exitCode: code ?? (spawnError === undefined ? null : 127),
+        signal: sig,
+        timedOut,
+        cancelled,
+        stdout: out.toString("utf8"),
+        stderr: errText,
+        truncated,
+        outputDigest: digestOf({
+          stderr: digestOfBytes(new Uint8Array(err)),
+          stdout: digestOfBytes(new Uint8Array(out)),
+        }),
+        startedAt,
+        endedAt: new Date().toISOString(),
+      });
+    });
+  });
+}
