@@ -3,6 +3,7 @@
 import type { LedgerRecord, LedgerStore } from "../core/loop/ledger-store.js";
 import type { Decision, LoopCommand, LoopDocument, Role } from "../core/loop/types.js";
 import type { Clock } from "../core/ports.js";
+import type { Problem } from "../core/result.js";
 import type { TypedMessage } from "../core/turn/payloads.js";
 import type { LoadedPack } from "./task-pack.js";
 
@@ -70,7 +71,8 @@ export interface RunEnvironment {
     opts: { timeoutMs: number; maxOutputBytes: number },
   ): Promise<ExecResult>;
   readFile(path: string): Promise<Uint8Array | undefined>;
-  writeFile(path: string, bytes: Uint8Array): Promise<void>;
+  /** Undefined once written; the refusal when the path leaves the workspace (a symlink escape). */
+  writeFile(path: string, bytes: Uint8Array): Promise<Problem | undefined>;
   /** The digest of every regular file under the workspace, by `/`-separated relative path. */
   snapshot(): Promise<ReadonlyMap<string, string>>;
   /** Destroys the environment; true once its directory is confirmed gone. */

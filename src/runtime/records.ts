@@ -75,6 +75,8 @@ export interface StepRecord {
   /** The head of the output, for the implementer's next passage. */
   readonly excerpt?: string;
   readonly approval?: "approved" | "not-required";
+  /** Why the host refused the step (a write escaping the workspace: workbench/patch-outside-policy). */
+  readonly refusal?: string;
   /** A digest of the step's output (a command's stdout and stderr together, a read's text). */
   readonly "output/digest"?: string;
 }

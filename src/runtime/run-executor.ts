@@ -130,6 +130,10 @@ export async function executeRun(ctx: RuntimeContext, input: RunInput): Promise<
     steps.push(record);
     const exit = record["exit/code"] === undefined ? "" : ` (exit ${String(record["exit/code"])})`;
     ctx.emit({ kind: "note", text: `  step ${step.id} ${step.kind}: ${record.status}${exit}` });
+    if (record.refusal !== undefined) {
+      halt = { outcome: "refused", refusal: record.refusal };
+      break;
+    }
     if (record.status === "failed" && mutation) {
       mutationFailed = true;
       break;
@@ -253,7 +257,10 @@ async function runStep(
           excerpt: "removing a file is not a patch this host applies",
         };
       const bytes = encoder.encode(next);
-      await env.writeFile(step.path, bytes);
+      const refused = await env.writeFile(step.path, bytes);
+      if (refused !== undefined) {
+        return { ...base, status: "failed", excerpt: refused.message, refusal: refused.code };
+      }
       return { ...base, status: "ok", "stdout/digest": digestOfBytes(bytes) };
     }
     default:

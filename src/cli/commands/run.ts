@@ -1,4 +1,341 @@
-// The `run` command group (placeholder until its issue lands).
+// `warrant demo`, `run`, `resume` and `worker`: compose the store, models, sandbox, approver and
+// live view, then open or resume a loop and drive it.
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { createInterface } from "node:readline/promises";
+import { fileURLToPath } from "node:url";
 import type { Command } from "commander";
+import { createModelFromUri, parseModelUri } from "../../adapters/models/model-uri.js";
+import { createScriptedModel, parseScript } from "../../adapters/models/scripted-model.js";
+import { createBwrapSandbox } from "../../adapters/sandbox/bwrap-sandbox.js";
+import { openStore, resolveStoreUri } from "../../adapters/store/open-store.js";
+import type { LedgerStore } from "../../core/loop/ledger-store.js";
+import { ROLES, type Role } from "../../core/loop/types.js";
+import type { Clock } from "../../core/ports.js";
+import { WarrantError } from "../../core/result.js";
+import type { Sandbox } from "../../core/sandbox/sandbox-port.js";
+import { createAgentPassages, type ModelForPassage } from "../../runtime/agent-passages.js";
+import type { DriveResult } from "../../runtime/driver.js";
+import { type Ask, createApprover } from "../../runtime/hil.js";
+import { createLiveView, type LiveView } from "../../runtime/live-view.js";
+import { loadTaskPack } from "../../runtime/load-pack.js";
+import { LoopLedger } from "../../runtime/loop-ledger.js";
+import type { RuntimeContext } from "../../runtime/ports.js";
+import { sandboxPort } from "../../runtime/sandbox-bridge.js";
+import {
+  bindingOf,
+  driveUnderLease,
+  leaseHolder,
+  packOf,
+  startLoop,
+} from "../../runtime/session.js";
+import type { LoadedPack } from "../../runtime/task-pack.js";
+import { EXIT_INVALID, EXIT_OK, err, formatProblem, out, UsageError } from "../io.js";
 
-export function registerRunCommands(_program: Command): void {}
+const systemClock: Clock = { now: () => new Date() };
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** The package root (where `examples/` lives), found from this file in `src/` or `dist/src/`. */
+export function packageRoot(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(path.join(dir, "package.json"))) {
+    const up = path.dirname(dir);
+    if (up === dir) throw new WarrantError("runtime/package-root", "cannot find the package root");
+    dir = up;
+  }
+  return dir;
+}
+
+export function operatorBinding(): string {
+  const user = (process.env.USER ?? "local").replace(/[^A-Za-z0-9._-]/g, "-") || "local";
+  return `node-operator-binding:${user}`;
+}
+
+export function detectSandbox(): Sandbox | undefined {
+  try {
+    return createBwrapSandbox();
+  } catch {
+    return undefined;
+  }
+}
+
+/** A model per role from its URI; a scripted model starts after the answers earlier passages used. */
+export function modelsFor(uris: Readonly<Record<string, string>>): ModelForPassage {
+  return (role: Role, priorCalls: number) => {
+    const uri = uris[role];
+    if (uri === undefined)
+      throw new WarrantError("model/missing", `no model for ${role} (use --model ${role}=URI)`);
+    const parsed = parseModelUri(uri);
+    if (parsed.ok && parsed.value.kind === "scripted") {
+      const answers = parseScript(readFileSync(parsed.value.path, "utf8")).slice(priorCalls);
+      return createScriptedModel(answers, { id: `scripted:${path.basename(parsed.value.path)}` });
+    }
+    const made = createModelFromUri(uri, { env: process.env });
+    if (!made.ok)
+      throw new WarrantError(made.errors[0]?.code ?? "model/uri", made.errors[0]?.message ?? uri);
+    return made.value;
+  };
+}
+
+/** `--model ROLE=URI` flags, scripted paths made absolute so `resume` finds them from anywhere. */
+export function parseModelFlags(flags: readonly string[]): Record<string, string> {
+  const models: Record<string, string> = {};
+  for (const flag of flags) {
+    const eq = flag.indexOf("=");
+    const role = flag.slice(0, eq);
+    if (eq < 0 || !(ROLES as readonly string[]).includes(role)) {
+      throw new UsageError(`--model takes ROLE=URI with ROLE one of ${ROLES.join(", ")}: ${flag}`);
+    }
+    const uri = flag.slice(eq + 1);
+    const parsed = parseModelUri(uri);
+    if (!parsed.ok)
+      throw new UsageError(`--model ${role}: ${parsed.errors[0]?.message ?? "invalid"}`);
+    models[role] =
+      parsed.value.kind === "scripted" ? `scripted:${path.resolve(parsed.value.path)}` : uri;
+  }
+  return models;
+}
+
+const terminalAsk: Ask = async (request, signal) => {
+  const rl = createInterface({ input: process.stdin, output: process.stdout });
+  try {
+    const answer = await rl.question(`approve ${request.step} of ${request.run}? [y/N] `, {
+      signal,
+    });
+    return /^y(es)?$/i.test(answer.trim()) ? "approve" : "deny";
+  } catch {
+    return undefined;
+  } finally {
+    rl.close();
+  }
+};
+
+export interface DriveFlags {
+  readonly yes: boolean;
+  readonly interactive: boolean;
+}
+
+export function composeContext(
+  store: LedgerStore,
+  models: ModelForPassage,
+  flags: DriveFlags,
+  view: LiveView,
+  clock: Clock = systemClock,
+): RuntimeContext {
+  const loop = new LoopLedger(store);
+  const operator = operatorBinding();
+  const emit = view.emit.bind(view);
+  const ask = flags.interactive && process.stdin.isTTY === true ? terminalAsk : undefined;
+  return {
+    store,
+    loop,
+    passages: createAgentPassages(models),
+    sandbox: sandboxPort(detectSandbox()),
+    approver: createApprover({
+      store,
+      loop,
+      clock,
+      sleep,
+      emit,
+      operator,
+      autoApprove: flags.yes,
+      ...(ask === undefined ? {} : { ask }),
+    }),
+    clock,
+    sleep,
+    emit,
+    operator,
+  };
+}
+
+function liveView(): LiveView {
+  return createLiveView((t) => process.stdout.write(t), {
+    tty: process.stdout.isTTY === true,
+    clock: systemClock,
+  });
+}
+
+/** Prints how a drive ended and sets the exit code: 0 unless the loop stopped without success. */
+export function reportDrive(
+  result: DriveResult | "leased-elsewhere",
+  query: string,
+  storeUri: string,
+): void {
+  if (result === "leased-elsewhere") {
+    err(`warrant: interface/lease-lost: ${query} is being driven by another process`);
+    process.exitCode = EXIT_INVALID;
+    out(`query: ${query}`);
+    return;
+  }
+  const doc = result.document;
+  if (result.status === "stopped") {
+    const stop = doc.stop;
+    const detail =
+      stop === undefined
+        ? ""
+        : "execution/ref" in stop
+          ? ` (${stop["execution/ref"]}${"refusal/code" in stop ? `, ${stop["refusal/code"]}` : ""})`
+          : ` (by ${stop["operator/binding-ref"]})`;
+    out(`loop stopped: ${stop?.reason ?? "?"}${detail}`);
+    process.exitCode = stop?.reason === "succeeded" ? EXIT_OK : EXIT_INVALID;
+  } else {
+    out(
+      `loop blocked: ${result.reason}${result.counter === undefined ? "" : ` (${result.counter})`}: ${result.detail}`,
+    );
+    out(
+      `  the operator may: warrant renew ${query} --extend MS | warrant answer ${query} TEXT | warrant cancel ${query}; then warrant resume ${query}`,
+    );
+    process.exitCode = EXIT_OK;
+  }
+  out(`ledger: ${storeUri}`);
+  out(
+    `inspect: warrant show ${query} --store ${storeUri}   (export: warrant export ${query} --store ${storeUri})`,
+  );
+  out(`query: ${query}`);
+}
+
+async function withStore<T>(
+  flag: string | undefined,
+  f: (store: LedgerStore, uri: string) => Promise<T>,
+): Promise<T> {
+  const store = await openStore(resolveStoreUri(flag));
+  try {
+    return await f(store, store.uri);
+  } finally {
+    await store.close();
+  }
+}
+
+async function runPack(
+  pack: LoadedPack,
+  models: Record<string, string>,
+  flags: DriveFlags & { store?: string },
+): Promise<void> {
+  await withStore(flags.store, async (store, uri) => {
+    const view = liveView();
+    try {
+      const ctx = composeContext(store, modelsFor(models), flags, view);
+      const query = await startLoop(ctx, pack, models);
+      const result = await driveUnderLease(ctx, query, pack, leaseHolder());
+      view.close();
+      reportDrive(result, query, uri);
+    } finally {
+      view.close();
+    }
+  });
+}
+
+async function loadOrFail(file: string): Promise<LoadedPack | undefined> {
+  const loaded = await loadTaskPack(file);
+  if (loaded.ok) return loaded.value;
+  for (const p of loaded.errors) err(formatProblem(file, p));
+  process.exitCode = EXIT_INVALID;
+  return undefined;
+}
+
+export function demoPackFile(): string {
+  return path.join(packageRoot(), "examples/fix-failing-test/task-pack.json");
+}
+
+export function demoModels(): Record<string, string> {
+  const dir = path.join(packageRoot(), "examples/fix-failing-test/scripted");
+  return Object.fromEntries(
+    (["implementer", "reviewer", "summarizer"] as const).map((r) => [
+      r,
+      `scripted:${path.join(dir, `${r}.jsonl`)}`,
+    ]),
+  );
+}
+
+export function registerRunCommands(program: Command): void {
+  program
+    .command("demo")
+    .description("run the bundled fix-failing-test example end to end with scripted agents")
+    .option("--store <uri>", "ledger store URI (default: sqlite:.warrant/ledger.db)")
+    .option("--interactive", "ask before each mutation instead of approving it")
+    .action(async (o: { store?: string; interactive?: boolean }) => {
+      const pack = await loadOrFail(demoPackFile());
+      if (pack === undefined) return;
+      const interactive = o.interactive === true;
+      out("warrant demo: fix-failing-test with scripted agents, in the real sandbox.");
+      if (!interactive)
+        out("The demo approves each mutation itself (run with --interactive to decide).");
+      await runPack(pack, demoModels(), {
+        yes: !interactive,
+        interactive,
+        ...(o.store === undefined ? {} : { store: o.store }),
+      });
+    });
+
+  program
+    .command("run")
+    .description("open a loop for a task pack and drive it")
+    .argument("<taskpack>", "task-pack file")
+    .option(
+      "--model <role=uri...>",
+      "model per role: scripted:PATH, openai:MODEL, openai-compatible:URL#MODEL, anthropic:MODEL",
+    )
+    .option("--yes", "approve every mutation without asking (recorded as such)")
+    .option("--store <uri>", "ledger store URI")
+    .action(async (file: string, o: { model?: string[]; yes?: boolean; store?: string }) => {
+      const models = parseModelFlags(o.model ?? []);
+      const pack = await loadOrFail(file);
+      if (pack === undefined) return;
+      for (const role of ROLES) {
+        if (pack.agents[role] !== undefined && models[role] === undefined) {
+          throw new UsageError(`no model for ${role}: pass --model ${role}=URI`);
+        }
+      }
+      await runPack(pack, models, {
+        yes: o.yes === true,
+        interactive: true,
+        ...(o.store === undefined ? {} : { store: o.store }),
+      });
+    });
+
+  program
+    .command("resume")
+    .description("drive an existing loop on from where its ledger stands")
+    .argument("<query>", "the loop's query id")
+    .option("--yes", "approve every mutation without asking (recorded as such)")
+    .option("--store <uri>", "ledger store URI")
+    .action(async (query: string, o: { yes?: boolean; store?: string }) => {
+      await withStore(o.store, async (store, uri) => {
+        const view = liveView();
+        try {
+          const probe = await new LoopLedger(store).document(query, new Date());
+          if (probe === undefined) {
+            err(`warrant: loop/not-opened: no loop ${query} in ${uri}`);
+            process.exitCode = EXIT_INVALID;
+            return;
+          }
+          if (probe.state === "stopped" && (await unconcludedRuns(store, query)) === 0) {
+            out(`loop ${query} is stopped: ${probe.stop?.reason ?? "?"}`);
+            out(`query: ${query}`);
+            process.exitCode = EXIT_OK;
+            return;
+          }
+          const binding = await bindingOf({ store } as RuntimeContext, query);
+          const pack = await packOf(binding);
+          const ctx = composeContext(
+            store,
+            modelsFor(binding.models),
+            { yes: o.yes === true, interactive: true },
+            view,
+          );
+          const result = await driveUnderLease(ctx, query, pack, leaseHolder());
+          view.close();
+          reportDrive(result, query, uri);
+        } finally {
+          view.close();
+        }
+      });
+    });
+}
+
+async function unconcludedRuns(store: LedgerStore, query: string): Promise<number> {
+  const facts = (await store.readFacts(query)).map((s) => s.fact.step);
+  const admitted = facts.filter((s) => s.kind === "run-admitted").length;
+  const concluded = facts.filter((s) => s.kind === "concluded").length;
+  return admitted - concluded;
+}

@@ -1,0 +1,52 @@
+// Opens the loop of a task pack: the `opened` fact with the effective limits (the pack's limits are
+// the ceiling; host caps narrow them) and, in the same append, the binding record that lets a later
+// `warrant resume` find the pack and the models again.
+import type { LimitLayer, LoopDocument } from "../core/loop/types.js";
+import { WarrantError } from "../core/result.js";
+import type { RuntimeContext } from "./ports.js";
+import { makeRecord } from "./records.js";
+import type { LoadedPack } from "./task-pack.js";
+
+export interface OpenOptions {
+  readonly query: string;
+  readonly pack: LoadedPack;
+  /** Model URI per role, recorded for resume (never a key). */
+  readonly models: Readonly<Record<string, string>>;
+  readonly hostCaps?: LimitLayer;
+}
+
+export function bindingRefOf(pack: LoadedPack): string {
+  return `operator-task-local-binding:${pack.pack.name}`;
+}
+
+export async function openLoop(ctx: RuntimeContext, o: OpenOptions): Promise<LoopDocument> {
+  const now = ctx.clock.now();
+  const binding = bindingRefOf(o.pack);
+  const record = makeRecord("binding", o.query, {
+    "query/id": o.query,
+    "binding/ref": binding,
+    "task-pack/file": o.pack.file,
+    "task-pack/digest": o.pack.digest,
+    models: o.models,
+    "created-at": now.toISOString(),
+  });
+  const decision = await ctx.loop.execute(
+    o.query,
+    {
+      op: "open",
+      query: o.query,
+      binding,
+      operator: ctx.operator,
+      layers: [o.pack.pack.limits, ...(o.hostCaps === undefined ? [] : [{}, o.hostCaps])],
+    },
+    now,
+    [record],
+  );
+  if (decision.result === "refused") {
+    throw new WarrantError(decision.refusal.code, decision.refusal.message);
+  }
+  const doc = await ctx.loop.document(o.query, now);
+  if (doc === undefined) throw new WarrantError("loop/not-opened", `${o.query} did not open`);
+  ctx.emit({ kind: "fact", document: doc, summary: `opened ${o.query}` });
+  return doc;
+}

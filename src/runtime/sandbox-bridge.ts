@@ -1,0 +1,41 @@
+// The runtime's view of a contained sandbox (src/core/sandbox's Sandbox port): environments for
+// runs, the baseline's snapshot, and removal of an environment left behind by a dead process.
+import path from "node:path";
+import { removeEnvironmentDir, snapshotTree } from "../adapters/sandbox/environment-dir.js";
+import type { Sandbox } from "../core/sandbox/sandbox-port.js";
+import type { RunEnvironment, SandboxPort } from "./ports.js";
+
+const ENV_DIR_PREFIX = "warrant-env-";
+
+export function sandboxPort(sandbox: Sandbox | undefined): SandboxPort {
+  return {
+    backend: sandbox?.backend,
+    async create(baselineDir: string, ref: string): Promise<RunEnvironment> {
+      if (sandbox === undefined)
+        throw new Error("no sandbox backend: runs are refused before this");
+      const env = await sandbox.createEnvironment(baselineDir);
+      return {
+        ref,
+        dir: env.root,
+        exec: (argv, opts) => env.exec(argv, opts),
+        async readFile(p) {
+          const r = await env.readFile(p);
+          return r.ok ? r.value : undefined;
+        },
+        async writeFile(p, bytes) {
+          const r = await env.writeFile(p, bytes);
+          return r.ok ? undefined : r.errors[0];
+        },
+        snapshot: () => env.snapshot(),
+        destroy: async () => (await env.destroy()).confirmed,
+      };
+    },
+    async destroyDir(dir: string): Promise<boolean> {
+      const base = path.dirname(dir);
+      // Only ever a directory this host made for an environment.
+      if (!path.basename(base).startsWith(ENV_DIR_PREFIX)) return false;
+      return (await removeEnvironmentDir({ id: "", base, workspace: dir, stage: "" })).confirmed;
+    },
+    snapshotDir: (dir: string) => snapshotTree(dir),
+  };
+}
