@@ -1,0 +1,239 @@
+// The Anthropic adapter (official `@anthropic-ai/sdk`, Messages API): the registry's tools plus the
+// synthetic message tool, every turn forced to call one (`tool_choice: {type: "any"}`).
+import Anthropic from "@anthropic-ai/sdk";
+import type {
+  ConversationEntry,
+  ModelProvider,
+  ModelRequest,
+  ModelResponse,
+  ProviderTool,
+  StopKind,
+} from "../../core/turn/model-provider.js";
+import {
+  candidateFromCalls,
+  encodeToolName,
+  MESSAGE_TOOL_DESCRIPTION,
+  MESSAGE_TOOL_NAME,
+  messageToolSchema,
+  type NativeCall,
+  normaliseSchema,
+} from "../../core/turn/provider-schema.js";
+import { NOT_EXECUTED, toolModeInstructions } from "./instructions.js";
+import { providerError } from "./provider-errors.js";
+
+export interface AnthropicModelOptions {
+  readonly model: string;
+  /** From the environment only; sent as the `x-api-key` header and nowhere else. */
+  readonly apiKey: string;
+  readonly baseURL?: string;
+  /** Retries of 408/409/429/5xx and connection errors, honouring retry-after (default 2). */
+  readonly maxRetries?: number;
+  readonly timeoutMs?: number;
+  readonly id?: string;
+}
+
+/** The wire shapes this adapter reads and writes (kept loose: only the fields it uses). */
+interface Block {
+  readonly type: string;
+  readonly id?: string;
+  readonly name?: string;
+  readonly input?: unknown;
+  readonly text?: string;
+}
+interface WireMessage {
+  readonly content?: readonly Block[];
+  readonly stop_reason?: string | null;
+  readonly usage?: {
+    readonly input_tokens?: number | null;
+    readonly output_tokens?: number | null;
+    readonly cache_creation_input_tokens?: number | null;
+    readonly cache_read_input_tokens?: number | null;
+  };
+}
+type ContentParam = string | Record<string, unknown>[];
+interface MessageParam {
+  role: "user" | "assistant";
+  content: ContentParam;
+}
+
+interface ConvertedConversation {
+  readonly messages: MessageParam[];
+  readonly ends: number[];
+  lastCallIds: readonly string[];
+}
+
+function asBlocks(content: ContentParam): Record<string, unknown>[] {
+  return typeof content === "string" ? [{ type: "text", text: content }] : content;
+}
+
+/** Appends a message, merging into the previous one when both are the user's (roles alternate). */
+function pushMessage(messages: MessageParam[], message: MessageParam): void {
+  const last = messages.at(-1);
+  if (last !== undefined && last.role === "user" && message.role === "user") {
+    messages[messages.length - 1] = {
+      role: "user",
+      content: [...asBlocks(last.content), ...asBlocks(message.content)],
+    };
+    return;
+  }
+  messages.push(message);
+}
+
+export function createAnthropicModel(options: AnthropicModelOptions): ModelProvider {
+  const id = options.id ?? `anthropic:${options.model}`;
+  const client = new Anthropic({
+    apiKey: options.apiKey,
+    ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }),
+    maxRetries: options.maxRetries ?? 2,
+    ...(options.timeoutMs === undefined ? {} : { timeout: options.timeoutMs }),
+    logLevel: "off",
+  });
+  const secrets = [options.apiKey];
+  const conversations = new WeakMap<readonly ConversationEntry[], ConvertedConversation>();
+  const toolCache = new WeakMap<readonly ProviderTool[], Map<string, unknown[]>>();
+
+  function convert(entry: ConversationEntry, state: ConvertedConversation): void {
+    switch (entry.kind) {
+      case "user":
+        pushMessage(state.messages, { role: "user", content: entry.text });
+        return;
+      case "model": {
+        const raw = entry.response.raw as WireMessage;
+        const content = (raw.content ?? []).map((b) => ({ ...b }) as Record<string, unknown>);
+        // An empty assistant turn is refused by the API; a placeholder keeps the roles alternating.
+        pushMessage(state.messages, {
+          role: "assistant",
+          content: content.length > 0 ? content : [{ type: "text", text: "(no answer)" }],
+        });
+        state.lastCallIds = (raw.content ?? []).flatMap((b) =>
+          b.type === "tool_use" && typeof b.id === "string" ? [b.id] : [],
+        );
+        return;
+      }
+      case "tool-results":
+        pushMessage(state.messages, {
+          role: "user",
+          content: entry.results.map((r, i) => ({
+            type: "tool_result",
+            tool_use_id: state.lastCallIds[i] ?? `missing-${i}`,
+            content: r.content,
+            is_error: r.isError,
+          })),
+        });
+        return;
+      case "repair":
+        // Every tool_use of the rejected answer needs its tool_result; the first carries the errors.
+        pushMessage(state.messages, {
+          role: "user",
+          content:
+            state.lastCallIds.length === 0
+              ? entry.text
+              : state.lastCallIds.map((callId, i) => ({
+                  type: "tool_result",
+                  tool_use_id: callId,
+                  content: i === 0 ? entry.text : NOT_EXECUTED,
+                  is_error: true,
+                })),
+        });
+        return;
+    }
+  }
+
+  function messagesFor(request: ModelRequest): MessageParam[] {
+    let state = conversations.get(request.conversation);
+    if (state === undefined) {
+      state = { messages: [], ends: [], lastCallIds: [] };
+      conversations.set(request.conversation, state);
+    }
+    for (let i = state.ends.length; i < request.length; i++) {
+      convert(request.conversation[i] as ConversationEntry, state);
+      state.ends.push(state.messages.length);
+    }
+    const end = request.length === 0 ? 0 : (state.ends[request.length - 1] as number);
+    return state.messages.slice(0, end);
+  }
+
+  function toolsFor(request: ModelRequest): unknown[] {
+    let byTypes = toolCache.get(request.tools);
+    if (byTypes === undefined) {
+      byTypes = new Map();
+      toolCache.set(request.tools, byTypes);
+    }
+    const key = request.messageTypes.join(",");
+    let tools = byTypes.get(key);
+    if (tools === undefined) {
+      tools = [
+        ...request.tools.map((t) => ({
+          name: encodeToolName(t.name),
+          description: t.description,
+          input_schema: normaliseSchema(t.inputSchema),
+        })),
+        {
+          name: MESSAGE_TOOL_NAME,
+          description: MESSAGE_TOOL_DESCRIPTION,
+          input_schema: messageToolSchema(request.messageTypes),
+        },
+      ];
+      byTypes.set(key, tools);
+    }
+    return tools;
+  }
+
+  return {
+    id,
+    async complete(request, opts): Promise<ModelResponse> {
+      const body = {
+        model: options.model,
+        max_tokens: request.maxOutputTokens,
+        system: `${request.system}\n\n${toolModeInstructions(request.messageTypes)}`,
+        messages: messagesFor(request),
+        tools: toolsFor(request),
+        tool_choice: { type: "any" },
+      };
+      const started = performance.now();
+      let message: WireMessage;
+      try {
+        message = (await client.messages.create(
+          body as never,
+          opts?.signal === undefined ? undefined : { signal: opts.signal },
+        )) as unknown as WireMessage;
+      } catch (e) {
+        throw providerError(id, e, secrets);
+      }
+      return parseMessage(message, performance.now() - started);
+    },
+  };
+}
+
+function parseMessage(message: WireMessage, latencyMs: number): ModelResponse {
+  const raw = JSON.parse(JSON.stringify(message)) as unknown;
+  const blocks = message.content ?? [];
+  const text = blocks
+    .flatMap((b) => (b.type === "text" && typeof b.text === "string" ? [b.text] : []))
+    .join("\n");
+  const calls: NativeCall[] = blocks.flatMap((b) =>
+    b.type === "tool_use" && typeof b.name === "string"
+      ? [{ name: b.name, argumentsJson: JSON.stringify(b.input ?? {}) }]
+      : [],
+  );
+  const u = message.usage;
+  const usage = {
+    inputTokens:
+      (u?.input_tokens ?? 0) +
+      (u?.cache_creation_input_tokens ?? 0) +
+      (u?.cache_read_input_tokens ?? 0),
+    outputTokens: u?.output_tokens ?? 0,
+  };
+  let stop: StopKind = "complete";
+  if (message.stop_reason === "refusal") stop = "refusal";
+  else if (
+    message.stop_reason === "max_tokens" ||
+    message.stop_reason === "model_context_window_exceeded"
+  ) {
+    stop = "truncated";
+  }
+  const candidate = candidateFromCalls(text, calls);
+  return stop === "refusal"
+    ? { raw, candidate, stop, usage, latencyMs, refusal: text }
+    : { raw, candidate, stop, usage, latencyMs };
+}

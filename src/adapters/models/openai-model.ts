@@ -1,0 +1,285 @@
+// The OpenAI adapter (official `openai` SDK, Chat Completions): OpenAI itself or any compatible
+// server. Two modes: native tool calling (strict schemas where they fit, `tool_choice: "required"`,
+// the synthetic message tool) or a `json_schema` response format carrying one model turn.
+import OpenAI from "openai";
+import type {
+  ChatCompletion,
+  ChatCompletionCreateParamsNonStreaming,
+  ChatCompletionMessageParam,
+  ChatCompletionTool,
+} from "openai/resources/chat/completions";
+import type {
+  ConversationEntry,
+  ModelProvider,
+  ModelRequest,
+  ModelResponse,
+  ProviderTool,
+  StopKind,
+} from "../../core/turn/model-provider.js";
+import {
+  candidateFromCalls,
+  encodeToolName,
+  isStrictCompatible,
+  MESSAGE_TOOL_DESCRIPTION,
+  MESSAGE_TOOL_NAME,
+  messageToolSchema,
+  type NativeCall,
+  normaliseSchema,
+  providerTurnSchema,
+} from "../../core/turn/provider-schema.js";
+import {
+  jsonModeInstructions,
+  NOT_EXECUTED,
+  toolModeInstructions,
+  toolResultsText,
+} from "./instructions.js";
+import { providerError } from "./provider-errors.js";
+
+export type OpenAIMode = "tools" | "json_schema";
+
+export interface OpenAIModelOptions {
+  readonly model: string;
+  /** From the environment only; sent as the bearer credential and nowhere else. */
+  readonly apiKey: string;
+  /** An OpenAI-compatible server; OpenAI's own API when absent. */
+  readonly baseURL?: string;
+  readonly mode?: OpenAIMode;
+  /**
+   * The field that caps output tokens: OpenAI wants `max_completion_tokens`; many compatible
+   * servers only know `max_tokens`. Default: the former for OpenAI, the latter for a base URL.
+   */
+  readonly maxTokensField?: "max_completion_tokens" | "max_tokens";
+  /** Retries of 408/409/429/5xx and connection errors, honouring retry-after (default 2). */
+  readonly maxRetries?: number;
+  readonly timeoutMs?: number;
+  /** Printable id; defaults to `openai:MODEL` or `openai-compatible:BASE_URL#MODEL`. */
+  readonly id?: string;
+}
+
+interface ConvertedConversation {
+  readonly messages: ChatCompletionMessageParam[];
+  /** `ends[i]`: the number of messages once entry i is converted. */
+  readonly ends: number[];
+  /** Tool call ids of the last converted model entry, in order. */
+  lastCallIds: readonly string[];
+}
+
+function assistantMessage(raw: unknown): { message: ChatCompletionMessageParam; ids: string[] } {
+  const completion = raw as ChatCompletion;
+  const m = completion.choices?.[0]?.message;
+  const calls = (m?.tool_calls ?? []).filter((c) => c.type === "function");
+  if (calls.length === 0) {
+    return { message: { role: "assistant", content: m?.content ?? "" }, ids: [] };
+  }
+  return {
+    message: {
+      role: "assistant",
+      content: m?.content ?? null,
+      tool_calls: calls.map((c) => ({
+        id: c.id,
+        type: "function",
+        function: { name: c.function.name, arguments: c.function.arguments },
+      })),
+    },
+    ids: calls.map((c) => c.id),
+  };
+}
+
+export function createOpenAIModel(options: OpenAIModelOptions): ModelProvider {
+  const mode = options.mode ?? "tools";
+  const id =
+    options.id ??
+    (options.baseURL === undefined
+      ? `openai:${options.model}`
+      : `openai-compatible:${options.baseURL}#${options.model}`);
+  const maxField =
+    options.maxTokensField ??
+    (options.baseURL === undefined ? "max_completion_tokens" : "max_tokens");
+  const client = new OpenAI({
+    apiKey: options.apiKey,
+    ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }),
+    maxRetries: options.maxRetries ?? 2,
+    ...(options.timeoutMs === undefined ? {} : { timeout: options.timeoutMs }),
+    logLevel: "off",
+  });
+  const secrets = [options.apiKey];
+  const conversations = new WeakMap<readonly ConversationEntry[], ConvertedConversation>();
+  const toolCache = new WeakMap<readonly ProviderTool[], Map<string, ChatCompletionTool[]>>();
+
+  function convert(entry: ConversationEntry, state: ConvertedConversation): void {
+    switch (entry.kind) {
+      case "user":
+        state.messages.push({ role: "user", content: entry.text });
+        return;
+      case "model": {
+        const { message, ids } = assistantMessage(entry.response.raw);
+        if (mode === "json_schema") {
+          const content =
+            typeof entry.response.candidate === "string" ? entry.response.candidate : "";
+          state.messages.push({ role: "assistant", content });
+          state.lastCallIds = [];
+        } else {
+          state.messages.push(message);
+          state.lastCallIds = ids;
+        }
+        return;
+      }
+      case "tool-results":
+        if (state.lastCallIds.length === 0) {
+          state.messages.push({ role: "user", content: toolResultsText(entry.results) });
+          return;
+        }
+        entry.results.forEach((r, i) => {
+          state.messages.push({
+            role: "tool",
+            tool_call_id: state.lastCallIds[i] ?? `missing-${i}`,
+            content: r.isError ? `error: ${r.content}` : r.content,
+          });
+        });
+        return;
+      case "repair":
+        // Every call of the rejected answer needs its tool message; the first carries the errors.
+        if (state.lastCallIds.length === 0) {
+          state.messages.push({ role: "user", content: entry.text });
+          return;
+        }
+        state.lastCallIds.forEach((callId, i) => {
+          state.messages.push({
+            role: "tool",
+            tool_call_id: callId,
+            content: i === 0 ? entry.text : NOT_EXECUTED,
+          });
+        });
+        return;
+    }
+  }
+
+  /** The messages of a request, converting only the entries not seen before. */
+  function messagesFor(request: ModelRequest): ChatCompletionMessageParam[] {
+    let state = conversations.get(request.conversation);
+    if (state === undefined) {
+      state = { messages: [], ends: [], lastCallIds: [] };
+      conversations.set(request.conversation, state);
+    }
+    for (let i = state.ends.length; i < request.length; i++) {
+      convert(request.conversation[i] as ConversationEntry, state);
+      state.ends.push(state.messages.length);
+    }
+    const end = request.length === 0 ? 0 : (state.ends[request.length - 1] as number);
+    const system =
+      mode === "tools"
+        ? `${request.system}\n\n${toolModeInstructions(request.messageTypes)}`
+        : `${request.system}\n\n${jsonModeInstructions(request.messageTypes, request.tools)}`;
+    return [{ role: "system", content: system }, ...state.messages.slice(0, end)];
+  }
+
+  function toolsFor(request: ModelRequest): ChatCompletionTool[] {
+    let byTypes = toolCache.get(request.tools);
+    if (byTypes === undefined) {
+      byTypes = new Map();
+      toolCache.set(request.tools, byTypes);
+    }
+    const key = request.messageTypes.join(",");
+    let tools = byTypes.get(key);
+    if (tools === undefined) {
+      tools = request.tools.map((t) => {
+        const parameters = normaliseSchema(t.inputSchema) as Record<string, unknown>;
+        return {
+          type: "function",
+          function: {
+            name: encodeToolName(t.name),
+            description: t.description,
+            parameters,
+            strict: isStrictCompatible(parameters),
+          },
+        };
+      });
+      tools.push({
+        type: "function",
+        function: {
+          name: MESSAGE_TOOL_NAME,
+          description: MESSAGE_TOOL_DESCRIPTION,
+          parameters: messageToolSchema(request.messageTypes),
+          strict: true,
+        },
+      });
+      byTypes.set(key, tools);
+    }
+    return tools;
+  }
+
+  function body(request: ModelRequest): ChatCompletionCreateParamsNonStreaming {
+    const base = {
+      model: options.model,
+      messages: messagesFor(request),
+      [maxField]: request.maxOutputTokens,
+    };
+    if (mode === "tools") {
+      return { ...base, tools: toolsFor(request), tool_choice: "required" };
+    }
+    return {
+      ...base,
+      response_format: {
+        type: "json_schema",
+        json_schema: {
+          name: "model_turn",
+          strict: true,
+          schema: providerTurnSchema(request.messageTypes),
+        },
+      },
+    };
+  }
+
+  return {
+    id,
+    async complete(request, opts): Promise<ModelResponse> {
+      const started = performance.now();
+      let completion: ChatCompletion;
+      try {
+        completion = await client.chat.completions.create(
+          body(request),
+          opts?.signal === undefined ? undefined : { signal: opts.signal },
+        );
+      } catch (e) {
+        throw providerError(id, e, secrets);
+      }
+      const latencyMs = performance.now() - started;
+      return parseCompletion(completion, mode, latencyMs);
+    },
+  };
+}
+
+function parseCompletion(
+  completion: ChatCompletion,
+  mode: OpenAIMode,
+  latencyMs: number,
+): ModelResponse {
+  const raw = JSON.parse(JSON.stringify(completion)) as unknown;
+  const choice = completion.choices?.[0];
+  const message = choice?.message;
+  const usage = {
+    inputTokens: completion.usage?.prompt_tokens ?? 0,
+    outputTokens: completion.usage?.completion_tokens ?? 0,
+  };
+  const refusal = message?.refusal ?? undefined;
+  let stop: StopKind = "complete";
+  if (
+    (refusal !== undefined && refusal !== null && refusal !== "") ||
+    choice?.finish_reason === "content_filter"
+  ) {
+    stop = "refusal";
+  } else if (choice?.finish_reason === "length") {
+    stop = "truncated";
+  }
+  const text = message?.content ?? "";
+  let candidate: unknown = text;
+  if (mode === "tools") {
+    const calls: NativeCall[] = (message?.tool_calls ?? []).flatMap((c) =>
+      c.type === "function" ? [{ name: c.function.name, argumentsJson: c.function.arguments }] : [],
+    );
+    candidate = candidateFromCalls(text, calls);
+  }
+  return stop === "refusal"
+    ? { raw, candidate, stop, usage, latencyMs, refusal: refusal ?? choice?.finish_reason ?? "" }
+    : { raw, candidate, stop, usage, latencyMs };
+}
