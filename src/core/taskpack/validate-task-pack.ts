@@ -89,6 +89,7 @@ export function validateTaskPack(doc: unknown, opts: { packPath?: string } = {})
       );
     }
     if (argsSchema.type !== "object") {
+      compiled = undefined;
       push("taskpack/args-not-object", `${at}/args`, "an argument schema has type: object");
     }
     const properties = isObject(argsSchema.properties) ? argsSchema.properties : {};

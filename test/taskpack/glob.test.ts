@@ -1,0 +1,73 @@
+import { describe, expect, it } from "vitest";
+import { compileGlob, globSyntaxError, matchesAny } from "../../src/core/taskpack/glob.js";
+
+function glob(source: string) {
+  const g = compileGlob(source);
+  if (!g.ok) throw new Error(source);
+  return g.value;
+}
+
+describe("glob matcher", () => {
+  it("* matches within one segment only", () => {
+    expect(glob("src/*.ts").matches("src/a.ts")).toBe(true);
+    expect(glob("src/*.ts").matches("src/x/a.ts")).toBe(false);
+    expect(glob("*").matches("a")).toBe(true);
+    expect(glob("*").matches("a/b")).toBe(false);
+    expect(glob("src/*").matches("src/.hidden")).toBe(true);
+  });
+
+  it("? matches exactly one character, never /", () => {
+    expect(glob("a?c").matches("abc")).toBe(true);
+    expect(glob("a?c").matches("ac")).toBe(false);
+    expect(glob("a?c").matches("abbc")).toBe(false);
+    expect(glob("a?b").matches("a/b")).toBe(false);
+  });
+
+  it("a trailing ** matches one or more segments, not the folder itself", () => {
+    const g = glob("src/**");
+    expect(g.matches("src/a.ts")).toBe(true);
+    expect(g.matches("src/x/y/z.ts")).toBe(true);
+    expect(g.matches("src")).toBe(false);
+    expect(g.matches("srcx/a.ts")).toBe(false);
+    expect(g.matches("lib/src/a.ts")).toBe(false);
+  });
+
+  it("a leading or inner ** matches zero or more segments", () => {
+    expect(glob("**/*.md").matches("README.md")).toBe(true);
+    expect(glob("**/*.md").matches("docs/a/b.md")).toBe(true);
+    expect(glob("a/**/b").matches("a/b")).toBe(true);
+    expect(glob("a/**/b").matches("a/x/y/b")).toBe(true);
+    expect(glob("a/**/b").matches("a/x/y/c")).toBe(false);
+  });
+
+  it("regular-expression characters are literal", () => {
+    expect(glob("a.b+(c)").matches("a.b+(c)")).toBe(true);
+    expect(glob("a.b").matches("axb")).toBe(false);
+    expect(glob("$x^").matches("$x^")).toBe(true);
+  });
+
+  it("matchesAny tries every glob", () => {
+    const gs = [glob("src/**"), glob("package.json")];
+    expect(matchesAny(gs, "package.json")).toBe(true);
+    expect(matchesAny(gs, "test/a.js")).toBe(false);
+  });
+
+  it.each([
+    ["", "empty"],
+    ["/abs/**", "absolute"],
+    ["src//a", "empty segment"],
+    ["src/", "trailing slash"],
+    ["../x", "dot-dot"],
+    ["./x", "dot"],
+    ["src/a**", "partial globstar"],
+    ["src/[ab].ts", "class"],
+    ["src/{a,b}.ts", "braces"],
+    ["src\\a", "backslash"],
+    ["a\0b", "nul"],
+  ])("refuses %j (%s) with taskpack/glob-invalid", (source) => {
+    expect(globSyntaxError(source)).toBeTypeOf("string");
+    const r = compileGlob(source);
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.errors[0]?.code).toBe("taskpack/glob-invalid");
+  });
+});
