@@ -95,7 +95,11 @@ export function schemaProblems(def: unknown): Problem[] {
     seen.add(key);
     problems.push(p);
   };
-  for (const e of collapse(validate.errors ?? [])) {
+  const errors = collapse(validate.errors ?? []);
+  // A value of the wrong type is one violation, not also a failed enum or const at the same place.
+  const mistyped = new Set(errors.filter((e) => e.keyword === "type").map((e) => e.instancePath));
+  for (const e of errors) {
+    if (e.keyword !== "type" && mistyped.has(e.instancePath)) continue;
     switch (e.keyword) {
       case "pattern":
         if (e.params.pattern === NON_BLANK_PATTERN) {
@@ -149,6 +153,15 @@ export function schemaProblems(def: unknown): Problem[] {
             e,
             e.instancePath,
             `missing required property ${JSON.stringify(String(e.params.missingProperty))}`,
+          ),
+        );
+        continue;
+      case "enum":
+        push(
+          schemaProblem(
+            e,
+            e.instancePath,
+            `must be one of ${(e.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(", ")}`,
           ),
         );
         continue;

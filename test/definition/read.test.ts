@@ -1,0 +1,152 @@
+// The strict reader: duplicate keys, unsafe integers, lone surrogates, malformed JSON, non-object root.
+import { describe, expect, it } from "vitest";
+import { readDefinition, readDocument } from "../../src/core/definition/read.js";
+import { validateDefinition } from "../../src/core/definition/validate.js";
+
+function problems(text: string) {
+  const r = readDefinition(text);
+  return r.ok
+    ? []
+    : r.errors.map((e) => ({ code: e.code, path: e.path, line: e.line, column: e.column }));
+}
+
+describe("readDefinition", () => {
+  it("reads a document losslessly into plain values", () => {
+    const r = readDefinition('{"a":[1,-2.5e3,true,false,null,"x\\u00e9\\n"],"b":{},"c":[]}');
+    expect(r).toEqual({
+      ok: true,
+      value: { a: [1, -2500, true, false, null, "xé\n"], b: {}, c: [] },
+    });
+  });
+
+  it("refuses a duplicate key with its pointer, line and column", () => {
+    expect(problems('{\n  "models": [\n    {"provider": "a", "provider": "b"}\n  ]\n}')).toEqual([
+      { code: "definition/duplicate-key", path: "/models/0/provider", line: 3, column: 23 },
+    ]);
+  });
+
+  it("escapes pointer tokens and counts columns in code points", () => {
+    expect(problems('{"😀😀": 1, "a/b~": {"x": 1, "x": 2}}')).toEqual([
+      { code: "definition/duplicate-key", path: "/a~1b~0/x", line: 1, column: 28 },
+    ]);
+  });
+
+  it("refuses integers outside ±(2^53−1) anywhere, including exponent spellings", () => {
+    expect(problems('{"extensions": {"x": [9007199254740991, -9007199254740991]}}')).toEqual([]);
+    expect(
+      problems(
+        '{"extensions": {"x": [9007199254740992]}, "m": {"config": {"n": -9007199254740993}}, "e": 1e400, "f": 2E+20}',
+      ).map((p) => [p.code, p.path]),
+    ).toEqual([
+      ["definition/unsafe-integer", "/extensions/x/0"],
+      ["definition/unsafe-integer", "/m/config/n"],
+      ["definition/unsafe-integer", "/e"],
+      ["definition/unsafe-integer", "/f"],
+    ]);
+  });
+
+  it("accepts non-integral and small numbers", () => {
+    expect(problems('{"a": 1.5, "b": 1e-400, "c": -0, "d": 12345678901234.5}')).toEqual([]);
+  });
+
+  it("refuses lone surrogates in values and keys, raw or escaped, but accepts pairs", () => {
+    expect(problems('{"a": "\\ud83d\\ude00", "b": "😀"}')).toEqual([]);
+    expect(problems('{"a": "x\\ud800"}').map((p) => [p.code, p.path])).toEqual([
+      ["definition/lone-surrogate", "/a"],
+    ]);
+    expect(problems('{"a": ["\\udc00y"]}').map((p) => [p.code, p.path])).toEqual([
+      ["definition/lone-surrogate", "/a/0"],
+    ]);
+    expect(problems('{"k\\ud800": 1}').map((p) => [p.code, p.path])).toEqual([
+      ["definition/lone-surrogate", "/k\ufffd"],
+    ]);
+    expect(problems('{"a": "\ud800"}').map((p) => p.code)).toEqual(["definition/lone-surrogate"]);
+  });
+
+  it("reports every strict-reading problem of a document at once", () => {
+    expect(problems('{"a": 1, "a": 2, "b": 1e300, "c": "\\udfff"}').map((p) => p.code)).toEqual([
+      "definition/duplicate-key",
+      "definition/unsafe-integer",
+      "definition/lone-surrogate",
+    ]);
+  });
+
+  it.each([
+    ["", 1, 1],
+    ["{", 1, 2],
+    ['{"a": 1,}', 1, 9],
+    ['{"a" 1}', 1, 6],
+    ["{'a': 1}", 1, 2],
+    ['{"a": 01}', 1, 8],
+    ['{"a": 1.}', 1, 9],
+    ['{"a": -}', 1, 8],
+    ['{"a": 1e}', 1, 9],
+    ['{"a": tru}', 1, 7],
+    ['{"a": NaN}', 1, 7],
+    ['{"a": "\\x"}', 1, 8],
+    ['{"a": "\\u12"}', 1, 8],
+    ['{"a": "line\nbreak"}', 1, 12],
+    ['{"a": "open', 1, 12],
+    ['{"a": 1} {}', 1, 10],
+    ['\ufeff{"a": 1}', 1, 1],
+    ['{"a": [1 2]}', 1, 10],
+  ])("refuses malformed JSON %j at line %i column %i", (text, line, column) => {
+    const r = readDefinition(text);
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.errors).toHaveLength(1);
+    expect(r.errors[0]).toMatchObject({ code: "definition/json", line, column });
+  });
+
+  it("gives the pointer of the value being read when the syntax breaks", () => {
+    const r = readDefinition('{"models": [{"provider": x}]}');
+    expect(r.ok ? undefined : r.errors[0]?.path).toBe("/models/0/provider");
+  });
+
+  it.each(["[]", "1", '"x"', "null", "true", " [ {} ] "])(
+    "refuses the non-object root %j",
+    (text) => {
+      const r = readDefinition(text);
+      expect(r.ok ? [] : r.errors.map((e) => [e.code, e.path])).toEqual([["definition/json", ""]]);
+    },
+  );
+
+  it("refuses nesting deeper than its bound without overflowing the stack", () => {
+    const deep = `{"a": ${"[".repeat(200_000)}${"]".repeat(200_000)}}`;
+    const r = readDefinition(deep);
+    expect(r.ok ? [] : r.errors.map((e) => e.code)).toEqual(["definition/json"]);
+  });
+
+  it("keeps __proto__ as an ordinary key", () => {
+    const r = readDefinition('{"extensions": {"__proto__": {"polluted": true}}}');
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    const ext = (r.value as { extensions: Record<string, unknown> }).extensions;
+    expect(Object.keys(ext)).toEqual(["__proto__"]);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(Object.getPrototypeOf(ext)).toBe(Object.prototype);
+  });
+
+  it("is linear: a 5 MiB document with a million members parses", () => {
+    const items = Array.from({ length: 100_000 }, (_, i) => `{"k${i}":"v\\n${i}","n":${i}}`);
+    const text = `{"extensions":{"big":[${items.join(",")}]}}`;
+    expect(text.length).toBeGreaterThan(3_000_000);
+    const r = readDocument(text);
+    expect(r.ok).toBe(true);
+  });
+
+  it("locates schema and rule errors in the author's text", () => {
+    const text = [
+      "{",
+      '  "schema": "viper/agent-definition/v1",',
+      '  "name": "x",',
+      '  "framework": ["warrant"],',
+      '  "models": [["scripted", 5]]',
+      "}",
+    ].join("\n");
+    const r = validateDefinition(text);
+    expect(r.ok ? [] : r.errors.map((e) => [e.code, e.path, e.line, e.column])).toEqual([
+      ["definition/schema", "/models/0/1", 5, 27],
+    ]);
+  });
+});
