@@ -1,7 +1,9 @@
 // The registry of benchmark suites, in the order they run.
+import { loopSuite } from "./loop.js";
+
 export interface BenchSuite {
   readonly name: string;
   readonly run: () => Promise<Record<string, unknown>>;
 }
 
-export const suites: readonly BenchSuite[] = [];
+export const suites: readonly BenchSuite[] = [loopSuite];
