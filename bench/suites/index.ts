@@ -1,9 +1,10 @@
 // The registry of benchmark suites, in the order they run.
 import { loopSuite } from "./loop.js";
+import { turnSuite } from "./turn.js";
 
 export interface BenchSuite {
   readonly name: string;
   readonly run: () => Promise<Record<string, unknown>>;
 }
 
-export const suites: readonly BenchSuite[] = [loopSuite];
+export const suites: readonly BenchSuite[] = [loopSuite, turnSuite];
