@@ -1,4 +1,43 @@
-// The `cid` command group (placeholder until its issue lands).
+// The `cid` command group (SPEC §9): BLAKE3 CIDs of a blob file and of a collection directory.
+import { stat } from "node:fs/promises";
 import type { Command } from "commander";
+import { collectionCidOfPath } from "../../adapters/fs/collection-files.js";
+import { blobCid } from "../../core/cid/cid.js";
+import { EXIT_OK, out, printJson, UsageError } from "../io.js";
+import { readInputFile } from "./definition.js";
 
-export function registerCidCommands(_program: Command): void {}
+function print(cid: string, opts: { json?: boolean }): void {
+  if (opts.json === true) printJson({ cid });
+  else out(cid);
+  process.exitCode = EXIT_OK;
+}
+
+export function registerCidCommands(program: Command): void {
+  const group = program.command("cid").description("content IDs of files (BLAKE3-256, CIDv1)");
+
+  group
+    .command("blob")
+    .description("the raw-codec CID of one file's bytes (a prompt's contentCid)")
+    .argument("<file>", "the file")
+    .option("--json", "print {cid}")
+    .action(async (file: string, opts: { json?: boolean }) => {
+      print(blobCid(await readInputFile(file)), opts);
+    });
+
+  group
+    .command("collection")
+    .description(
+      "the iroh collection CID of a directory (a skill, immutable memory): every regular file, " +
+        "hidden ones included, symlinks inside skipped; a single file is a collection of one",
+    )
+    .argument("<dir>", "the directory (or a single file)")
+    .option("--json", "print {cid}")
+    .action(async (dir: string, opts: { json?: boolean }) => {
+      try {
+        await stat(dir);
+      } catch {
+        throw new UsageError(`cannot read ${dir}: no such file or directory`);
+      }
+      print(await collectionCidOfPath(dir), opts);
+    });
+}

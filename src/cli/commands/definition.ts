@@ -1,4 +1,132 @@
-// The `definition` command group (placeholder until its issue lands).
+// The `definition` command group (SPEC §9): validate definition files, print a definition's content
+// ID, print its normalised (JCS) form.
+import { readFile } from "node:fs/promises";
 import type { Command } from "commander";
+import { type ValidDefinition, validateDefinition } from "../../core/definition/validate.js";
+import { canonicalJson } from "../../core/records/canonical.js";
+import type { Problem, Result } from "../../core/result.js";
+import { EXIT_INVALID, EXIT_OK, err, formatProblem, out, printJson, UsageError } from "../io.js";
 
-export function registerDefinitionCommands(_program: Command): void {}
+/** The stable per-file shape of `definition validate --json`. */
+export interface FileVerdict {
+  readonly file: string;
+  readonly valid: boolean;
+  readonly id?: string;
+  readonly errors: ReadonlyArray<{ code: string; path: string; message: string }>;
+}
+
+/** Reads a file's bytes; an unreadable file is a usage error (exit 2). */
+export async function readInputFile(file: string): Promise<Uint8Array> {
+  try {
+    return await readFile(file);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    const why =
+      code === "ENOENT"
+        ? "no such file"
+        : code === "EISDIR"
+          ? "is a directory"
+          : (e as Error).message;
+    throw new UsageError(`cannot read ${file}: ${why}`);
+  }
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/** The whole definition pipeline over a file's bytes; bytes that are not UTF-8 are malformed JSON. */
+export function validateDefinitionBytes(bytes: Uint8Array): Result<ValidDefinition> {
+  let text: string;
+  try {
+    text = utf8.decode(bytes);
+  } catch {
+    return {
+      ok: false,
+      errors: [{ code: "definition/json", path: "", message: "the file is not valid UTF-8" }],
+    };
+  }
+  return validateDefinition(text);
+}
+
+function verdict(file: string, r: Result<ValidDefinition>): FileVerdict {
+  if (r.ok) return { file, valid: true, id: r.value.id, errors: [] };
+  return {
+    file,
+    valid: false,
+    errors: r.errors.map((e) => ({ code: e.code, path: e.path, message: e.message })),
+  };
+}
+
+function printProblems(
+  file: string,
+  problems: readonly Problem[],
+  write: (s: string) => void,
+): void {
+  for (const p of problems) write(formatProblem(file, p));
+}
+
+async function validateFiles(files: readonly string[], opts: { json?: boolean }): Promise<void> {
+  const inputs: Array<[string, Uint8Array]> = [];
+  for (const file of files) inputs.push([file, await readInputFile(file)]);
+  const results = inputs.map(([file, bytes]) => [file, validateDefinitionBytes(bytes)] as const);
+  if (opts.json === true) {
+    printJson(results.map(([file, r]) => verdict(file, r)));
+  } else {
+    for (const [file, r] of results) {
+      if (r.ok) out(`${file}: valid ${r.value.id}`);
+      else printProblems(file, r.errors, out);
+    }
+  }
+  process.exitCode = results.every(([, r]) => r.ok) ? EXIT_OK : EXIT_INVALID;
+}
+
+async function oneDefinition(
+  file: string,
+  opts: { json?: boolean },
+): Promise<ValidDefinition | undefined> {
+  const r = validateDefinitionBytes(await readInputFile(file));
+  if (r.ok) return r.value;
+  if (opts.json === true) printJson(verdict(file, r));
+  else printProblems(file, r.errors, err);
+  process.exitCode = EXIT_INVALID;
+  return undefined;
+}
+
+export function registerDefinitionCommands(program: Command): void {
+  const group = program
+    .command("definition")
+    .description("agent definitions: validate them, compute their content IDs, normalise them");
+
+  group
+    .command("validate")
+    .description("validate agent definition files (strict JSON, seed schema, semantic rules)")
+    .argument("<files...>", "agent definition JSON files")
+    .option("--json", "print a JSON array of {file, valid, id?, errors}")
+    .action(async (files: string[], opts: { json?: boolean }) => {
+      await validateFiles(files, opts);
+    });
+
+  group
+    .command("id")
+    .description("print the content ID (CIDv1 json-jcs, BLAKE3) of a valid definition")
+    .argument("<file>", "agent definition JSON file")
+    .option("--json", "print {file, valid, id, errors}")
+    .action(async (file: string, opts: { json?: boolean }) => {
+      const d = await oneDefinition(file, opts);
+      if (d === undefined) return;
+      if (opts.json === true) printJson(verdict(file, { ok: true, value: d }));
+      else out(d.id);
+      process.exitCode = EXIT_OK;
+    });
+
+  group
+    .command("normalize")
+    .description("print the normalised definition as canonical JSON (RFC 8785)")
+    .argument("<file>", "agent definition JSON file")
+    .option("--json", "the same output (canonical JSON is JSON)")
+    .action(async (file: string, opts: { json?: boolean }) => {
+      const d = await oneDefinition(file, opts);
+      if (d === undefined) return;
+      out(canonicalJson(d.definition));
+      process.exitCode = EXIT_OK;
+    });
+}
