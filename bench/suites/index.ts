@@ -1,5 +1,6 @@
 // The registry of benchmark suites, in the order they run.
 import { loopSuite } from "./loop.js";
+import { passageSuite } from "./passage.js";
 import { turnSuite } from "./turn.js";
 
 export interface BenchSuite {
@@ -7,4 +8,4 @@ export interface BenchSuite {
   readonly run: () => Promise<Record<string, unknown>>;
 }
 
-export const suites: readonly BenchSuite[] = [loopSuite, turnSuite];
+export const suites: readonly BenchSuite[] = [loopSuite, turnSuite, passageSuite];
