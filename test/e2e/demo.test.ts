@@ -1,0 +1,117 @@
+// `warrant demo` through the built CLI: the story plays out in the real sandbox and the exported
+// loop document, and the records behind it, say exactly what happened.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openStore } from "../../src/adapters/store/open-store.js";
+import { contractValidators } from "../../src/core/contracts/ajv.js";
+import type { LoopDocument, Step } from "../../src/core/loop/types.js";
+import { runCli } from "../helpers/cli.js";
+
+let cwd: string;
+let stdout: string;
+let code: number | null;
+let query: string;
+const store = () => ["--store", "sqlite:.warrant/ledger.db"];
+
+beforeAll(async () => {
+  cwd = mkdtempSync(path.join(tmpdir(), "warrant-demo-"));
+  const r = await runCli(["demo"], { cwd });
+  stdout = r.stdout;
+  code = r.code;
+  query = (stdout.trim().split("\n").at(-1) ?? "").replace(/^query: /, "");
+});
+
+afterAll(() => {
+  rmSync(cwd, { recursive: true, force: true });
+});
+
+describe("warrant demo", () => {
+  it("finishes successfully, says it approved the mutations itself and where the ledger is, and ends with the query", () => {
+    expect(code).toBe(0);
+    expect(stdout).toContain("approves each mutation itself");
+    expect(stdout).toContain("approved fix-slugify automatically");
+    expect(stdout).toContain("ledger: sqlite:.warrant/ledger.db");
+    expect(stdout).toMatch(/warrant show query:/);
+    expect(stdout.trim().split("\n").at(-1)).toMatch(/^query: query:fix-failing-test-\S+$/);
+  });
+
+  it("exports a schema-valid loop: two runs, the rejected cycle, stopped succeeded", async () => {
+    const r = await runCli(["export", query, ...store()], { cwd });
+    expect(r.code).toBe(0);
+    const doc = JSON.parse(r.stdout) as LoopDocument;
+    const validate = contractValidators().loop;
+    expect(validate(doc), JSON.stringify(validate.errors)).toBe(true);
+    expect(doc.state).toBe("stopped");
+    expect(doc.stop?.reason).toBe("succeeded");
+    expect(doc.spent).toEqual({
+      passages: 7,
+      "solver-passages": 3,
+      "reviewer-passages": 3,
+      cycles: 3,
+      runs: 2,
+    });
+    const steps = doc.facts.map((f) => f.step);
+    const kinds = steps.map((s) => s.kind);
+    expect(kinds.filter((k) => k === "run-admitted")).toHaveLength(2);
+    const concluded = steps.filter(
+      (s): s is Extract<Step, { kind: "concluded" }> => s.kind === "concluded",
+    );
+    expect(concluded.map((c) => c.outcome)).toEqual(["verification-failed", "verified"]);
+    // The second cycle was opened and reviewed but never admitted: the rejected candidate.
+    const cycles = steps.filter((s) => s.kind === "cycle-opened").map((s) => s["proposal/ref"]);
+    const admitted = new Set(
+      steps.filter((s) => s.kind === "run-admitted").map((s) => s["proposal/ref"]),
+    );
+    expect(cycles).toHaveLength(3);
+    expect(cycles.filter((c) => !admitted.has(c))).toEqual([cycles[1]]);
+    // The summarizer's passage comes before the concluding fact.
+    expect(kinds.slice(-2)).toEqual(["passage-charged", "concluded"]);
+    expect((steps.at(-2) as { role: string }).role).toBe("summarizer");
+  });
+
+  it("stores the records behind the facts: proposals, reviews (one rejection), executions, transcripts", async () => {
+    const r = await runCli(["show", query, "--json", ...store()], { cwd });
+    expect(r.code).toBe(0);
+    const { records } = JSON.parse(r.stdout) as { records: { ref: string; kind: string }[] };
+    const count = (k: string) => records.filter((x) => x.kind === k).length;
+    expect(count("proposal")).toBe(3);
+    expect(count("review")).toBe(3);
+    expect(count("execution")).toBe(2);
+    expect(count("transcript")).toBe(7);
+    expect(count("stepStarted")).toBe(5);
+    const db = await openStore(`sqlite:${path.join(cwd, ".warrant/ledger.db")}`);
+    try {
+      const all = await db.listRecords(query);
+      const verdicts = all
+        .filter((x) => x.kind === "review")
+        .map((x) => (x.body as { verdict: { decision: string } }).verdict.decision);
+      expect(verdicts).toEqual(["accept", "reject", "accept"]);
+      const outcomes = all
+        .filter((x) => x.kind === "execution")
+        .map((x) => (x.body as { outcome: string }).outcome);
+      expect(outcomes.sort()).toEqual(["verification-failed", "verified"]);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it("passes warrant loop check --store (hash chain, records, projection)", async () => {
+    const r = await runCli(["loop", "check", "--store", "sqlite:.warrant/ledger.db", query], {
+      cwd,
+    });
+    expect(r.stdout + r.stderr).toContain("valid");
+    expect(r.code).toBe(0);
+  });
+
+  it("lists the loop, and resume on the stopped loop prints its state and exits 0", async () => {
+    const loops = await runCli(["loops", "--json", ...store()], { cwd });
+    expect(JSON.parse(loops.stdout)).toEqual([
+      { query, state: "stopped", stop: { reason: "succeeded" } },
+    ]);
+    const resume = await runCli(["resume", query, ...store()], { cwd });
+    expect(resume.code).toBe(0);
+    expect(resume.stdout).toContain("stopped: succeeded");
+  });
+});
