@@ -1,6 +1,7 @@
 // The registry of benchmark suites, in the order they run.
 import { loopSuite } from "./loop.js";
 import { passageSuite } from "./passage.js";
+import { sandboxSuite } from "./sandbox.js";
 import { turnSuite } from "./turn.js";
 
 export interface BenchSuite {
@@ -8,4 +9,4 @@ export interface BenchSuite {
   readonly run: () => Promise<Record<string, unknown>>;
 }
 
-export const suites: readonly BenchSuite[] = [loopSuite, turnSuite, passageSuite];
+export const suites: readonly BenchSuite[] = [loopSuite, turnSuite, sandboxSuite, passageSuite];

@@ -50,10 +50,16 @@ export async function managedEnvironment(
   baselineDir: string,
   runAs: RunAs | undefined,
   options: BackendOptions,
-  makeExec: (dir: EnvironmentDir) => Exec,
+  makeExec: (dir: EnvironmentDir) => Exec | Promise<Exec>,
 ): Promise<Environment> {
   const dir = await createEnvironmentDir(baselineDir, runAs, options.tempRoot);
-  const run = makeExec(dir);
+  let run: Exec;
+  try {
+    run = await makeExec(dir);
+  } catch (e) {
+    await removeEnvironmentDir(dir);
+    throw e;
+  }
   const running = new Set<{ controller: AbortController; done: Promise<unknown> }>();
   let destroyed = false;
   return {

@@ -1,12 +1,15 @@
 // The util-linux `unshare` backend, for hosts without bubblewrap. Each command runs in fresh user
 // (mapped to root), mount, pid, net, ipc and uts namespaces. Read-only strategy: rather than
-// remounting the host's tree, a new root is assembled on a tmpfs in the environment's stage
-// directory — the system directories bind-mounted and remounted read-only, a private /tmp, a
-// minimal /dev, a new /proc, the workspace bound read-write at its host path — the tmpfs itself is
-// remounted read-only, and the command is chrooted into it with every capability dropped
-// (bounding set included, no_new_privs), so it cannot undo the read-only mounts.
+// remounting the host's tree, a new root is assembled in the environment's stage directory — a
+// skeleton made on the host (mountpoints, merged-/usr links, device placeholders), then inside the
+// namespaces: the stage bound onto itself, the system directories bound read-only, single device
+// nodes bound into /dev, a new /proc, a private /tmp, the workspace bound read-write at its host
+// path, and the stage remounted read-only. The command is chrooted into it with every capability
+// dropped (bounding set included, no_new_privs), so it cannot undo the read-only mounts.
+import { existsSync } from "node:fs";
+import { lchown, mkdir, symlink, writeFile } from "node:fs/promises";
+import path from "node:path";
 import type {
-  Environment,
   EnvironmentOptions,
   ExecOptions,
   ExecResult,
@@ -14,96 +17,117 @@ import type {
 } from "../../core/sandbox/sandbox-port.js";
 import { DEFAULT_MAX_PROCESSES } from "./bwrap-sandbox.js";
 import { runLimited, scrubbedEnv } from "./contained-exec.js";
+import type { EnvironmentDir, RunAs } from "./environment-dir.js";
 import { type BackendOptions, hostRunAs, managedEnvironment } from "./managed-environment.js";
-import { DEVICE_NODES, readOnlyLayout } from "./root-layout.js";
+import { DEVICE_NODES, type LayoutEntry, readOnlyLayout } from "./root-layout.js";
 
-// Arguments: workspace, stage, nproc, count of layout triples, the triples (kind path target),
-// then the command's argv. Runs as root of the new user namespace, pid 1 of the new pid namespace.
+// Arguments: workspace, stage, nproc, count of read-only directories, the directories, then the
+// command's argv. Runs as root of the new user namespace and pid 1 of the new pid namespace; mount
+// propagation is already private (unshare's default).
 const SETUP_SCRIPT = `set -eu
 W=$1; S=$2; N=$3; K=$4; shift 4
-mount --make-rprivate /
-mount -t tmpfs -o mode=0755,nosuid,nodev tmpfs "$S"
+mount --bind "$S" "$S"
 i=0
-while [ "$i" -lt "$K" ]; do
-  kind=$1; p=$2; t=$3; shift 3; i=$((i+1))
-  if [ "$kind" = l ]; then
-    mkdir -p "$S$(dirname "$p")"; ln -s "$t" "$S$p"
-  else
-    mkdir -p "$S$p"; mount --bind "$p" "$S$p"; mount -o remount,bind,ro "$S$p"
-  fi
-done
-mkdir -p "$S/dev/shm" "$S/proc" "$S/tmp"
-for n in ${DEVICE_NODES.join(" ")}; do
-  if [ -e "/dev/$n" ]; then touch "$S/dev/$n"; mount --bind "/dev/$n" "$S/dev/$n" || rm -f "$S/dev/$n"; fi
-done
-ln -s /proc/self/fd "$S/dev/fd"; ln -s /proc/self/fd/0 "$S/dev/stdin"
-ln -s /proc/self/fd/1 "$S/dev/stdout"; ln -s /proc/self/fd/2 "$S/dev/stderr"
+while [ "$i" -lt "$K" ]; do mount -o bind,ro "$1" "$S$1"; shift; i=$((i+1)); done
+for f in "$S"/dev/*; do if [ -f "$f" ] && [ ! -L "$f" ]; then mount --bind "/dev/\${f##*/}" "$f"; fi; done
 mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs "$S/dev/shm"
 mount -t proc -o nosuid,nodev,noexec proc "$S/proc"
 mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs "$S/tmp"
 mkdir -p "$S$W"
 mount --bind "$W" "$S$W"
-mount -o remount,ro,nosuid,nodev tmpfs "$S"
+mount -o remount,bind,ro "$S"
 exec chroot "$S" setpriv --no-new-privs --inh-caps=-all --ambient-caps=-all --bounding-set=-all -- prlimit --nproc="$N:$N" -- /bin/sh -c 'cd "$0" && exec "$@"' "$W" "$@"
 `;
+
+/** The root's skeleton on the host: mountpoints, links, and empty files to bind devices onto. */
+async function buildSkeleton(
+  stage: string,
+  layout: readonly LayoutEntry[],
+  runAs: RunAs | undefined,
+) {
+  const made: string[] = [];
+  const dir = async (p: string) => {
+    await mkdir(p, { recursive: true });
+    made.push(p);
+  };
+  for (const e of layout) {
+    const at = path.join(stage, e.path);
+    await dir(path.dirname(at));
+    if (e.kind === "symlink") await symlink(e.target, at);
+    else await dir(at);
+  }
+  for (const d of ["dev/shm", "proc", "tmp"]) await dir(path.join(stage, d));
+  for (const n of DEVICE_NODES) {
+    if (existsSync(`/dev/${n}`)) await writeFile(path.join(stage, "dev", n), "");
+  }
+  await symlink("/proc/self/fd", path.join(stage, "dev/fd"));
+  for (const [i, name] of ["stdin", "stdout", "stderr"].entries()) {
+    await symlink(`/proc/self/fd/${i}`, path.join(stage, "dev", name));
+  }
+  if (runAs !== undefined) {
+    for (const p of new Set(made)) await lchown(p, runAs.uid, runAs.gid);
+  }
+}
 
 export function createUnshareSandbox(options: BackendOptions = {}): Sandbox {
   const unshare = options.unsharePath ?? "unshare";
   const runAs = hostRunAs(options);
   const layout = readOnlyLayout(options.readOnlyPaths);
-  const triples = layout.flatMap((e) =>
-    e.kind === "symlink" ? ["l", e.path, e.target] : ["d", e.path, "-"],
-  );
+  const roDirs = layout.filter((e) => e.kind === "ro-dir").map((e) => e.path);
   return {
     backend: "unshare",
-    async createEnvironment(
-      baselineDir: string,
-      opts: EnvironmentOptions = {},
-    ): Promise<Environment> {
+    async createEnvironment(baselineDir: string, opts: EnvironmentOptions = {}) {
       const defaultNproc = opts.maxProcesses ?? DEFAULT_MAX_PROCESSES;
-      return managedEnvironment("unshare", baselineDir, runAs, options, (dir) => {
-        return (argv: readonly string[], exec: ExecOptions): Promise<ExecResult> => {
-          const env = scrubbedEnv(dir.workspace, exec.env);
-          const line: string[] = [];
-          if (runAs !== undefined) {
+      return managedEnvironment(
+        "unshare",
+        baselineDir,
+        runAs,
+        options,
+        async (dir: EnvironmentDir) => {
+          await buildSkeleton(dir.stage, layout, runAs);
+          return (argv: readonly string[], exec: ExecOptions): Promise<ExecResult> => {
+            const env = scrubbedEnv(dir.workspace, exec.env);
+            const line: string[] = [];
+            if (runAs !== undefined) {
+              line.push(
+                options.setprivPath ?? "setpriv",
+                "--reuid",
+                String(runAs.uid),
+                "--regid",
+                String(runAs.gid),
+                "--clear-groups",
+                "--",
+              );
+            }
+            const nproc = String(exec.maxProcesses ?? defaultNproc);
             line.push(
-              options.setprivPath ?? "setpriv",
-              "--reuid",
-              String(runAs.uid),
-              "--regid",
-              String(runAs.gid),
-              "--clear-groups",
+              unshare,
+              "--user",
+              "--map-root-user",
+              "--mount",
+              "--net",
+              "--pid",
+              "--ipc",
+              "--uts",
+              "--fork",
+              "--kill-child=SIGKILL",
               "--",
+              "/bin/sh",
+              "-c",
+              SETUP_SCRIPT,
+              "warrant-sandbox",
+              dir.workspace,
+              dir.stage,
+              nproc,
+              String(roDirs.length),
+              ...roDirs,
+              ...argv,
             );
-          }
-          const nproc = String(exec.maxProcesses ?? defaultNproc);
-          line.push(
-            unshare,
-            "--user",
-            "--map-root-user",
-            "--mount",
-            "--net",
-            "--pid",
-            "--ipc",
-            "--uts",
-            "--fork",
-            "--kill-child=SIGKILL",
-            "--",
-            "/bin/sh",
-            "-c",
-            SETUP_SCRIPT,
-            "warrant-sandbox",
-            dir.workspace,
-            dir.stage,
-            nproc,
-            String(layout.length),
-            ...triples,
-            ...argv,
-          );
-          // The setup needs the sbin directories on PATH; the command inherits exactly `env`.
-          return runLimited(line, env, exec);
-        };
-      });
+            // The setup needs the sbin directories on PATH; the command inherits exactly `env`.
+            return runLimited(line, env, exec);
+          };
+        },
+      );
     },
   };
 }
