@@ -13,7 +13,10 @@ import { connect, createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { applyPatchStep } from "../../src/adapters/sandbox/apply-patch-step.js";
 import type { Environment, ExecOptions, Sandbox } from "../../src/core/sandbox/sandbox-port.js";
+import { checkPlan } from "../../src/core/taskpack/plan-check.js";
+import { validPack } from "../taskpack/fixtures.js";
 
 const LIMITS: ExecOptions = { timeoutMs: 10_000, maxOutputBytes: 1 << 20 };
 const text = (s: string) => new TextEncoder().encode(s);
@@ -324,6 +327,85 @@ export function sandboxContract(
         const alias = await env.writeFile("src/alias.js", text("export const a = 2;\n"));
         expect(alias.ok).toBe(true);
         expect(readFileSync(path.join(env.root, "src/a.js"), "utf8")).toBe("export const a = 2;\n");
+      });
+
+      it("an admitted patch is applied inside, and refused through an escaping symlink", async () => {
+        const env = await fresh();
+        const pack = validPack();
+        const diff =
+          "--- a/src/a.js\n+++ b/src/a.js\n@@ -1 +1 @@\n-export const a = 1;\n+export const a = 3;\n";
+        const plan = (path: string, change: Record<string, string>) =>
+          checkPlan(
+            {
+              hypothesis: "h",
+              steps: [
+                { id: "o", action: "observe", read: ["src/a.js"] },
+                { id: "p", action: "patch", path, ...change },
+              ],
+            },
+            pack,
+          );
+        const good = plan("src/a.js", { diff });
+        if (!good.ok) throw new Error(JSON.stringify(good.errors));
+        const step = good.value.steps[1];
+        if (step?.kind !== "patch") throw new Error("not a patch");
+        expect(await applyPatchStep(env, step)).toMatchObject({
+          ok: true,
+          value: { path: "src/a.js" },
+        });
+        expect(readFileSync(path.join(env.root, "src/a.js"), "utf8")).toBe("export const a = 3;\n");
+        const again = await applyPatchStep(env, step);
+        expect(again.ok ? "" : again.errors[0]?.code).toBe("patch/hunk-failed");
+        // `src/escape-dir/…` and `src/escape-file.js` are inside the policy (src/**): the plan
+        // check admits them; the write is still refused because their real paths leave.
+        for (const p of ["src/escape-dir/planted.js", "src/escape-file.js"]) {
+          const admitted = plan(p, { content: "pwned\n" });
+          if (!admitted.ok) throw new Error(JSON.stringify(admitted.errors));
+          const s = admitted.value.steps[1];
+          if (s?.kind !== "patch") throw new Error("not a patch");
+          const r = await applyPatchStep(env, s);
+          expect(r.ok ? "" : r.errors[0]?.code, p).toBe("workbench/patch-outside-policy");
+        }
+        expect(readFileSync(outsideFile, "utf8")).toBe("outside\n");
+        expect(existsSync(path.join(outsideDir, "planted.js"))).toBe(false);
+      });
+
+      it("a patch may create a file from /dev/null and delete one to /dev/null", async () => {
+        const env = await fresh();
+        const pack = validPack();
+        const step = (p: string, diff: string) => {
+          const r = checkPlan(
+            {
+              hypothesis: "h",
+              steps: [
+                { id: "o", action: "observe", read: ["src/a.js"] },
+                { id: "p", action: "patch", path: p, diff },
+              ],
+            },
+            pack,
+          );
+          if (!r.ok) throw new Error(JSON.stringify(r.errors));
+          const s = r.value.steps[1];
+          if (s?.kind !== "patch") throw new Error("not a patch");
+          return s;
+        };
+        const create = step(
+          "src/n/new.js",
+          "--- /dev/null\n+++ b/src/n/new.js\n@@ -0,0 +1 @@\n+new\n",
+        );
+        expect(await applyPatchStep(env, create)).toMatchObject({ ok: true });
+        expect(readFileSync(path.join(env.root, "src/n/new.js"), "utf8")).toBe("new\n");
+        const remove = step(
+          "src/a.js",
+          "--- a/src/a.js\n+++ /dev/null\n@@ -1 +0,0 @@\n-export const a = 1;\n",
+        );
+        expect(await applyPatchStep(env, remove)).toEqual({
+          ok: true,
+          value: { path: "src/a.js", digest: null },
+        });
+        expect(existsSync(path.join(env.root, "src/a.js"))).toBe(false);
+        const missing = await applyPatchStep(env, remove);
+        expect(missing.ok ? "" : missing.errors[0]?.code).toBe("patch/target-missing");
       });
 
       it("readFile, removeFile and snapshot see the workspace", async () => {
