@@ -1,6 +1,8 @@
-// Request digests of a passage. A request's digest commits to its whole conversation through a
-// hash chain over the entries, so each turn hashes only what it appended: per-turn cost stays flat
-// however long the passage grows.
+// Request digests of a passage, as a hash chain: request k's digest is
+//   sha256(digest of request k−1 ‖ "\n" ‖ JCS({entries appended since request k−1, length, maxOutputTokens}))
+// seeded with the digest of what every request shares (system prompt, tools, message types). Each
+// digest so commits to its whole request while each turn hashes only what it appended: the cost
+// per turn stays flat however long the passage grows.
 import { createHash } from "node:crypto";
 import { canonicalJson } from "../core/records/canonical.js";
 import type { ConversationEntry, ModelRequest } from "../core/turn/model-provider.js";
@@ -9,7 +11,7 @@ function sha256(text: string): string {
   return `sha256:${createHash("sha256").update(text).digest("base64url")}`;
 }
 
-/** What an entry contributes to the chain: the model's raw output, not the adapter's parse. */
+/** What an entry contributes: the model's raw output, not the adapter's parse of it. */
 function digestable(entry: ConversationEntry): unknown {
   switch (entry.kind) {
     case "model":
@@ -24,29 +26,27 @@ function digestable(entry: ConversationEntry): unknown {
 export class RequestDigests {
   private head: string;
   private length = 0;
-  private readonly fixed: string;
 
-  /** `fixed` digests what every request of the passage shares: system, tools, message types. */
   constructor(fixed: {
     system: string;
     tools: readonly unknown[];
     messageTypes: readonly string[];
   }) {
-    this.fixed = sha256(canonicalJson(fixed));
-    this.head = sha256(`warrant.passage.conversation ${this.fixed}`);
+    this.head = sha256(canonicalJson({ "warrant.passage.request": fixed }));
   }
 
-  /** Folds in the entries appended since the last call. */
-  advance(conversation: readonly ConversationEntry[]): void {
-    for (; this.length < conversation.length; this.length++) {
-      const entry = conversation[this.length] as ConversationEntry;
-      this.head = sha256(`${this.head}\n${canonicalJson(digestable(entry))}`);
-    }
-  }
-
-  /** The digest of a request whose conversation has just been folded in. */
+  /** The digest of the next request; requests come in order, each covering a longer prefix. */
   digest(request: ModelRequest): string {
-    this.advance(request.conversation);
-    return sha256(`${this.fixed}\n${this.head}\n${request.length}\n${request.maxOutputTokens}`);
+    const appended: unknown[] = [];
+    for (; this.length < request.length; this.length++) {
+      appended.push(digestable(request.conversation[this.length] as ConversationEntry));
+    }
+    const step = {
+      entries: appended,
+      length: request.length,
+      maxOutputTokens: request.maxOutputTokens,
+    };
+    this.head = sha256(`${this.head}\n${canonicalJson(step)}`);
+    return this.head;
   }
 }
