@@ -17,6 +17,11 @@ const stdio = (name: string): McpServerConfig => ({
 
 /** Pids of this process's children running the fixture server (Linux /proc). */
 function fixtureChildren(): number[] {
+  return childrenRunning(FIXTURE);
+}
+
+/** Pids of this process's live children whose command line contains `marker` (Linux /proc). */
+function childrenRunning(marker: string): number[] {
   return readdirSync("/proc")
     .filter((d) => /^\d+$/.test(d))
     .filter((pid) => {
@@ -24,7 +29,7 @@ function fixtureChildren(): number[] {
         const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
         const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
         return (
-          ppid === process.pid && readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(FIXTURE)
+          ppid === process.pid && readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(marker)
         );
       } catch {
         return false;
@@ -119,6 +124,20 @@ describe("MCP tool host life cycle", () => {
     expect(r.ok ? [] : r.errors.map((e) => [e.code, e.path])).toEqual([
       ["tool/mcp-unavailable", "/mcpServers/1"],
     ]);
+  });
+
+  it("refuses a server that never completes the handshake in time, and ends its process", async () => {
+    const marker = "warrant-hung-server-marker";
+    const hung: McpServerConfig = {
+      name: "hung",
+      transport: "stdio",
+      command: process.execPath,
+      args: ["-e", `setInterval(() => {}, 1000); // ${marker}`],
+    };
+    const r = await connectMcpToolHost({ servers: [hung], connectTimeoutMs: 300 });
+    expect(r.ok ? [] : r.errors.map((e) => e.code)).toEqual(["tool/mcp-unavailable"]);
+    // Well inside the SDK's own 2 s grace before it signals a server that ignores closed stdin.
+    await expect.poll(() => childrenRunning(marker), { timeout: 1000, interval: 50 }).toEqual([]);
   });
 
   it("keeps credentials in a URL out of its messages", async () => {

@@ -167,8 +167,27 @@ async function connect(config: McpServerConfig, opts: McpToolHostOptions): Promi
       },
     );
   };
-  await client.connect(transport, { timeout: opts.connectTimeoutMs ?? 30_000 });
+  const connecting = client.connect(transport, { timeout: opts.connectTimeoutMs ?? 30_000 });
+  // The stdio transport spawns synchronously inside connect(): its pid is known from here on.
+  const pid = transport instanceof StdioClientTransport ? transport.pid : null;
+  try {
+    await connecting;
+  } catch (e) {
+    // A server that started but never finished the handshake must not outlive the refusal: the
+    // SDK's own close waits seconds before signalling, so the process is killed here.
+    if (pid !== null) killQuietly(pid);
+    await client.close().catch(() => undefined);
+    throw e;
+  }
   return connection;
+}
+
+function killQuietly(pid: number): void {
+  try {
+    process.kill(pid, "SIGKILL");
+  } catch {
+    // Already gone.
+  }
 }
 
 async function listAllTools(connection: Connection, timeout: number) {
