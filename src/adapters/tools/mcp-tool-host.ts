@@ -8,7 +8,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
-import { fail, ok, type Problem, pointer, type Result } from "../../core/result.js";
+import { assertNever, fail, ok, type Problem, pointer, type Result } from "../../core/result.js";
 import {
   type ToolCallOptions,
   type ToolHost,
@@ -93,6 +93,8 @@ function transportFor(config: McpServerConfig, opts: McpToolHostOptions): Transp
       });
     case "sse":
       return new SSEClientTransport(new URL(config.url as string));
+    default:
+      return assertNever(config.transport, "MCP transport");
   }
 }
 
