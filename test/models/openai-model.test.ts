@@ -151,6 +151,26 @@ describe("openai adapter, tool mode", () => {
     expect(cut.stop).toBe("truncated");
   });
 
+  it('reports finish_reason "content_filter" as a refusal', async () => {
+    const filtered = fixture("openai/tool-calls") as WireReply & {
+      body: { choices: { finish_reason: string; message: unknown }[] };
+    };
+    const choice = filtered.body.choices[0] as { finish_reason: string; message: unknown };
+    choice.finish_reason = "content_filter";
+    choice.message = { role: "assistant", content: null, refusal: null };
+    const m = await model([filtered]);
+    expect((await m.complete(request())).stop).toBe("refusal");
+  });
+
+  it("an aborted signal ends the call with model/aborted", async () => {
+    const m = await model([fixture("openai/tool-calls")]);
+    const e = (await m
+      .complete(request(), { signal: AbortSignal.abort() })
+      .catch((x: unknown) => x)) as WarrantError;
+    expect(e).toBeInstanceOf(WarrantError);
+    expect(e.code).toBe("model/aborted");
+  });
+
   it("retries 429 honouring retry-after-ms, and 500 with retry-after", async () => {
     const m = await model([
       fixture("openai/rate-limited"),

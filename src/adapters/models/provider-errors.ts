@@ -35,15 +35,16 @@ export function providerError(
   secrets: readonly string[],
 ): WarrantError {
   const e = (typeof error === "object" && error !== null ? error : {}) as SdkError;
-  const name = e.name ?? "";
+  // The SDKs leave `name` as "Error"; their class names tell abort, timeout and connection apart.
+  const name = `${(error as { constructor?: { name?: string } } | null)?.constructor?.name ?? ""} ${e.name ?? ""}`;
   const text = redact(e.message ?? String(error), secrets);
-  if (name.endsWith("UserAbortError")) {
+  if (name.includes("UserAbortError")) {
     return new WarrantError("model/aborted", `${providerId}: the call was cancelled`);
   }
-  if (name.endsWith("ConnectionTimeoutError")) {
+  if (name.includes("ConnectionTimeoutError")) {
     return new WarrantError("model/timeout", `${providerId}: the call timed out`);
   }
-  if (name.endsWith("ConnectionError")) {
+  if (name.includes("ConnectionError")) {
     return new WarrantError("model/unreachable", `${providerId}: cannot reach the server: ${text}`);
   }
   if (typeof e.status === "number") {
