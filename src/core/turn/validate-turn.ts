@@ -154,12 +154,13 @@ export function validateTurn(input: unknown, ctx: TurnContext): Result<ValidTurn
       });
       return;
     }
-    const argsPath = pointer("tool_calls", i, "arguments_json");
+    // Built only on failure: the valid path is the hot one.
+    const argsPath = () => `/tool_calls/${i}/arguments_json`;
     const parsed = parseJson(call.arguments_json);
     if (!parsed.ok) {
       errors.push({
         code: "turn/arguments-not-object",
-        path: argsPath,
+        path: argsPath(),
         message: `arguments of ${call.name} are not JSON: ${parsed.error}`,
         detail: { reason: "json" },
       });
@@ -174,7 +175,7 @@ export function validateTurn(input: unknown, ctx: TurnContext): Result<ValidTurn
             : typeof parsed.value;
       errors.push({
         code: "turn/arguments-not-object",
-        path: argsPath,
+        path: argsPath(),
         message: `arguments of ${call.name} must be a JSON object, not ${got}`,
         detail: { reason: "type", type: got },
       });
@@ -184,7 +185,7 @@ export function validateTurn(input: unknown, ctx: TurnContext): Result<ValidTurn
       errors.push(
         ...embeddedErrors(
           "turn/arguments-invalid",
-          argsPath,
+          argsPath(),
           `arguments of ${call.name}`,
           tool.validate.errors,
         ),
