@@ -159,6 +159,20 @@ export function sandboxContract(
         }
       });
 
+      // Under unshare the loopback is brought up with iproute2's `ip`, when the host has it.
+      const noIp =
+        sandbox?.backend === "unshare" &&
+        !["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"].some((p) => existsSync(p));
+      it.skipIf(noIp)(
+        `a command may use its own loopback, which is not the host's${noIp ? " (skipped: no ip binary to bring lo up)" : ""}`,
+        async () => {
+          const env = await fresh();
+          const script = `const net = require("net"); const s = net.createServer((c) => c.end("pong")).listen(0, "127.0.0.1", () => { net.connect(s.address().port, "127.0.0.1").on("data", (d) => { console.log(String(d)); process.exit(0); }); });`;
+          const r = await env.exec(["node", "-e", script], LIMITS);
+          expect(r.stdout).toBe("pong\n");
+        },
+      );
+
       it("a write outside the workspace fails; the workspace itself is writable", async () => {
         const env = await fresh();
         const marker = `warrant-contract-${process.pid}-${Date.now()}`;

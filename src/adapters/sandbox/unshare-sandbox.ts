@@ -27,6 +27,7 @@ import { DEVICE_NODES, type LayoutEntry, readOnlyLayout } from "./root-layout.js
 const SETUP_SCRIPT = `set -eu
 W=$1; S=$2; N=$3; K=$4; shift 4
 mount --bind "$S" "$S"
+if command -v ip >/dev/null; then ip link set lo up 2>/dev/null || true; fi
 i=0
 while [ "$i" -lt "$K" ]; do mount -o bind,ro "$1" "$S$1"; shift; i=$((i+1)); done
 for f in "$S"/dev/*; do if [ -f "$f" ] && [ ! -L "$f" ]; then mount --bind "/dev/\${f##*/}" "$f"; fi; done
