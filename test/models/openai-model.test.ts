@@ -328,6 +328,43 @@ describe("openai adapter in a passage", () => {
     });
   });
 
+  it("a rejected turn with several calls answers every call id, none executed", async () => {
+    const two = fixture("openai/tool-calls") as WireReply & {
+      body: { choices: { message: { tool_calls: unknown[] } }[] };
+    };
+    const message = (two.body.choices[0] as { message: { tool_calls: unknown[] } }).message;
+    message.tool_calls.push({
+      id: "call_2",
+      type: "function",
+      function: { name: "math__mul", arguments: '{"a":2,"b":3}' },
+    });
+    const m = await model([two, fixture("openai/message-tool")]);
+    const host = addHost();
+    const out = await runPassage({
+      role: "implementer",
+      agentId: "agent:a1",
+      system: "s",
+      evidence: "e",
+      registry: addRegistry(),
+      toolHost: host,
+      provider: m,
+      limits: { maxTurns: 5, maxTokens: 100_000 },
+    });
+    expect(out.ok).toBe(true);
+    expect(host.calls).toEqual([]);
+    const messages = (server as WireServer).requests[1]?.body.messages as {
+      role: string;
+      tool_call_id?: string;
+      content: string;
+    }[];
+    expect(messages.slice(3).map((x) => [x.role, x.tool_call_id])).toEqual([
+      ["tool", "call_62136354"],
+      ["tool", "call_2"],
+    ]);
+    expect(messages[3]?.content).toContain("turn/unknown-tool");
+    expect(messages[4]?.content).toMatch(/^Not executed/);
+  });
+
   it("a refusal ends the passage after one call", async () => {
     const m = await model([fixture("openai/refusal"), fixture("openai/message-tool")]);
     const out = await runPassage({
