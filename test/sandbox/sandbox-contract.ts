@@ -321,6 +321,8 @@ export function sandboxContract(
           expect(r.ok ? "" : r.errors[0]?.code, bad).toBe("workbench/patch-outside-policy");
         }
         expect(existsSync(path.join(path.dirname(env.root), "escape.js"))).toBe(false);
+        const underFile = await env.writeFile("src/a.js/inner.js", text("x"));
+        expect(underFile.ok ? "" : underFile.errors[0]?.code).toBe("sandbox/write-failed");
       });
 
       it("writeFile refuses a path through a symlink that leaves the workspace", async () => {

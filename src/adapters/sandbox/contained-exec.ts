@@ -51,8 +51,10 @@ export function runLimited(
       // namespaces; inside, the backend's pid namespace dies with its init.
       detached: true,
     });
+    let exited = false;
+    // Only while the child is unreaped: afterwards its pid (the group id) may belong to another.
     const killTree = () => {
-      if (child.pid === undefined) return;
+      if (child.pid === undefined || exited) return;
       try {
         process.kill(-child.pid, "SIGKILL");
       } catch {
@@ -85,11 +87,12 @@ export function runLimited(
     child.on("error", (e) => {
       spawnError = e;
     });
+    child.on("exit", () => {
+      exited = true;
+    });
     child.on("close", (code, sig) => {
       clearTimeout(timer);
       limits.signal?.removeEventListener("abort", onAbort);
-      // The group may still hold stragglers that escaped the namespace teardown: none may survive.
-      killTree();
       const out = Buffer.concat(stdout);
       const err = Buffer.concat(stderr);
       const errText =

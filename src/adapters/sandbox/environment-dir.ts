@@ -130,23 +130,34 @@ export async function writeConfined(
   const target = await confinedPath(dir.workspace, relPath);
   if (!target.ok) return target;
   const parent = path.dirname(target.value);
-  const firstCreated = await mkdir(parent, { recursive: true });
-  // O_NOFOLLOW: a symlink planted between the check and the write is refused, not followed.
-  const fh = await open(
-    target.value,
-    constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW,
-    0o644,
-  );
   try {
-    await fh.writeFile(bytes);
-    if (runAs !== undefined) await fh.chown(runAs.uid, runAs.gid);
-  } finally {
-    await fh.close();
-  }
-  if (runAs !== undefined && firstCreated !== undefined) {
-    for (let d = parent; d.length >= firstCreated.length; d = path.dirname(d)) {
-      await lchown(d, runAs.uid, runAs.gid);
+    const firstCreated = await mkdir(parent, { recursive: true });
+    // O_NOFOLLOW: a symlink planted between the check and the write is refused, not followed.
+    const fh = await open(
+      target.value,
+      constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW,
+      0o644,
+    );
+    try {
+      await fh.writeFile(bytes);
+      if (runAs !== undefined) await fh.chown(runAs.uid, runAs.gid);
+    } finally {
+      await fh.close();
     }
+    if (runAs !== undefined && firstCreated !== undefined) {
+      for (let d = parent; d.length >= firstCreated.length; d = path.dirname(d)) {
+        await lchown(d, runAs.uid, runAs.gid);
+      }
+    }
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    return fail([
+      {
+        code: code === "ELOOP" ? "workbench/patch-outside-policy" : "sandbox/write-failed",
+        path: "",
+        message: `${relPath}: ${(e as Error).message}`,
+      },
+    ]);
   }
   const norm = normaliseRelativePath(relPath);
   return ok({ path: norm.ok ? norm.value : relPath });
