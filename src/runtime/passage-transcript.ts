@@ -59,8 +59,11 @@ export interface PassageTranscript {
   readonly role: Role;
   readonly "agent/id": string;
   readonly provider: string;
+  /** `digestOf` (JCS + SHA-256) of the system prompt and of the evidence as the model read it. */
   readonly systemDigest: string;
   readonly evidenceDigest: string;
+  /** The refs of the evidence items, when the evidence was given as items. */
+  readonly evidenceRefs?: readonly string[];
   readonly entries: readonly TranscriptEntry[];
   readonly usage: TranscriptUsage;
   readonly outcome:

@@ -5,9 +5,8 @@
 // Per-turn cost is flat: the conversation is append-only and shared with the provider (which
 // converts only new entries), request digests chain over new entries, and nothing re-serialises
 // the history.
-import { createHash } from "node:crypto";
 import type { Role } from "../core/loop/types.js";
-import { canonicalJson } from "../core/records/canonical.js";
+import { digestOf } from "../core/records/canonical.js";
 import { type Problem, WarrantError } from "../core/result.js";
 import type {
   ConversationEntry,
@@ -99,10 +98,6 @@ export type PassageOutcome =
 export const DEFAULT_REPAIRS = 2;
 const DEFAULT_MAX_OUTPUT_TOKENS = 4096;
 
-function sha256(text: string): string {
-  return `sha256:${createHash("sha256").update(text).digest("base64url")}`;
-}
-
 /** A function, so the compiler does not narrow `aborted` across awaits. */
 function aborted(signal: AbortSignal | undefined): boolean {
   return signal?.aborted === true;
@@ -148,8 +143,11 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
     role: input.role,
     "agent/id": input.agentId,
     provider: provider.id,
-    systemDigest: sha256(input.system),
-    evidenceDigest: sha256(canonicalJson(evidenceText)),
+    systemDigest: digestOf(input.system),
+    evidenceDigest: digestOf(evidenceText),
+    ...(typeof input.evidence === "string"
+      ? {}
+      : { evidenceRefs: input.evidence.map((e) => e.ref) }),
     entries,
     usage: { inputTokens, outputTokens, latencyMs, modelCalls, toolCalls, repairs: repairsUsed },
     outcome,

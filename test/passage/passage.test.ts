@@ -99,6 +99,8 @@ describe("a passage", () => {
     expect(t["agent/id"]).toBe("agent:a1");
     expect(t.role).toBe("implementer");
     expect(t.provider).toBe("scripted");
+    expect(t.evidenceRefs).toEqual(["task:sum"]);
+    expect(t.evidenceDigest).toMatch(/^sha256:[A-Za-z0-9_-]{43}$/);
     // The raw provider output is kept beside the parsed turn.
     expect(call0?.kind === "model-call" && call0.raw).toEqual({
       turn: addTurn(1, 2),
