@@ -335,6 +335,9 @@ async function run(
       "the deadline passed before the admitted run started; renew to run it",
     );
   }
+  // An environment made by an attempt that died before its first step is discarded, never reused.
+  const stale = cycle.runStarted?.["environment/dir"];
+  if (stale !== undefined) await ctx.sandbox.destroyDir(stale);
   const result = await executeRun(ctx, {
     query: opts.query,
     proposalRef: cycle.proposalRef,

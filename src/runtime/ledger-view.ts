@@ -94,7 +94,7 @@ export function readLedger(
       }
       case "run-admitted":
         updateCycle(cycles, step["proposal/ref"], (c) => {
-          const runStarted = runsStarted.find((r) => r["proposal/ref"] === c.proposalRef);
+          const runStarted = runsStarted.filter((r) => r["proposal/ref"] === c.proposalRef).at(-1);
           const execution = executions.find((e) => e.body["proposal/ref"] === c.proposalRef);
           return {
             ...c,

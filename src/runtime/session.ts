@@ -10,7 +10,16 @@ import type { RuntimeContext } from "./ports.js";
 import type { BindingBody } from "./records.js";
 import type { LoadedPack } from "./task-pack.js";
 
-export const LEASE_TTL_MS = 30_000;
+/**
+ * How long a driver's lease lasts unless extended (extended every third of it). A driver that dies
+ * holds its loop this long at most; `WARRANT_LEASE_TTL_MS` overrides it.
+ */
+export function leaseTtlMs(
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): number {
+  const n = Number(env.WARRANT_LEASE_TTL_MS);
+  return Number.isSafeInteger(n) && n > 0 ? n : 10_000;
+}
 
 export function newQueryId(pack: LoadedPack, now: Date): string {
   const stamp = now.toISOString().replace(/[-:]/g, "").replace(/\..*$/, "");
@@ -21,20 +30,27 @@ export function leaseHolder(): string {
   return `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
 }
 
-/** Drives `query` while holding its lease, extended in the background until the drive ends. */
+/**
+ * Drives `query` while holding its lease, extended in the background until the drive ends. With
+ * `waitMs`, waits that long for a lease another driver holds (one that died frees it within its ttl).
+ */
 export async function driveUnderLease(
   ctx: RuntimeContext,
   query: string,
   pack: LoadedPack,
   holder: string,
+  opts: { readonly waitMs?: number } = {},
 ): Promise<DriveResult | "leased-elsewhere"> {
-  if (!(await ctx.store.acquireLease(query, holder, LEASE_TTL_MS, ctx.clock.now())))
-    return "leased-elsewhere";
+  const ttl = leaseTtlMs();
+  // Leases are wall-clock: they bind processes, not the loop's (possibly injected) clock.
+  const giveUpAt = Date.now() + (opts.waitMs ?? 0);
+  while (!(await ctx.store.acquireLease(query, holder, ttl, new Date()))) {
+    if (Date.now() >= giveUpAt) return "leased-elsewhere";
+    await ctx.sleep(Math.min(500, ttl / 4));
+  }
   const timer = setInterval(() => {
-    void ctx.store
-      .acquireLease(query, holder, LEASE_TTL_MS, ctx.clock.now())
-      .catch(() => undefined);
-  }, LEASE_TTL_MS / 3);
+    void ctx.store.acquireLease(query, holder, ttl, new Date()).catch(() => undefined);
+  }, ttl / 3);
   timer.unref();
   try {
     return await drive(ctx, { query, pack });

@@ -26,6 +26,7 @@ import {
   bindingOf,
   driveUnderLease,
   leaseHolder,
+  leaseTtlMs,
   packOf,
   startLoop,
 } from "../../runtime/session.js";
@@ -323,7 +324,9 @@ export function registerRunCommands(program: Command): void {
             { yes: o.yes === true, interactive: true },
             view,
           );
-          const result = await driveUnderLease(ctx, query, pack, leaseHolder());
+          const result = await driveUnderLease(ctx, query, pack, leaseHolder(), {
+            waitMs: leaseTtlMs() + 1000,
+          });
           view.close();
           reportDrive(result, query, uri);
         } finally {
