@@ -510,6 +510,34 @@ describe("semantic rules: each broken alone yields exactly its code", () => {
     ]);
   });
 
+  it("a value built in code is refused an unsafe integral number outside the free-form areas", () => {
+    const d = full() as Record<string, unknown>;
+    const models = d.models as Array<{ settings: Record<string, unknown> }>;
+    (models[0] as { settings: Record<string, unknown> }).settings.temperature = 1e300;
+    const r = validateDefinitionValue(d);
+    expect(r.ok ? [] : r.errors.map((e) => [e.code, e.path])).toEqual([
+      ["definition/unsafe-integer", "/models/0/settings/temperature"],
+    ]);
+    // Read from text the same number is refused by the reader.
+    const t = validateDefinition(JSON.stringify(d));
+    expect(t.ok ? [] : t.errors.map((e) => e.code)).toEqual(["definition/unsafe-integer"]);
+  });
+
+  it("a value built in code with NaN, a function or a lone surrogate is refused", () => {
+    const withNaN = { ...full(), extensions: { x: Number.NaN } };
+    expect(validateDefinitionValue(withNaN).ok).toBe(false);
+    const withFn = { ...full(), extensions: { f: () => 1 } };
+    expect(validateDefinitionValue(withFn)).toMatchObject({
+      ok: false,
+      errors: [{ code: "definition/json" }],
+    });
+    const lone = { ...full(), description: "a\ud800" };
+    expect(validateDefinitionValue(lone)).toMatchObject({
+      ok: false,
+      errors: [{ code: "definition/lone-surrogate", path: "/description" }],
+    });
+  });
+
   it("definition/depth: sub-agents nest at most 8 deep", () => {
     const nest = (levels: number): Doc => {
       const root = minimal();

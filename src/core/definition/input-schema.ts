@@ -1,8 +1,7 @@
 // SPEC §2 rule 14: a tool's inputSchema compiles as a JSON Schema 2020-12 and its root accepts
 // objects. Compiled in a separate lenient Ajv (tool schemas in the wild carry unknown keywords and
-// formats); results are cached by canonical text, bounded, so repeated definitions compile once.
+// formats); results are cached by JSON text, bounded, so repeated definitions compile once.
 import Ajv2020Module from "ajv/dist/2020.js";
-import { canonicalJson } from "../records/canonical.js";
 
 const Ajv2020 = Ajv2020Module as unknown as typeof Ajv2020Module.default;
 type Ajv = InstanceType<typeof Ajv2020>;
@@ -29,7 +28,8 @@ export function inputSchemaProblem(schema: Readonly<Record<string, unknown>>): s
   if (!rootAcceptsObjects(schema)) {
     return `the root must accept objects (type "object" or no type), not ${JSON.stringify(schema.type)}`;
   }
-  const key = canonicalJson(schema);
+  // The key only memoises: another key order is a miss, never a wrong verdict.
+  const key = JSON.stringify(schema);
   const known = verdicts.get(key);
   if (known !== undefined) return known;
   const a = compiler();

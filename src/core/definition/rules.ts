@@ -125,18 +125,25 @@ class Rules {
     this.maxBytes(def.version, NAME_MAX_BYTES, `${path}/version`);
     this.maxBytes(def.framework.name, NAME_MAX_BYTES, `${path}/framework/name`);
 
-    const modelKeys = new Set<string>();
+    // Canonical JSON only where provider and model collide: it is the costly part of the check.
+    const byPair = new Map<string, number[]>();
     def.models.forEach((model, i) => {
       const p = `${path}/models/${i}`;
-      const key = canonicalJson(model);
-      if (modelKeys.has(key)) {
-        this.add(
-          "definition/duplicate-model",
-          p,
-          "this model (provider, model and settings) is already listed; list it once",
-        );
+      const pair = `${model.provider}\u0000${model.model}`;
+      const same = byPair.get(pair);
+      if (same === undefined) {
+        byPair.set(pair, [i]);
+      } else {
+        const key = canonicalJson(model);
+        if (same.some((j) => canonicalJson(def.models[j]) === key)) {
+          this.add(
+            "definition/duplicate-model",
+            p,
+            "this model (provider, model and settings) is already listed; list it once",
+          );
+        }
+        same.push(i);
       }
-      modelKeys.add(key);
       const s = model.settings;
       if (s === undefined) return;
       s.betas?.forEach((beta, j) => {

@@ -68,18 +68,30 @@ type Copy = { ok: true; value: unknown } | { ok: false; problem: Problem };
 
 const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
 
-/** A private JSON copy of a value built in code, refusing what JSON text could not carry. */
-function jsonCopy(v: unknown, path: string, depth: number): Copy {
+/** Where integers are free-form data, checked by `definition/safe-integer` (SPEC §2 rule 13). */
+const FREE_FORM = new Set(["extensions", "config", "inputSchema"]);
+
+/**
+ * A private JSON copy of a value built in code, refusing what JSON text could not carry — including,
+ * outside the free-form areas, integral numbers beyond ±(2^53−1), which the reader refuses too, so
+ * that a stored form always reads back.
+ */
+function jsonCopy(v: unknown, path: string, depth: number, free = false): Copy {
   if (depth > 1000)
     return { ok: false, problem: { code: "definition/json", path, message: "nested too deep" } };
   if (v === null || typeof v === "boolean") return { ok: true, value: v };
   if (typeof v === "number") {
-    return Number.isFinite(v)
-      ? { ok: true, value: v }
-      : {
-          ok: false,
-          problem: { code: "definition/json", path, message: `${v} is not a JSON number` },
-        };
+    if (!Number.isFinite(v)) {
+      return {
+        ok: false,
+        problem: { code: "definition/json", path, message: `${v} is not a JSON number` },
+      };
+    }
+    if (!free && Number.isInteger(v) && !Number.isSafeInteger(v)) {
+      const message = `integer ${v} is outside ±(2^53−1) and cannot be read exactly`;
+      return { ok: false, problem: { code: "definition/unsafe-integer", path, message } };
+    }
+    return { ok: true, value: v };
   }
   if (typeof v === "string") {
     return LONE_SURROGATE.test(v)
@@ -96,7 +108,7 @@ function jsonCopy(v: unknown, path: string, depth: number): Copy {
   if (Array.isArray(v)) {
     const out: unknown[] = [];
     for (let i = 0; i < v.length; i++) {
-      const c = jsonCopy(v[i], `${path}/${i}`, depth + 1);
+      const c = jsonCopy(v[i], `${path}/${i}`, depth + 1, free);
       if (!c.ok) return c;
       out.push(c.value);
     }
@@ -119,7 +131,7 @@ function jsonCopy(v: unknown, path: string, depth: number): Copy {
           },
         };
       }
-      const c = jsonCopy(x, p, depth + 1);
+      const c = jsonCopy(x, p, depth + 1, free || FREE_FORM.has(k));
       if (!c.ok) return c;
       Object.defineProperty(out, k, {
         value: c.value,
