@@ -82,17 +82,42 @@ export interface ContractValidators {
 
 let cached: ContractValidators | undefined;
 
-/** The seed validators, compiled once per process. */
+/**
+ * The seed validators, each compiled once per process on first use (a process that only checks
+ * turns never pays for compiling the definition or loop schemas).
+ */
 export function contractValidators(): ContractValidators {
   if (cached !== undefined) return cached;
-  const ajv = createAjv();
-  const agentDefinition = ajv.compile(agentDefinitionSchema);
-  const modelTurn = ajv.compile(modelTurnSchema);
-  // The loop seed's if/then/else uses `required` without `type`: strictTypes/strictRequired off.
-  const loopAjv = createAjv({ strictLoop: true });
-  loopAjv.addSchema(operatorTaskCommonSchema, COMMON_SCHEMA_REF);
-  const loop = loopAjv.compile(loopSchema);
-  cached = { agentDefinition, modelTurn, loop, ajv };
+  let ajv: Ajv | undefined;
+  let agentDefinition: ValidateFunction | undefined;
+  let modelTurn: ValidateFunction | undefined;
+  let loop: ValidateFunction | undefined;
+  const strictAjv = (): Ajv => {
+    ajv ??= createAjv();
+    return ajv;
+  };
+  cached = {
+    get ajv() {
+      return strictAjv();
+    },
+    get agentDefinition() {
+      agentDefinition ??= strictAjv().compile(agentDefinitionSchema);
+      return agentDefinition;
+    },
+    get modelTurn() {
+      modelTurn ??= strictAjv().compile(modelTurnSchema);
+      return modelTurn;
+    },
+    get loop() {
+      if (loop === undefined) {
+        // The loop seed's if/then/else uses `required` without `type`: strictTypes/strictRequired off.
+        const loopAjv = createAjv({ strictLoop: true });
+        loopAjv.addSchema(operatorTaskCommonSchema, COMMON_SCHEMA_REF);
+        loop = loopAjv.compile(loopSchema);
+      }
+      return loop;
+    },
+  };
   return cached;
 }
 
