@@ -1,0 +1,75 @@
+// The operator from another terminal: a `warrant run` without --yes waits for each mutation's
+// approval, polling the store; `warrant approve`, `deny` and `cancel` in another process decide.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { runCli } from "../helpers/cli.js";
+import { demoPack, scripted, startRun } from "./cli-run.js";
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+function tempDir(): string {
+  const d = mkdtempSync(path.join(tmpdir(), "warrant-operator-"));
+  dirs.push(d);
+  return d;
+}
+const models = ["implementer", "reviewer", "summarizer"].flatMap((r) => ["--model", scripted(r)]);
+const APPROVAL = /warrant approve (\S+) (\S+) \| warrant deny/;
+
+describe("operator acts from another terminal", () => {
+  it("approve RUN STEP lets a waiting run go on to success", async () => {
+    const cwd = tempDir();
+    const run = startRun([demoPack, ...models], cwd);
+    const [, proposal, step] = await run.waitFor(APPROVAL);
+    expect(step).toBe("fix-slugify");
+    const approved = await runCli(["approve", proposal as string, step as string], { cwd });
+    expect(approved.code).toBe(0);
+    const r = await run.done;
+    expect(r.stdout).toContain("loop stopped: succeeded");
+    expect(r.code).toBe(0);
+  });
+
+  it("deny RUN STEP concludes the run refused hil/denied and the loop goes on", async () => {
+    const cwd = tempDir();
+    const run = startRun([demoPack, ...models], cwd);
+    const [, proposal, step] = await run.waitFor(APPROVAL);
+    expect((await runCli(["deny", proposal as string, step as string], { cwd })).code).toBe(0);
+    const r = await run.done;
+    expect(r.stdout).toContain("concluded refused (hil/denied)");
+    // The scripted implementer has no answer left: the loop goes on until a budget runs out.
+    expect(r.stdout).toMatch(/loop blocked: budget/);
+    const query = (r.stdout.trim().split("\n").at(-1) ?? "").slice("query: ".length);
+    const doc = JSON.parse((await runCli(["export", query], { cwd })).stdout) as { state: string };
+    expect(doc.state).toBe("open");
+  });
+
+  it("approve of an unknown run or step is refused", async () => {
+    const cwd = tempDir();
+    const unknown = `corpus-experiment:sha256:${"A".repeat(43)}`;
+    const r = await runCli(["approve", unknown, "fix-slugify"], { cwd });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("loop/run-missing");
+  });
+
+  it("cancel QUERY while a run waits stops the run, records its conclusion and stops the loop", async () => {
+    const cwd = tempDir();
+    const run = startRun([demoPack, ...models], cwd);
+    const [, query] = await run.waitFor(/opened (query:\S+)/);
+    await run.waitFor(APPROVAL);
+    const cancelled = await runCli(["cancel", query as string], { cwd });
+    expect(cancelled.code).toBe(0);
+    const r = await run.done;
+    expect(r.stdout).toContain("concluded cancelled");
+    expect(r.stdout).toContain("loop stopped: cancelled");
+    const again = await runCli(["cancel", query as string], { cwd });
+    expect(again.stdout).toContain("nothing appended");
+  });
+
+  it("renew needs exactly one of --deadline and --extend (usage error otherwise)", async () => {
+    const r = await runCli(["renew", "query:x"], { cwd: tempDir() });
+    expect(r.code).toBe(2);
+  });
+});
