@@ -16,13 +16,13 @@ import type {
   Sandbox,
 } from "../../core/sandbox/sandbox-port.js";
 import { DEFAULT_MAX_PROCESSES } from "./bwrap-sandbox.js";
-import { runLimited, scrubbedEnv } from "./contained-exec.js";
+import { runLimited, SANDBOX_PATH, scrubbedEnv } from "./contained-exec.js";
 import type { EnvironmentDir, RunAs } from "./environment-dir.js";
 import { type BackendOptions, hostRunAs, managedEnvironment } from "./managed-environment.js";
 import { DEVICE_NODES, type LayoutEntry, readOnlyLayout } from "./root-layout.js";
 
 // Arguments: workspace, stage, nproc, count of read-only directories, the directories, then the
-// command's argv. Runs as root of the new user namespace and pid 1 of the new pid namespace; mount
+// command line to exec in the new root (`env -i` with the command's variables, a cd, the argv). Runs as root of the new user namespace and pid 1 of the new pid namespace; mount
 // propagation is already private (unshare's default).
 const SETUP_SCRIPT = `set -eu
 W=$1; S=$2; N=$3; K=$4; shift 4
@@ -37,7 +37,7 @@ mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs "$S/tmp"
 mkdir -p "$S$W"
 mount --bind "$W" "$S$W"
 mount -o remount,bind,ro "$S"
-exec chroot "$S" setpriv --no-new-privs --inh-caps=-all --ambient-caps=-all --bounding-set=-all -- prlimit --nproc="$N:$N" -- /bin/sh -c 'cd "$0" && exec "$@"' "$W" "$@"
+exec chroot "$S" setpriv --no-new-privs --inh-caps=-all --ambient-caps=-all --bounding-set=-all -- prlimit --nproc="$N:$N" -- "$@"
 `;
 
 /** The root's skeleton on the host: mountpoints, links, and empty files to bind devices onto. */
@@ -122,10 +122,17 @@ export function createUnshareSandbox(options: BackendOptions = {}): Sandbox {
               nproc,
               String(roDirs.length),
               ...roDirs,
+              "/usr/bin/env",
+              "-i",
+              ...Object.entries(env).map(([k, v]) => `${k}=${v}`),
+              "/bin/sh",
+              "-c",
+              'cd "$0" && exec "$@"',
+              dir.workspace,
               ...argv,
             );
-            // The setup needs the sbin directories on PATH; the command inherits exactly `env`.
-            return runLimited(line, env, exec);
+            // The host-side chain and the setup get only PATH; the command gets exactly `env`.
+            return runLimited(line, { PATH: SANDBOX_PATH }, exec);
           };
         },
       );
