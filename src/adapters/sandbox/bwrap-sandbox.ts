@@ -6,7 +6,7 @@ import type {
   ExecResult,
   Sandbox,
 } from "../../core/sandbox/sandbox-port.js";
-import { runLimited, scrubbedEnv } from "./contained-exec.js";
+import { runLimited, SANDBOX_PATH, scrubbedEnv } from "./contained-exec.js";
 import { type BackendOptions, hostRunAs, managedEnvironment } from "./managed-environment.js";
 import { readOnlyLayout } from "./root-layout.js";
 
@@ -47,7 +47,7 @@ export function createBwrapSandbox(options: BackendOptions = {}): Sandbox {
           const nproc = String(exec.maxProcesses ?? defaultNproc);
           line.push("--", "prlimit", `--nproc=${nproc}:${nproc}`, "--", ...argv);
           // bwrap itself gets no host variables either.
-          return runLimited(line, { PATH: env.PATH as string }, exec);
+          return runLimited(line, { PATH: SANDBOX_PATH }, exec);
         };
       });
     },
