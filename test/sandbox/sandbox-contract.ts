@@ -225,7 +225,7 @@ export function sandboxContract(
           const env = await fresh();
           const r = await env.exec(["env"], {
             ...LIMITS,
-            env: { ANTHROPIC_API_KEY: "sk-ant-secret", GITHUB_TOKEN: "t", FOO: "bar" },
+            env: { ANTHROPIC_API_KEY: "sk-ant-secret", GITHUB_TOKEN: "t", HOME: "/", FOO: "bar" },
           });
           expect(r.exitCode).toBe(0);
           expect(r.stdout).not.toContain("sk-contract-test-secret");
