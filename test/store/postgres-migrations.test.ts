@@ -1,0 +1,149 @@
+// PostgreSQL schema migrations: from every earlier version (version 1 as a frozen SQL script of
+// what it wrote), in one transaction, and a store written by a newer version refused.
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { openStore } from "../../src/adapters/store/open-store.js";
+import { openPostgresLedgerStore } from "../../src/adapters/store/postgres-ledger-store.js";
+import { LATEST_SCHEMA_VERSION } from "../../src/adapters/store/schema-version.js";
+import { chainHash, GENESIS_HASH } from "../../src/core/loop/chain.js";
+import { repoRoot } from "../helpers/cli.js";
+import { postgresForTests, TestSchemas } from "../helpers/postgres.js";
+import { passage, proposal } from "./facts.js";
+
+const FIXTURE_V1 = readFileSync(path.join(repoRoot, "test/fixtures/store/v1.postgres.sql"), "utf8");
+const Q = "query:fixture-v1";
+const pg = await postgresForTests();
+const schemas = new TestSchemas(pg.url, "migrate");
+afterAll(() => (pg.enabled ? schemas.dropAll() : undefined));
+
+/** A fresh schema holding what version 1 wrote; returns its store URI. */
+async function v1Store(): Promise<string> {
+  const uri = schemas.uri();
+  const name = TestSchemas.schemaOf(uri);
+  await schemas.sql(`CREATE SCHEMA "${name}"; SET search_path TO "${name}"; ${FIXTURE_V1}`);
+  return uri;
+}
+
+async function version(uri: string): Promise<string | undefined> {
+  const rows = await schemas.sql<{ value: string }>(
+    `SELECT value FROM "${TestSchemas.schemaOf(uri)}".warrant_meta WHERE key = 'schema_version'`,
+  );
+  return rows[0]?.value;
+}
+
+async function tables(uri: string): Promise<string[]> {
+  const rows = await schemas.sql<{ table_name: string }>(
+    "SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1",
+    [TestSchemas.schemaOf(uri)],
+  );
+  return rows.map((r) => r.table_name);
+}
+
+/** Columns, constraints and indexes of a schema, with the schema's own name taken out. */
+async function shape(
+  uri: string,
+): Promise<{ columns: unknown[]; indexes: string[]; checks: unknown[] }> {
+  const name = TestSchemas.schemaOf(uri);
+  const columns = await schemas.sql(
+    "SELECT table_name, column_name, data_type, is_nullable, column_default, is_identity " +
+      "FROM information_schema.columns WHERE table_schema = $1 ORDER BY table_name, ordinal_position",
+    [name],
+  );
+  const indexes = await schemas.sql<{ indexdef: string }>(
+    "SELECT indexdef FROM pg_indexes WHERE schemaname = $1 ORDER BY indexname",
+    [name],
+  );
+  const checks = await schemas.sql(
+    "SELECT conname, pg_get_constraintdef(c.oid) AS def FROM pg_constraint c " +
+      "JOIN pg_namespace n ON n.oid = c.connamespace WHERE n.nspname = $1 ORDER BY conname",
+    [name],
+  );
+  return { columns, indexes: indexes.map((i) => i.indexdef.replaceAll(name, "S")), checks };
+}
+
+describe.skipIf(!pg.enabled)("PostgreSQL migrations", () => {
+  it("the version 1 fixture is what step 1 still creates (step 1 is frozen)", async () => {
+    const fixture = await v1Store();
+    const uri = schemas.uri();
+    const store = await openPostgresLedgerStore(new URL(pg.url).toString(), {
+      uri,
+      schema: TestSchemas.schemaOf(uri),
+      targetVersion: 1,
+    });
+    await store.close();
+    expect(await version(uri)).toBe("1");
+    const frozen = await shape(fixture);
+    expect(frozen.columns).toHaveLength(13);
+    expect(frozen.indexes).toHaveLength(5);
+    expect(await shape(uri)).toEqual(frozen);
+  });
+
+  it("migrates a version 1 store to the latest, keeping its facts, chain and records", async () => {
+    const uri = await v1Store();
+    expect(await version(uri)).toBe("1");
+    const store = await openStore(uri);
+    expect(await version(uri)).toBe(String(LATEST_SCHEMA_VERSION));
+    const facts = await store.readFacts(Q);
+    expect(facts.map((s) => s.fact.sequence)).toEqual([1, 2, 3]);
+    let prev = GENESIS_HASH;
+    for (const s of facts) {
+      expect(s.hash).toBe(chainHash(prev, s.fact));
+      prev = s.hash;
+    }
+    expect(await store.readRecord(proposal(Q, 1).ref)).toEqual(proposal(Q, 1));
+    await store.postOperatorAct({
+      query: Q,
+      kind: "approve",
+      target: "run:1 step:1",
+      operator: "node-operator-binding:alice",
+      at: "2026-12-01T10:00:09Z",
+    });
+    expect(await store.readOperatorActs(Q)).toHaveLength(1);
+    expect(await store.acquireLease(Q, "w", 1000, new Date())).toBe(true);
+    const next = await store.append({
+      query: Q,
+      expectedLastSequence: 3,
+      facts: [passage(Q, 4, 2)],
+    });
+    expect(next.ok && next.stored[0]?.hash).toBe(chainHash(prev, passage(Q, 4, 2)));
+    await store.putRecords([proposal(Q, 2)]);
+    expect((await store.listRecords(Q)).map((r) => r.ref)).toEqual([
+      proposal(Q, 1).ref,
+      proposal(Q, 2).ref,
+    ]);
+    await store.close();
+  });
+
+  it("migrates an empty schema (version 0) straight to the latest", async () => {
+    const uri = schemas.uri();
+    await (await openStore(uri)).close();
+    expect(await version(uri)).toBe(String(LATEST_SCHEMA_VERSION));
+    expect(await tables(uri)).toHaveLength(5);
+  });
+
+  it("applies a version's steps in one transaction: a failing step leaves the store as it was", async () => {
+    const uri = await v1Store();
+    await schemas.sql(`CREATE TABLE "${TestSchemas.schemaOf(uri)}".warrant_leases (x INTEGER)`);
+    await expect(openStore(uri)).rejects.toMatchObject({ code: "store/io" });
+    expect(await version(uri)).toBe("1");
+    expect(await tables(uri)).not.toContain("warrant_operator_acts");
+  });
+
+  it("refuses a store written by a newer version with store/version-too-new, untouched", async () => {
+    const uri = await v1Store();
+    const newer = String(LATEST_SCHEMA_VERSION + 1);
+    await schemas.sql(
+      `UPDATE "${TestSchemas.schemaOf(uri)}".warrant_meta SET value = $1 WHERE key = 'schema_version'`,
+      [newer],
+    );
+    const error = await openStore(uri).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: "store/version-too-new" });
+    const message = (error as Error).message;
+    expect(message).toContain(`schema version ${newer}`);
+    expect(message).toContain(`up to ${LATEST_SCHEMA_VERSION}`);
+    expect(message).toMatch(/Upgrade warrant/);
+    expect(await version(uri)).toBe(newer);
+    expect(await tables(uri)).not.toContain("warrant_leases");
+  });
+});

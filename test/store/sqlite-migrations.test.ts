@@ -1,0 +1,190 @@
+// SQLite schema migrations: from every earlier version (version 1 as a frozen file written by it),
+// in one transaction, and a store written by a newer version refused.
+import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import Database from "better-sqlite3";
+import { afterAll, describe, expect, it } from "vitest";
+import { LATEST_SCHEMA_VERSION } from "../../src/adapters/store/schema-version.js";
+import {
+  migrateSqlite,
+  openSqliteLedgerStore,
+} from "../../src/adapters/store/sqlite-ledger-store.js";
+import { chainHash, GENESIS_HASH } from "../../src/core/loop/chain.js";
+import { repoRoot } from "../helpers/cli.js";
+import { passage, proposal } from "./facts.js";
+
+const FIXTURE_V1 = path.join(repoRoot, "test/fixtures/store/v1.sqlite");
+const Q = "query:fixture-v1";
+const dir = mkdtempSync(path.join(os.tmpdir(), "warrant-migrate-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let n = 0;
+
+function copyOfV1(): string {
+  const file = path.join(dir, `v1-${++n}.db`);
+  copyFileSync(FIXTURE_V1, file);
+  return file;
+}
+
+function version(file: string): string | undefined {
+  const db = new Database(file, { readonly: true });
+  try {
+    return (
+      db.prepare("SELECT value FROM warrant_meta WHERE key = 'schema_version'").get() as
+        | { value: string }
+        | undefined
+    )?.value;
+  } finally {
+    db.close();
+  }
+}
+
+function tables(file: string): string[] {
+  const db = new Database(file, { readonly: true });
+  try {
+    return (
+      db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as {
+        name: string;
+      }[]
+    ).map((r) => r.name);
+  } finally {
+    db.close();
+  }
+}
+
+function schemaSql(file: string): string[] {
+  const db = new Database(file, { readonly: true });
+  try {
+    return (
+      db
+        .prepare("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY type, name")
+        .all() as { sql: string }[]
+    ).map((r) => r.sql.replace(/\s+/g, " ").trim());
+  } finally {
+    db.close();
+  }
+}
+
+function setVersion(file: string, value: string): void {
+  const db = new Database(file);
+  db.prepare("UPDATE warrant_meta SET value = ? WHERE key = 'schema_version'").run(value);
+  db.close();
+}
+
+describe("SQLite migrations", () => {
+  it("the version 1 fixture is what step 1 still creates (step 1 is frozen)", () => {
+    const file = path.join(dir, "fresh-v1.db");
+    const db = new Database(file);
+    migrateSqlite(db, "sqlite:fresh-v1", 1);
+    db.close();
+    expect(version(file)).toBe("1");
+    expect(schemaSql(file)).toEqual(schemaSql(FIXTURE_V1));
+  });
+
+  it("migrates a version 1 store to the latest, keeping its facts, chain and records", async () => {
+    const file = copyOfV1();
+    expect(version(file)).toBe("1");
+    const store = openSqliteLedgerStore(file);
+    expect(version(file)).toBe(String(LATEST_SCHEMA_VERSION));
+    const facts = await store.readFacts(Q);
+    expect(facts.map((s) => s.fact.sequence)).toEqual([1, 2, 3]);
+    let prev = GENESIS_HASH;
+    for (const s of facts) {
+      expect(s.hash).toBe(chainHash(prev, s.fact));
+      prev = s.hash;
+    }
+    expect(await store.readRecord(proposal(Q, 1).ref)).toEqual(proposal(Q, 1));
+    // What version 2 added works on the migrated store, and the chain goes on.
+    await store.postOperatorAct({
+      query: Q,
+      kind: "answer",
+      target: "question:1",
+      text: "yes",
+      operator: "node-operator-binding:alice",
+      at: "2026-12-01T10:00:09Z",
+    });
+    expect(await store.readOperatorActs(Q)).toHaveLength(1);
+    expect(await store.acquireLease(Q, "w", 1000, new Date())).toBe(true);
+    const next = await store.append({
+      query: Q,
+      expectedLastSequence: 3,
+      facts: [passage(Q, 4, 2)],
+    });
+    expect(next.ok && next.stored[0]?.hash).toBe(chainHash(prev, passage(Q, 4, 2)));
+    await store.close();
+  });
+
+  it("migrates an empty file (version 0) straight to the latest", async () => {
+    const file = path.join(dir, "empty.db");
+    new Database(file).close();
+    const store = openSqliteLedgerStore(file);
+    await store.close();
+    expect(version(file)).toBe(String(LATEST_SCHEMA_VERSION));
+    expect(tables(file)).toEqual([
+      "sqlite_sequence",
+      "warrant_facts",
+      "warrant_leases",
+      "warrant_meta",
+      "warrant_operator_acts",
+      "warrant_records",
+    ]);
+  });
+
+  it("reopening a store at the latest version changes nothing", async () => {
+    const file = copyOfV1();
+    await openSqliteLedgerStore(file).close();
+    const before = schemaSql(file);
+    await openSqliteLedgerStore(file).close();
+    expect(schemaSql(file)).toEqual(before);
+  });
+
+  it("applies a version's steps in one transaction: a failing step leaves the store as it was", () => {
+    const file = copyOfV1();
+    const db = new Database(file);
+    // Something in the way of step 2's second table: step 2 fails after creating its first one.
+    db.exec("CREATE TABLE warrant_leases (x INTEGER)");
+    db.close();
+    expect(() => openSqliteLedgerStore(file)).toThrow();
+    expect(version(file)).toBe("1");
+    expect(tables(file)).not.toContain("warrant_operator_acts");
+  });
+
+  it("refuses a store written by a newer version with store/version-too-new, untouched", () => {
+    const file = copyOfV1();
+    setVersion(file, String(LATEST_SCHEMA_VERSION + 1));
+    const before = schemaSql(file);
+    let error: unknown;
+    try {
+      openSqliteLedgerStore(file, { uri: "sqlite:newer.db" });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toMatchObject({ code: "store/version-too-new" });
+    const message = (error as Error).message;
+    expect(message).toContain(`schema version ${LATEST_SCHEMA_VERSION + 1}`);
+    expect(message).toContain(`up to ${LATEST_SCHEMA_VERSION}`);
+    expect(message).toContain("sqlite:newer.db");
+    expect(message).toMatch(/Upgrade warrant/);
+    expect(version(file)).toBe(String(LATEST_SCHEMA_VERSION + 1));
+    expect(schemaSql(file)).toEqual(before);
+  });
+
+  it("refuses a schema version that is not a number with store/version-invalid", () => {
+    const file = copyOfV1();
+    setVersion(file, "two");
+    expect(() => openSqliteLedgerStore(file)).toThrow(
+      expect.objectContaining({ code: "store/version-invalid" }),
+    );
+  });
+
+  it("refuses a file that is not a SQLite database with store/unreadable", () => {
+    const file = path.join(dir, "not-a-db.db");
+    writeFileSync(
+      file,
+      "this is not a database, just text long enough to fill a header ".repeat(4),
+    );
+    expect(() => openSqliteLedgerStore(file)).toThrow(
+      expect.objectContaining({ code: "store/unreadable" }),
+    );
+  });
+});
