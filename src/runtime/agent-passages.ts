@@ -7,7 +7,7 @@ import type { ModelProvider } from "../core/turn/model-provider.js";
 import type { TypedMessage } from "../core/turn/payloads.js";
 import { createToolRegistry } from "../core/turn/tool-registry.js";
 import { type PassageDefinition, runPassage } from "./passage.js";
-import { transcriptRecord } from "./passage-transcript.js";
+import { type PassageTranscript, transcriptRecord } from "./passage-transcript.js";
 import type { PassageOutcome, PassageRequest, PassageRunner } from "./ports.js";
 
 /**
@@ -62,7 +62,12 @@ export function createAgentPassages(modelFor: ModelForPassage): PassageRunner {
         },
         ...(limits?.repairs === undefined ? {} : { repairs: limits.repairs }),
       });
-      const transcript = transcriptRecord(request.query, outcome.transcript);
+      // The transcript names its query and passage: two loops' identical passages are two records.
+      const transcript = transcriptRecord(request.query, {
+        ...outcome.transcript,
+        "query/id": request.query,
+        "passage/ref": request.passageRef,
+      } as PassageTranscript);
       const modelCalls = outcome.transcript.usage.modelCalls;
       if (!outcome.ok)
         return { ok: false, code: outcome.code, message: outcome.message, transcript, modelCalls };

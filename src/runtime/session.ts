@@ -39,7 +39,7 @@ export async function driveUnderLease(
   query: string,
   pack: LoadedPack,
   holder: string,
-  opts: { readonly waitMs?: number } = {},
+  opts: { readonly waitMs?: number; readonly onLeased?: () => void } = {},
 ): Promise<DriveResult | "leased-elsewhere"> {
   const ttl = leaseTtlMs();
   // Leases are wall-clock: they bind processes, not the loop's (possibly injected) clock.
@@ -48,6 +48,7 @@ export async function driveUnderLease(
     if (Date.now() >= giveUpAt) return "leased-elsewhere";
     await ctx.sleep(Math.min(500, ttl / 4));
   }
+  opts.onLeased?.();
   const timer = setInterval(() => {
     void ctx.store.acquireLease(query, holder, ttl, new Date()).catch(() => undefined);
   }, ttl / 3);

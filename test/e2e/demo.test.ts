@@ -114,4 +114,13 @@ describe("warrant demo", () => {
     expect(resume.code).toBe(0);
     expect(resume.stdout).toContain("stopped: succeeded");
   });
+
+  it("runs again in the same store as a second loop beside the first", async () => {
+    const again = await runCli(["demo"], { cwd });
+    expect(again.code, again.stderr).toBe(0);
+    const loops = JSON.parse(
+      (await runCli(["loops", "--json", ...store()], { cwd })).stdout,
+    ) as unknown[];
+    expect(loops).toHaveLength(2);
+  });
 });

@@ -9,6 +9,7 @@ import { createModelFromUri, parseModelUri } from "../../adapters/models/model-u
 import { createScriptedModel, parseScript } from "../../adapters/models/scripted-model.js";
 import { createBwrapSandbox } from "../../adapters/sandbox/bwrap-sandbox.js";
 import { openStore, resolveStoreUri } from "../../adapters/store/open-store.js";
+import { parseStoreUri } from "../../adapters/store/store-uri.js";
 import type { LedgerStore } from "../../core/loop/ledger-store.js";
 import { ROLES, type Role } from "../../core/loop/types.js";
 import type { Clock } from "../../core/ports.js";
@@ -31,6 +32,7 @@ import {
   startLoop,
 } from "../../runtime/session.js";
 import type { LoadedPack } from "../../runtime/task-pack.js";
+import { dispatchLoop, type JobQueue, jobQueueOf, startWorker } from "../../runtime/worker.js";
 import { EXIT_INVALID, EXIT_OK, err, formatProblem, out, UsageError } from "../io.js";
 
 const systemClock: Clock = { now: () => new Date() };
@@ -226,6 +228,38 @@ async function runPack(
   });
 }
 
+interface RunFlags {
+  readonly model?: string[];
+  readonly yes?: boolean;
+  readonly store?: string;
+  readonly dispatch?: boolean;
+}
+
+function jobQueue(storeFlag: string | undefined): JobQueue {
+  const parsed = parseStoreUri(resolveStoreUri(storeFlag));
+  if (!parsed.ok || parsed.value.kind !== "postgres") {
+    throw new UsageError("workers and --dispatch need a postgres://… store");
+  }
+  return jobQueueOf(parsed.value.connectionString, parsed.value.schema);
+}
+
+async function dispatchPack(
+  pack: LoadedPack,
+  models: Record<string, string>,
+  storeFlag: string | undefined,
+): Promise<void> {
+  const queue = jobQueue(storeFlag);
+  await withStore(storeFlag, async (store, uri) => {
+    const view = liveView();
+    const ctx = composeContext(store, modelsFor(models), { yes: false, interactive: false }, view);
+    const query = await startLoop(ctx, pack, models);
+    view.close();
+    await dispatchLoop(queue, query);
+    out(`dispatched to the workers of ${uri}`);
+    out(`query: ${query}`);
+  });
+}
+
 async function loadOrFail(file: string): Promise<LoadedPack | undefined> {
   const loaded = await loadTaskPack(file);
   if (loaded.ok) return loaded.value;
@@ -278,7 +312,8 @@ export function registerRunCommands(program: Command): void {
     )
     .option("--yes", "approve every mutation without asking (recorded as such)")
     .option("--store <uri>", "ledger store URI")
-    .action(async (file: string, o: { model?: string[]; yes?: boolean; store?: string }) => {
+    .option("--dispatch", "open the loop and queue it for `warrant worker` (PostgreSQL) instead")
+    .action(async (file: string, o: RunFlags) => {
       const models = parseModelFlags(o.model ?? []);
       const pack = await loadOrFail(file);
       if (pack === undefined) return;
@@ -287,10 +322,62 @@ export function registerRunCommands(program: Command): void {
           throw new UsageError(`no model for ${role}: pass --model ${role}=URI`);
         }
       }
+      if (o.dispatch === true) {
+        await dispatchPack(pack, models, o.store);
+        return;
+      }
       await runPack(pack, models, {
         yes: o.yes === true,
         interactive: true,
         ...(o.store === undefined ? {} : { store: o.store }),
+      });
+    });
+
+  program
+    .command("worker")
+    .description("drive dispatched loops from a shared PostgreSQL store (graphile-worker queue)")
+    .requiredOption("--store <uri>", "postgres://… store URI")
+    .option("--concurrency <n>", "loops driven at once", "2")
+    .option("--yes", "approve every mutation without asking (recorded as such)")
+    .action(async (o: { store: string; concurrency: string; yes?: boolean }) => {
+      const concurrency = Number(o.concurrency);
+      if (!Number.isSafeInteger(concurrency) || concurrency < 1) {
+        throw new UsageError("--concurrency takes a positive integer");
+      }
+      const queue = jobQueue(o.store);
+      await withStore(o.store, async (store, uri) => {
+        const holder = `worker:${leaseHolder()}`;
+        out(`warrant worker ${holder} on ${uri} (queue schema ${queue.schema})`);
+        const runner = await startWorker({
+          queue,
+          concurrency,
+          holder,
+          handleSignals: true,
+          context: (models) => {
+            const view = createLiveView((t) => process.stdout.write(t), {
+              tty: false,
+              clock: systemClock,
+            });
+            return composeContext(
+              store,
+              modelsFor(models),
+              { yes: o.yes === true, interactive: false },
+              view,
+            );
+          },
+          onEvent: (e) => {
+            const at = new Date().toISOString();
+            if (e.kind === "end") {
+              const r = e.result;
+              const how =
+                r.status === "stopped"
+                  ? `stopped ${r.document.stop?.reason ?? ""}`
+                  : `blocked ${r.reason}`;
+              out(`${at} drive-end ${e.query} ${how}`);
+            } else out(`${at} drive-${e.kind} ${e.query}`);
+          },
+        });
+        await runner.promise;
       });
     });
 
