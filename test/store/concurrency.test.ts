@@ -1,0 +1,120 @@
+// Several processes race to charge one loop (SPEC §8): the store's expected-sequence append and
+// unique charge keys mean no limit is exceeded, no sequence is missing or doubled, and every replay
+// returns the original fact. The racers run the built modules.
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openStore } from "../../src/adapters/store/open-store.js";
+import { checkStoredLoop } from "../../src/core/loop/check.js";
+import type { LedgerRecord } from "../../src/core/loop/ledger-store.js";
+import type { Fact } from "../../src/core/loop/types.js";
+import { LoopLedger } from "../../src/runtime/loop-ledger.js";
+import { postgresForTests, TestSchemas } from "../helpers/postgres.js";
+import { assertBuilt, startWriter } from "./writers.js";
+
+const RACERS = 4;
+const SHARED = 40;
+const OWN = 40;
+const LIMIT = 120;
+
+interface Outcome {
+  readonly passage: string;
+  readonly result: "appended" | "replayed" | "refused";
+  readonly fact?: Fact;
+  readonly code?: string;
+}
+
+async function raceOn(uri: string): Promise<void> {
+  const query = "query:race";
+  const setup = await openStore(uri);
+  const opened = await new LoopLedger(setup).execute(
+    query,
+    {
+      op: "open",
+      query,
+      binding: "operator-task-local-binding:race",
+      operator: "node-operator-binding:alice",
+      layers: [{ "max/passages": LIMIT, "max/experiments": 1, "max/wall-time-ms": 3_600_000 }],
+    },
+    new Date(),
+  );
+  expect(opened.result).toBe("appended");
+  await setup.close();
+
+  const writers = Array.from({ length: RACERS }, (_, i) =>
+    startWriter(["race", uri, query, `racer${i}`, String(SHARED), String(OWN)]),
+  );
+  await Promise.all(writers.map((w) => w.waitFor((l) => l.includes("ready"))));
+  for (const w of writers) w.child.stdin.end("go\n");
+  const exits = await Promise.all(writers.map((w) => w.exited));
+  for (const e of exits) expect(e, e.stderr).toMatchObject({ code: 0 });
+  const outcomes: Outcome[] = writers.flatMap((w) =>
+    w.lines.filter((l) => l.startsWith('{"passage"')).map((l) => JSON.parse(l) as Outcome),
+  );
+  expect(outcomes).toHaveLength(RACERS * (SHARED + OWN));
+  if (process.env.WARRANT_TEST_VERBOSE) {
+    const per = writers.map((w) => w.lines.filter((l) => l.includes('"appended"')).length);
+    const lost = writers.map((w) => w.lines.filter((l) => l.includes('"contention"')).length);
+    process.stderr.write(`${uri}: appended per racer ${per}, contention retries ${lost}\n`);
+  }
+
+  const store = await openStore(uri);
+  try {
+    const stored = await store.readFacts(query);
+    // The limit is reached and not exceeded; sequences 1..n with no gap and no double.
+    expect(stored.map((s) => s.fact.sequence)).toEqual(
+      Array.from({ length: LIMIT + 1 }, (_, i) => i + 1),
+    );
+    expect(new Set(stored.map((s) => s.chargeKey)).size).toBe(stored.length);
+    const records = new Map<string, LedgerRecord>(
+      (await store.listRecords(query)).map((r) => [r.ref, r]),
+    );
+    const check = checkStoredLoop(query, stored, records, new Date());
+    expect(check.ok ? [] : check.errors).toEqual([]);
+
+    const byPassage = new Map(
+      stored
+        .filter((s) => s.fact.step.kind === "passage-charged")
+        .map((s) => [(s.fact.step as { "passage/ref": string })["passage/ref"], s.fact]),
+    );
+    const appended = outcomes.filter((o) => o.result === "appended");
+    // Each stored charge was appended by exactly one racer, and that racer got the stored fact.
+    expect(appended).toHaveLength(LIMIT);
+    expect(new Set(appended.map((o) => o.passage)).size).toBe(LIMIT);
+    for (const o of appended) expect(o.fact).toEqual(byPassage.get(o.passage));
+    // Every replay returned the original fact.
+    const replayed = outcomes.filter((o) => o.result === "replayed");
+    for (const o of replayed) expect(o.fact).toEqual(byPassage.get(o.passage));
+    // Everything else was refused for the budget, never charged.
+    const refused = outcomes.filter((o) => o.result === "refused");
+    for (const o of refused) {
+      expect(o.code).toBe("loop/budget-exhausted");
+      expect(byPassage.has(o.passage)).toBe(false);
+    }
+    expect(appended.length + replayed.length + refused.length).toBe(outcomes.length);
+  } finally {
+    await store.close();
+  }
+}
+
+beforeAll(assertBuilt);
+
+describe("racing writers", () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "warrant-race-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it(`${RACERS} processes charging one SQLite loop never overspend, fork or lose a replay`, async () => {
+    await raceOn(`sqlite:${path.join(dir, "race.db")}`);
+  });
+});
+
+const pg = await postgresForTests();
+const schemas = new TestSchemas(pg.url, "race");
+afterAll(() => (pg.enabled ? schemas.dropAll() : undefined));
+
+describe.skipIf(!pg.enabled)("racing writers on PostgreSQL", () => {
+  it(`${RACERS} processes charging one PostgreSQL loop never overspend, fork or lose a replay`, async () => {
+    await raceOn(schemas.uri());
+  });
+});
