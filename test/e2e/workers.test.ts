@@ -117,4 +117,15 @@ describe.skipIf(!pg.enabled)("warrant worker over a shared PostgreSQL", () => {
     // Both workers took part.
     expect(logs.every((l) => l.includes("drive-start"))).toBe(true);
   });
+
+  it("runs the demo unchanged against PostgreSQL", { timeout: 60_000 }, async () => {
+    const store = schemas.uri();
+    made.push(store);
+    const r = await runCli(["demo", "--store", store], { cwd });
+    expect(r.code, r.stderr).toBe(0);
+    const query = (r.stdout.trim().split("\n").at(-1) ?? "").slice("query: ".length);
+    expect(r.stdout).toContain("loop stopped: succeeded");
+    const check = await runCli(["loop", "check", "--store", store, query], { cwd });
+    expect(check.code, check.stdout + check.stderr).toBe(0);
+  });
 });
