@@ -1,4 +1,5 @@
 // The registry of benchmark suites, in the order they run.
+import { demoSuite } from "./demo.js";
 import { loopSuite } from "./loop.js";
 import { passageSuite } from "./passage.js";
 import { sandboxSuite } from "./sandbox.js";
@@ -9,4 +10,10 @@ export interface BenchSuite {
   readonly run: () => Promise<Record<string, unknown>>;
 }
 
-export const suites: readonly BenchSuite[] = [loopSuite, turnSuite, sandboxSuite, passageSuite];
+export const suites: readonly BenchSuite[] = [
+  loopSuite,
+  turnSuite,
+  sandboxSuite,
+  passageSuite,
+  demoSuite,
+];

@@ -121,4 +121,8 @@ export interface RuntimeContext {
   readonly emit: (event: RuntimeEvent) => void;
   /** The operator binding acting for this host (`node-operator-binding:…`). */
   readonly operator: string;
+  /** Where a run spends its time (the benchmark listens; nothing else needs it). */
+  readonly measure?: (phase: RunPhase, ms: number) => void;
 }
+
+export type RunPhase = "sandbox-start" | "steps" | "verifier" | "sandbox-destroy";

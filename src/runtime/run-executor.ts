@@ -2,6 +2,8 @@
 // as started before it runs, each mutation approved first when HIL asks for it), then every
 // verifier check, then destruction of the environment. Returns the execution record's body; the
 // caller stores it and concludes the run.
+
+import { performance } from "node:perf_hooks";
 import type { Outcome } from "../core/loop/types.js";
 import { digestOfBytes } from "../core/records/canonical.js";
 import { applyParsedDiff } from "../core/taskpack/patch.js";
@@ -12,7 +14,7 @@ import {
   diffSnapshots,
   type SnapshotDiff,
 } from "../core/taskpack/snapshot-diff.js";
-import type { ExecResult, RunEnvironment, RuntimeContext } from "./ports.js";
+import type { ExecResult, RunEnvironment, RunPhase, RuntimeContext } from "./ports.js";
 import type { CheckRecord, RunReportBody, StepRecord } from "./records.js";
 import { makeRecord } from "./records.js";
 import type { LoadedPack } from "./task-pack.js";
@@ -80,7 +82,15 @@ export async function executeRun(ctx: RuntimeContext, input: RunInput): Promise<
   const early = await input.boundary();
   if (early !== undefined) return finish(early.outcome, [], [], true, early.refusal);
 
-  const env = await ctx.sandbox.create(pack.baselineDir, envRef);
+  const timed = async <T>(phase: RunPhase, f: () => Promise<T>): Promise<T> => {
+    const t0 = performance.now();
+    try {
+      return await f();
+    } finally {
+      ctx.measure?.(phase, performance.now() - t0);
+    }
+  };
+  const env = await timed("sandbox-start", () => ctx.sandbox.create(pack.baselineDir, envRef));
   await ctx.store.putRecords([
     makeRecord("runStarted", query, {
       "query/id": query,
@@ -126,7 +136,7 @@ export async function executeRun(ctx: RuntimeContext, input: RunInput): Promise<
         "started-at": ctx.clock.now().toISOString(),
       }),
     ]);
-    const record = await runStep(env, step, approval);
+    const record = await timed("steps", () => runStep(env, step, approval));
     steps.push(record);
     const exit = record["exit/code"] === undefined ? "" : ` (exit ${String(record["exit/code"])})`;
     ctx.emit({ kind: "note", text: `  step ${step.id} ${step.kind}: ${record.status}${exit}` });
@@ -140,15 +150,15 @@ export async function executeRun(ctx: RuntimeContext, input: RunInput): Promise<
     }
   }
   if (halt !== undefined) {
-    const destroyed = await env.destroy();
+    const destroyed = await timed("sandbox-destroy", () => env.destroy());
     ctx.emit({
       kind: "note",
       text: `  environment destroyed${destroyed ? " (confirmed)" : " (NOT confirmed)"}`,
     });
     return finish(halt.outcome, steps, [], destroyed, halt.refusal);
   }
-  const verdict = await verify(ctx, env, input, mutationFailed);
-  const destroyed = await env.destroy();
+  const verdict = await timed("verifier", () => verify(ctx, env, input, mutationFailed));
+  const destroyed = await timed("sandbox-destroy", () => env.destroy());
   ctx.emit({
     kind: "note",
     text: `  environment destroyed${destroyed ? " (confirmed)" : " (NOT confirmed)"}`,

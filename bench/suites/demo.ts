@@ -1,0 +1,114 @@
+// The demo end to end, in process: wall time split into the model (scripted passages), sandbox
+// start, plan steps, verifier, sandbox destroy and ledger (every store call), on the memory and
+// SQLite stores. Medians over repeated loops.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { performance } from "node:perf_hooks";
+import { openStore } from "../../src/adapters/store/open-store.js";
+import { composeContext, demoModels, demoPackFile, modelsFor } from "../../src/cli/commands/run.js";
+import type { LedgerStore } from "../../src/core/loop/ledger-store.js";
+import { drive } from "../../src/runtime/driver.js";
+import { createLiveView } from "../../src/runtime/live-view.js";
+import { loadTaskPack } from "../../src/runtime/load-pack.js";
+import type { RunPhase, RuntimeContext } from "../../src/runtime/ports.js";
+import { startLoop } from "../../src/runtime/session.js";
+import { median, round } from "../util.js";
+import type { BenchSuite } from "./index.js";
+
+type Phase = RunPhase | "model" | "ledger" | "total";
+
+/** Wraps every method of the store so its time is counted as ledger time. */
+function timedStore(store: LedgerStore, add: (ms: number) => void): LedgerStore {
+  return new Proxy(store, {
+    get(target, prop, receiver) {
+      const v = Reflect.get(target, prop, receiver) as unknown;
+      if (typeof v !== "function") return v;
+      return async (...args: unknown[]) => {
+        const t0 = performance.now();
+        try {
+          return await (v as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+        } finally {
+          add(performance.now() - t0);
+        }
+      };
+    },
+  });
+}
+
+async function oneDemo(storeUri: string): Promise<Record<Phase, number>> {
+  const times: Record<Phase, number> = {
+    model: 0,
+    "sandbox-start": 0,
+    steps: 0,
+    verifier: 0,
+    "sandbox-destroy": 0,
+    ledger: 0,
+    total: 0,
+  };
+  const pack = await loadTaskPack(demoPackFile());
+  if (!pack.ok) throw new Error("the demo pack does not load");
+  const raw = await openStore(storeUri);
+  const store = timedStore(raw, (ms) => {
+    times.ledger += ms;
+  });
+  try {
+    const view = createLiveView(() => undefined, { tty: false, clock: { now: () => new Date() } });
+    const base = composeContext(
+      store,
+      modelsFor(demoModels()),
+      { yes: true, interactive: false },
+      view,
+    );
+    const ctx: RuntimeContext = {
+      ...base,
+      passages: {
+        run: async (request) => {
+          const t0 = performance.now();
+          try {
+            return await base.passages.run(request);
+          } finally {
+            times.model += performance.now() - t0;
+          }
+        },
+      },
+      measure: (phase, ms) => {
+        times[phase] += ms;
+      },
+    };
+    const t0 = performance.now();
+    const query = await startLoop(ctx, pack.value, demoModels());
+    const result = await drive(ctx, { query, pack: pack.value });
+    times.total = performance.now() - t0;
+    if (result.document.stop?.reason !== "succeeded") throw new Error("the demo did not succeed");
+    return times;
+  } finally {
+    await raw.close();
+  }
+}
+
+async function medians(storeUri: () => string, repeats: number): Promise<Record<string, number>> {
+  const runs: Record<Phase, number>[] = [];
+  await oneDemo(storeUri()); // warm-up: module loading, first sandbox
+  for (let i = 0; i < repeats; i++) runs.push(await oneDemo(storeUri()));
+  const phases = Object.keys(runs[0] ?? {}) as Phase[];
+  return Object.fromEntries(phases.map((p) => [`${p}Ms`, round(median(runs.map((r) => r[p])), 1)]));
+}
+
+export const demoSuite: BenchSuite = {
+  name: "demo",
+  run: async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "warrant-bench-demo-"));
+    try {
+      let n = 0;
+      const repeats = 5;
+      return {
+        what: "one demo loop (7 passages, 3 cycles, 2 runs in bwrap), in process; medians of 5",
+        memory: await medians(() => "memory:", repeats),
+        sqlite: await medians(() => `sqlite:${path.join(dir, `ledger-${n++}.db`)}`, repeats),
+      };
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+};
