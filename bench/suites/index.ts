@@ -1,8 +1,10 @@
 // The registry of benchmark suites, in the order they run.
+import { definitionSuite } from "./definition.js";
 import { demoSuite } from "./demo.js";
 import { loopSuite } from "./loop.js";
 import { passageSuite } from "./passage.js";
 import { sandboxSuite } from "./sandbox.js";
+import { storeSuite } from "./store.js";
 import { turnSuite } from "./turn.js";
 
 export interface BenchSuite {
@@ -11,9 +13,11 @@ export interface BenchSuite {
 }
 
 export const suites: readonly BenchSuite[] = [
+  definitionSuite,
   loopSuite,
   turnSuite,
   sandboxSuite,
   passageSuite,
   demoSuite,
+  storeSuite,
 ];

@@ -87,6 +87,23 @@ describe("collection files", () => {
     expect(await hashFile(file)).toEqual(blake3Digest(big));
   });
 
+  it("streams files too large to read whole, among small ones, in name order", async () => {
+    const d = path.join(root, "mixed");
+    mkdirSync(d);
+    const big = new Uint8Array(5 * (1 << 20) + 3).map((_, i) => (i * 7) % 256);
+    writeFileSync(path.join(d, "m-big.bin"), big);
+    const small = Array.from({ length: 20 }, (_, i) => [`s-${String(i).padStart(2, "0")}`, `${i}`]);
+    for (const [name, content] of small)
+      writeFileSync(path.join(d, name as string), content as string);
+    const enc = new TextEncoder();
+    expect(await collectionCidOfPath(d)).toBe(
+      collectionCid([
+        { name: "m-big.bin", bytes: big },
+        ...small.map(([name, content]) => ({ name: name as string, bytes: enc.encode(content) })),
+      ]),
+    );
+  });
+
   it("fails on a path that does not exist", async () => {
     await expect(collectionCidOfPath(path.join(root, "missing"))).rejects.toThrow(/ENOENT/);
   });

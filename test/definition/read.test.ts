@@ -1,6 +1,7 @@
 // The strict reader: duplicate keys, unsafe integers, lone surrogates, malformed JSON, non-object root.
 import { describe, expect, it } from "vitest";
 import { readDefinition, readDocument } from "../../src/core/definition/read.js";
+import { MAX_LOCATED } from "../../src/core/definition/source-positions.js";
 import { validateDefinition } from "../../src/core/definition/validate.js";
 
 function problems(text: string) {
@@ -148,5 +149,45 @@ describe("readDefinition", () => {
     expect(r.ok ? [] : r.errors.map((e) => [e.code, e.path, e.line, e.column])).toEqual([
       ["definition/schema", "/models/0/1", 5, 27],
     ]);
+  });
+
+  it("locates through escaped keys, nested arrays and strings holding brackets", () => {
+    const text = [
+      "{",
+      '  "schema": "viper/agent-definition/v1", "name": "x", "description": "a } ] \\" [ {",',
+      '  "framework": {"name": "w"},',
+      '  "models": [{"provider": "p", "model": "m"}],',
+      '  "extensions": {"z": [[1, {"q": "]"}], "}"]},',
+      '  "tools": [{"name": "t", "description": "", "inputSchema": {}},',
+      '            {"name": "t", "description": "", "inputSchema": {}}],',
+      '  "b\\u0061d": 1',
+      "}",
+    ].join("\n");
+    const r = validateDefinition(text);
+    expect(r.ok ? [] : r.errors.map((e) => [e.code, e.path, e.line, e.column])).toEqual([
+      ["definition/schema", "/bad", 8, 3],
+    ]);
+    const fixed = text.replace(',\n  "b\\u0061d": 1', "");
+    const f = validateDefinition(fixed);
+    expect(f.ok ? [] : f.errors.map((e) => [e.code, e.path, e.line, e.column])).toEqual([
+      ["definition/duplicate-name", "/tools/1/name", 7, 14],
+    ]);
+  });
+
+  it("gives line and column to the first problems only, pointers to all", () => {
+    const tools = Array.from({ length: 100 }, () => ({ name: "same", description: "", inputSchema: {} }));
+    const doc = {
+      schema: "viper/agent-definition/v1",
+      name: "x",
+      framework: { name: "w" },
+      models: [{ provider: "p", model: "m" }],
+      tools,
+    };
+    const r = validateDefinition(JSON.stringify(doc, null, 1));
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.errors).toHaveLength(99);
+    expect(r.errors.filter((e) => e.line !== undefined)).toHaveLength(MAX_LOCATED);
+    expect(r.errors.every((e) => e.path.startsWith("/tools/"))).toBe(true);
   });
 });

@@ -3,7 +3,7 @@
 // by UTF-8 bytes — and streaming each file through the core's BLAKE3. The hashing rules stay in core.
 import { open, readdir, stat } from "node:fs/promises";
 import path from "node:path";
-import { blake3Hasher } from "../../core/cid/cid.js";
+import { blake3Digest, blake3Hasher } from "../../core/cid/cid.js";
 import { collectionCidFromHashes, compareUtf8 } from "../../core/cid/collection.js";
 
 export interface CollectionFile {
@@ -51,6 +51,53 @@ export async function hashFile(file: string): Promise<Uint8Array> {
   return hasher.digest();
 }
 
+/** Files up to this size are read whole, ahead of hashing; larger ones are streamed in turn. */
+const WHOLE_FILE_MAX = 4 * CHUNK;
+/** Reads kept in flight while the main thread hashes: hides per-file open/read/close latency. */
+const READ_AHEAD = 8;
+
+/** A small file's bytes, or null when the file is large and must be streamed. */
+async function readSmall(file: string): Promise<Uint8Array | null> {
+  const handle = await open(file, "r");
+  try {
+    const { size } = await handle.stat();
+    if (size > WHOLE_FILE_MAX) return null;
+    const buffer = new Uint8Array(size + 1);
+    let filled = 0;
+    for (;;) {
+      const { bytesRead } = await handle.read(buffer, filled, buffer.length - filled, null);
+      if (bytesRead === 0) return buffer.subarray(0, filled);
+      filled += bytesRead;
+      // The file grew while being read: hash it as a stream instead.
+      if (filled === buffer.length) return null;
+    }
+  } finally {
+    await handle.close();
+  }
+}
+
+/** BLAKE3 hashes of the files, in order, reading ahead while hashing. */
+async function hashFiles(files: readonly string[]): Promise<Uint8Array[]> {
+  const hashes: Uint8Array[] = [];
+  const pending: Array<Promise<Uint8Array | null>> = [];
+  let next = 0;
+  const fill = () => {
+    while (next < files.length && pending.length < READ_AHEAD) {
+      const p = readSmall(files[next++] as string);
+      // Rejections are awaited in order below; this only keeps them from being reported unhandled.
+      p.catch(() => undefined);
+      pending.push(p);
+    }
+  };
+  fill();
+  for (let i = 0; i < files.length; i++) {
+    const bytes = await (pending.shift() as Promise<Uint8Array | null>);
+    fill();
+    hashes.push(bytes === null ? await hashFile(files[i] as string) : blake3Digest(bytes));
+  }
+  return hashes;
+}
+
 /**
  * The collection CID of a directory, or of a single file as a collection of one named by the last
  * segment of its path.
@@ -61,7 +108,8 @@ export async function collectionCidOfPath(target: string): Promise<string> {
     return collectionCidFromHashes([{ name: path.basename(target), hash: await hashFile(target) }]);
   }
   const files = await collectionFiles(target);
-  const entries = [];
-  for (const f of files) entries.push({ name: f.name, hash: await hashFile(f.path) });
-  return collectionCidFromHashes(entries);
+  const hashes = await hashFiles(files.map((f) => f.path));
+  return collectionCidFromHashes(
+    files.map((f, i) => ({ name: f.name, hash: hashes[i] as Uint8Array })),
+  );
 }

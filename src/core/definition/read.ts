@@ -27,7 +27,7 @@ class Parser {
   readonly text: string;
   readonly positions: SourcePositions;
   readonly problems: Array<{ code: string; offset: number; path: string; message: string }> = [];
-  readonly path: string[] = [];
+  readonly path: Array<string | number> = [];
   pos = 0;
   depth = 0;
 
@@ -106,12 +106,10 @@ class Parser {
     this.enter();
     this.pos++;
     const obj: Record<string, unknown> = {};
-    const members = new Map<string, number>();
     this.skipWs();
     if (this.text.charCodeAt(this.pos) === 0x7d) {
       this.pos++;
       this.depth--;
-      this.positions.recordObject(obj, members);
       return obj;
     }
     for (;;) {
@@ -146,7 +144,6 @@ class Parser {
       const value = this.parseValue();
       this.path.pop();
       if (!duplicate) {
-        members.set(key, keyAt);
         if (key === "__proto__") {
           Object.defineProperty(obj, key, {
             value,
@@ -171,7 +168,6 @@ class Parser {
       throw new SyntaxStop(this.pos, this.unexpected("',' or '}'"));
     }
     this.depth--;
-    this.positions.recordObject(obj, members);
     return obj;
   }
 
@@ -179,18 +175,15 @@ class Parser {
     this.enter();
     this.pos++;
     const arr: unknown[] = [];
-    const offsets: number[] = [];
     this.skipWs();
     if (this.text.charCodeAt(this.pos) === 0x5d) {
       this.pos++;
       this.depth--;
-      this.positions.recordArray(arr, offsets);
       return arr;
     }
     for (;;) {
       this.skipWs();
-      offsets.push(this.pos);
-      this.path.push(String(arr.length));
+      this.path.push(arr.length);
       arr.push(this.parseValue());
       this.path.pop();
       this.skipWs();
@@ -206,7 +199,6 @@ class Parser {
       throw new SyntaxStop(this.pos, this.unexpected("',' or ']'"));
     }
     this.depth--;
-    this.positions.recordArray(arr, offsets);
     return arr;
   }
 

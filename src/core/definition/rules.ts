@@ -4,7 +4,7 @@
 // `definition/depth` from the spelling pass, which bounds the walk.)
 import { CODEC_BLAKE3_HASHSEQ, CODEC_RAW, decodeCid } from "../cid/cid.js";
 import { canonicalJson } from "../records/canonical.js";
-import type { Problem } from "../result.js";
+import { type Problem, pointer } from "../result.js";
 import { inputSchemaProblem } from "./input-schema.js";
 import type { AgentDefinition } from "./types.js";
 import { checkUrl, credentialsInText } from "./url-check.js";
@@ -70,12 +70,13 @@ class Rules {
     });
   }
 
-  safeIntegers(value: unknown, path: string): void {
+  /** `trail` is the pointer tokens below `path`; the pointer string is built only for a problem. */
+  safeIntegers(value: unknown, path: string, trail: Array<string | number> = []): void {
     if (typeof value === "number") {
       if (Number.isInteger(value) && !Number.isSafeInteger(value)) {
         this.add(
           "definition/safe-integer",
-          path,
+          path + pointer(...trail),
           `integer ${value} is outside ±(2^53−1); write it as a string`,
         );
       }
@@ -83,42 +84,60 @@ class Rules {
     }
     if (value === null || typeof value !== "object") return;
     if (Array.isArray(value)) {
-      value.forEach((v, i) => {
-        this.safeIntegers(v, `${path}/${i}`);
-      });
+      for (let i = 0; i < value.length; i++) {
+        trail.push(i);
+        this.safeIntegers(value[i], path, trail);
+        trail.pop();
+      }
       return;
     }
-    for (const [k, v] of Object.entries(value)) this.safeIntegers(v, `${path}/${token(k)}`);
+    for (const k of Object.keys(value)) {
+      trail.push(k);
+      this.safeIntegers((value as Record<string, unknown>)[k], path, trail);
+      trail.pop();
+    }
   }
 
-  modelRefs(value: unknown, path: string, models: number): void {
+  modelRefs(
+    value: unknown,
+    path: string,
+    models: number,
+    trail: Array<string | number> = [],
+  ): void {
     if (value === null || typeof value !== "object") return;
     if (Array.isArray(value)) {
-      value.forEach((v, i) => {
-        this.modelRefs(v, `${path}/${i}`, models);
-      });
+      for (let i = 0; i < value.length; i++) {
+        trail.push(i);
+        this.modelRefs(value[i], path, models, trail);
+        trail.pop();
+      }
       return;
     }
     const obj = value as Record<string, unknown>;
     if (Object.hasOwn(obj, "@model")) {
+      const here = path + pointer(...trail);
       const n = obj["@model"];
       const keys = Object.keys(obj).length;
       if (keys !== 1) {
         this.add(
           "definition/model-ref",
-          path,
+          here,
           `a model reference has exactly one key, "@model"; this one has ${keys}`,
         );
       } else if (typeof n !== "number" || !Number.isInteger(n) || n < 0 || n >= models) {
         this.add(
           "definition/model-ref",
-          `${path}/@model`,
+          `${here}/@model`,
           `must be an integer index into models, 0 ≤ n < ${models}; got ${JSON.stringify(n)}`,
         );
       }
       return;
     }
-    for (const [k, v] of Object.entries(obj)) this.modelRefs(v, `${path}/${token(k)}`, models);
+    for (const k of Object.keys(obj)) {
+      trail.push(k);
+      this.modelRefs(obj[k], path, models, trail);
+      trail.pop();
+    }
   }
 
   agent(def: AgentDefinition, path: string): void {
@@ -285,10 +304,6 @@ class Rules {
       this.agent(sub, `${path}/subAgents/${i}`);
     });
   }
-}
-
-function token(k: string): string {
-  return k.replaceAll("~", "~0").replaceAll("/", "~1");
 }
 
 /** Every semantic-rule problem of a schema-valid definition in its stored form. */

@@ -1,47 +1,33 @@
-// Where each value of a parsed document came from: offsets kept beside the value tree (keyed by
-// container identity), so a JSON Pointer into the value — even after alternate spellings were
-// rewritten — maps back to the pointer the author wrote and to a line and column.
+// Where a problem sits in the author's text. A JSON Pointer into the rewritten tree maps back to the
+// pointer the author wrote (array spellings keep their indices) and, by a scan of the text along that
+// pointer, to a line and column. Nothing is recorded per value while parsing: the scan runs only for
+// reported problems, and only for the first MAX_LOCATED of them (each scan is linear in the text).
 import { pointerToken } from "../result.js";
 
 export interface Location {
-  /** The pointer as the author wrote it (array spellings keep their indices). */
+  /** The pointer as the author wrote it. */
   readonly path: string;
   readonly line?: number;
   readonly column?: number;
 }
 
+/** Problems beyond this many keep their pointer but get no line and column. */
+export const MAX_LOCATED = 64;
+
 export class SourcePositions {
   readonly #text: string;
   #lineStarts: number[] | undefined;
-  /** Object member → offset of its key; array element → offset of its value. */
-  readonly #offsets = new WeakMap<object, Map<string, number> | number[]>();
-  /** For objects rewritten from array spellings: usual key → the token the author wrote. */
+  #located = 0;
+  /** For objects rewritten from array spellings: usual key → the index the author wrote. */
   readonly #renames = new WeakMap<object, ReadonlyMap<string, string>>();
 
   constructor(text: string) {
     this.#text = text;
   }
 
-  recordObject(obj: object, members: Map<string, number>): void {
-    this.#offsets.set(obj, members);
-  }
-
-  recordArray(arr: readonly unknown[], offsets: number[]): void {
-    this.#offsets.set(arr, offsets);
-  }
-
-  /** An object built from an array spelling: `keys[i]` was element `i` of `source`. */
-  recordRewrite(obj: object, source: readonly unknown[], keys: readonly string[]): void {
-    const offsets = this.#offsets.get(source);
-    const members = new Map<string, number>();
-    const renames = new Map<string, string>();
-    keys.forEach((key, i) => {
-      const at = Array.isArray(offsets) ? offsets[i] : undefined;
-      if (at !== undefined) members.set(key, at);
-      renames.set(key, String(i));
-    });
-    this.#offsets.set(obj, members);
-    this.#renames.set(obj, renames);
+  /** An object built from an array spelling: `keys[i]` was element `i`. */
+  recordRewrite(obj: object, keys: readonly string[]): void {
+    this.#renames.set(obj, new Map(keys.map((k, i) => [k, String(i)])));
   }
 
   lineColumn(offset: number): { line: number; column: number } {
@@ -69,42 +55,19 @@ export class SourcePositions {
   locate(root: unknown, pointer: string): Location {
     const tokens = pointer === "" ? [] : pointer.slice(1).split("/").map(unescapeToken);
     const written: string[] = [];
-    let offset: number | undefined;
     let cur: unknown = root;
-    let known = true;
     for (const token of tokens) {
-      if (!known || cur === null || typeof cur !== "object") {
-        known = false;
-        written.push(token);
-        continue;
-      }
-      const offsets = this.#offsets.get(cur);
-      if (Array.isArray(cur)) {
-        const i = /^(0|[1-9][0-9]*)$/.test(token) ? Number(token) : -1;
-        if (i < 0 || i >= cur.length) {
-          known = false;
-          written.push(token);
-          continue;
-        }
-        const at = Array.isArray(offsets) ? offsets[i] : undefined;
-        if (at !== undefined) offset = at;
-        written.push(token);
-        cur = cur[i];
-      } else {
-        const rec = cur as Record<string, unknown>;
-        written.push(this.#renames.get(cur)?.get(token) ?? token);
-        if (!Object.hasOwn(rec, token)) {
-          known = false;
-          continue;
-        }
-        const at = offsets instanceof Map ? offsets.get(token) : undefined;
-        if (at !== undefined) offset = at;
-        cur = rec[token];
-      }
+      const isObj = cur !== null && typeof cur === "object" && !Array.isArray(cur);
+      written.push((isObj && this.#renames.get(cur as object)?.get(token)) || token);
+      cur =
+        cur !== null && typeof cur === "object" && Object.hasOwn(cur, token)
+          ? (cur as Record<string, unknown>)[token]
+          : undefined;
     }
     const path = written.map((t) => `/${pointerToken(t)}`).join("");
-    if (offset === undefined) return { path };
-    return { path, ...this.lineColumn(offset) };
+    if (this.#located >= MAX_LOCATED) return { path };
+    this.#located++;
+    return { path, ...this.lineColumn(offsetOf(this.#text, written)) };
   }
 
   #lines(): number[] {
@@ -127,4 +90,95 @@ function isHigh(c: number): boolean {
 
 function unescapeToken(t: string): string {
   return t.replaceAll("~1", "/").replaceAll("~0", "~");
+}
+
+// A scan over text the strict reader has already accepted (so it is well-formed JSON without
+// duplicate keys); the bounds checks only keep a misuse from looping.
+
+function ws(t: string, i: number): number {
+  let j = i;
+  for (;;) {
+    const c = t.charCodeAt(j);
+    if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) j++;
+    else return j;
+  }
+}
+
+function skipString(t: string, i: number): number {
+  let j = i + 1;
+  while (j < t.length) {
+    const c = t.charCodeAt(j);
+    if (c === 0x22) return j + 1;
+    j += c === 0x5c ? 2 : 1;
+  }
+  return t.length;
+}
+
+function skipValue(t: string, i: number): number {
+  const c = t.charCodeAt(i);
+  if (c === 0x22) return skipString(t, i);
+  if (c !== 0x7b && c !== 0x5b) {
+    let j = i;
+    while (j < t.length && !",}] \t\r\n".includes(t.charAt(j))) j++;
+    return j;
+  }
+  let depth = 0;
+  let j = i;
+  while (j < t.length) {
+    const d = t.charCodeAt(j);
+    if (d === 0x22) {
+      j = skipString(t, j);
+      continue;
+    }
+    if (d === 0x7b || d === 0x5b) depth++;
+    else if (d === 0x7d || d === 0x5d) {
+      depth--;
+      if (depth === 0) return j + 1;
+    }
+    j++;
+  }
+  return t.length;
+}
+
+/** Offset of the member's key (objects) or the element's value (arrays) at the deepest match. */
+function offsetOf(t: string, tokens: readonly string[]): number {
+  let i = ws(t, 0);
+  let best = i;
+  for (const token of tokens) {
+    const c = t.charCodeAt(i);
+    let found = false;
+    if (c === 0x7b) {
+      i = ws(t, i + 1);
+      while (i < t.length && t.charCodeAt(i) === 0x22) {
+        const keyAt = i;
+        const end = skipString(t, i);
+        const raw = t.slice(i + 1, end - 1);
+        const key = raw.includes("\\") ? (JSON.parse(t.slice(i, end)) as string) : raw;
+        i = ws(t, ws(t, end) + 1);
+        if (key === token) {
+          best = keyAt;
+          found = true;
+          break;
+        }
+        i = ws(t, skipValue(t, i));
+        if (t.charCodeAt(i) !== 0x2c) break;
+        i = ws(t, i + 1);
+      }
+    } else if (c === 0x5b && /^(0|[1-9][0-9]*)$/.test(token)) {
+      const index = Number(token);
+      i = ws(t, i + 1);
+      for (let n = 0; i < t.length && t.charCodeAt(i) !== 0x5d; n++) {
+        if (n === index) {
+          best = i;
+          found = true;
+          break;
+        }
+        i = ws(t, skipValue(t, i));
+        if (t.charCodeAt(i) !== 0x2c) break;
+        i = ws(t, i + 1);
+      }
+    }
+    if (!found) break;
+  }
+  return best;
 }

@@ -63,7 +63,7 @@ class Rewriter {
       fields.forEach((f, i) => {
         obj[f] = v[i];
       });
-      this.positions?.recordRewrite(obj, v, fields);
+      this.positions?.recordRewrite(obj, fields);
       (holder as Record<string | number, unknown>)[key] = obj;
       return obj;
     }
