@@ -618,6 +618,17 @@ describe("schema refusals", () => {
     ]);
   });
 
+  it("a nullable struct that is neither reports the struct's own violation once", () => {
+    const d = full();
+    at(d, "memory", 1).scope = 5;
+    at(d, "models", 0, "settings").thinking = { budgetTokens: 1 };
+    const r = validateDefinition(text(d));
+    expect(r.ok ? [] : r.errors.map((e) => [e.code, e.path, e.detail?.keyword])).toEqual([
+      ["definition/schema", "/memory/1/scope", "type"],
+      ["definition/schema", "/models/0/settings/thinking", "required"],
+    ]);
+  });
+
   it("a CID that fails the schema pattern is a schema error", () => {
     const d = full();
     at(d, "skills", 0).cid = "bafkqabc";
