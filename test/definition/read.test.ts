@@ -175,7 +175,11 @@ describe("readDefinition", () => {
   });
 
   it("gives line and column to the first problems only, pointers to all", () => {
-    const tools = Array.from({ length: 100 }, () => ({ name: "same", description: "", inputSchema: {} }));
+    const tools = Array.from({ length: 100 }, () => ({
+      name: "same",
+      description: "",
+      inputSchema: {},
+    }));
     const doc = {
       schema: "viper/agent-definition/v1",
       name: "x",
