@@ -4,6 +4,7 @@ import { demoSuite } from "./demo.js";
 import { loopSuite } from "./loop.js";
 import { passageSuite } from "./passage.js";
 import { sandboxSuite } from "./sandbox.js";
+import { storeSuite } from "./store.js";
 import { turnSuite } from "./turn.js";
 
 export interface BenchSuite {
@@ -18,4 +19,5 @@ export const suites: readonly BenchSuite[] = [
   sandboxSuite,
   passageSuite,
   demoSuite,
+  storeSuite,
 ];

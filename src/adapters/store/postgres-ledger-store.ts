@@ -130,48 +130,55 @@ export class PostgresLedgerStore implements LedgerStore {
   async append(batch: AppendBatch): Promise<AppendOutcome> {
     assertBatchShape(batch);
     const records = toStoredRecords(batch.records ?? []);
+    const client = await this.#connect();
+    let broken: Error | undefined;
     try {
-      // One round trip opens the transaction with synchronous_commit on (whatever the server
-      // default) and takes the loop's lock, held to COMMIT, so the sequence read cannot go stale.
-      const begin =
+      // Values are inlined as escaped literals so that statements share a round trip: an append
+      // without records takes two.
+      const lit = (v: string) => client.escapeLiteral(v);
+      // 1: open the transaction with synchronous_commit on (whatever the server default), take the
+      // loop's lock (held to COMMIT), read the loop's last fact. Each statement of a simple query
+      // takes a new snapshot, so the read sees every append committed before the lock was granted.
+      const head = (await client.query(
         "BEGIN; SET LOCAL synchronous_commit TO on; " +
-        `SELECT pg_advisory_xact_lock(${lockKey(`${this.#schema}\0${batch.query}`)})`;
-      return await inTransaction(this.#pool, begin, async (client) => {
-        const { rows } = await client.query<{ sequence: number; hash: string }>(
-          `SELECT sequence, hash FROM ${this.#t.facts} WHERE query = $1 ORDER BY sequence DESC LIMIT 1`,
-          [batch.query],
-        );
-        const last = rows[0];
-        const lastSequence = last?.sequence ?? 0;
-        if (lastSequence !== batch.expectedLastSequence) {
-          return {
-            ok: false as const,
-            conflict: "sequence" as const,
-            message: sequenceConflictMessage(batch.query, batch.expectedLastSequence, lastSequence),
-          };
-        }
-        const stored = chainFacts(last?.hash, batch.facts);
-        const values: unknown[] = [];
-        const tuples = stored.map((s) => {
-          const n = values.length;
-          values.push(
-            s.fact["query/id"],
-            s.fact.sequence,
-            s.chargeKey,
-            s.fact.step.kind,
-            storedText(s.fact),
-            s.hash,
-          );
-          return `($${n + 1}, $${n + 2}, $${n + 3}, $${n + 4}, $${n + 5}, $${n + 6})`;
-        });
-        await client.query(
-          `INSERT INTO ${this.#t.facts} (query, sequence, charge_key, kind, fact, hash) VALUES ${tuples.join(", ")}`,
-          values,
-        );
+          `SELECT pg_advisory_xact_lock(${lockKey(`${this.#schema}\0${batch.query}`)}); ` +
+          `SELECT sequence, hash FROM ${this.#t.facts} WHERE query = ${lit(batch.query)} ` +
+          "ORDER BY sequence DESC LIMIT 1",
+      )) as unknown as pg.QueryResult<{ sequence: number; hash: string }>[];
+      const last = head.at(-1)?.rows[0];
+      const lastSequence = last?.sequence ?? 0;
+      if (lastSequence !== batch.expectedLastSequence) {
+        await client.query("ROLLBACK");
+        return {
+          ok: false,
+          conflict: "sequence",
+          message: sequenceConflictMessage(batch.query, batch.expectedLastSequence, lastSequence),
+        };
+      }
+      const stored = chainFacts(last?.hash, batch.facts);
+      const rows = stored.map(
+        (s) =>
+          `(${lit(batch.query)}, ${s.fact.sequence}, ${lit(s.chargeKey)}, ${lit(s.fact.step.kind)}, ` +
+          `${lit(storedText(s.fact))}, ${lit(s.hash)})`,
+      );
+      const insert = `INSERT INTO ${this.#t.facts} (query, sequence, charge_key, kind, fact, hash) VALUES ${rows.join(", ")}`;
+      // 2: the facts and COMMIT (records, which may need a comparison, in between).
+      if (records.length === 0) {
+        await client.query(`${insert}; COMMIT`);
+      } else {
+        await client.query(insert);
         await this.#insertRecords(client, records);
-        return { ok: true as const, stored };
-      });
+        await client.query("COMMIT");
+      }
+      return { ok: true, stored };
     } catch (e) {
+      // After a failed statement the transaction is aborted (or, if COMMIT failed, already over):
+      // ROLLBACK ends it either way; if even that fails the connection is dropped, not reused.
+      try {
+        await client.query("ROLLBACK");
+      } catch (rollbackError) {
+        broken = rollbackError as Error;
+      }
       const err = e as { code?: unknown; constraint?: unknown };
       if (err.code === "23505" && err.constraint === "warrant_facts_charge_key") {
         return {
@@ -188,6 +195,8 @@ export class PostgresLedgerStore implements LedgerStore {
         };
       }
       throw mapPgError(e, this.uri);
+    } finally {
+      client.release(broken);
     }
   }
 
@@ -281,6 +290,14 @@ export class PostgresLedgerStore implements LedgerStore {
     if (this.#closed) return;
     this.#closed = true;
     await this.#pool.end();
+  }
+
+  async #connect(): Promise<pg.PoolClient> {
+    try {
+      return await this.#pool.connect();
+    } catch (e) {
+      throw mapPgError(e, this.uri);
+    }
   }
 
   async #insertRecords(client: pg.PoolClient, records: readonly StoredRecord[]): Promise<void> {
