@@ -118,6 +118,22 @@ describe("readDefinition", () => {
     expect(r.ok ? [] : r.errors.map((e) => e.code)).toEqual(["definition/json"]);
   });
 
+  it("reports every duplicate of a long single-line document with its column", () => {
+    const members = Array.from({ length: 100_000 }, (_, i) => `"k":${i}`);
+    const r = readDefinition(`{"😀":1,${members.join(",")}}`);
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.errors).toHaveLength(99_999);
+    expect(r.errors[0]).toMatchObject({
+      code: "definition/duplicate-key",
+      path: "/k",
+      line: 1,
+      column: 14,
+    });
+    const lastAt = `{"😀":1,${members.slice(0, -1).join(",")},`.length - 1;
+    expect(r.errors.at(-1)?.column).toBe(lastAt + 1);
+  });
+
   it("keeps __proto__ as an ordinary key", () => {
     const r = readDefinition('{"extensions": {"__proto__": {"polluted": true}}}');
     expect(r.ok).toBe(true);

@@ -18,6 +18,7 @@ export class SourcePositions {
   readonly #text: string;
   #lineStarts: number[] | undefined;
   #located = 0;
+  #last: { line: number; offset: number; column: number } | undefined;
   /** For objects rewritten from array spellings: usual key → the index the author wrote. */
   readonly #renames = new WeakMap<object, ReadonlyMap<string, string>>();
 
@@ -30,6 +31,11 @@ export class SourcePositions {
     this.#renames.set(obj, new Map(keys.map((k, i) => [k, String(i)])));
   }
 
+  /**
+   * Line and column (1-based; columns count code points, as editors show them). Calls with
+   * ascending offsets on one line continue from the previous answer, so reporting every problem of
+   * a long single-line document stays linear.
+   */
   lineColumn(offset: number): { line: number; column: number } {
     const starts = this.#lines();
     let lo = 0;
@@ -40,14 +46,20 @@ export class SourcePositions {
       else hi = mid - 1;
     }
     const start = starts[lo] as number;
-    // Columns count code points, as editors show them.
+    const last = this.#last;
+    let from = start;
     let column = 1;
-    for (let i = start; i < offset; i++) {
+    if (last !== undefined && last.line === lo && last.offset <= offset) {
+      from = last.offset;
+      column = last.column;
+    }
+    for (let i = from; i < offset; i++) {
       const c = this.#text.charCodeAt(i);
       const pairedLow =
         c >= 0xdc00 && c <= 0xdfff && i > start && isHigh(this.#text.charCodeAt(i - 1));
       if (!pairedLow) column++;
     }
+    this.#last = { line: lo, offset, column };
     return { line: lo + 1, column };
   }
 
