@@ -178,6 +178,8 @@ async function passage(
   role: Role,
   evidence: string,
   subject: string | undefined,
+  /** Records the end implies (a review), stored in the same call as the end itself. */
+  implied: (end: PassageEndBody) => readonly LedgerRecord[] = () => [],
 ): Promise<PassageEndBody> {
   const agent = opts.pack.agents[role];
   if (agent === undefined)
@@ -237,7 +239,7 @@ async function passage(
       message: `${role} passage failed: ${outcome.message}`,
     });
   }
-  records.push(makeRecord("passageEnd", opts.query, end));
+  records.push(makeRecord("passageEnd", opts.query, end), ...implied(end));
   await ctx.store.putRecords(records);
   return end;
 }
@@ -288,28 +290,31 @@ async function review(
   view: LedgerView,
   cycle: CycleView,
 ): Promise<void> {
-  const end = await passage(
+  // The review record lands with the passage's end: an ended review passage always has its review.
+  await passage(
     ctx,
     opts,
     view,
     "reviewer",
     reviewerEvidence(opts.pack.pack, view, cycle),
     cycle.proposalRef,
+    (end) =>
+      end.message?.type !== "Verdict"
+        ? []
+        : [
+            toLedgerRecord(
+              "review",
+              buildReview({
+                query: opts.query,
+                proposalRef: cycle.proposalRef,
+                agentId: end["agent/id"],
+                passageRef: end["passage/ref"],
+                verdict: end.message.payload,
+                createdAt: end["ended-at"],
+              }),
+            ),
+          ],
   );
-  if (end.message?.type !== "Verdict") return;
-  await ctx.store.putRecords([
-    toLedgerRecord(
-      "review",
-      buildReview({
-        query: opts.query,
-        proposalRef: cycle.proposalRef,
-        agentId: end["agent/id"],
-        passageRef: end["passage/ref"],
-        verdict: end.message.payload,
-        createdAt: end["ended-at"],
-      }),
-    ),
-  ]);
 }
 
 async function run(

@@ -8,6 +8,7 @@ import {
 } from "../../src/adapters/models/scripted-model.js";
 import { createBwrapSandbox } from "../../src/adapters/sandbox/bwrap-sandbox.js";
 import { MemoryLedgerStore } from "../../src/adapters/store/memory-ledger-store.js";
+import type { LedgerStore } from "../../src/core/loop/ledger-store.js";
 import type { Role } from "../../src/core/loop/types.js";
 import { createAgentPassages } from "../../src/runtime/agent-passages.js";
 import { type DriveResult, drive } from "../../src/runtime/driver.js";
@@ -77,6 +78,10 @@ export interface HarnessOptions {
   readonly pack?: string;
   readonly autoApprove?: boolean;
   readonly approvalTimeoutMs?: number;
+  /** Reuse a store (and its loop `query:test-1`, when open): a restarted host over the same ledger. */
+  readonly store?: MemoryLedgerStore;
+  /** What the runtime writes through (a store that fails at a chosen write, for crash tests). */
+  readonly wrapStore?: (store: LedgerStore) => LedgerStore;
   /** `none`: no backend can contain a run (as on a host without bwrap or unshare). */
   readonly sandbox?: "bwrap" | "none";
   readonly onEvent?: (event: RuntimeEvent, h: Harness) => void | Promise<void>;
@@ -89,8 +94,9 @@ export async function harness(
   const loaded = await loadTaskPack(path.join(fixtures, opts.pack ?? "task-pack.json"));
   if (!loaded.ok) throw new Error(JSON.stringify(loaded.errors));
   const pack = loaded.value;
-  const store = new MemoryLedgerStore();
-  const ledger = new LoopLedger(store);
+  const store = opts.store ?? new MemoryLedgerStore();
+  const through = opts.wrapStore === undefined ? store : opts.wrapStore(store);
+  const ledger = new LoopLedger(through);
   let t = START;
   const clock = { now: () => new Date(t) };
   const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.min(ms, 10)));
@@ -113,7 +119,7 @@ export async function harness(
     },
   };
   const ctx: RuntimeContext = {
-    store,
+    store: through,
     loop,
     passages: createAgentPassages((role, prior) => {
       const m = createScriptedModel((scripts[role] ?? []).slice(prior), { id: `scripted:${role}` });
@@ -122,7 +128,7 @@ export async function harness(
     }),
     sandbox: sandboxPort(opts.sandbox === "none" ? undefined : createBwrapSandbox()),
     approver: createApprover({
-      store,
+      store: through,
       loop: ledger,
       clock,
       sleep: async (ms) => {
@@ -140,7 +146,8 @@ export async function harness(
     emit,
     operator,
   };
-  const query = await startLoop(ctx, pack, {}, "query:test-1");
+  const reopened = (await store.readFacts("query:test-1")).length > 0;
+  const query = reopened ? "query:test-1" : await startLoop(ctx, pack, {}, "query:test-1");
   h = {
     ctx,
     store,
