@@ -1,0 +1,106 @@
+// The task pack's policies: admission by the operator, HIL `none`, and the live view's two forms.
+import { describe, expect, it } from "vitest";
+import { ADMISSION_STEP, approvalTarget } from "../../src/runtime/ledger-view.js";
+import { createLiveView } from "../../src/runtime/live-view.js";
+import { accept, conclusions, harness, plan, recordsOf, result, turn } from "./harness.js";
+
+const Plan = (name: string) => turn("Plan", plan(name));
+
+describe("admission by the operator", () => {
+  it("an accepted proposal waits for `approve RUN admission` before run-admitted", async () => {
+    let asked = 0;
+    const h = await harness(
+      { implementer: [Plan("good-fix")], reviewer: [accept], summarizer: [result] },
+      {
+        pack: "operator-admission.task-pack.json",
+        autoApprove: false,
+        onEvent: async (e, h) => {
+          if (e.kind !== "waiting" || !e.what.startsWith("approval")) return;
+          asked++;
+          const proposal = (await recordsOf(h, "proposal"))[0]?.ref ?? "";
+          const step = asked === 1 ? ADMISSION_STEP : "fix-slugify";
+          const facts = (await h.store.readFacts(h.query)).map((f) => f.fact.step.kind);
+          // The admission is asked before any run-admitted fact.
+          if (asked === 1) expect(facts).not.toContain("run-admitted");
+          await h.store.postOperatorAct({
+            query: h.query,
+            kind: "approve",
+            target: approvalTarget(proposal, step),
+            operator: "node-operator-binding:test",
+            at: new Date().toISOString(),
+          });
+        },
+      },
+    );
+    const r = await h.drive();
+    expect(asked).toBe(2);
+    expect(r.document.stop?.reason).toBe("succeeded");
+  });
+
+  it("a denied admission sends the proposal back to the implementer, like a rejection", async () => {
+    const h = await harness(
+      { implementer: [Plan("good-fix")], reviewer: [accept] },
+      {
+        pack: "operator-admission.task-pack.json",
+        autoApprove: false,
+        onEvent: async (e, h) => {
+          if (e.kind !== "waiting" || !e.what.startsWith("approval")) return;
+          const proposal = (await recordsOf(h, "proposal"))[0]?.ref ?? "";
+          await h.store.postOperatorAct({
+            query: h.query,
+            kind: "deny",
+            target: approvalTarget(proposal, ADMISSION_STEP),
+            operator: "node-operator-binding:test",
+            at: new Date().toISOString(),
+          });
+        },
+      },
+    );
+    const r = await h.drive();
+    expect(r.document.spent.runs).toBe(0);
+    expect(r.document.spent["solver-passages"]).toBeGreaterThan(1);
+  });
+});
+
+describe("HIL none", () => {
+  it("runs mutations without asking anyone", async () => {
+    const h = await harness(
+      { implementer: [Plan("good-fix")], reviewer: [accept], summarizer: [result] },
+      { pack: "no-hil.task-pack.json", autoApprove: false },
+    );
+    const r = await h.drive();
+    expect(r.document.stop?.reason).toBe("succeeded");
+    expect(h.events.some((e) => e.kind === "waiting")).toBe(false);
+    expect(await h.store.readOperatorActs(h.query)).toEqual([]);
+    const [c] = await conclusions(h);
+    expect(c).toMatchObject({ outcome: "verified" });
+  });
+});
+
+describe("the live view", () => {
+  it("prints plain lines with budgets when stdout is not a terminal", async () => {
+    const lines: string[] = [];
+    const h = await harness({ implementer: [Plan("observe")], reviewer: [accept] });
+    const view = createLiveView((t) => lines.push(t), { tty: false, clock: h.ctx.clock });
+    for (const e of h.events) view.emit(e);
+    view.close();
+    const text = lines.join("");
+    expect(text).toContain("fact 1 opened query:test-1");
+    expect(text).toContain("budgets: passages 0/12");
+    expect(text).not.toContain("\x1b[");
+  });
+
+  it("draws bars, the deadline and what it waits for under the lines on a terminal", async () => {
+    const lines: string[] = [];
+    const h = await harness({});
+    const view = createLiveView((t) => lines.push(t), { tty: true, clock: h.ctx.clock });
+    for (const e of h.events) view.emit(e);
+    view.emit({ kind: "waiting", what: "approval of fix-slugify" });
+    view.close();
+    const text = lines.join("");
+    expect(text).toContain("passages ░░░░░░░░░░ 0/12");
+    expect(text).toContain("deadline in 10m00s");
+    expect(text).toContain("waiting: approval of fix-slugify");
+    expect(text).toContain("\r\x1b[2K");
+  });
+});
