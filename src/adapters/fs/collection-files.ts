@@ -54,7 +54,7 @@ export async function hashFile(file: string): Promise<Uint8Array> {
 /** Files up to this size are read whole, ahead of hashing; larger ones are streamed in turn. */
 const WHOLE_FILE_MAX = 4 * CHUNK;
 /** Reads kept in flight while the main thread hashes: hides per-file open/read/close latency. */
-const READ_AHEAD = 8;
+const READ_AHEAD = 32;
 
 /** A small file's bytes, or null when the file is large and must be streamed. */
 async function readSmall(file: string): Promise<Uint8Array | null> {
@@ -62,15 +62,15 @@ async function readSmall(file: string): Promise<Uint8Array | null> {
   try {
     const { size } = await handle.stat();
     if (size > WHOLE_FILE_MAX) return null;
-    const buffer = new Uint8Array(size + 1);
+    const buffer = new Uint8Array(size);
     let filled = 0;
-    for (;;) {
-      const { bytesRead } = await handle.read(buffer, filled, buffer.length - filled, null);
-      if (bytesRead === 0) return buffer.subarray(0, filled);
+    while (filled < size) {
+      const { bytesRead } = await handle.read(buffer, filled, size - filled, null);
+      if (bytesRead === 0) break;
       filled += bytesRead;
-      // The file grew while being read: hash it as a stream instead.
-      if (filled === buffer.length) return null;
     }
+    // A file that changes while it is hashed has no one right CID; its size as stat saw it bounds it.
+    return buffer.subarray(0, filled);
   } finally {
     await handle.close();
   }
