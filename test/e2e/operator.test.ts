@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { runCli } from "../helpers/cli.js";
+import { repoRoot, runCli } from "../helpers/cli.js";
 import { demoPack, scripted, startRun } from "./cli-run.js";
 
 const dirs: string[] = [];
@@ -71,5 +71,51 @@ describe("operator acts from another terminal", () => {
   it("renew needs exactly one of --deadline and --extend (usage error otherwise)", async () => {
     const r = await runCli(["renew", "query:x"], { cwd: tempDir() });
     expect(r.code).toBe(2);
+  });
+
+  it("answer, renew and resume: a loop blocked on a question goes on once answered (--json)", async () => {
+    const cwd = tempDir();
+    const implementer = path.join(repoRoot, "test/fixtures/runtime/question-implementer.jsonl");
+    const args = [
+      demoPack,
+      "--model",
+      `implementer=scripted:${implementer}`,
+      "--model",
+      scripted("reviewer"),
+      "--model",
+      scripted("summarizer"),
+      "--yes",
+      "--json",
+    ];
+    const first = await runCli(["run", ...args], { cwd });
+    expect(first.code, first.stderr).toBe(0);
+    const blocked = JSON.parse(first.stdout) as {
+      query: string;
+      status: string;
+      blocked: { reason: string };
+    };
+    expect(blocked.status).toBe("blocked");
+    expect(blocked.blocked.reason).toBe("operator-question");
+    const q = blocked.query;
+    const answered = await runCli(["answer", q, "No: fix src/ only.", "--json"], { cwd });
+    expect(JSON.parse(answered.stdout)).toMatchObject({ ok: true, result: "posted" });
+    const again = await runCli(["answer", q, "twice", "--json"], { cwd });
+    expect(again.code).toBe(1);
+    expect(JSON.parse(again.stdout)).toMatchObject({ ok: false, code: "runtime/no-question" });
+    const tooFar = await runCli(["renew", q, "--extend", "700000", "--json"], { cwd });
+    expect(JSON.parse(tooFar.stdout)).toMatchObject({ ok: false, code: "loop/renewal-invalid" });
+    const renewed = await runCli(["renew", q, "--extend", "599900", "--json"], { cwd });
+    expect(JSON.parse(renewed.stdout)).toMatchObject({ ok: true, result: "appended" });
+    const resumed = await runCli(["resume", q, "--yes", "--json"], { cwd });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(JSON.parse(resumed.stdout)).toMatchObject({
+      query: q,
+      status: "stopped",
+      stop: { reason: "succeeded" },
+    });
+    const doc = JSON.parse((await runCli(["export", q], { cwd })).stdout) as {
+      facts: { step: { kind: string } }[];
+    };
+    expect(doc.facts.map((f) => f.step.kind)).toContain("renewed");
   });
 });

@@ -113,6 +113,7 @@ export function registerInspectCommands(program: Command): void {
     .description("print the loop document (corpus-task-pack-loop.v1) on stdout")
     .argument("<query>", "the loop's query id")
     .option("--store <uri>", "ledger store URI")
+    .option("--json", "the document is JSON either way")
     .action(async (query: string, o: { store?: string }) => {
       await withStore(o.store, async (store) => {
         const doc = await documentOr1(store, query);

@@ -1,32 +1,51 @@
 // Operator acts from any terminal: `renew`, `cancel` (loop facts) and `approve`, `deny`, `answer`
-// (operator acts a waiting run polls for).
+// (operator acts a waiting run polls for). With `--json`: `{ok, result?, code?, message}`.
 import type { Command } from "commander";
 import type { LedgerStore } from "../../core/loop/ledger-store.js";
 import type { LoopCommand } from "../../core/loop/types.js";
 import { ADMISSION_STEP, approvalTarget, readLedger } from "../../runtime/ledger-view.js";
 import { LoopLedger } from "../../runtime/loop-ledger.js";
-import { EXIT_INVALID, err, out, UsageError } from "../io.js";
+import { EXIT_INVALID, err, out, printJson, UsageError } from "../io.js";
 import { withStore } from "./inspect.js";
 import { operatorBinding } from "./run.js";
 
-function refuse(code: string, message: string): void {
-  err(`warrant: ${code}: ${message}`);
-  process.exitCode = EXIT_INVALID;
+/** How an operator command reports: plain lines, or one JSON object. */
+class Reply {
+  constructor(private readonly json: boolean) {}
+
+  refuse(code: string, message: string): void {
+    if (this.json) printJson({ ok: false, code, message });
+    else err(`warrant: ${code}: ${message}`);
+    process.exitCode = EXIT_INVALID;
+  }
+
+  done(message: string, result: "appended" | "replayed" | "posted"): void {
+    if (this.json) printJson({ ok: true, result, message });
+    else out(message);
+  }
+}
+
+interface Common {
+  readonly store?: string;
+  readonly json?: boolean;
 }
 
 async function loopAct(
+  reply: Reply,
   store: LedgerStore,
   query: string,
   command: LoopCommand,
-  done: string,
+  message: string,
 ): Promise<void> {
   const d = await new LoopLedger(store).execute(query, command, new Date());
-  if (d.result === "refused") refuse(d.refusal.code, d.refusal.message);
-  else out(d.result === "appended" ? done : `${done} (already recorded: nothing appended)`);
+  if (d.result === "refused") reply.refuse(d.refusal.code, d.refusal.message);
+  else if (d.result === "appended") reply.done(message, "appended");
+  else reply.done(`${message} (already recorded: nothing appended)`, "replayed");
 }
 
 /** Approve or deny STEP of RUN (a proposal ref, or `admission` for an operator-admitted run). */
 async function decide(
+  reply: Reply,
   store: LedgerStore,
   run: string,
   step: string,
@@ -34,14 +53,13 @@ async function decide(
 ): Promise<void> {
   const proposal = await store.readRecord(run);
   if (proposal === undefined || proposal.kind !== "proposal") {
-    refuse("loop/run-missing", `no run ${run} in ${store.uri}`);
+    reply.refuse("loop/run-missing", `no run ${run} in ${store.uri}`);
     return;
   }
-  const steps = (
-    (proposal.body as { candidate?: { steps?: { id?: unknown }[] } }).candidate?.steps ?? []
-  ).map((s) => s.id);
+  const candidate = (proposal.body as { candidate?: { steps?: { id?: unknown }[] } }).candidate;
+  const steps = (candidate?.steps ?? []).map((s) => s.id);
   if (step !== ADMISSION_STEP && !steps.includes(step)) {
-    refuse("loop/run-missing", `run ${run} has no step ${step} (steps: ${steps.join(", ")})`);
+    reply.refuse("loop/run-missing", `run ${run} has no step ${step} (steps: ${steps.join(", ")})`);
     return;
   }
   await store.postOperatorAct({
@@ -51,7 +69,68 @@ async function decide(
     operator: operatorBinding(),
     at: new Date().toISOString(),
   });
-  out(`${kind === "approve" ? "approved" : "denied"} ${step} of ${run}`);
+  reply.done(`${kind === "approve" ? "approved" : "denied"} ${step} of ${run}`, "posted");
+}
+
+async function answer(
+  reply: Reply,
+  store: LedgerStore,
+  query: string,
+  text: string,
+): Promise<void> {
+  const [facts, records, acts] = await Promise.all([
+    store.readFacts(query),
+    store.listRecords(query),
+    store.readOperatorActs(query),
+  ]);
+  const view = readLedger(
+    facts.map((f) => f.fact),
+    records,
+    acts,
+  );
+  const pending = [...view.passages].reverse().find((p) => {
+    const type = p.end?.message?.type;
+    return (
+      (type === "Question" || type === "DeadEnd") &&
+      !acts.some((a) => a.kind === "answer" && a.target === p.ref)
+    );
+  });
+  if (pending === undefined) {
+    reply.refuse("runtime/no-question", `${query} waits for no answer`);
+    return;
+  }
+  await store.postOperatorAct({
+    query,
+    kind: "answer",
+    target: pending.ref,
+    text,
+    operator: operatorBinding(),
+    at: new Date().toISOString(),
+  });
+  reply.done(`answered ${pending.ref}; continue with: warrant resume ${query}`, "posted");
+}
+
+async function renewDeadline(
+  reply: Reply,
+  store: LedgerStore,
+  query: string,
+  o: { deadline?: string; extend?: string },
+): Promise<void> {
+  let deadline = o.deadline;
+  if (o.extend !== undefined) {
+    const ms = Number(o.extend);
+    if (!Number.isSafeInteger(ms) || ms <= 0) {
+      throw new UsageError("--extend takes a positive integer (ms)");
+    }
+    // MS from now: the loop refuses a deadline not later than the current one, or more than its
+    // max/wall-time-ms after now (loop/renewal-invalid).
+    deadline = new Date(Date.now() + ms).toISOString();
+  } else if (Number.isNaN(Date.parse(deadline ?? ""))) {
+    throw new UsageError("--deadline takes an RFC 3339 time");
+  }
+  const at = deadline as string;
+  const command: LoopCommand = { op: "renew", deadline: at, operator: operatorBinding() };
+  await loopAct(reply, store, query, command, `renewed ${query} until ${at}`);
 }
 
 export function registerOperatorCommands(program: Command): void {
@@ -60,32 +139,16 @@ export function registerOperatorCommands(program: Command): void {
     .description("move a loop's deadline: to a time, or by an extension")
     .argument("<query>", "the loop's query id")
     .option("--deadline <time>", "the new deadline (RFC 3339)")
-    .option("--extend <ms>", "extend from the later of now and the current deadline")
+    .option("--extend <ms>", "the new deadline is MS from now")
     .option("--store <uri>", "ledger store URI")
-    .action(async (query: string, o: { deadline?: string; extend?: string; store?: string }) => {
+    .option("--json", "machine output")
+    .action(async (query: string, o: Common & { deadline?: string; extend?: string }) => {
       if ((o.deadline === undefined) === (o.extend === undefined)) {
         throw new UsageError("renew takes exactly one of --deadline T and --extend MS");
       }
-      await withStore(o.store, async (store) => {
-        let deadline = o.deadline;
-        if (o.extend !== undefined) {
-          const ms = Number(o.extend);
-          if (!Number.isSafeInteger(ms) || ms <= 0)
-            throw new UsageError("--extend takes a positive integer (ms)");
-          const doc = await new LoopLedger(store).document(query, new Date());
-          if (doc === undefined) return refuse("loop/not-opened", `no loop ${query}`);
-          const base = Math.max(Date.now(), Date.parse(doc.deadline));
-          deadline = new Date(base + ms).toISOString().replace(/\.\d{3}Z$/, "Z");
-        } else if (Number.isNaN(Date.parse(deadline ?? ""))) {
-          throw new UsageError("--deadline takes an RFC 3339 time");
-        }
-        await loopAct(
-          store,
-          query,
-          { op: "renew", deadline: deadline as string, operator: operatorBinding() },
-          `renewed ${query} until ${deadline}`,
-        );
-      });
+      await withStore(o.store, (store) =>
+        renewDeadline(new Reply(o.json === true), store, query, o),
+      );
     });
 
   program
@@ -93,9 +156,11 @@ export function registerOperatorCommands(program: Command): void {
     .description("cancel a loop: a running run stops at its next step boundary")
     .argument("<query>", "the loop's query id")
     .option("--store <uri>", "ledger store URI")
-    .action(async (query: string, o: { store?: string }) => {
+    .option("--json", "machine output")
+    .action(async (query: string, o: Common) => {
+      const command: LoopCommand = { op: "cancel", operator: operatorBinding() };
       await withStore(o.store, (store) =>
-        loopAct(store, query, { op: "cancel", operator: operatorBinding() }, `cancelled ${query}`),
+        loopAct(new Reply(o.json === true), store, query, command, `cancelled ${query}`),
       );
     });
 
@@ -106,8 +171,11 @@ export function registerOperatorCommands(program: Command): void {
       .argument("<run>", "the run's proposal ref (corpus-experiment:sha256:…)")
       .argument("<step>", "the step id")
       .option("--store <uri>", "ledger store URI")
-      .action(async (run: string, step: string, o: { store?: string }) => {
-        await withStore(o.store, (store) => decide(store, run, step, kind));
+      .option("--json", "machine output")
+      .action(async (run: string, step: string, o: Common) => {
+        await withStore(o.store, (store) =>
+          decide(new Reply(o.json === true), store, run, step, kind),
+        );
       });
   }
 
@@ -117,36 +185,8 @@ export function registerOperatorCommands(program: Command): void {
     .argument("<query>", "the loop's query id")
     .argument("<text>", "the answer")
     .option("--store <uri>", "ledger store URI")
-    .action(async (query: string, text: string, o: { store?: string }) => {
-      await withStore(o.store, async (store) => {
-        const [facts, records, acts] = await Promise.all([
-          store.readFacts(query),
-          store.listRecords(query),
-          store.readOperatorActs(query),
-        ]);
-        const view = readLedger(
-          facts.map((f) => f.fact),
-          records,
-          acts,
-        );
-        const pending = [...view.passages]
-          .reverse()
-          .find(
-            (p) =>
-              (p.end?.message?.type === "Question" || p.end?.message?.type === "DeadEnd") &&
-              !acts.some((a) => a.kind === "answer" && a.target === p.ref),
-          );
-        if (pending === undefined)
-          return refuse("runtime/no-question", `${query} waits for no answer`);
-        await store.postOperatorAct({
-          query,
-          kind: "answer",
-          target: pending.ref,
-          text,
-          operator: operatorBinding(),
-          at: new Date().toISOString(),
-        });
-        out(`answered ${pending.ref}; continue with: warrant resume ${query}`);
-      });
+    .option("--json", "machine output")
+    .action(async (query: string, text: string, o: Common) => {
+      await withStore(o.store, (store) => answer(new Reply(o.json === true), store, query, text));
     });
 }

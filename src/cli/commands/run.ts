@@ -33,7 +33,7 @@ import {
 } from "../../runtime/session.js";
 import type { LoadedPack } from "../../runtime/task-pack.js";
 import { dispatchLoop, type JobQueue, jobQueueOf, startWorker } from "../../runtime/worker.js";
-import { EXIT_INVALID, EXIT_OK, err, formatProblem, out, UsageError } from "../io.js";
+import { EXIT_INVALID, EXIT_OK, err, formatProblem, out, printJson, UsageError } from "../io.js";
 
 const systemClock: Clock = { now: () => new Date() };
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -151,11 +151,10 @@ export function composeContext(
   };
 }
 
-function liveView(): LiveView {
-  return createLiveView((t) => process.stdout.write(t), {
-    tty: process.stdout.isTTY === true,
-    clock: systemClock,
-  });
+/** The live view: on stdout, or on stderr when stdout carries the `--json` result. */
+function liveView(json: boolean): LiveView {
+  const stream = json ? process.stderr : process.stdout;
+  return createLiveView((t) => stream.write(t), { tty: stream.isTTY === true, clock: systemClock });
 }
 
 /** Prints how a drive ended and sets the exit code: 0 unless the loop stopped without success. */
@@ -163,7 +162,12 @@ export function reportDrive(
   result: DriveResult | "leased-elsewhere",
   query: string,
   storeUri: string,
+  json = false,
 ): void {
+  if (json) {
+    reportJson(result, query, storeUri);
+    return;
+  }
   if (result === "leased-elsewhere") {
     err(`warrant: interface/lease-lost: ${query} is being driven by another process`);
     process.exitCode = EXIT_INVALID;
@@ -197,6 +201,30 @@ export function reportDrive(
   out(`query: ${query}`);
 }
 
+/** `--json`: {query, store, status, stop?, blocked?} on stdout. */
+function reportJson(result: DriveResult | "leased-elsewhere", query: string, store: string): void {
+  if (result === "leased-elsewhere") {
+    printJson({ query, store, status: "leased-elsewhere", code: "interface/lease-lost" });
+    process.exitCode = EXIT_INVALID;
+    return;
+  }
+  const doc = result.document;
+  if (result.status === "stopped") {
+    printJson({ query, store, status: "stopped", stop: doc.stop, spent: doc.spent });
+    process.exitCode = doc.stop?.reason === "succeeded" ? EXIT_OK : EXIT_INVALID;
+    return;
+  }
+  const { reason, counter, detail } = result;
+  printJson({
+    query,
+    store,
+    status: "blocked",
+    blocked: { reason, ...(counter === undefined ? {} : { counter }), detail },
+    spent: doc.spent,
+  });
+  process.exitCode = EXIT_OK;
+}
+
 async function withStore<T>(
   flag: string | undefined,
   f: (store: LedgerStore, uri: string) => Promise<T>,
@@ -212,16 +240,16 @@ async function withStore<T>(
 async function runPack(
   pack: LoadedPack,
   models: Record<string, string>,
-  flags: DriveFlags & { store?: string },
+  flags: DriveFlags & { store?: string; json?: boolean },
 ): Promise<void> {
   await withStore(flags.store, async (store, uri) => {
-    const view = liveView();
+    const view = liveView(flags.json === true);
     try {
       const ctx = composeContext(store, modelsFor(models), flags, view);
       const query = await startLoop(ctx, pack, models);
       const result = await driveUnderLease(ctx, query, pack, leaseHolder());
       view.close();
-      reportDrive(result, query, uri);
+      reportDrive(result, query, uri, flags.json === true);
     } finally {
       view.close();
     }
@@ -233,6 +261,7 @@ interface RunFlags {
   readonly yes?: boolean;
   readonly store?: string;
   readonly dispatch?: boolean;
+  readonly json?: boolean;
 }
 
 function jobQueue(storeFlag: string | undefined): JobQueue {
@@ -247,14 +276,19 @@ async function dispatchPack(
   pack: LoadedPack,
   models: Record<string, string>,
   storeFlag: string | undefined,
+  json: boolean,
 ): Promise<void> {
   const queue = jobQueue(storeFlag);
   await withStore(storeFlag, async (store, uri) => {
-    const view = liveView();
+    const view = liveView(json);
     const ctx = composeContext(store, modelsFor(models), { yes: false, interactive: false }, view);
     const query = await startLoop(ctx, pack, models);
     view.close();
     await dispatchLoop(queue, query);
+    if (json) {
+      printJson({ query, store: uri, status: "dispatched" });
+      return;
+    }
     out(`dispatched to the workers of ${uri}`);
     out(`query: ${query}`);
   });
@@ -288,7 +322,11 @@ export function registerRunCommands(program: Command): void {
     .description("run the bundled fix-failing-test example end to end with scripted agents")
     .option("--store <uri>", "ledger store URI (default: sqlite:.warrant/ledger.db)")
     .option("--interactive", "ask before each mutation instead of approving it")
-    .action(async (o: { store?: string; interactive?: boolean }) => {
+    .option(
+      "--json",
+      "machine output: {query, store, status, stop?, blocked?, spent} (live view on stderr)",
+    )
+    .action(async (o: { store?: string; interactive?: boolean; json?: boolean }) => {
       const pack = await loadOrFail(demoPackFile());
       if (pack === undefined) return;
       const interactive = o.interactive === true;
@@ -313,6 +351,10 @@ export function registerRunCommands(program: Command): void {
     .option("--yes", "approve every mutation without asking (recorded as such)")
     .option("--store <uri>", "ledger store URI")
     .option("--dispatch", "open the loop and queue it for `warrant worker` (PostgreSQL) instead")
+    .option(
+      "--json",
+      "machine output: {query, store, status, stop?, blocked?, spent} (live view on stderr)",
+    )
     .action(async (file: string, o: RunFlags) => {
       const models = parseModelFlags(o.model ?? []);
       const pack = await loadOrFail(file);
@@ -323,12 +365,13 @@ export function registerRunCommands(program: Command): void {
         }
       }
       if (o.dispatch === true) {
-        await dispatchPack(pack, models, o.store);
+        await dispatchPack(pack, models, o.store, o.json === true);
         return;
       }
       await runPack(pack, models, {
         yes: o.yes === true,
         interactive: true,
+        json: o.json === true,
         ...(o.store === undefined ? {} : { store: o.store }),
       });
     });
@@ -387,9 +430,14 @@ export function registerRunCommands(program: Command): void {
     .argument("<query>", "the loop's query id")
     .option("--yes", "approve every mutation without asking (recorded as such)")
     .option("--store <uri>", "ledger store URI")
-    .action(async (query: string, o: { yes?: boolean; store?: string }) => {
+    .option(
+      "--json",
+      "machine output: {query, store, status, stop?, blocked?, spent} (live view on stderr)",
+    )
+    .action(async (query: string, o: { yes?: boolean; store?: string; json?: boolean }) => {
+      const json = o.json === true;
       await withStore(o.store, async (store, uri) => {
-        const view = liveView();
+        const view = liveView(json);
         try {
           const probe = await new LoopLedger(store).document(query, new Date());
           if (probe === undefined) {
@@ -398,6 +446,17 @@ export function registerRunCommands(program: Command): void {
             return;
           }
           if (probe.state === "stopped" && (await unconcludedRuns(store, query)) === 0) {
+            process.exitCode = EXIT_OK;
+            if (json) {
+              printJson({
+                query,
+                store: uri,
+                status: "stopped",
+                stop: probe.stop,
+                spent: probe.spent,
+              });
+              return;
+            }
             out(`loop ${query} is stopped: ${probe.stop?.reason ?? "?"}`);
             out(`query: ${query}`);
             process.exitCode = EXIT_OK;
@@ -415,7 +474,7 @@ export function registerRunCommands(program: Command): void {
             waitMs: leaseTtlMs() + 1000,
           });
           view.close();
-          reportDrive(result, query, uri);
+          reportDrive(result, query, uri, json);
         } finally {
           view.close();
         }
