@@ -597,8 +597,8 @@ describe("schema refusals", () => {
     const r = validateDefinition(text(d));
     expect(r.ok).toBe(false);
     if (r.ok) return;
-    const got = r.errors.map((e) => [e.code, e.path, e.detail?.keyword]);
-    expect(got.sort()).toEqual([
+    // In document order: the root first, then as written.
+    expect(r.errors.map((e) => [e.code, e.path, e.detail?.keyword])).toEqual([
       ["definition/schema", "", "required"],
       ["definition/schema", "/models/0/provider", "type"],
       ["definition/schema", "/unknown", "additionalProperties"],
@@ -624,8 +624,8 @@ describe("schema refusals", () => {
     at(d, "models", 0, "settings").thinking = { budgetTokens: 1 };
     const r = validateDefinition(text(d));
     expect(r.ok ? [] : r.errors.map((e) => [e.code, e.path, e.detail?.keyword])).toEqual([
-      ["definition/schema", "/memory/1/scope", "type"],
       ["definition/schema", "/models/0/settings/thinking", "required"],
+      ["definition/schema", "/memory/1/scope", "type"],
     ]);
   });
 

@@ -77,8 +77,8 @@ describe("alternate spellings", () => {
     const r = validateDefinition(text(alternate()));
     expect(r.ok ? [] : r.errors.map((e) => [e.code, e.path])).toEqual([
       ["definition/prompt-source", "/prompts/0"],
-      ["definition/memory-cid", "/memory/0"],
       ["definition/mcp-transport", "/mcpServers/0"],
+      ["definition/memory-cid", "/memory/0"],
     ]);
   });
 

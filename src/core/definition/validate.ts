@@ -25,10 +25,13 @@ function located(
   positions: SourcePositions | undefined,
 ): Problem[] {
   if (positions === undefined) return [...problems];
-  return problems.map((p) => {
+  const out = problems.map((p) => {
     const loc = positions.locate(root, p.path);
     return { ...p, ...loc };
   });
+  // In document order (stable), as an author reads them; problems without a position keep theirs.
+  const rank = (p: Problem) => (p.line === undefined ? Infinity : p.line * 1e9 + (p.column ?? 0));
+  return out.every((p) => p.line !== undefined) ? out.sort((a, b) => rank(a) - rank(b)) : out;
 }
 
 /** A URL the schema pattern refuses is explained by the URL rules, which run again later: once each. */
