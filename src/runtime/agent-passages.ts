@@ -1,11 +1,11 @@
 // Runs a passage for the driver: the role's model (chosen per role), the agent definition's system
-// prompt, no tools beyond the message itself, under the task pack's passage limits; the transcript
-// comes back as a record.
+// prompt, the observation tools the composition gives it, under the task pack's passage limits; the
+// transcript comes back as a record.
 import type { Role } from "../core/loop/types.js";
 import { WarrantError } from "../core/result.js";
 import type { ModelProvider } from "../core/turn/model-provider.js";
 import type { TypedMessage } from "../core/turn/payloads.js";
-import { createToolRegistry } from "../core/turn/tool-registry.js";
+import { registryOf, type ToolHost, toolFailure } from "../core/turn/tool-host.js";
 import { type PassageDefinition, runPassage } from "./passage.js";
 import { type PassageTranscript, transcriptRecord } from "./passage-transcript.js";
 import type { PassageOutcome, PassageRequest, PassageRunner } from "./ports.js";
@@ -31,30 +31,40 @@ function systemPrompt(role: Role, definition: unknown): string {
   ].join("\n\n");
 }
 
-export function createAgentPassages(modelFor: ModelForPassage): PassageRunner {
-  const registry = createToolRegistry([]);
-  if (!registry.ok)
-    throw new WarrantError("runtime/registry", "the empty tool registry did not build");
-  const noTools = {
-    call: async () => ({
-      ok: false,
-      content: "no tools in this passage",
-      isError: true,
-      code: "tool/unknown",
-    }),
-  };
+/** The observation tools a passage may call (workspace reads of the pack's baseline, …). */
+export type ToolsForPassage = (request: PassageRequest) => ToolHost;
+
+const noTools: ToolHost = {
+  specs: () => [],
+  call: async () => toolFailure("tool/unknown", "no tools"),
+};
+
+export function createAgentPassages(
+  modelFor: ModelForPassage,
+  toolsFor: ToolsForPassage = () => noTools,
+): PassageRunner {
   return {
     async run(request: PassageRequest): Promise<PassageOutcome> {
       const agent = request.pack.agents[request.role];
       const limits = request.pack.pack.passage;
+      const host = toolsFor(request);
+      // Participants' passages get observation tools only (SPEC §3).
+      const registry = registryOf(host);
+      if (!registry.ok) {
+        const p = registry.errors[0];
+        throw new WarrantError(
+          p?.code ?? "tool/registry",
+          p?.message ?? "the tools do not register",
+        );
+      }
       const outcome = await runPassage({
         role: request.role,
         agentId: request.agentId,
         definition: (agent?.definition ?? {}) as PassageDefinition,
         system: systemPrompt(request.role, agent?.definition ?? {}),
         evidence: request.evidence,
-        registry: registry.value,
-        toolHost: noTools,
+        registry: registry.value.withEffect("observation"),
+        toolHost: host,
         provider: modelFor(request.role, request.priorCalls),
         limits: {
           maxTurns: limits?.maxTurns ?? DEFAULT_LIMITS.maxTurns,

@@ -8,6 +8,7 @@ import {
 } from "../../src/adapters/models/scripted-model.js";
 import { createBwrapSandbox } from "../../src/adapters/sandbox/bwrap-sandbox.js";
 import { MemoryLedgerStore } from "../../src/adapters/store/memory-ledger-store.js";
+import { createWorkspaceTools } from "../../src/adapters/tools/workspace-tools.js";
 import type { LedgerStore } from "../../src/core/loop/ledger-store.js";
 import type { Role } from "../../src/core/loop/types.js";
 import { createAgentPassages } from "../../src/runtime/agent-passages.js";
@@ -121,11 +122,16 @@ export async function harness(
   const ctx: RuntimeContext = {
     store: through,
     loop,
-    passages: createAgentPassages((role, prior) => {
-      const m = createScriptedModel((scripts[role] ?? []).slice(prior), { id: `scripted:${role}` });
-      models[role] = [...(models[role] ?? []), m];
-      return m;
-    }),
+    passages: createAgentPassages(
+      (role, prior) => {
+        const m = createScriptedModel((scripts[role] ?? []).slice(prior), {
+          id: `scripted:${role}`,
+        });
+        models[role] = [...(models[role] ?? []), m];
+        return m;
+      },
+      (request) => createWorkspaceTools({ root: request.pack.baselineDir }),
+    ),
     sandbox: sandboxPort(opts.sandbox === "none" ? undefined : createBwrapSandbox()),
     approver: createApprover({
       store: through,

@@ -104,3 +104,29 @@ describe("the live view", () => {
     expect(text).toContain("\r\x1b[2K");
   });
 });
+
+describe("passage tools", () => {
+  it("an implementer reads the baseline with the workspace tools before it plans", async () => {
+    const readFile = {
+      kind: "tool_calls",
+      summary: "read the implementation",
+      tool_calls: [
+        { name: "workspace.read_file", arguments_json: JSON.stringify({ path: "src/slugify.js" }) },
+      ],
+      message: null,
+    };
+    const h = await harness({
+      implementer: [readFile, Plan("good-fix")],
+      reviewer: [accept],
+      summarizer: [result],
+    });
+    const r = await h.drive();
+    expect(r.document.stop?.reason).toBe("succeeded");
+    const transcript = JSON.stringify((await recordsOf(h, "transcript"))[0]?.body);
+    expect(transcript).toContain("workspace.read_file");
+    expect(transcript).toContain("export function slugify");
+    // Two model calls in one passage: the passage end says so (a resumed script starts after them).
+    const end = (await recordsOf(h, "passageEnd"))[0]?.body as { "model/calls": number };
+    expect(end["model/calls"]).toBe(2);
+  });
+});

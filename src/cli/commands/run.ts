@@ -10,6 +10,7 @@ import { createScriptedModel, parseScript } from "../../adapters/models/scripted
 import { createBwrapSandbox } from "../../adapters/sandbox/bwrap-sandbox.js";
 import { openStore, resolveStoreUri } from "../../adapters/store/open-store.js";
 import { parseStoreUri } from "../../adapters/store/store-uri.js";
+import { createWorkspaceTools } from "../../adapters/tools/workspace-tools.js";
 import type { LedgerStore } from "../../core/loop/ledger-store.js";
 import { ROLES, type Role } from "../../core/loop/types.js";
 import type { Clock } from "../../core/ports.js";
@@ -132,7 +133,9 @@ export function composeContext(
   return {
     store,
     loop,
-    passages: createAgentPassages(models),
+    passages: createAgentPassages(models, (request) =>
+      createWorkspaceTools({ root: request.pack.baselineDir }),
+    ),
     sandbox: sandboxPort(detectSandbox()),
     approver: createApprover({
       store,
