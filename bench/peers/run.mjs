@@ -158,9 +158,10 @@ async function main() {
     return;
   }
   const t0 = Date.now();
+  const loadAtStart = os.loadavg()[0];
+  // Each measurement is paired with a bare `node` probe spawned just before it, so start-up over
+  // bare node is taken under the same load (the machine may be shared).
   const bare = [];
-  for (let r = 0; r < REPS; r++) bare.push((await runChild(["bare.mjs"])).startupMs);
-  const bareMs = round(median(bare));
 
   const samples = new Map();
   for (let rep = 0; rep < REPS; rep++) {
@@ -181,7 +182,10 @@ async function main() {
         // A failed check (or crash) voids the measurement: the row reports the error, not a figure.
         if (sample.errors.length > 0) continue;
         try {
-          sample.runs.push(await runChild(argv));
+          const probe = (await runChild(["bare.mjs"])).startupMs;
+          bare.push(probe);
+          const out = await runChild(argv);
+          sample.runs.push({ ...out, startupOverNodeMs: out.startupMs - probe });
         } catch (e) {
           sample.errors.push(e.message);
           process.stderr.write(`bench:peers: ${key} FAILED: ${e.message}\n`);
@@ -190,6 +194,7 @@ async function main() {
     }
   }
 
+  const bareMs = round(median(bare));
   const rows = [];
   for (const { config, n, runs, errors } of samples.values()) {
     if (errors.length > 0) {
@@ -217,7 +222,7 @@ async function main() {
       finalStepUs: round(m("finalStepUs")),
       peakRssMB: round(m("peakRssMB")),
       startupMs,
-      startupOverNodeMs: round(startupMs - bareMs),
+      startupOverNodeMs: round(m("startupOverNodeMs")),
       reps: runs.length,
     });
   }
@@ -237,6 +242,9 @@ async function main() {
         platform: `${os.platform()} ${os.release()}`,
       },
       bareNodeStartupMs: bareMs,
+      // 1-minute load average when the run started and ended: above the core count, figures are
+      // inflated by other work on the machine.
+      loadAverage: { start: round(loadAtStart, 2), end: round(os.loadavg()[0], 2) },
       settings: { reps: REPS, warmupSteps: WARMUP_STEPS, measuredSteps: MEASURED_STEPS },
       rows,
     };
