@@ -429,6 +429,63 @@ export function ledgerStoreContract(name: string, factory: StoreFactory): void {
       expect(await store.listRecords(Q)).toHaveLength(1);
     });
 
+    it("settles appends issued together independently: a failure undoes only its own", async () => {
+      const { store } = await fresh();
+      const loops = Array.from({ length: 20 }, (_, i) => `query:many-${i}`);
+      await Promise.all(
+        loops.map((q) => store.append({ query: q, expectedLastSequence: 0, facts: [opened(q)] })),
+      );
+      // Each loop has its own proposal (n = i + 1); loop 3's is stored already.
+      await store.putRecords([proposal(loops[3] as string, 4)]);
+      const results = await Promise.allSettled(
+        loops.flatMap((q, i) => [
+          store.append({
+            query: q,
+            expectedLastSequence: 1,
+            facts: [cycle(q, 2, i + 1)],
+            // Loop 3 forges a body under its stored proposal's ref: that append alone throws.
+            records: [i === 3 ? proposal(q, 4, { forged: true }) : proposal(q, i + 1)],
+          }),
+          // Issued with the first: it lands after it, or loses on its sequence if it came first.
+          store.append({ query: q, expectedLastSequence: 2, facts: [passage(q, 3, 1)] }),
+          // A stale sequence: refused without disturbing the others.
+          store.append({ query: q, expectedLastSequence: 0, facts: [opened(q)] }),
+        ]),
+      );
+      for (const [i, q] of loops.entries()) {
+        const [first, second, third] = results.slice(i * 3, i * 3 + 3);
+        if (i === 3) {
+          expect(first).toMatchObject({
+            status: "rejected",
+            reason: { code: "store/record-conflict" },
+          });
+          expect(second).toMatchObject({
+            status: "fulfilled",
+            value: { ok: false, conflict: "sequence" },
+          });
+          expect((await store.readFacts(q)).map((s) => s.fact.sequence)).toEqual([1]);
+        } else {
+          expect(first).toMatchObject({ status: "fulfilled", value: { ok: true } });
+          const landed = second?.status === "fulfilled" && second.value.ok;
+          if (!landed) {
+            expect(second).toMatchObject({ status: "fulfilled", value: { conflict: "sequence" } });
+          }
+          const stored = await store.readFacts(q);
+          expect(stored.map((s) => s.fact)).toEqual([
+            opened(q),
+            cycle(q, 2, i + 1),
+            ...(landed ? [passage(q, 3, 1)] : []),
+          ]);
+          expectChain(stored);
+          expect(await store.readRecord(proposalRef(i + 1))).toEqual(proposal(q, i + 1));
+        }
+        expect(third).toMatchObject({
+          status: "fulfilled",
+          value: { ok: false, conflict: "sequence" },
+        });
+      }
+    });
+
     it("throws store/batch-invalid for a malformed batch (a caller bug)", async () => {
       const { store } = await fresh();
       await expect(

@@ -1,6 +1,6 @@
 // The SQLite LedgerStore (better-sqlite3 12): WAL with synchronous=FULL, so a commit is on disk
-// before append() resolves; one IMMEDIATE transaction per append checks the expected sequence and
-// writes the facts and their records together.
+// before append() resolves; each append checks the expected sequence and writes its facts and
+// records together, in a savepoint of an IMMEDIATE transaction shared by concurrent appends.
 import Database from "better-sqlite3";
 import type {
   AppendBatch,
@@ -46,6 +46,16 @@ interface FactRow {
   readonly charge_key: string;
   readonly hash: string;
 }
+
+interface Pending {
+  readonly batch: AppendBatch;
+  readonly resolve: (outcome: AppendOutcome) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+type Settled =
+  | { readonly ok: true; readonly outcome: AppendOutcome }
+  | { readonly ok: false; readonly error: unknown };
 
 interface ActRow {
   readonly query: string;
@@ -103,6 +113,9 @@ export class SqliteLedgerStore implements LedgerStore {
   readonly uri: string;
   readonly #db: Database.Database;
   readonly #appendTx: Database.Transaction<(batch: AppendBatch) => AppendOutcome>;
+  readonly #groupTx: Database.Transaction<(group: readonly Pending[], settled: Settled[]) => void>;
+  readonly #pending: Pending[] = [];
+  #flushScheduled = false;
   readonly #putRecordsTx: Database.Transaction<(records: readonly StoredRecord[]) => void>;
   readonly #stmt;
 
@@ -176,31 +189,76 @@ export class SqliteLedgerStore implements LedgerStore {
       return { ok: true, stored };
     });
     this.#putRecordsTx = db.transaction(insertRecords);
+    this.#groupTx = db.transaction((group: readonly Pending[], settled: Settled[]) => {
+      for (const p of group) settled.push(this.#appendOne(p.batch));
+    });
   }
 
+  /**
+   * Appends are group-committed: those made while the event loop is busy are written on the next
+   * turn in one IMMEDIATE transaction, each in its own savepoint (a conflict or an error undoes only
+   * that append), and all settle after the one COMMIT, so concurrent charges share one fsync. Each
+   * still resolves only once its facts are durable.
+   */
   async append(batch: AppendBatch): Promise<AppendOutcome> {
     assertBatchShape(batch);
+    return new Promise<AppendOutcome>((resolve, reject) => {
+      this.#pending.push({ batch, resolve, reject });
+      if (!this.#flushScheduled) {
+        this.#flushScheduled = true;
+        setImmediate(() => this.#flush());
+      }
+    });
+  }
+
+  #flush(): void {
+    this.#flushScheduled = false;
+    const group = this.#pending.splice(0);
+    if (group.length === 0) return;
+    const settled: Settled[] = [];
     try {
-      // IMMEDIATE takes the write lock before the sequence is read: no other writer can slip in
-      // between the check and the insert. The constraints are the backstop.
-      return this.#appendTx.immediate(batch);
+      // IMMEDIATE takes the write lock before any sequence is read: no other process can slip in
+      // between a check and its insert. The constraints are the backstop.
+      this.#groupTx.immediate(group, settled);
+    } catch (e) {
+      const error = mapSqliteError(e, this.uri);
+      for (const p of group) p.reject(error);
+      return;
+    }
+    group.forEach((p, i) => {
+      const s = settled[i] as Settled;
+      if (s.ok) p.resolve(s.outcome);
+      else p.reject(s.error);
+    });
+  }
+
+  /** One append inside the group's transaction: a savepoint, rolled back if it throws. */
+  #appendOne(batch: AppendBatch): Settled {
+    try {
+      return { ok: true, outcome: this.#appendTx(batch) };
     } catch (e) {
       const code = (e as { code?: unknown }).code;
       if (code === "SQLITE_CONSTRAINT_UNIQUE") {
         return {
-          ok: false,
-          conflict: "charge-key",
-          message: chargeKeyConflictMessage(batch.query),
+          ok: true,
+          outcome: {
+            ok: false,
+            conflict: "charge-key",
+            message: chargeKeyConflictMessage(batch.query),
+          },
         };
       }
       if (code === "SQLITE_CONSTRAINT_PRIMARYKEY") {
         return {
-          ok: false,
-          conflict: "sequence",
-          message: `loop ${batch.query} already has a fact at one of these sequences`,
+          ok: true,
+          outcome: {
+            ok: false,
+            conflict: "sequence",
+            message: `loop ${batch.query} already has a fact at one of these sequences`,
+          },
         };
       }
-      throw mapSqliteError(e, this.uri);
+      return { ok: false, error: mapSqliteError(e, this.uri) };
     }
   }
 
@@ -263,7 +321,9 @@ export class SqliteLedgerStore implements LedgerStore {
   }
 
   async close(): Promise<void> {
-    if (this.#db.open) this.#db.close();
+    if (!this.#db.open) return;
+    this.#flush();
+    this.#db.close();
   }
 
   /** The connection's durability settings, as SQLite reports them (for diagnostics and tests). */
