@@ -12,7 +12,12 @@ import { buildReview } from "../core/records/review.js";
 import type { Problem } from "../core/result.js";
 import { WarrantError } from "../core/result.js";
 import { checkPlan } from "../core/taskpack/plan-check.js";
-import { implementerEvidence, reviewerEvidence, summarizerEvidence } from "./evidence.js";
+import {
+  criticEvidence,
+  implementerEvidence,
+  reviewerEvidence,
+  summarizerEvidence,
+} from "./evidence.js";
 import type { CycleView, LedgerView } from "./ledger-view.js";
 import { ADMISSION_STEP, nextAction, readLedger, unfinishedPassage } from "./ledger-view.js";
 import type { RuntimeContext } from "./ports.js";
@@ -57,7 +62,10 @@ export async function drive(ctx: RuntimeContext, opts: DriveOptions): Promise<Dr
       ctx.store.readOperatorActs(query),
     ]);
     const view = readLedger(document.facts, records, acts);
-    const action = nextAction(view, pack.pack.admission);
+    const action = nextAction(view, {
+      admission: pack.pack.admission,
+      critic: pack.agents["adversarial-critic"] !== undefined,
+    });
     const runBound =
       action.kind === "run" || action.kind === "abandon-run" || action.kind === "finish-run";
     if (document.state === "stopped" && !runBound) return { status: "stopped", document };
@@ -68,6 +76,16 @@ export async function drive(ctx: RuntimeContext, opts: DriveOptions): Promise<Dr
           break;
         case "review":
           await review(ctx, opts, view, action.cycle);
+          break;
+        case "criticize":
+          await passage(
+            ctx,
+            opts,
+            view,
+            "adversarial-critic",
+            criticEvidence(pack.pack, view, action.cycle),
+            action.cycle.proposalRef,
+          );
           break;
         case "await-admission": {
           const answer = await ctx.approver.approve({

@@ -4,7 +4,7 @@
 // crashed one saw.
 import { canonicalJson } from "../core/records/canonical.js";
 import type { TaskPack, VerifierCheck } from "../core/taskpack/task-pack.js";
-import type { CycleView, LedgerView } from "./ledger-view.js";
+import { type CycleView, critique, type LedgerView } from "./ledger-view.js";
 
 function packSection(pack: TaskPack): string {
   const commands = [...pack.commands.values()].map(
@@ -37,7 +37,7 @@ function describeCheck(c: VerifierCheck): string {
   }
 }
 
-function cycleSection(cycle: CycleView, index: number): string {
+function cycleSection(view: LedgerView, cycle: CycleView, index: number): string {
   const lines = [`Cycle ${index + 1}: proposal ${cycle.proposalRef}`];
   if (cycle.proposal !== undefined)
     lines.push(`  plan: ${canonicalJson(cycle.proposal.candidate)}`);
@@ -45,6 +45,9 @@ function cycleSection(cycle: CycleView, index: number): string {
     lines.push(`  review: ${r.verdict.decision}`);
     for (const f of r.verdict.findings) lines.push(`    - [${f.severity}] ${f.claim}`);
   }
+  const critic = critique(view, cycle)?.message;
+  if (critic !== undefined)
+    lines.push(`  critic (${critic.type}): ${canonicalJson(critic.payload)}`);
   const ex = cycle.execution?.body;
   if (ex !== undefined) {
     lines.push(
@@ -73,7 +76,7 @@ function indent(text: string, n: number): string {
 function historySection(view: LedgerView): string {
   const lines: string[] = [];
   view.cycles.forEach((c, i) => {
-    lines.push(cycleSection(c, i));
+    lines.push(cycleSection(view, c, i));
   });
   for (const p of view.passages) {
     const problems = p.end?.["plan/problems"];
@@ -114,6 +117,19 @@ export function reviewerEvidence(pack: TaskPack, view: LedgerView, cycle: CycleV
     canonicalJson(cycle.proposal?.candidate ?? null),
     "",
     "Answer with a Verdict: accept only a plan that fixes the cause, not one that special-cases the tests.",
+  ].join("\n");
+}
+
+export function criticEvidence(pack: TaskPack, view: LedgerView, cycle: CycleView): string {
+  return [
+    packSection(pack),
+    "",
+    historySection(view),
+    "",
+    `The reviewer accepted proposal ${cycle.proposalRef}:`,
+    canonicalJson(cycle.proposal?.candidate ?? null),
+    "",
+    "Look for what could go wrong if it runs. Answer with a Finding (high or critical stops it).",
   ].join("\n");
 }
 

@@ -130,6 +130,7 @@ function updateCycle(cycles: CycleView[], ref: string, f: (c: CycleView) => Cycl
 export type NextAction =
   | { readonly kind: "implement" }
   | { readonly kind: "review"; readonly cycle: CycleView }
+  | { readonly kind: "criticize"; readonly cycle: CycleView }
   | { readonly kind: "admit"; readonly cycle: CycleView }
   | { readonly kind: "run"; readonly cycle: CycleView }
   | { readonly kind: "abandon-run"; readonly cycle: CycleView }
@@ -144,7 +145,14 @@ export function approvalTarget(proposal: string, step: string): string {
 
 export const ADMISSION_STEP = "admission";
 
-export function nextAction(view: LedgerView, admission: "auto" | "operator"): NextAction {
+/** The task pack's policies the next action depends on. */
+export interface Policies {
+  readonly admission: "auto" | "operator";
+  /** The pack names an adversarial critic: an accepted proposal is criticised before admission. */
+  readonly critic: boolean;
+}
+
+export function nextAction(view: LedgerView, policies: Policies): NextAction {
   const cycle = view.cycles.at(-1);
   if (cycle !== undefined && cycle.concluded === undefined) {
     if (cycle.admitted) {
@@ -154,8 +162,10 @@ export function nextAction(view: LedgerView, admission: "auto" | "operator"): Ne
     }
     const review = cycle.reviews.at(-1);
     if (review === undefined) return { kind: "review", cycle };
-    if (review.verdict.decision === "accept") {
-      if (admission === "auto") return { kind: "admit", cycle };
+    if (review.verdict.decision === "accept" && !objected(view, cycle, policies)) {
+      if (policies.critic && critique(view, cycle) === undefined)
+        return { kind: "criticize", cycle };
+      if (policies.admission === "auto") return { kind: "admit", cycle };
       const act = operatorDecision(view.acts, approvalTarget(cycle.proposalRef, ADMISSION_STEP));
       if (act === "approve") return { kind: "admit", cycle };
       if (act === undefined) return { kind: "await-admission", cycle };
@@ -169,6 +179,26 @@ export function nextAction(view: LedgerView, admission: "auto" | "operator"): Ne
     if (!answered) return { kind: "await-answer", question: last };
   }
   return { kind: "implement" };
+}
+
+/** The ended critic passage on a proposal, if any. */
+export function critique(view: LedgerView, cycle: CycleView): PassageEndBody | undefined {
+  return view.passages.find(
+    (p) => p.role === "adversarial-critic" && p.end?.subject === cycle.proposalRef,
+  )?.end;
+}
+
+/**
+ * The critic objects with a high or critical Finding (or a DeadEnd): the proposal goes back to the
+ * implementer like a rejection. A critic passage that failed raises no objection.
+ */
+function objected(view: LedgerView, cycle: CycleView, policies: Policies): boolean {
+  if (!policies.critic) return false;
+  const m = critique(view, cycle)?.message;
+  if (m?.type === "DeadEnd") return true;
+  return (
+    m?.type === "Finding" && (m.payload.severity === "high" || m.payload.severity === "critical")
+  );
 }
 
 /** The first approve or deny the operator gave for a target, if any. */

@@ -130,3 +130,29 @@ describe("passage tools", () => {
     expect(end["model/calls"]).toBe(2);
   });
 });
+
+describe("the adversarial critic", () => {
+  const finding = (severity: string) =>
+    turn("Finding", { severity, claim: `a ${severity} concern`, evidence: ["fix-slugify"] });
+
+  it("a high finding sends an accepted proposal back to the implementer", async () => {
+    const h = await harness(
+      {
+        implementer: [Plan("good-fix"), Plan("good-fix")],
+        reviewer: [accept, accept],
+        "adversarial-critic": [finding("high"), finding("info")],
+        summarizer: [result],
+      },
+      { pack: "with-critic.task-pack.json" },
+    );
+    const r = await h.drive();
+    expect(r.document.stop?.reason).toBe("succeeded");
+    expect(r.document.spent.cycles).toBe(2);
+    expect(r.document.spent.runs).toBe(1);
+    // Critic passages spend only max/passages: 2 implementer + 2 reviewer + 2 critic + 1 summary.
+    expect(r.document.spent.passages).toBe(7);
+    expect(JSON.stringify(h.models.implementer?.[1]?.requests[0]?.conversation[0])).toContain(
+      "a high concern",
+    );
+  });
+});
