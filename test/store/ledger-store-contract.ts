@@ -523,6 +523,60 @@ export function ledgerStoreContract(name: string, factory: StoreFactory): void {
       expect((await store.readFacts(Q))[0]?.fact.sequence).toBe(1);
     });
 
+    it("loses an append to another store on the same storage (skipped for memory: no shared storage)", async (ctx) => {
+      const subject = await fresh();
+      if (subject.reopen === undefined) {
+        ctx.skip();
+        return;
+      }
+      const a = subject.store;
+      const b = await subject.reopen();
+      open.push(b);
+      await appendAll(a, [opened(Q), passage(Q, 2, 1)]);
+      expect(await b.readFacts(Q)).toHaveLength(2);
+      // b appends; a, which last saw sequence 2, loses on its sequence and on its charge key.
+      expect(
+        await b.append({ query: Q, expectedLastSequence: 2, facts: [passage(Q, 3, 2)] }),
+      ).toMatchObject({ ok: true });
+      expect(
+        await a.append({ query: Q, expectedLastSequence: 2, facts: [passage(Q, 3, 3)] }),
+      ).toMatchObject({
+        ok: false,
+        conflict: "sequence",
+      });
+      expect(
+        await a.append({ query: Q, expectedLastSequence: 3, facts: [passage(Q, 4, 2)] }),
+      ).toMatchObject({
+        ok: false,
+        conflict: "charge-key",
+      });
+      // Having read b's fact, a goes on, chained to it.
+      expect(await a.readFacts(Q, 2)).toHaveLength(1);
+      expect(
+        await a.append({ query: Q, expectedLastSequence: 3, facts: [passage(Q, 4, 3)] }),
+      ).toMatchObject({ ok: true });
+      expect(
+        await b.append({ query: Q, expectedLastSequence: 3, facts: [passage(Q, 4, 4)] }),
+      ).toMatchObject({
+        ok: false,
+        conflict: "sequence",
+      });
+      const stored = await b.readFacts(Q);
+      expect(stored.map((s) => s.fact)).toEqual([
+        opened(Q),
+        passage(Q, 2, 1),
+        passage(Q, 3, 2),
+        passage(Q, 4, 3),
+      ]);
+      expectChain(stored);
+      // A first fact raced by two stores: one wins.
+      const both = await Promise.all([
+        a.append({ query: Q2, expectedLastSequence: 0, facts: [opened(Q2)] }),
+        b.append({ query: Q2, expectedLastSequence: 0, facts: [opened(Q2)] }),
+      ]);
+      expect(both.filter((o) => o.ok)).toHaveLength(1);
+    });
+
     it("persists everything across a reopen (skipped for memory: it has no storage to reopen)", async (ctx) => {
       const subject = await fresh();
       if (subject.reopen === undefined) {

@@ -113,6 +113,12 @@ export class PostgresLedgerStore implements LedgerStore {
     readonly leases: string;
   };
   #closed = false;
+  /**
+   * The last fact this store has read or written per loop. A stored fact never changes, so the hash
+   * at a sequence is safe to keep; when the caller expects exactly that sequence the append needs
+   * no read of its own (one round trip instead of two). Anything else takes the reading path.
+   */
+  readonly #heads = new Map<string, { readonly sequence: number; readonly hash: string }>();
 
   constructor(pool: pg.Pool, schema: string, uri: string) {
     this.#pool = pool;
@@ -130,22 +136,27 @@ export class PostgresLedgerStore implements LedgerStore {
   async append(batch: AppendBatch): Promise<AppendOutcome> {
     assertBatchShape(batch);
     const records = toStoredRecords(batch.records ?? []);
+    const expected = batch.expectedLastSequence;
+    const head = this.#heads.get(batch.query);
+    if (records.length === 0 && (expected === 0 || head?.sequence === expected)) {
+      return this.#appendKnownHead(batch, expected === 0 ? undefined : head?.hash);
+    }
     const client = await this.#connect();
     let broken: Error | undefined;
     try {
-      // Values are inlined as escaped literals so that statements share a round trip: an append
-      // without records takes two.
+      // Values are inlined as escaped literals so that statements share a round trip: this path
+      // takes two (more with records).
       const lit = (v: string) => client.escapeLiteral(v);
       // 1: open the transaction with synchronous_commit on (whatever the server default), take the
       // loop's lock (held to COMMIT), read the loop's last fact. Each statement of a simple query
       // takes a new snapshot, so the read sees every append committed before the lock was granted.
-      const head = (await client.query(
+      const results = (await client.query(
         "BEGIN; SET LOCAL synchronous_commit TO on; " +
           `SELECT pg_advisory_xact_lock(${lockKey(`${this.#schema}\0${batch.query}`)}); ` +
           `SELECT sequence, hash FROM ${this.#t.facts} WHERE query = ${lit(batch.query)} ` +
           "ORDER BY sequence DESC LIMIT 1",
       )) as unknown as pg.QueryResult<{ sequence: number; hash: string }>[];
-      const last = head.at(-1)?.rows[0];
+      const last = results.at(-1)?.rows[0];
       const lastSequence = last?.sequence ?? 0;
       if (lastSequence !== batch.expectedLastSequence) {
         await client.query("ROLLBACK");
@@ -170,6 +181,7 @@ export class PostgresLedgerStore implements LedgerStore {
         await this.#insertRecords(client, records);
         await client.query("COMMIT");
       }
+      this.#remember(batch.query, stored.at(-1));
       return { ok: true, stored };
     } catch (e) {
       // After a failed statement the transaction is aborted (or, if COMMIT failed, already over):
@@ -179,21 +191,8 @@ export class PostgresLedgerStore implements LedgerStore {
       } catch (rollbackError) {
         broken = rollbackError as Error;
       }
-      const err = e as { code?: unknown; constraint?: unknown };
-      if (err.code === "23505" && err.constraint === "warrant_facts_charge_key") {
-        return {
-          ok: false,
-          conflict: "charge-key",
-          message: chargeKeyConflictMessage(batch.query),
-        };
-      }
-      if (err.code === "23505" && err.constraint === "warrant_facts_pkey") {
-        return {
-          ok: false,
-          conflict: "sequence",
-          message: `loop ${batch.query} already has a fact at one of these sequences`,
-        };
-      }
+      const conflict = constraintConflict(e, batch.query);
+      if (conflict !== undefined) return conflict;
       throw mapPgError(e, this.uri);
     } finally {
       client.release(broken);
@@ -205,11 +204,13 @@ export class PostgresLedgerStore implements LedgerStore {
       `SELECT fact, charge_key, hash FROM ${this.#t.facts} WHERE query = $1 AND sequence > $2 ORDER BY sequence`,
       [query, afterSequence],
     );
-    return rows.map((r) => ({
+    const stored = rows.map((r) => ({
       fact: JSON.parse(r.fact) as Fact,
       chargeKey: r.charge_key,
       hash: r.hash,
     }));
+    this.#remember(query, stored.at(-1));
+    return stored;
   }
 
   async putRecords(records: readonly LedgerRecord[]): Promise<void> {
@@ -292,6 +293,64 @@ export class PostgresLedgerStore implements LedgerStore {
     await this.#pool.end();
   }
 
+  #remember(query: string, last: StoredFact | undefined): void {
+    if (last === undefined) return;
+    if (this.#heads.size >= 10_000 && !this.#heads.has(query)) this.#heads.clear();
+    this.#heads.set(query, { sequence: last.fact.sequence, hash: last.hash });
+  }
+
+  /**
+   * An append without records whose previous hash is known: one round trip. The insert happens
+   * only if the loop's last sequence is the expected one, checked under the loop's lock in the
+   * same transaction; zero rows inserted means another writer appended first.
+   */
+  async #appendKnownHead(
+    batch: AppendBatch,
+    previousHash: string | undefined,
+  ): Promise<AppendOutcome> {
+    const stored = chainFacts(previousHash, batch.facts);
+    const client = await this.#connect();
+    let broken: Error | undefined;
+    try {
+      const lit = (v: string) => client.escapeLiteral(v);
+      const rows = stored.map(
+        (s) =>
+          `(${lit(batch.query)}, ${s.fact.sequence}, ${lit(s.chargeKey)}, ${lit(s.fact.step.kind)}, ` +
+          `${lit(storedText(s.fact))}, ${lit(s.hash)})`,
+      );
+      const results = (await client.query(
+        "BEGIN; SET LOCAL synchronous_commit TO on; " +
+          `SELECT pg_advisory_xact_lock(${lockKey(`${this.#schema}\0${batch.query}`)}); ` +
+          `INSERT INTO ${this.#t.facts} (query, sequence, charge_key, kind, fact, hash) ` +
+          `SELECT * FROM (VALUES ${rows.join(", ")}) AS v (query, sequence, charge_key, kind, fact, hash) ` +
+          `WHERE (SELECT COALESCE(MAX(sequence), 0) FROM ${this.#t.facts} WHERE query = ${lit(batch.query)}) = ${batch.expectedLastSequence}; ` +
+          "COMMIT",
+      )) as unknown as pg.QueryResult[];
+      const inserted = results.find((r) => r.command === "INSERT")?.rowCount ?? 0;
+      if (inserted !== stored.length) {
+        this.#heads.delete(batch.query);
+        return {
+          ok: false,
+          conflict: "sequence",
+          message: `loop ${batch.query} is no longer at sequence ${batch.expectedLastSequence}: another writer appended first`,
+        };
+      }
+      this.#remember(batch.query, stored.at(-1));
+      return { ok: true, stored };
+    } catch (e) {
+      try {
+        await client.query("ROLLBACK");
+      } catch (rollbackError) {
+        broken = rollbackError as Error;
+      }
+      const conflict = constraintConflict(e, batch.query);
+      if (conflict !== undefined) return conflict;
+      throw mapPgError(e, this.uri);
+    } finally {
+      client.release(broken);
+    }
+  }
+
   async #connect(): Promise<pg.PoolClient> {
     try {
       return await this.#pool.connect();
@@ -325,6 +384,23 @@ export class PostgresLedgerStore implements LedgerStore {
       throw mapPgError(e, this.uri);
     }
   }
+}
+
+/** A unique violation on the facts table, as the conflict it stands for. */
+function constraintConflict(e: unknown, query: string): AppendOutcome | undefined {
+  const err = e as { code?: unknown; constraint?: unknown };
+  if (err.code !== "23505") return undefined;
+  if (err.constraint === "warrant_facts_charge_key") {
+    return { ok: false, conflict: "charge-key", message: chargeKeyConflictMessage(query) };
+  }
+  if (err.constraint === "warrant_facts_pkey") {
+    return {
+      ok: false,
+      conflict: "sequence",
+      message: `loop ${query} already has a fact at one of these sequences`,
+    };
+  }
+  return undefined;
 }
 
 /** Run `fn` after `begin` and COMMIT on one pooled client; ROLLBACK and rethrow on any error. */
