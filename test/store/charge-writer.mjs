@@ -4,9 +4,10 @@
 //   node charge-writer.mjs race URI QUERY NAME SHARED OWN
 //     prints `ready` once the store is open, waits for a line on stdin, then charges SHARED passages every racer also charges and OWN of
 //     its own, in random order; prints one JSON line per command: {passage, result, fact?, code?}.
-//   node charge-writer.mjs stream URI QUERY COUNT
-//     opens QUERY, then charges COUNT passages, each with a transcript record in the same append;
-//     prints `ack SEQUENCE PASSAGE` only after the append has committed.
+//   node charge-writer.mjs stream URI QUERY COUNT [LOOPS]
+//     opens QUERY (or LOOPS loops QUERY-l0, QUERY-l1, …, charged concurrently), then charges COUNT
+//     passages in each, each with a transcript record in the same append; prints
+//     `ack QUERY SEQUENCE PASSAGE` only after the append has committed.
 import { openStore } from "../../dist/src/adapters/store/open-store.js";
 import { digestOf } from "../../dist/src/core/records/canonical.js";
 import { LoopLedger } from "../../dist/src/runtime/loop-ledger.js";
@@ -62,14 +63,12 @@ async function executeUnderContention(ledger, command) {
   }
 }
 
-async function stream(count) {
-  const store = await openStore(uri);
-  const ledger = new LoopLedger(store);
+async function openLoop(ledger, q) {
   const open = await ledger.execute(
-    query,
+    q,
     {
       op: "open",
-      query,
+      query: q,
       binding: "operator-task-local-binding:crash",
       operator: "node-operator-binding:alice",
       layers: [{ "max/passages": 1000, "max/experiments": 1, "max/wall-time-ms": 3_600_000 }],
@@ -77,21 +76,37 @@ async function stream(count) {
     new Date(),
   );
   if (open.result === "refused") throw new Error(open.refusal.message);
+}
+
+async function charges(ledger, q, count) {
   for (let i = 1; i <= count; i++) {
     const passage = `passage:p${i}`;
     // A few kilobytes, so a kill often lands while pages are being written.
-    const body = { query, passage, n: i, output: `${passage} `.repeat(400) };
-    const record = { ref: `passage-transcript:${digestOf(body)}`, kind: "transcript", query, body };
+    const body = { query: q, passage, n: i, output: `${passage} `.repeat(400) };
+    const record = {
+      ref: `passage-transcript:${digestOf(body)}`,
+      kind: "transcript",
+      query: q,
+      body,
+    };
     const command = { op: "charge-passage", role: "implementer", agent: AGENT, passage };
-    const decision = await ledger.execute(query, command, new Date(), [record]);
+    const decision = await ledger.execute(q, command, new Date(), [record]);
     if (decision.result !== "appended") throw new Error(`unexpected ${decision.result}`);
-    line(`ack ${decision.fact.sequence} ${passage}`);
+    line(`ack ${q} ${decision.fact.sequence} ${passage}`);
   }
+}
+
+async function stream(count, loops) {
+  const store = await openStore(uri);
+  const ledger = new LoopLedger(store);
+  const queries = loops === 1 ? [query] : Array.from({ length: loops }, (_, j) => `${query}-l${j}`);
+  for (const q of queries) await openLoop(ledger, q);
+  await Promise.all(queries.map((q) => charges(ledger, q, count)));
   await store.close();
 }
 
 if (mode === "race") await race(rest[0], Number(rest[1]), Number(rest[2]));
-else if (mode === "stream") await stream(Number(rest[0]));
+else if (mode === "stream") await stream(Number(rest[0]), Number(rest[1] ?? 1));
 else {
   process.stderr.write("usage: charge-writer.mjs race|stream URI QUERY …\n");
   process.exitCode = 2;

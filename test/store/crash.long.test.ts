@@ -1,5 +1,5 @@
-// The crash test at soak length (`npm run test:long`): 200 SIGKILLs on SQLite, 50 on PostgreSQL,
-// kill points up to 200 acknowledgements in.
+// The crash test at soak length (`npm run test:long`): 200 SIGKILLs on SQLite (and 50 more with 8
+// loops group-committed at once), 50 on PostgreSQL, kill points up to 200 acknowledgements in.
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -16,6 +16,12 @@ describe("a writer killed mid-stream, many times", () => {
 
   it("SQLite: 200 kills", { timeout: 600_000 }, async () => {
     await killRepeatedly(`sqlite:${path.join(dir, "crash.db")}`, 200, 200);
+  });
+
+  it("SQLite: 50 kills of 8 loops charged at once (group commits)", {
+    timeout: 600_000,
+  }, async () => {
+    await killRepeatedly(`sqlite:${path.join(dir, "crash-group.db")}`, 50, 400, 8);
   });
 });
 

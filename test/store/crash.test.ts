@@ -20,6 +20,10 @@ describe("a writer killed mid-stream", () => {
   it("leaves a SQLite store that opens, checks and holds every acknowledged charge (20 kills)", async () => {
     await killRepeatedly(`sqlite:${path.join(dir, "crash.db")}`, 20, 30);
   });
+
+  it("keeps group commits whole: 8 loops charged at once, killed 10 times", async () => {
+    await killRepeatedly(`sqlite:${path.join(dir, "crash-group.db")}`, 10, 80, 8);
+  });
 });
 
 const pg = await postgresForTests();
@@ -29,5 +33,6 @@ afterAll(() => (pg.enabled ? schemas.dropAll() : undefined));
 describe.skipIf(!pg.enabled)("a PostgreSQL writer killed mid-stream", () => {
   it("leaves a store that opens, checks and holds every acknowledged charge (8 kills)", async () => {
     await killRepeatedly(schemas.uri(), 8, 30);
+    await killRepeatedly(schemas.uri(), 4, 60, 4);
   });
 });
