@@ -438,13 +438,21 @@ async function finish(
       ctx.emit({ kind: "note", text: `no summary: ${e.detail}` });
     }
   }
-  await charge(ctx, opts.query, {
-    op: "conclude",
-    proposal: cycle.proposalRef,
-    execution: execution.ref,
-    outcome: body.outcome,
-    ...(body["refusal/code"] === undefined ? {} : { refusal: body["refusal/code"] }),
-  });
+  // The execution record was stored as soon as the verdict was known (so a crash during the
+  // summary loses nothing); it is stored again with its `concluded` fact, in the same append.
+  const record = await ctx.store.readRecord(execution.ref);
+  await charge(
+    ctx,
+    opts.query,
+    {
+      op: "conclude",
+      proposal: cycle.proposalRef,
+      execution: execution.ref,
+      outcome: body.outcome,
+      ...(body["refusal/code"] === undefined ? {} : { refusal: body["refusal/code"] }),
+    },
+    record === undefined ? [] : [record],
+  );
 }
 
 function planProblems(plan: unknown, pack: LoadedPack): readonly Problem[] {
