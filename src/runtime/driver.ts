@@ -22,7 +22,7 @@ import type { CycleView, LedgerView } from "./ledger-view.js";
 import { ADMISSION_STEP, nextAction, readLedger, unfinishedPassage } from "./ledger-view.js";
 import type { RuntimeContext } from "./ports.js";
 import type { PassageEndBody, StepRecord } from "./records.js";
-import { makeRecord, runRecords } from "./records.js";
+import { makeRecord, runRecords, signed } from "./records.js";
 import { executeRun } from "./run-executor.js";
 import type { LoadedPack } from "./task-pack.js";
 
@@ -288,17 +288,15 @@ async function implement(ctx: RuntimeContext, opts: DriveOptions, view: LedgerVi
     c.proposalRef,
     ...(c.execution === undefined ? [] : [c.execution.ref]),
   ]);
-  const proposal = toLedgerRecord(
-    "proposal",
-    buildProposal({
-      query: opts.query,
-      agentId: end["agent/id"],
-      passageRef: end["passage/ref"],
-      candidate: message.payload,
-      evidence,
-      createdAt: end["ended-at"],
-    }),
-  );
+  const built = buildProposal({
+    query: opts.query,
+    agentId: end["agent/id"],
+    passageRef: end["passage/ref"],
+    candidate: message.payload,
+    evidence,
+    createdAt: end["ended-at"],
+  });
+  const proposal = toLedgerRecord("proposal", await signed(built, ctx.hostKey));
   await charge(ctx, opts.query, { op: "open-cycle", proposal: proposal.ref }, [proposal]);
 }
 
@@ -374,7 +372,12 @@ async function run(
       return undefined;
     },
   });
-  const { execution, report } = runRecords(result.report, result.startedAt, result.endedAt);
+  const { execution, report } = await runRecords(
+    result.report,
+    result.startedAt,
+    result.endedAt,
+    ctx.hostKey,
+  );
   await ctx.store.putRecords([execution, report]);
 }
 
@@ -390,7 +393,7 @@ async function abandon(ctx: RuntimeContext, query: string, cycle: CycleView): Pr
     status: "interrupted",
     excerpt: "the host stopped while this step ran",
   }));
-  const { execution, report } = runRecords(
+  const { execution, report } = await runRecords(
     {
       "query/id": query,
       "proposal/ref": cycle.proposalRef,
@@ -402,6 +405,7 @@ async function abandon(ctx: RuntimeContext, query: string, cycle: CycleView): Pr
     },
     cycle.runStarted?.["started-at"] ?? now,
     now,
+    ctx.hostKey,
   );
   ctx.emit({
     kind: "note",

@@ -121,6 +121,8 @@ export interface RuntimeContext {
   readonly emit: (event: RuntimeEvent) => void;
   /** The operator binding acting for this host (`node-operator-binding:…`). */
   readonly operator: string;
+  /** The host's Ed25519 key: proposals and execution records are signed with it when given. */
+  readonly hostKey?: Uint8Array;
   /** Where a run spends its time (the benchmark listens; nothing else needs it). */
   readonly measure?: (phase: RunPhase, ms: number) => void;
 }

@@ -6,6 +6,7 @@ import type { Outcome, Role } from "../core/loop/types.js";
 import { contentRef, digestOfBytes } from "../core/records/canonical.js";
 import { buildExecution } from "../core/records/execution.js";
 import { toLedgerRecord } from "../core/records/ledger-record.js";
+import { signRecord } from "../core/records/signature.js";
 import type { Problem } from "../core/result.js";
 import type { TypedMessage } from "../core/turn/payloads.js";
 
@@ -117,11 +118,12 @@ export function makeRecord(kind: RecordKind, query: string, body: object): Ledge
 }
 
 /** The run's outcome as its execution record (SPEC §5) and the report beside it. */
-export function runRecords(
+export async function runRecords(
   report: Omit<RunReportBody, "execution/ref">,
   startedAt: string,
   endedAt: string,
-): { execution: LedgerRecord; report: LedgerRecord } {
+  hostKey: Uint8Array | undefined,
+): Promise<{ execution: LedgerRecord; report: LedgerRecord }> {
   const empty = digestOfBytes(new Uint8Array());
   const built = buildExecution({
     query: report["query/id"],
@@ -147,7 +149,7 @@ export function runRecords(
     startedAt,
     endedAt,
   });
-  const execution = toLedgerRecord("execution", built);
+  const execution = toLedgerRecord("execution", await signed(built, hostKey));
   return {
     execution,
     report: makeRecord("runReport", report["query/id"], {
@@ -155,4 +157,12 @@ export function runRecords(
       "execution/ref": execution.ref,
     }),
   };
+}
+
+/** The record signed by the host key (Ed25519 is deterministic: the same record, the same bytes). */
+export async function signed<T extends object>(
+  record: T,
+  hostKey: Uint8Array | undefined,
+): Promise<T> {
+  return hostKey === undefined ? record : signRecord(record, hostKey);
 }

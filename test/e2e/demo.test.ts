@@ -1,12 +1,14 @@
 // `warrant demo` through the built CLI: the story plays out in the real sandbox and the exported
 // loop document, and the records behind it, say exactly what happened.
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openStore } from "../../src/adapters/store/open-store.js";
 import { contractValidators } from "../../src/core/contracts/ajv.js";
 import type { LoopDocument, Step } from "../../src/core/loop/types.js";
+import { base64url } from "../../src/core/records/canonical.js";
+import { publicKeyOf, verifyRecordSignature } from "../../src/core/records/signature.js";
 import { runCli } from "../helpers/cli.js";
 
 let cwd: string;
@@ -122,5 +124,26 @@ describe("warrant demo", () => {
       (await runCli(["loops", "--json", ...store()], { cwd })).stdout,
     ) as unknown[];
     expect(loops).toHaveLength(2);
+  });
+
+  it("signs proposals and executions with the host key kept beside the ledger, never in it", async () => {
+    const key = new Uint8Array(readFileSync(path.join(cwd, ".warrant/host.key")));
+    expect(key).toHaveLength(32);
+    expect(statSync(path.join(cwd, ".warrant/host.key")).mode & 0o777).toBe(0o600);
+    const db = await openStore(`sqlite:${path.join(cwd, ".warrant/ledger.db")}`);
+    try {
+      const signedKinds = (await db.listRecords(query)).filter(
+        (r) => r.kind === "proposal" || r.kind === "execution",
+      );
+      expect(signedKinds).toHaveLength(5);
+      for (const r of signedKinds) {
+        expect(await verifyRecordSignature(r.body as object, await publicKeyOf(key))).toBe(true);
+      }
+    } finally {
+      await db.close();
+    }
+    const ledger = readFileSync(path.join(cwd, ".warrant/ledger.db"));
+    expect(ledger.includes(Buffer.from(key))).toBe(false);
+    expect(ledger.includes(Buffer.from(base64url(key)))).toBe(false);
   });
 });

@@ -24,6 +24,8 @@ import { repoRoot } from "../helpers/cli.js";
 
 export const fixtures = path.join(repoRoot, "test/fixtures/runtime");
 export const START = Date.parse("2026-12-01T10:00:00Z");
+/** A fixed host key: proposals and executions are signed in every runtime test. */
+export const HOST_KEY = new Uint8Array(32).fill(7);
 
 export type Payload = Record<string, unknown>;
 
@@ -151,6 +153,7 @@ export async function harness(
     sleep,
     emit,
     operator,
+    hostKey: HOST_KEY,
   };
   const reopened = (await store.readFacts("query:test-1")).length > 0;
   const query = reopened ? "query:test-1" : await startLoop(ctx, pack, {}, "query:test-1");

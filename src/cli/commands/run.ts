@@ -19,6 +19,7 @@ import type { Sandbox } from "../../core/sandbox/sandbox-port.js";
 import { createAgentPassages, type ModelForPassage } from "../../runtime/agent-passages.js";
 import type { DriveResult } from "../../runtime/driver.js";
 import { type Ask, createApprover } from "../../runtime/hil.js";
+import { hostKeyDir, loadOrCreateHostKey } from "../../runtime/host-key.js";
 import { createLiveView, type LiveView } from "../../runtime/live-view.js";
 import { loadTaskPack } from "../../runtime/load-pack.js";
 import { LoopLedger } from "../../runtime/loop-ledger.js";
@@ -117,6 +118,8 @@ const terminalAsk: Ask = async (request, signal) => {
 export interface DriveFlags {
   readonly yes: boolean;
   readonly interactive: boolean;
+  /** Signs proposals and execution records. */
+  readonly hostKey?: Uint8Array;
 }
 
 export function composeContext(
@@ -151,6 +154,7 @@ export function composeContext(
     sleep,
     emit,
     operator,
+    ...(flags.hostKey === undefined ? {} : { hostKey: flags.hostKey }),
   };
 }
 
@@ -228,13 +232,16 @@ function reportJson(result: DriveResult | "leased-elsewhere", query: string, sto
   process.exitCode = EXIT_OK;
 }
 
+/** Opens the store and the host key kept beside it (created on first use). */
 async function withStore<T>(
   flag: string | undefined,
-  f: (store: LedgerStore, uri: string) => Promise<T>,
+  f: (store: LedgerStore, uri: string, hostKey: Uint8Array) => Promise<T>,
 ): Promise<T> {
-  const store = await openStore(resolveStoreUri(flag));
+  const resolved = resolveStoreUri(flag);
+  const store = await openStore(resolved);
   try {
-    return await f(store, store.uri);
+    const hostKey = await loadOrCreateHostKey(hostKeyDir(resolved));
+    return await f(store, store.uri, hostKey);
   } finally {
     await store.close();
   }
@@ -245,10 +252,10 @@ async function runPack(
   models: Record<string, string>,
   flags: DriveFlags & { store?: string; json?: boolean },
 ): Promise<void> {
-  await withStore(flags.store, async (store, uri) => {
+  await withStore(flags.store, async (store, uri, hostKey) => {
     const view = liveView(flags.json === true);
     try {
-      const ctx = composeContext(store, modelsFor(models), flags, view);
+      const ctx = composeContext(store, modelsFor(models), { ...flags, hostKey }, view);
       const query = await startLoop(ctx, pack, models);
       const result = await driveUnderLease(ctx, query, pack, leaseHolder());
       view.close();
@@ -282,9 +289,10 @@ async function dispatchPack(
   json: boolean,
 ): Promise<void> {
   const queue = jobQueue(storeFlag);
-  await withStore(storeFlag, async (store, uri) => {
+  await withStore(storeFlag, async (store, uri, hostKey) => {
     const view = liveView(json);
-    const ctx = composeContext(store, modelsFor(models), { yes: false, interactive: false }, view);
+    const flags = { yes: false, interactive: false, hostKey };
+    const ctx = composeContext(store, modelsFor(models), flags, view);
     const query = await startLoop(ctx, pack, models);
     view.close();
     await dispatchLoop(queue, query);
@@ -391,7 +399,7 @@ export function registerRunCommands(program: Command): void {
         throw new UsageError("--concurrency takes a positive integer");
       }
       const queue = jobQueue(o.store);
-      await withStore(o.store, async (store, uri) => {
+      await withStore(o.store, async (store, uri, hostKey) => {
         const holder = `worker:${leaseHolder()}`;
         out(`warrant worker ${holder} on ${uri} (queue schema ${queue.schema})`);
         const runner = await startWorker({
@@ -407,7 +415,7 @@ export function registerRunCommands(program: Command): void {
             return composeContext(
               store,
               modelsFor(models),
-              { yes: o.yes === true, interactive: false },
+              { yes: o.yes === true, interactive: false, hostKey },
               view,
             );
           },
@@ -439,7 +447,7 @@ export function registerRunCommands(program: Command): void {
     )
     .action(async (query: string, o: { yes?: boolean; store?: string; json?: boolean }) => {
       const json = o.json === true;
-      await withStore(o.store, async (store, uri) => {
+      await withStore(o.store, async (store, uri, hostKey) => {
         const view = liveView(json);
         try {
           const probe = await new LoopLedger(store).document(query, new Date());
@@ -470,7 +478,7 @@ export function registerRunCommands(program: Command): void {
           const ctx = composeContext(
             store,
             modelsFor(binding.models),
-            { yes: o.yes === true, interactive: true },
+            { yes: o.yes === true, interactive: true, hostKey },
             view,
           );
           const result = await driveUnderLease(ctx, query, pack, leaseHolder(), {
