@@ -26,7 +26,12 @@ import { makeRecord, runRecords, signed } from "./records.js";
 import { executeRun } from "./run-executor.js";
 import type { LoadedPack } from "./task-pack.js";
 
-export type BlockReason = "budget" | "deadline" | "operator-question" | "admission" | "lease";
+/**
+ * What a blocked loop waits for: a renewal (`deadline`), an answer (`operator-question`), an
+ * admission, or nothing the runtime can give (`budget`: only a cancel; `model`: the model is
+ * unreachable or its script is spent — fix it, then resume).
+ */
+export type BlockReason = "budget" | "deadline" | "operator-question" | "admission" | "model";
 
 export type DriveResult =
   | { readonly status: "stopped"; readonly document: LoopDocument }
@@ -259,6 +264,10 @@ async function passage(
   }
   records.push(makeRecord("passageEnd", opts.query, end), ...implied(end));
   await ctx.store.putRecords(records);
+  // A model that cannot answer at all would fail every passage the budget still allows: stop here.
+  if (!outcome.ok && outcome.code.startsWith("model/")) {
+    throw new Blocked("model", `the ${role}'s model failed: ${outcome.code}: ${outcome.message}`);
+  }
   return end;
 }
 

@@ -39,8 +39,8 @@ describe("operator acts from another terminal", () => {
     expect((await runCli(["deny", proposal as string, step as string], { cwd })).code).toBe(0);
     const r = await run.done;
     expect(r.stdout).toContain("concluded refused (hil/denied)");
-    // The scripted implementer has no answer left: the loop goes on until a budget runs out.
-    expect(r.stdout).toMatch(/loop blocked: budget/);
+    // The loop goes on; the scripted implementer has no answer left, so it waits on its model.
+    expect(r.stdout).toMatch(/loop blocked: model/);
     const query = (r.stdout.trim().split("\n").at(-1) ?? "").slice("query: ".length);
     const doc = JSON.parse((await runCli(["export", query], { cwd })).stdout) as { state: string };
     expect(doc.state).toBe("open");

@@ -237,4 +237,15 @@ describe("runtime refusals (SPEC §6)", () => {
     const [c] = await conclusions(h);
     expect(c).toMatchObject({ outcome: "cancelled" });
   });
+
+  it("a model that cannot answer blocks the loop instead of spending its budget", async () => {
+    const h = await harness({ implementer: [] });
+    const r = await h.drive();
+    expect(r.status).toBe("blocked");
+    if (r.status === "blocked") {
+      expect(r.reason).toBe("model");
+      expect(r.detail).toContain("model/script-exhausted");
+    }
+    expect(r.document.spent.passages).toBe(1);
+  });
 });
