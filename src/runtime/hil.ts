@@ -23,8 +23,6 @@ export interface ApproverOptions {
   /** Ask on this terminal while polling for acts from others (interactive runs). */
   readonly ask?: Ask;
   readonly pollMs?: number;
-  /** An approval must arrive within this long, and before the loop's deadline. */
-  readonly timeoutMs?: number;
 }
 
 export function createApprover(o: ApproverOptions): Approver {
@@ -48,7 +46,6 @@ export function createApprover(o: ApproverOptions): Approver {
         o.emit({ kind: "note", text: `  approved ${request.step} automatically (--yes)` });
         return "approved";
       }
-      const startedAt = o.clock.now().getTime();
       o.emit({
         kind: "waiting",
         what: `approval of ${request.step}: warrant approve ${request.run} ${request.step} | warrant deny ${request.run} ${request.step}\n${request.description}`,
@@ -72,8 +69,8 @@ export function createApprover(o: ApproverOptions): Approver {
           const now = o.clock.now();
           const doc = await o.loop.document(request.query, now);
           if (doc?.stop !== undefined) return "cancelled";
-          const late = o.timeoutMs !== undefined && now.getTime() - startedAt >= o.timeoutMs;
-          if (doc === undefined || doc.state === "deadline-passed" || late) return "expired";
+          // The approval must arrive before the loop's deadline (renewals move it).
+          if (doc === undefined || doc.state === "deadline-passed") return "expired";
           await o.sleep(pollMs);
         }
       } finally {

@@ -80,7 +80,6 @@ export interface Harness {
 export interface HarnessOptions {
   readonly pack?: string;
   readonly autoApprove?: boolean;
-  readonly approvalTimeoutMs?: number;
   /** Reuse a store (and its loop `query:test-1`, when open): a restarted host over the same ledger. */
   readonly store?: MemoryLedgerStore;
   /** What the runtime writes through (a store that fails at a chosen write, for crash tests). */
@@ -147,7 +146,6 @@ export async function harness(
       operator,
       autoApprove: opts.autoApprove ?? true,
       pollMs: 5,
-      ...(opts.approvalTimeoutMs === undefined ? {} : { timeoutMs: opts.approvalTimeoutMs }),
     }),
     clock,
     sleep,
