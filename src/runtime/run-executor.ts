@@ -75,8 +75,9 @@ export async function executeRun(ctx: RuntimeContext, input: RunInput): Promise<
     startedAt,
     endedAt: ctx.clock.now().toISOString(),
   });
-  // Never a mutation uncontained (SPEC §7): the loop stops safety-refused.
-  if (ctx.sandbox.backend === undefined && plan.steps.some((s) => stepEffect(s) === "mutation")) {
+  // Never a mutation uncontained (SPEC §7): the loop stops safety-refused. The verifier's commands
+  // run in the environment too, so without a backend no run is made at all.
+  if (ctx.sandbox.backend === undefined) {
     return finish("refused", [], [], true, "environment/not-contained");
   }
   const early = await input.boundary();
