@@ -5,9 +5,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
+import { detectSandbox } from "../../src/adapters/sandbox/detect-sandbox.js";
 import { openStore } from "../../src/adapters/store/open-store.js";
 import { composeContext, demoModels, demoPackFile, modelsFor } from "../../src/cli/commands/run.js";
 import type { LedgerStore } from "../../src/core/loop/ledger-store.js";
+import type { Sandbox } from "../../src/core/sandbox/sandbox-port.js";
 import { drive } from "../../src/runtime/driver.js";
 import { createLiveView } from "../../src/runtime/live-view.js";
 import { loadTaskPack } from "../../src/runtime/load-pack.js";
@@ -36,7 +38,7 @@ function timedStore(store: LedgerStore, add: (ms: number) => void): LedgerStore 
   });
 }
 
-async function oneDemo(storeUri: string): Promise<Record<Phase, number>> {
+async function oneDemo(storeUri: string, sandbox: Sandbox): Promise<Record<Phase, number>> {
   const times: Record<Phase, number> = {
     model: 0,
     "sandbox-start": 0,
@@ -57,7 +59,7 @@ async function oneDemo(storeUri: string): Promise<Record<Phase, number>> {
     const base = composeContext(
       store,
       modelsFor(demoModels()),
-      { yes: true, interactive: false },
+      { yes: true, interactive: false, sandbox },
       view,
     );
     const ctx: RuntimeContext = {
@@ -88,9 +90,11 @@ async function oneDemo(storeUri: string): Promise<Record<Phase, number>> {
 }
 
 async function medians(storeUri: () => string, repeats: number): Promise<Record<string, number>> {
+  const detected = await detectSandbox();
+  if (!detected.ok) throw new Error("no containment backend on this host");
   const runs: Record<Phase, number>[] = [];
-  await oneDemo(storeUri()); // warm-up: module loading, first sandbox
-  for (let i = 0; i < repeats; i++) runs.push(await oneDemo(storeUri()));
+  await oneDemo(storeUri(), detected.value); // warm-up: module loading, first sandbox
+  for (let i = 0; i < repeats; i++) runs.push(await oneDemo(storeUri(), detected.value));
   const phases = Object.keys(runs[0] ?? {}) as Phase[];
   return Object.fromEntries(phases.map((p) => [`${p}Ms`, round(median(runs.map((r) => r[p])), 1)]));
 }

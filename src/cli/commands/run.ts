@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import type { Command } from "commander";
 import { createModelFromUri, parseModelUri } from "../../adapters/models/model-uri.js";
 import { createScriptedModel, parseScript } from "../../adapters/models/scripted-model.js";
-import { createBwrapSandbox } from "../../adapters/sandbox/bwrap-sandbox.js";
+import { detectSandbox } from "../../adapters/sandbox/detect-sandbox.js";
 import { openStore, resolveStoreUri } from "../../adapters/store/open-store.js";
 import { parseStoreUri } from "../../adapters/store/store-uri.js";
 import { createWorkspaceTools } from "../../adapters/tools/workspace-tools.js";
@@ -54,14 +54,6 @@ export function packageRoot(): string {
 export function operatorBinding(): string {
   const user = (process.env.USER ?? "local").replace(/[^A-Za-z0-9._-]/g, "-") || "local";
   return `node-operator-binding:${user}`;
-}
-
-export function detectSandbox(): Sandbox | undefined {
-  try {
-    return createBwrapSandbox();
-  } catch {
-    return undefined;
-  }
 }
 
 /** A model per role from its URI; a scripted model starts after the answers earlier passages used. */
@@ -120,6 +112,24 @@ export interface DriveFlags {
   readonly interactive: boolean;
   /** Signs proposals and execution records. */
   readonly hostKey?: Uint8Array;
+  /** The containment backend detected on this host; none means every run is refused. */
+  readonly sandbox?: Sandbox | undefined;
+}
+
+/** What the host brings to a drive: its signing key and its containment backend. */
+export interface HostParts {
+  readonly hostKey: Uint8Array;
+  readonly sandbox: Sandbox | undefined;
+}
+
+/** The first containment backend that proves itself (bwrap, then unshare), or none, said why. */
+export async function hostSandbox(): Promise<Sandbox | undefined> {
+  const detected = await detectSandbox();
+  if (detected.ok) return detected.value;
+  err(
+    `warrant: ${detected.errors[0]?.message ?? "no containment backend"}; every run will be refused`,
+  );
+  return undefined;
 }
 
 export function composeContext(
@@ -139,7 +149,7 @@ export function composeContext(
     passages: createAgentPassages(models, (request) =>
       createWorkspaceTools({ root: request.pack.baselineDir }),
     ),
-    sandbox: sandboxPort(detectSandbox()),
+    sandbox: sandboxPort(flags.sandbox),
     approver: createApprover({
       store,
       loop,
@@ -235,13 +245,13 @@ function reportJson(result: DriveResult | "leased-elsewhere", query: string, sto
 /** Opens the store and the host key kept beside it (created on first use). */
 async function withStore<T>(
   flag: string | undefined,
-  f: (store: LedgerStore, uri: string, hostKey: Uint8Array) => Promise<T>,
+  f: (store: LedgerStore, uri: string, host: HostParts) => Promise<T>,
 ): Promise<T> {
   const resolved = resolveStoreUri(flag);
   const store = await openStore(resolved);
   try {
     const hostKey = await loadOrCreateHostKey(hostKeyDir(resolved));
-    return await f(store, store.uri, hostKey);
+    return await f(store, store.uri, { hostKey, sandbox: await hostSandbox() });
   } finally {
     await store.close();
   }
@@ -252,10 +262,10 @@ async function runPack(
   models: Record<string, string>,
   flags: DriveFlags & { store?: string; json?: boolean },
 ): Promise<void> {
-  await withStore(flags.store, async (store, uri, hostKey) => {
+  await withStore(flags.store, async (store, uri, host) => {
     const view = liveView(flags.json === true);
     try {
-      const ctx = composeContext(store, modelsFor(models), { ...flags, hostKey }, view);
+      const ctx = composeContext(store, modelsFor(models), { ...flags, ...host }, view);
       const query = await startLoop(ctx, pack, models);
       const result = await driveUnderLease(ctx, query, pack, leaseHolder());
       view.close();
@@ -289,9 +299,9 @@ async function dispatchPack(
   json: boolean,
 ): Promise<void> {
   const queue = jobQueue(storeFlag);
-  await withStore(storeFlag, async (store, uri, hostKey) => {
+  await withStore(storeFlag, async (store, uri, host) => {
     const view = liveView(json);
-    const flags = { yes: false, interactive: false, hostKey };
+    const flags = { yes: false, interactive: false, ...host };
     const ctx = composeContext(store, modelsFor(models), flags, view);
     const query = await startLoop(ctx, pack, models);
     view.close();
@@ -399,7 +409,7 @@ export function registerRunCommands(program: Command): void {
         throw new UsageError("--concurrency takes a positive integer");
       }
       const queue = jobQueue(o.store);
-      await withStore(o.store, async (store, uri, hostKey) => {
+      await withStore(o.store, async (store, uri, host) => {
         const holder = `worker:${leaseHolder()}`;
         out(`warrant worker ${holder} on ${uri} (queue schema ${queue.schema})`);
         const runner = await startWorker({
@@ -415,7 +425,7 @@ export function registerRunCommands(program: Command): void {
             return composeContext(
               store,
               modelsFor(models),
-              { yes: o.yes === true, interactive: false, hostKey },
+              { yes: o.yes === true, interactive: false, ...host },
               view,
             );
           },
@@ -447,7 +457,7 @@ export function registerRunCommands(program: Command): void {
     )
     .action(async (query: string, o: { yes?: boolean; store?: string; json?: boolean }) => {
       const json = o.json === true;
-      await withStore(o.store, async (store, uri, hostKey) => {
+      await withStore(o.store, async (store, uri, host) => {
         const view = liveView(json);
         try {
           const probe = await new LoopLedger(store).document(query, new Date());
@@ -478,7 +488,7 @@ export function registerRunCommands(program: Command): void {
           const ctx = composeContext(
             store,
             modelsFor(binding.models),
-            { yes: o.yes === true, interactive: true, hostKey },
+            { yes: o.yes === true, interactive: true, ...host },
             view,
           );
           const result = await driveUnderLease(ctx, query, pack, leaseHolder(), {
