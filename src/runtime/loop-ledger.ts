@@ -8,7 +8,17 @@ import type { Decision, LoopCommand, LoopDocument } from "../core/loop/types.js"
 import { WarrantError } from "../core/result.js";
 
 /** Appends lost to other writers before giving up: each loss means another fact was appended. */
-export const MAX_APPEND_ATTEMPTS = 16;
+export const MAX_APPEND_ATTEMPTS = 64;
+
+/**
+ * After a lost append, wait a random time that grows with the losses (capped), so that writers
+ * racing for one loop spread out instead of colliding again at once.
+ */
+function backoff(losses: number): Promise<void> {
+  if (losses < 2) return Promise.resolve();
+  const ms = Math.random() * Math.min(100, 2 ** losses);
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
 
 export class LoopLedger {
   readonly #store: LedgerStore;
@@ -74,6 +84,7 @@ export class LoopLedger {
       }
       // A sequence conflict: another writer appended first. A charge-key conflict: the same charge
       // landed meanwhile. Either way the re-read finds what happened and the re-decision sees it.
+      await backoff(attempt + 1);
     }
     throw new WarrantError(
       "store/contention",
