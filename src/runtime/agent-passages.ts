@@ -6,6 +6,7 @@ import { WarrantError } from "../core/result.js";
 import type { ModelProvider } from "../core/turn/model-provider.js";
 import type { TypedMessage } from "../core/turn/payloads.js";
 import { registryOf, type ToolHost, toolFailure } from "../core/turn/tool-host.js";
+import type { ToolRegistry } from "../core/turn/tool-registry.js";
 import { type PassageDefinition, runPassage } from "./passage.js";
 import { type PassageTranscript, transcriptRecord } from "./passage-transcript.js";
 import type { PassageOutcome, PassageRequest, PassageRunner } from "./ports.js";
@@ -43,27 +44,33 @@ export function createAgentPassages(
   modelFor: ModelForPassage,
   toolsFor: ToolsForPassage = () => noTools,
 ): PassageRunner {
+  // Input schemas compile once per tool host, not once per passage.
+  const registries = new WeakMap<ToolHost, ToolRegistry>();
+  const registryFor = (host: ToolHost): ToolRegistry => {
+    const known = registries.get(host);
+    if (known !== undefined) return known;
+    const made = registryOf(host);
+    if (!made.ok) {
+      const p = made.errors[0];
+      throw new WarrantError(p?.code ?? "tool/registry", p?.message ?? "the tools do not register");
+    }
+    // Participants' passages get observation tools only (SPEC §3).
+    const observation = made.value.withEffect("observation");
+    registries.set(host, observation);
+    return observation;
+  };
   return {
     async run(request: PassageRequest): Promise<PassageOutcome> {
       const agent = request.pack.agents[request.role];
       const limits = request.pack.pack.passage;
       const host = toolsFor(request);
-      // Participants' passages get observation tools only (SPEC §3).
-      const registry = registryOf(host);
-      if (!registry.ok) {
-        const p = registry.errors[0];
-        throw new WarrantError(
-          p?.code ?? "tool/registry",
-          p?.message ?? "the tools do not register",
-        );
-      }
       const outcome = await runPassage({
         role: request.role,
         agentId: request.agentId,
         definition: (agent?.definition ?? {}) as PassageDefinition,
         system: systemPrompt(request.role, agent?.definition ?? {}),
         evidence: request.evidence,
-        registry: registry.value.withEffect("observation"),
+        registry: registryFor(host),
         toolHost: host,
         provider: modelFor(request.role, request.priorCalls),
         limits: {

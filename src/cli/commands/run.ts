@@ -16,7 +16,12 @@ import { ROLES, type Role } from "../../core/loop/types.js";
 import type { Clock } from "../../core/ports.js";
 import { WarrantError } from "../../core/result.js";
 import type { Sandbox } from "../../core/sandbox/sandbox-port.js";
-import { createAgentPassages, type ModelForPassage } from "../../runtime/agent-passages.js";
+import type { ToolHost } from "../../core/turn/tool-host.js";
+import {
+  createAgentPassages,
+  type ModelForPassage,
+  type ToolsForPassage,
+} from "../../runtime/agent-passages.js";
 import type { DriveResult } from "../../runtime/driver.js";
 import { type Ask, createApprover } from "../../runtime/hil.js";
 import { hostKeyDir, loadOrCreateHostKey } from "../../runtime/host-key.js";
@@ -107,6 +112,20 @@ const terminalAsk: Ask = async (request, signal) => {
   }
 };
 
+/** The workspace observation tools over a pack's baseline: one host per baseline folder. */
+function workspaceToolsFor(): ToolsForPassage {
+  const hosts = new Map<string, ToolHost>();
+  return (request) => {
+    const root = request.pack.baselineDir;
+    let host = hosts.get(root);
+    if (host === undefined) {
+      host = createWorkspaceTools({ root });
+      hosts.set(root, host);
+    }
+    return host;
+  };
+}
+
 export interface DriveFlags {
   readonly yes: boolean;
   readonly interactive: boolean;
@@ -146,9 +165,7 @@ export function composeContext(
   return {
     store,
     loop,
-    passages: createAgentPassages(models, (request) =>
-      createWorkspaceTools({ root: request.pack.baselineDir }),
-    ),
+    passages: createAgentPassages(models, workspaceToolsFor()),
     sandbox: sandboxPort(flags.sandbox),
     approver: createApprover({
       store,
