@@ -29,14 +29,19 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-/** Starts the demo and SIGKILLs it `ms` after it printed its loop's opening. */
-function killedDemo(cwd: string, ms: number): Promise<void> {
+/**
+ * Starts the demo and SIGKILLs it `ms` after it printed fact `fact` (the demo makes 15): moments
+ * spread over the whole loop whatever the machine's speed.
+ */
+function killedDemo(cwd: string, fact: number, ms: number): Promise<void> {
   return new Promise((resolve, reject) => {
     const env = { ...process.env, NO_COLOR: "1", WARRANT_LEASE_TTL_MS: "1500" };
     const child = spawn(process.execPath, [cliPath, "demo"], { cwd, env });
+    let printed = "";
     let timer: NodeJS.Timeout | undefined;
     child.stdout.setEncoding("utf8").on("data", (d: string) => {
-      if (timer === undefined && d.includes("opened query:")) {
+      printed += d;
+      if (timer === undefined && printed.includes(`fact ${fact} `)) {
         timer = setTimeout(() => child.kill("SIGKILL"), ms);
       }
     });
@@ -70,6 +75,7 @@ async function openedLoop(cwd: string): Promise<string | undefined> {
 }
 
 interface Trial {
+  readonly killAfterFact: number;
   readonly killAfterMs: number;
   /** The demo died before its loop stopped. */
   readonly interrupted: boolean;
@@ -78,12 +84,14 @@ interface Trial {
   readonly problems: readonly string[];
 }
 
-async function trial(killAfterMs: number): Promise<Trial> {
+async function trial(killAfterFact: number, killAfterMs: number): Promise<Trial> {
   const cwd = mkdtempSync(path.join(tmpdir(), "warrant-crash-"));
   dirs.push(cwd);
-  await killedDemo(cwd, killAfterMs);
+  await killedDemo(cwd, killAfterFact, killAfterMs);
   const query = await openedLoop(cwd);
-  if (query === undefined) return { killAfterMs, interrupted: false, problems: ["no loop opened"] };
+  if (query === undefined) {
+    return { killAfterFact, killAfterMs, interrupted: false, problems: ["no loop opened"] };
+  }
   const problems: string[] = [];
   const interrupted = !(await stoppedBeforeResume(cwd, query));
   const storeArgs = ["--store", "sqlite:.warrant/ledger.db"];
@@ -135,7 +143,14 @@ async function trial(killAfterMs: number): Promise<Trial> {
   } finally {
     await store.close();
   }
-  return { killAfterMs, interrupted, query, ...(stop === undefined ? {} : { stop }), problems };
+  return {
+    killAfterFact,
+    killAfterMs,
+    interrupted,
+    query,
+    ...(stop === undefined ? {} : { stop }),
+    problems,
+  };
 }
 
 describe("crash safety: SIGKILL at random moments, then resume", () => {
@@ -143,14 +158,17 @@ describe("crash safety: SIGKILL at random moments, then resume", () => {
     timeout: 240_000,
   }, async () => {
     const next = random(SEED);
-    const moments = Array.from({ length: TRIALS }, () => Math.round(next() * 3000));
+    const moments = Array.from({ length: TRIALS }, () => ({
+      fact: 1 + Math.floor(next() * 14),
+      ms: Math.round(next() * 150),
+    }));
     const results: Trial[] = [];
     let i = 0;
     await Promise.all(
       Array.from({ length: CONCURRENCY }, async () => {
         while (i < moments.length) {
-          const ms = moments[i++] as number;
-          results.push(await trial(ms));
+          const m = moments[i++] as { fact: number; ms: number };
+          results.push(await trial(m.fact, m.ms));
         }
       }),
     );
