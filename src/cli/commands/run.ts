@@ -260,7 +260,7 @@ function reportJson(result: DriveResult | "leased-elsewhere", query: string, sto
 }
 
 /** Opens the store and the host key kept beside it (created on first use). */
-async function withStore<T>(
+async function withStoreAndHost<T>(
   flag: string | undefined,
   f: (store: LedgerStore, uri: string, host: HostParts) => Promise<T>,
 ): Promise<T> {
@@ -279,7 +279,7 @@ async function runPack(
   models: Record<string, string>,
   flags: DriveFlags & { store?: string; json?: boolean },
 ): Promise<void> {
-  await withStore(flags.store, async (store, uri, host) => {
+  await withStoreAndHost(flags.store, async (store, uri, host) => {
     const view = liveView(flags.json === true);
     try {
       const ctx = composeContext(store, modelsFor(models), { ...flags, ...host }, view);
@@ -316,7 +316,7 @@ async function dispatchPack(
   json: boolean,
 ): Promise<void> {
   const queue = jobQueue(storeFlag);
-  await withStore(storeFlag, async (store, uri, host) => {
+  await withStoreAndHost(storeFlag, async (store, uri, host) => {
     const view = liveView(json);
     const flags = { yes: false, interactive: false, ...host };
     const ctx = composeContext(store, modelsFor(models), flags, view);
@@ -426,7 +426,7 @@ export function registerRunCommands(program: Command): void {
         throw new UsageError("--concurrency takes a positive integer");
       }
       const queue = jobQueue(o.store);
-      await withStore(o.store, async (store, uri, host) => {
+      await withStoreAndHost(o.store, async (store, uri, host) => {
         const holder = `worker:${leaseHolder()}`;
         out(`warrant worker ${holder} on ${uri} (queue schema ${queue.schema})`);
         const runner = await startWorker({
@@ -474,7 +474,7 @@ export function registerRunCommands(program: Command): void {
     )
     .action(async (query: string, o: { yes?: boolean; store?: string; json?: boolean }) => {
       const json = o.json === true;
-      await withStore(o.store, async (store, uri, host) => {
+      await withStoreAndHost(o.store, async (store, uri, host) => {
         const view = liveView(json);
         try {
           const probe = await new LoopLedger(store).document(query, new Date());
