@@ -8,7 +8,7 @@ import type { TypedMessage } from "../core/turn/payloads.js";
 import { registryOf, type ToolHost, toolFailure } from "../core/turn/tool-host.js";
 import type { ToolRegistry } from "../core/turn/tool-registry.js";
 import { type PassageDefinition, runPassage } from "./passage.js";
-import { type PassageTranscript, transcriptRecord } from "./passage-transcript.js";
+import { transcriptRecord } from "./passage-transcript.js";
 import type { PassageOutcome, PassageRequest, PassageRunner } from "./ports.js";
 
 /**
@@ -79,12 +79,7 @@ export function createAgentPassages(
         },
         ...(limits?.repairs === undefined ? {} : { repairs: limits.repairs }),
       });
-      // The transcript names its query and passage: two loops' identical passages are two records.
-      const transcript = transcriptRecord(request.query, {
-        ...outcome.transcript,
-        "query/id": request.query,
-        "passage/ref": request.passageRef,
-      } as PassageTranscript);
+      const transcript = transcriptRecord(request.query, outcome.transcript, request.passageRef);
       const modelCalls = outcome.transcript.usage.modelCalls;
       if (!outcome.ok)
         return { ok: false, code: outcome.code, message: outcome.message, transcript, modelCalls };

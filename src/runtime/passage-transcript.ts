@@ -71,13 +71,19 @@ export interface PassageTranscript {
     | { readonly ok: false; readonly code: string; readonly message: string };
 }
 
-/** The transcript as a ledger record (`passage-transcript:sha256:…`) of a query. */
-export function transcriptRecord(query: string, transcript: PassageTranscript): LedgerRecord {
-  const body = transcript as unknown as Readonly<Record<string, unknown>>;
-  return {
-    ref: contentRef(TRANSCRIPT_REF_PREFIX, body, "ref"),
-    kind: "transcript",
-    query,
-    body: transcript,
+/**
+ * The transcript as a ledger record (`passage-transcript:sha256:…`) of a query. The body names its
+ * query (and passage, when given), so identical passages of two loops are two records.
+ */
+export function transcriptRecord(
+  query: string,
+  transcript: PassageTranscript,
+  passageRef?: string,
+): LedgerRecord {
+  const body: Readonly<Record<string, unknown>> = {
+    ...transcript,
+    "query/id": query,
+    ...(passageRef === undefined ? {} : { "passage/ref": passageRef }),
   };
+  return { ref: contentRef(TRANSCRIPT_REF_PREFIX, body, "ref"), kind: "transcript", query, body };
 }

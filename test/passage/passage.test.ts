@@ -131,10 +131,18 @@ describe("a passage", () => {
     expect(record.kind).toBe("transcript");
     expect(record.query).toBe("query:q1");
     expect(record.ref).toMatch(/^passage-transcript:sha256:[A-Za-z0-9_-]{43}$/);
-    expect(JSON.parse(JSON.stringify(record.body))).toEqual(out.transcript);
+    expect(JSON.parse(JSON.stringify(record.body))).toEqual({
+      ...out.transcript,
+      "query/id": "query:q1",
+    });
     const again = await runPassage(setup([findingTurn()]).input);
     // Latency differs run to run only for real providers; the scripted model reports 0.
     expect(transcriptRecord("query:q1", again.transcript).ref).toBe(record.ref);
+    // The same passage in another loop, or as another passage, is another record.
+    expect(transcriptRecord("query:q2", again.transcript).ref).not.toBe(record.ref);
+    const named = transcriptRecord("query:q1", again.transcript, "passage:p1");
+    expect(named.ref).not.toBe(record.ref);
+    expect(named.body).toMatchObject({ "query/id": "query:q1", "passage/ref": "passage:p1" });
   });
 
   it("uses the definition's output-token setting for each call", async () => {

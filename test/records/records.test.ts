@@ -14,7 +14,6 @@ import {
   signRecord,
   verifyRecordSignature,
 } from "../../src/core/records/signature.js";
-import { buildTranscript, TRANSCRIPT_PREFIX } from "../../src/core/records/transcript.js";
 import { sharedDir } from "../helpers/cli.js";
 
 const published = JSON.parse(
@@ -118,34 +117,6 @@ describe("record builders", () => {
     expect(e["result/digest"]).toBe(
       digestOf({ outcome: "refused", "refusal/code": "hil/denied", steps: e.steps, checks: [] }),
     );
-  });
-  it("a transcript sums usage over its calls", () => {
-    const t = buildTranscript({
-      query: "query:demo-1",
-      passageRef: "passage:sha256:AAAA",
-      role: "implementer",
-      agentId: "agent:a",
-      calls: [1, 2].map((n) => ({
-        requestDigest: DIGEST,
-        rawResponse: { n },
-        turn: null,
-        validation: { valid: false, errors: [{ code: "turn/json" }] },
-        toolCalls: [{ name: "fs.read", arguments: { path: "a" }, result: "x", isError: false }],
-        inputTokens: 10 * n,
-        outputTokens: n,
-        latencyMs: 5,
-      })),
-      ending: "Plan",
-      startedAt: "2026-12-01T10:00:00Z",
-      endedAt: "2026-12-01T10:00:01Z",
-    });
-    expect(t.usage).toEqual({ "input-tokens": 30, "output-tokens": 3, "latency-ms": 10 });
-    expect(hasValidContentRef(TRANSCRIPT_PREFIX, "transcript/ref", t)).toBe(true);
-    expect(toLedgerRecord("transcript", t)).toMatchObject({
-      ref: t["transcript/ref"],
-      kind: "transcript",
-      query: "query:demo-1",
-    });
   });
   it("toLedgerRecord refuses a record without its ref", () => {
     expect(() => toLedgerRecord("proposal", { "query/id": "query:x" })).toThrow(/without its ref/);

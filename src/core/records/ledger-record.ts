@@ -1,17 +1,16 @@
 // Wrapping a built record as a LedgerRecord for the store: its ref, kind and query come from the
-// record itself, so they cannot disagree with its body.
+// record itself, so they cannot disagree with its body. (Passage transcripts are wrapped by the
+// passage executor's transcriptRecord.)
 import type { LedgerRecord } from "../loop/ledger-store.js";
 import { WarrantError } from "../result.js";
 import { EXECUTION_REF_FIELD } from "./execution.js";
 import { PROPOSAL_REF_FIELD } from "./proposal.js";
 import { REVIEW_REF_FIELD } from "./review.js";
-import { TRANSCRIPT_REF_FIELD } from "./transcript.js";
 
 export const RECORD_KINDS = {
   proposal: PROPOSAL_REF_FIELD,
   review: REVIEW_REF_FIELD,
   execution: EXECUTION_REF_FIELD,
-  transcript: TRANSCRIPT_REF_FIELD,
 } as const;
 export type RecordKind = keyof typeof RECORD_KINDS;
 
