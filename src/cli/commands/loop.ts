@@ -133,7 +133,9 @@ async function checkAction(
 }
 
 export function registerLoopCommands(program: Command): void {
-  const loop = program.command("loop").description("Simulate and check bounded experiment loops");
+  const loop = program
+    .command("loop")
+    .description("simulate and check bounded experiment loops (corpus-task-pack-loop.v1)");
   loop
     .command("simulate")
     .description("Run a loop command script through the loop core (no model, no sandbox)")

@@ -100,7 +100,9 @@ function check(turnFile: string, opts: CheckOptions): void {
 }
 
 export function registerTurnCommands(program: Command): void {
-  const turn = program.command("turn").description("model turns");
+  const turn = program
+    .command("turn")
+    .description("model turns: check one against its tools and role");
   turn
     .command("check")
     .description("validate a model turn against the tools of a passage (SPEC §3)")
