@@ -7,6 +7,11 @@ import type { RuntimeEvent } from "./ports.js";
 
 export interface LiveView {
   emit(event: RuntimeEvent): void;
+  /**
+   * Take the status line off the terminal and stop redrawing it until the next event, so that a
+   * prompt written on the terminal meanwhile stays visible.
+   */
+  hold(): void;
   close(): void;
 }
 
@@ -37,27 +42,39 @@ function countdown(deadline: string, now: Date): string {
   return `deadline in ${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s`;
 }
 
+/**
+ * Cut a status line to fit one terminal row: a line that wraps could not be erased in place. Every
+ * character the view draws is one column wide.
+ */
+export function fitStatus(text: string, columns: number | undefined): string {
+  const width = Math.max(10, (columns ?? 80) - 1);
+  const chars = Array.from(text);
+  return chars.length <= width ? text : `${chars.slice(0, width - 1).join("")}…`;
+}
+
 export function createLiveView(
   write: (text: string) => void,
-  opts: { tty: boolean; clock: Clock },
+  opts: { tty: boolean; clock: Clock; columns?: () => number | undefined },
 ): LiveView {
   let doc: LoopDocument | undefined;
   let waiting: string | undefined;
   let statusShown = false;
+  let held = false;
   const status = (): string =>
     doc === undefined
       ? ""
-      : `${budgets(doc, true)}  ${countdown(doc.deadline, opts.clock.now())}${waiting === undefined ? "" : `  waiting: ${waiting.split("\n")[0]}`}`;
+      : `${countdown(doc.deadline, opts.clock.now())}${waiting === undefined ? "" : `  waiting: ${waiting.split("\n")[0]}`}  ${budgets(doc, true)}`;
   const clearStatus = () => {
     if (opts.tty && statusShown) write("\r\x1b[2K");
     statusShown = false;
   };
   const drawStatus = () => {
-    if (!opts.tty || doc === undefined) return;
-    write(`\r\x1b[2K${status()}`);
+    if (!opts.tty || held || doc === undefined) return;
+    write(`\r\x1b[2K${fitStatus(status(), opts.columns?.())}`);
     statusShown = true;
   };
   const line = (text: string) => {
+    held = false;
     clearStatus();
     write(`${text}\n`);
     drawStatus();
@@ -90,6 +107,10 @@ export function createLiveView(
         default:
           event satisfies never;
       }
+    },
+    hold() {
+      clearStatus();
+      held = true;
     },
     close() {
       if (timer !== undefined) clearInterval(timer);

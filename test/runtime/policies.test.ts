@@ -1,7 +1,7 @@
 // The task pack's policies: admission by the operator, HIL `none`, and the live view's two forms.
 import { describe, expect, it } from "vitest";
 import { ADMISSION_STEP, approvalTarget } from "../../src/runtime/ledger-view.js";
-import { createLiveView } from "../../src/runtime/live-view.js";
+import { createLiveView, fitStatus } from "../../src/runtime/live-view.js";
 import { accept, conclusions, harness, plan, recordsOf, result, turn } from "./harness.js";
 
 const Plan = (name: string) => turn("Plan", plan(name));
@@ -93,7 +93,11 @@ describe("the live view", () => {
   it("draws bars, the deadline and what it waits for under the lines on a terminal", async () => {
     const lines: string[] = [];
     const h = await harness({});
-    const view = createLiveView((t) => lines.push(t), { tty: true, clock: h.ctx.clock });
+    const view = createLiveView((t) => lines.push(t), {
+      tty: true,
+      clock: h.ctx.clock,
+      columns: () => 200,
+    });
     for (const e of h.events) view.emit(e);
     view.emit({ kind: "waiting", what: "approval of fix-slugify" });
     view.close();
@@ -102,6 +106,46 @@ describe("the live view", () => {
     expect(text).toContain("deadline in 10m00s");
     expect(text).toContain("waiting: approval of fix-slugify");
     expect(text).toContain("\r\x1b[2K");
+  });
+
+  it("keeps the status line within one terminal row, so it can be erased in place", async () => {
+    const writes: string[] = [];
+    const h = await harness({});
+    const view = createLiveView((t) => writes.push(t), {
+      tty: true,
+      clock: h.ctx.clock,
+      columns: () => 60,
+    });
+    for (const e of h.events) view.emit(e);
+    view.emit({ kind: "waiting", what: `approval of ${"a-very-long-step-name-".repeat(5)}` });
+    view.close();
+    const statuses = writes
+      .filter((w) => w.startsWith("\r\x1b[2K") && w.length > 5)
+      .map((w) => Array.from(w.slice(5)));
+    expect(statuses.length).toBeGreaterThan(0);
+    for (const s of statuses) expect(s.length).toBeLessThanOrEqual(59);
+    expect(fitStatus("x".repeat(100), 40)).toBe(`${"x".repeat(38)}…`);
+    expect(fitStatus("short", 40)).toBe("short");
+  });
+
+  it("holds the status line off a terminal prompt until the next event", async () => {
+    const writes: string[] = [];
+    const h = await harness({});
+    const view = createLiveView((t) => writes.push(t), {
+      tty: true,
+      clock: h.ctx.clock,
+      columns: () => 200,
+    });
+    for (const e of h.events) view.emit(e);
+    view.hold();
+    const held = writes.length;
+    // The prompt is written now; nothing of the view's may follow until an event arrives.
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    expect(writes.length).toBe(held);
+    view.emit({ kind: "note", text: "approved" });
+    expect(writes.slice(held).join("")).toContain("approved\n");
+    expect(writes.at(-1)).toMatch(/^\r\x1b\[2Kdeadline in/);
+    view.close();
   });
 });
 

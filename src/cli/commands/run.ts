@@ -98,19 +98,23 @@ export function parseModelFlags(flags: readonly string[]): Record<string, string
   return models;
 }
 
-const terminalAsk: Ask = async (request, signal) => {
-  const rl = createInterface({ input: process.stdin, output: process.stdout });
-  try {
-    const answer = await rl.question(`approve ${request.step} of ${request.run}? [y/N] `, {
-      signal,
-    });
-    return /^y(es)?$/i.test(answer.trim()) ? "approve" : "deny";
-  } catch {
-    return undefined;
-  } finally {
-    rl.close();
-  }
-};
+/** Asks on this terminal, with the live view's status line held off the prompt's row. */
+const terminalAsk =
+  (view: LiveView): Ask =>
+  async (request, signal) => {
+    view.hold();
+    const rl = createInterface({ input: process.stdin, output: process.stdout });
+    try {
+      const answer = await rl.question(`approve ${request.step} of ${request.run}? [y/N] `, {
+        signal,
+      });
+      return /^y(es)?$/i.test(answer.trim()) ? "approve" : "deny";
+    } catch {
+      return undefined;
+    } finally {
+      rl.close();
+    }
+  };
 
 /** The workspace observation tools over a pack's baseline: one host per baseline folder. */
 function workspaceToolsFor(): ToolsForPassage {
@@ -161,7 +165,7 @@ export function composeContext(
   const loop = new LoopLedger(store);
   const operator = operatorBinding();
   const emit = view.emit.bind(view);
-  const ask = flags.interactive && process.stdin.isTTY === true ? terminalAsk : undefined;
+  const ask = flags.interactive && process.stdin.isTTY === true ? terminalAsk(view) : undefined;
   return {
     store,
     loop,
@@ -188,7 +192,11 @@ export function composeContext(
 /** The live view: on stdout, or on stderr when stdout carries the `--json` result. */
 function liveView(json: boolean): LiveView {
   const stream = json ? process.stderr : process.stdout;
-  return createLiveView((t) => stream.write(t), { tty: stream.isTTY === true, clock: systemClock });
+  return createLiveView((t) => stream.write(t), {
+    tty: stream.isTTY === true,
+    clock: systemClock,
+    columns: () => stream.columns,
+  });
 }
 
 /** Prints how a drive ended and sets the exit code: 0 unless the loop stopped without success. */
