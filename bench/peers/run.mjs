@@ -122,12 +122,13 @@ function table(rows, bareMs) {
     "µs/step cold",
     "first 10th",
     "last 10th",
+    "final step",
     "peak RSS MB",
     "start-up ms",
   ];
   const body = rows.map((r) =>
     r.error !== undefined
-      ? [r.system, r.version, r.store ?? "", String(r.n), "FAILED", "", "", "", "", ""]
+      ? [r.system, r.version, r.store ?? "", String(r.n), "FAILED", "", "", "", "", "", ""]
       : [
           r.system,
           r.version,
@@ -137,6 +138,7 @@ function table(rows, bareMs) {
           String(r.usPerStepCold),
           String(r.firstTenthUs),
           String(r.lastTenthUs),
+          String(r.finalStepUs),
           String(r.peakRssMB),
           `${r.startupMs} (+${r.startupOverNodeMs})`,
         ],
@@ -146,7 +148,7 @@ function table(rows, bareMs) {
   return [
     line(head),
     ...body.map(line),
-    `bare node start-up: ${bareMs} ms (start-up is spawn to first model turn; +x over bare node)`,
+    `µs unless stated; start-up is spawn to first model turn, +x over a bare node probe (median ${bareMs} ms)`,
   ].join("\n");
 }
 
