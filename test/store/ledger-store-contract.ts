@@ -227,7 +227,7 @@ export function ledgerStoreContract(name: string, factory: StoreFactory): void {
       const rec = review(Q, 1);
       await store.putRecords([rec]);
       await store.putRecords([rec, rec]);
-      // Key order does not matter: the body is stored canonically.
+      // Key order does not matter: bodies under one ref are compared in their canonical form.
       const reordered = {
         ...rec,
         body: { verdict: { findings: [], decision: "accept" }, "proposal/ref": proposalRef(1) },

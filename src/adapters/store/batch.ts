@@ -1,5 +1,5 @@
 // What every store checks and computes the same way: the shape of an append batch, the hash chain
-// over its facts, and how records and facts are written as text (JCS).
+// over its facts, and how facts (JCS text) and record bodies (JSON text) are written.
 
 import { chainHash, GENESIS_HASH } from "../../core/loop/chain.js";
 import type { AppendBatch, LedgerRecord, StoredFact } from "../../core/loop/ledger-store.js";
@@ -76,7 +76,11 @@ export function storedText(value: unknown): string {
   return canonicalJson(value);
 }
 
-/** A record as stored: its body as JCS text. */
+/**
+ * A record as stored: its body as JSON text. The ref already commits to the body's canonical form,
+ * so the text need not be canonical; canonical forms are compared only when a ref comes again
+ * with different text (see sameRecord).
+ */
 export interface StoredRecord {
   readonly ref: string;
   readonly kind: string;
@@ -91,7 +95,7 @@ export interface StoredRecord {
 export function toStoredRecords(records: readonly LedgerRecord[]): StoredRecord[] {
   const byRef = new Map<string, StoredRecord>();
   for (const r of records) {
-    const s: StoredRecord = { ref: r.ref, kind: r.kind, query: r.query, body: storedText(r.body) };
+    const s: StoredRecord = { ref: r.ref, kind: r.kind, query: r.query, body: recordText(r.body) };
     const seen = byRef.get(s.ref);
     if (seen === undefined) byRef.set(s.ref, s);
     else if (!sameRecord(seen, s)) throw recordConflict(s.ref);
@@ -99,8 +103,20 @@ export function toStoredRecords(records: readonly LedgerRecord[]): StoredRecord[
   return [...byRef.values()];
 }
 
+function recordText(body: unknown): string {
+  const text = JSON.stringify(body);
+  if (text === undefined)
+    throw new WarrantError("store/batch-invalid", "a record body has no JSON form");
+  return text;
+}
+
+/** Same kind, query and body: equal text, or else equal canonical (JCS) forms of the two texts. */
 export function sameRecord(a: StoredRecord, b: StoredRecord): boolean {
-  return a.kind === b.kind && a.query === b.query && a.body === b.body;
+  if (a.kind !== b.kind || a.query !== b.query) return false;
+  return (
+    a.body === b.body ||
+    canonicalJson(JSON.parse(a.body) as unknown) === canonicalJson(JSON.parse(b.body) as unknown)
+  );
 }
 
 export function fromStoredRecord(r: StoredRecord): LedgerRecord {

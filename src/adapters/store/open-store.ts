@@ -4,8 +4,6 @@ import path from "node:path";
 import type { LedgerStore } from "../../core/loop/ledger-store.js";
 import { assertNever, WarrantError } from "../../core/result.js";
 import { MemoryLedgerStore } from "./memory-ledger-store.js";
-import { openPostgresLedgerStore } from "./postgres-ledger-store.js";
-import { openSqliteLedgerStore } from "./sqlite-ledger-store.js";
 import { parseStoreUri } from "./store-uri.js";
 
 export { DEFAULT_STORE_URI, redactStoreUri, resolveStoreUri } from "./store-uri.js";
@@ -20,7 +18,9 @@ export interface OpenStoreOptions {
 }
 
 /**
- * Open and migrate the store at `uri`. Throws WarrantError: `store/uri-invalid`,
+ * Open and migrate the store at `uri`; a driver is loaded only for the store that needs it (the
+ * PostgreSQL client is not loaded to open SQLite, nor SQLite's native module for PostgreSQL).
+ * Throws WarrantError: `store/uri-invalid`,
  * `store/version-too-new`, `store/unreachable`, `store/unreadable`, `store/io`.
  */
 export async function openStore(uri: string, opts: OpenStoreOptions = {}): Promise<LedgerStore> {
@@ -42,6 +42,7 @@ export async function openStore(uri: string, opts: OpenStoreOptions = {}): Promi
           cause: e,
         });
       }
+      const { openSqliteLedgerStore } = await import("./sqlite-ledger-store.js");
       return openSqliteLedgerStore(
         file,
         opts.busyTimeoutMs === undefined
@@ -49,12 +50,14 @@ export async function openStore(uri: string, opts: OpenStoreOptions = {}): Promi
           : { uri: where.uri, busyTimeoutMs: opts.busyTimeoutMs },
       );
     }
-    case "postgres":
+    case "postgres": {
+      const { openPostgresLedgerStore } = await import("./postgres-ledger-store.js");
       return openPostgresLedgerStore(where.connectionString, {
         uri: where.uri,
         ...(where.schema === undefined ? {} : { schema: where.schema }),
         ...(opts.poolSize === undefined ? {} : { poolSize: opts.poolSize }),
       });
+    }
     default:
       return assertNever(where, "store location");
   }
