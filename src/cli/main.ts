@@ -20,6 +20,12 @@ export function buildProgram(): Command {
     )
     .version("0.1.0")
     .showHelpAfterError("(run with --help for usage)")
+    .addHelpText(
+      "after",
+      "\nEvery command takes --json for machine output. Exit codes: 0 success, 1 invalid input " +
+        "or refused, 2 usage error.\nThe store is --store URI, else $WARRANT_STORE, else " +
+        "sqlite:.warrant/ledger.db (also postgres://… and memory:).",
+    )
     .exitOverride();
   registerDefinitionCommands(program);
   registerCidCommands(program);
@@ -49,7 +55,8 @@ export async function main(argv: readonly string[]): Promise<void> {
     }
     const code = (e as { code?: unknown }).code;
     err(`warrant: ${typeof code === "string" ? `${code}: ` : ""}${(e as Error).message}`);
-    process.exitCode = EXIT_INVALID;
+    // A store URI that names no store (from --store or WARRANT_STORE) is a usage error.
+    process.exitCode = code === "store/uri-invalid" ? EXIT_USAGE : EXIT_INVALID;
   }
 }
 

@@ -44,10 +44,11 @@ function countdown(deadline: string, now: Date): string {
 
 /**
  * Cut a status line to fit one terminal row: a line that wraps could not be erased in place. Every
- * character the view draws is one column wide.
+ * character the view draws is one column wide. A terminal that reports no width (a pseudo-terminal
+ * whose size was never set says 0 columns) is taken as 80 columns wide.
  */
 export function fitStatus(text: string, columns: number | undefined): string {
-  const width = Math.max(10, (columns ?? 80) - 1);
+  const width = Math.max(10, (columns === undefined || columns <= 0 ? 80 : columns) - 1);
   const chars = Array.from(text);
   return chars.length <= width ? text : `${chars.slice(0, width - 1).join("")}…`;
 }

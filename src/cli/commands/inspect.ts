@@ -57,9 +57,12 @@ function describeStep(doc: LoopDocument, i: number): string {
 export function registerInspectCommands(program: Command): void {
   program
     .command("loops")
-    .description("list the loops in the store")
-    .option("--json", "machine output")
-    .option("--store <uri>", "ledger store URI")
+    .description("list the loops in the store with their state")
+    .option("--json", "machine output: [{query, state, stop?: {reason}}]")
+    .option(
+      "--store <uri>",
+      "ledger store URI (default: $WARRANT_STORE, else sqlite:.warrant/ledger.db)",
+    )
     .action(async (o: { json?: boolean; store?: string }) => {
       await withStore(o.store, async (store) => {
         const ledger = new LoopLedger(store);
@@ -86,7 +89,10 @@ export function registerInspectCommands(program: Command): void {
     .description("show a loop: state, budgets, facts and records")
     .argument("<query>", "the loop's query id")
     .option("--json", "machine output: {loop, records: [{ref, kind}]}")
-    .option("--store <uri>", "ledger store URI")
+    .option(
+      "--store <uri>",
+      "ledger store URI (default: $WARRANT_STORE, else sqlite:.warrant/ledger.db)",
+    )
     .action(async (query: string, o: { json?: boolean; store?: string }) => {
       await withStore(o.store, async (store) => {
         const doc = await documentOr1(store, query);
@@ -112,7 +118,10 @@ export function registerInspectCommands(program: Command): void {
     .command("export")
     .description("print the loop document (corpus-task-pack-loop.v1) on stdout")
     .argument("<query>", "the loop's query id")
-    .option("--store <uri>", "ledger store URI")
+    .option(
+      "--store <uri>",
+      "ledger store URI (default: $WARRANT_STORE, else sqlite:.warrant/ledger.db)",
+    )
     .option("--json", "the document is JSON either way")
     .action(async (query: string, o: { store?: string }) => {
       await withStore(o.store, async (store) => {

@@ -138,14 +138,14 @@ export function registerLoopCommands(program: Command): void {
     .description("simulate and check bounded experiment loops (corpus-task-pack-loop.v1)");
   loop
     .command("simulate")
-    .description("Run a loop command script through the loop core (no model, no sandbox)")
+    .description("run a loop command script through the loop core (no model, no sandbox)")
     .argument("<script>", "SCRIPT.json (SPEC §10)")
     .option("--json", "machine output: {outcomes, loop}")
     .action((file: string, opts: { json?: boolean }) => simulateAction(file, opts));
   loop
     .command("check")
     .description(
-      "Check a loop document (schema, contiguous facts, every fact legal in order, projection " +
+      "check a loop document (schema, contiguous facts, every fact legal in order, projection " +
         "equal to the fold), or with --store a stored loop (also its hash chain and records)",
     )
     .argument("<target>", "LOOP.json, or the QUERY id with --store")
@@ -154,7 +154,7 @@ export function registerLoopCommands(program: Command): void {
       "--store <uri>",
       "check the loop QUERY in this store (sqlite:PATH, postgres://…, memory:)",
     )
-    .option("--json", "machine output")
+    .option("--json", "machine output: {file | query, valid, state?, facts?, errors}")
     .action((target: string, opts: { now?: string; store?: string; json?: boolean }) =>
       checkAction(target, opts),
     );

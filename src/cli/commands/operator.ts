@@ -140,8 +140,11 @@ export function registerOperatorCommands(program: Command): void {
     .argument("<query>", "the loop's query id")
     .option("--deadline <time>", "the new deadline (RFC 3339)")
     .option("--extend <ms>", "the new deadline is MS from now")
-    .option("--store <uri>", "ledger store URI")
-    .option("--json", "machine output")
+    .option(
+      "--store <uri>",
+      "ledger store URI (default: $WARRANT_STORE, else sqlite:.warrant/ledger.db)",
+    )
+    .option("--json", "machine output: {ok, result?, code?, message}")
     .action(async (query: string, o: Common & { deadline?: string; extend?: string }) => {
       if ((o.deadline === undefined) === (o.extend === undefined)) {
         throw new UsageError("renew takes exactly one of --deadline T and --extend MS");
@@ -155,8 +158,11 @@ export function registerOperatorCommands(program: Command): void {
     .command("cancel")
     .description("cancel a loop: a running run stops at its next step boundary")
     .argument("<query>", "the loop's query id")
-    .option("--store <uri>", "ledger store URI")
-    .option("--json", "machine output")
+    .option(
+      "--store <uri>",
+      "ledger store URI (default: $WARRANT_STORE, else sqlite:.warrant/ledger.db)",
+    )
+    .option("--json", "machine output: {ok, result?, code?, message}")
     .action(async (query: string, o: Common) => {
       const command: LoopCommand = { op: "cancel", operator: operatorBinding() };
       await withStore(o.store, (store) =>
@@ -170,8 +176,11 @@ export function registerOperatorCommands(program: Command): void {
       .description(`${kind} a mutation step of a waiting run (or its admission: STEP = admission)`)
       .argument("<run>", "the run's proposal ref (corpus-experiment:sha256:…)")
       .argument("<step>", "the step id")
-      .option("--store <uri>", "ledger store URI")
-      .option("--json", "machine output")
+      .option(
+        "--store <uri>",
+        "ledger store URI (default: $WARRANT_STORE, else sqlite:.warrant/ledger.db)",
+      )
+      .option("--json", "machine output: {ok, result?, code?, message}")
       .action(async (run: string, step: string, o: Common) => {
         await withStore(o.store, (store) =>
           decide(new Reply(o.json === true), store, run, step, kind),
@@ -184,8 +193,11 @@ export function registerOperatorCommands(program: Command): void {
     .description("answer the question a loop is blocked on")
     .argument("<query>", "the loop's query id")
     .argument("<text>", "the answer")
-    .option("--store <uri>", "ledger store URI")
-    .option("--json", "machine output")
+    .option(
+      "--store <uri>",
+      "ledger store URI (default: $WARRANT_STORE, else sqlite:.warrant/ledger.db)",
+    )
+    .option("--json", "machine output: {ok, result?, code?, message}")
     .action(async (query: string, text: string, o: Common) => {
       await withStore(o.store, (store) => answer(new Reply(o.json === true), store, query, text));
     });

@@ -1,6 +1,6 @@
 // `warrant demo`, `run`, `resume` and `worker`: compose the store, models, sandbox, approver and
 // live view, then open or resume a loop and drive it.
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { createInterface } from "node:readline/promises";
 import { fileURLToPath } from "node:url";
@@ -39,7 +39,13 @@ import {
   startLoop,
 } from "../../runtime/session.js";
 import type { LoadedPack } from "../../runtime/task-pack.js";
-import { dispatchLoop, type JobQueue, jobQueueOf, startWorker } from "../../runtime/worker.js";
+import {
+  dispatchLoop,
+  type JobQueue,
+  jobQueueOf,
+  startWorker,
+  type WorkerEvent,
+} from "../../runtime/worker.js";
 import { EXIT_INVALID, EXIT_OK, err, formatProblem, out, printJson, UsageError } from "../io.js";
 
 const systemClock: Clock = { now: () => new Date() };
@@ -98,12 +104,15 @@ export function parseModelFlags(flags: readonly string[]): Record<string, string
   return models;
 }
 
-/** Asks on this terminal, with the live view's status line held off the prompt's row. */
+/**
+ * Asks on this terminal, with the live view's status line held off the prompt's row. The prompt goes
+ * where the live view goes (stderr when stdout carries the `--json` result).
+ */
 const terminalAsk =
-  (view: LiveView): Ask =>
+  (view: LiveView, output: NodeJS.WritableStream): Ask =>
   async (request, signal) => {
     view.hold();
-    const rl = createInterface({ input: process.stdin, output: process.stdout });
+    const rl = createInterface({ input: process.stdin, output });
     try {
       const answer = await rl.question(`approve ${request.step} of ${request.run}? [y/N] `, {
         signal,
@@ -133,6 +142,8 @@ function workspaceToolsFor(): ToolsForPassage {
 export interface DriveFlags {
   readonly yes: boolean;
   readonly interactive: boolean;
+  /** stdout carries the `--json` result: the approval prompt goes to stderr. */
+  readonly json?: boolean;
   /** Signs proposals and execution records. */
   readonly hostKey?: Uint8Array;
   /** The containment backend detected on this host; none means every run is refused. */
@@ -165,7 +176,10 @@ export function composeContext(
   const loop = new LoopLedger(store);
   const operator = operatorBinding();
   const emit = view.emit.bind(view);
-  const ask = flags.interactive && process.stdin.isTTY === true ? terminalAsk(view) : undefined;
+  const ask =
+    flags.interactive && process.stdin.isTTY === true
+      ? terminalAsk(view, flags.json === true ? process.stderr : process.stdout)
+      : undefined;
   return {
     store,
     loop,
@@ -341,6 +355,14 @@ async function dispatchPack(
 }
 
 async function loadOrFail(file: string): Promise<LoadedPack | undefined> {
+  // A task-pack path that names no file is a usage error (2); a pack that fails to load is invalid (1).
+  let isFile = false;
+  try {
+    isFile = statSync(file).isFile();
+  } catch {
+    throw new UsageError(`cannot read ${file}: no such file`);
+  }
+  if (!isFile) throw new UsageError(`cannot read ${file}: not a file`);
   const loaded = await loadTaskPack(file);
   if (loaded.ok) return loaded.value;
   for (const p of loaded.errors) err(formatProblem(file, p));
@@ -366,7 +388,10 @@ export function registerRunCommands(program: Command): void {
   program
     .command("demo")
     .description("run the bundled fix-failing-test example end to end with scripted agents")
-    .option("--store <uri>", "ledger store URI (default: sqlite:.warrant/ledger.db)")
+    .option(
+      "--store <uri>",
+      "ledger store URI (default: $WARRANT_STORE, else sqlite:.warrant/ledger.db)",
+    )
     .option("--interactive", "ask before each mutation instead of approving it")
     .option(
       "--json",
@@ -376,12 +401,16 @@ export function registerRunCommands(program: Command): void {
       const pack = await loadOrFail(demoPackFile());
       if (pack === undefined) return;
       const interactive = o.interactive === true;
-      out("warrant demo: fix-failing-test with scripted agents, in the real sandbox.");
+      const json = o.json === true;
+      // With --json stdout carries only the result; the story goes with the live view to stderr.
+      const say = json ? err : out;
+      say("warrant demo: fix-failing-test with scripted agents, in the real sandbox.");
       if (!interactive)
-        out("The demo approves each mutation itself (run with --interactive to decide).");
+        say("The demo approves each mutation itself (run with --interactive to decide).");
       await runPack(pack, demoModels(), {
         yes: !interactive,
         interactive,
+        json,
         ...(o.store === undefined ? {} : { store: o.store }),
       });
     });
@@ -395,7 +424,10 @@ export function registerRunCommands(program: Command): void {
       "model per role: scripted:PATH, openai:MODEL, openai-compatible:URL#MODEL, anthropic:MODEL",
     )
     .option("--yes", "approve every mutation without asking (recorded as such)")
-    .option("--store <uri>", "ledger store URI")
+    .option(
+      "--store <uri>",
+      "ledger store URI (default: $WARRANT_STORE, else sqlite:.warrant/ledger.db)",
+    )
     .option("--dispatch", "open the loop and queue it for `warrant worker` (PostgreSQL) instead")
     .option(
       "--json",
@@ -428,22 +460,32 @@ export function registerRunCommands(program: Command): void {
     .requiredOption("--store <uri>", "postgres://… store URI")
     .option("--concurrency <n>", "loops driven at once", "2")
     .option("--yes", "approve every mutation without asking (recorded as such)")
-    .action(async (o: { store: string; concurrency: string; yes?: boolean }) => {
+    .option(
+      "--json",
+      "machine output: one JSON object a line, {at, event: started|start|busy|end, …} " +
+        "(live view on stderr)",
+    )
+    .action(async (o: { store: string; concurrency: string; yes?: boolean; json?: boolean }) => {
       const concurrency = Number(o.concurrency);
       if (!Number.isSafeInteger(concurrency) || concurrency < 1) {
         throw new UsageError("--concurrency takes a positive integer");
       }
+      const json = o.json === true;
       const queue = jobQueue(o.store);
       await withStoreAndHost(o.store, async (store, uri, host) => {
         const holder = `worker:${leaseHolder()}`;
-        out(`warrant worker ${holder} on ${uri} (queue schema ${queue.schema})`);
+        if (json) {
+          const at = new Date().toISOString();
+          out(JSON.stringify({ at, event: "started", holder, store: uri, schema: queue.schema }));
+        } else out(`warrant worker ${holder} on ${uri} (queue schema ${queue.schema})`);
+        const viewStream = json ? process.stderr : process.stdout;
         const runner = await startWorker({
           queue,
           concurrency,
           holder,
           handleSignals: true,
           context: (models) => {
-            const view = createLiveView((t) => process.stdout.write(t), {
+            const view = createLiveView((t) => viewStream.write(t), {
               tty: false,
               clock: systemClock,
             });
@@ -456,6 +498,10 @@ export function registerRunCommands(program: Command): void {
           },
           onEvent: (e) => {
             const at = new Date().toISOString();
+            if (json) {
+              out(JSON.stringify(workerEventJson(at, e)));
+              return;
+            }
             if (e.kind === "end") {
               const r = e.result;
               const how =
@@ -475,7 +521,10 @@ export function registerRunCommands(program: Command): void {
     .description("drive an existing loop on from where its ledger stands")
     .argument("<query>", "the loop's query id")
     .option("--yes", "approve every mutation without asking (recorded as such)")
-    .option("--store <uri>", "ledger store URI")
+    .option(
+      "--store <uri>",
+      "ledger store URI (default: $WARRANT_STORE, else sqlite:.warrant/ledger.db)",
+    )
     .option(
       "--json",
       "machine output: {query, store, status, stop?, blocked?, spent} (live view on stderr)",
@@ -526,6 +575,25 @@ export function registerRunCommands(program: Command): void {
         }
       });
     });
+}
+
+/** One `worker --json` line: a drive's start, a loop another worker holds, or a drive's end. */
+function workerEventJson(at: string, e: WorkerEvent): Record<string, unknown> {
+  if (e.kind !== "end") return { at, event: e.kind, query: e.query };
+  const r = e.result;
+  return r.status === "stopped"
+    ? { at, event: "end", query: e.query, status: "stopped", stop: r.document.stop }
+    : {
+        at,
+        event: "end",
+        query: e.query,
+        status: "blocked",
+        blocked: {
+          reason: r.reason,
+          ...(r.counter === undefined ? {} : { counter: r.counter }),
+          detail: r.detail,
+        },
+      };
 }
 
 async function unconcludedRuns(store: LedgerStore, query: string): Promise<number> {
