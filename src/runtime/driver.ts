@@ -23,7 +23,7 @@ import { ADMISSION_STEP, nextAction, readLedger, unfinishedPassage } from "./led
 import type { RuntimeContext } from "./ports.js";
 import type { PassageEndBody, StepRecord } from "./records.js";
 import { makeRecord, runRecords, signed } from "./records.js";
-import { executeRun } from "./run-executor.js";
+import { environmentNameOf, executeRun } from "./run-executor.js";
 import type { LoadedPack } from "./task-pack.js";
 
 /**
@@ -359,15 +359,15 @@ async function run(
       "the stored proposal no longer checks against the task pack",
     );
   const plan = checked.value;
+  // An environment made by an attempt that died before its first step is discarded, never reused:
+  // the journaled one, and the one a host that died before journaling it left under the run's name.
+  await discardLeftovers(ctx, opts.query, cycle);
   if (document.state === "deadline-passed") {
     throw new Blocked(
       "deadline",
       "the deadline passed before the admitted run started; renew to run it",
     );
   }
-  // An environment made by an attempt that died before its first step is discarded, never reused.
-  const stale = cycle.runStarted?.["environment/dir"];
-  if (stale !== undefined) await ctx.sandbox.destroyDir(stale);
   const result = await executeRun(ctx, {
     query: opts.query,
     proposalRef: cycle.proposalRef,
@@ -390,10 +390,21 @@ async function run(
   await ctx.store.putRecords([execution, report]);
 }
 
+/** Removes a dead attempt's environment of this run, journaled or not; true once none is left. */
+async function discardLeftovers(
+  ctx: RuntimeContext,
+  query: string,
+  cycle: CycleView,
+): Promise<boolean> {
+  const dir = cycle.runStarted?.["environment/dir"];
+  const journaled = dir === undefined ? true : await ctx.sandbox.destroyDir(dir);
+  const named = await ctx.sandbox.discard(environmentNameOf(query, cycle.proposalRef));
+  return journaled && named;
+}
+
 /** A run whose step had started when the driver died: never repeated, concluded `unknown`. */
 async function abandon(ctx: RuntimeContext, query: string, cycle: CycleView): Promise<void> {
-  const dir = cycle.runStarted?.["environment/dir"];
-  const destroyed = dir === undefined ? true : await ctx.sandbox.destroyDir(dir);
+  const destroyed = await discardLeftovers(ctx, query, cycle);
   const now = ctx.clock.now().toISOString();
   const steps: StepRecord[] = cycle.stepsStarted.map((s) => ({
     "step/id": s["step/id"],

@@ -82,9 +82,18 @@ export interface RunEnvironment {
 export interface SandboxPort {
   /** The backend's name (`bwrap`, `unshare`) or undefined when nothing can contain a run. */
   readonly backend: string | undefined;
-  create(baselineDir: string, ref: string): Promise<RunEnvironment>;
+  /**
+   * A fresh environment for the run `ref`. Its directory is found again by `name` (stable across a
+   * restart; a leftover of that name is replaced), even when the host died before journaling it.
+   */
+  create(baselineDir: string, ref: string, name: string): Promise<RunEnvironment>;
   /** Removes a dead environment's directory (on resume); true once it is confirmed gone. */
   destroyDir(dir: string): Promise<boolean>;
+  /**
+   * Removes what a dead attempt left of the environment named `name`, journaled or not; true once
+   * nothing is there (also when nothing ever was, or no backend exists).
+   */
+  discard(name: string): Promise<boolean>;
   /** The digest of every regular file under a host directory (the baseline), by relative path. */
   snapshotDir(dir: string): Promise<ReadonlyMap<string, string>>;
 }

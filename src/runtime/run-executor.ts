@@ -3,6 +3,7 @@
 // verifier check, then destruction of the environment. Returns the execution record's body; the
 // caller stores it and concludes the run.
 
+import { createHash } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import type { Outcome } from "../core/loop/types.js";
 import { digestOfBytes } from "../core/records/canonical.js";
@@ -51,6 +52,15 @@ export function environmentRefOf(proposalRef: string): string {
   return `environment:${proposalRef.slice(proposalRef.lastIndexOf(":") + 1)}`;
 }
 
+/**
+ * The stable name of a run's environment (its directory is `warrant-env-<name>`): the same on every
+ * attempt at the run, so a resumed host finds a directory its dead predecessor made before it could
+ * journal it. Distinct per loop and proposal: two runs never share a name.
+ */
+export function environmentNameOf(query: string, proposalRef: string): string {
+  return `run-${createHash("sha256").update(`${query}\n${proposalRef}`).digest("hex").slice(0, 32)}`;
+}
+
 export async function executeRun(ctx: RuntimeContext, input: RunInput): Promise<RunResult> {
   const { pack, plan, query, proposalRef } = input;
   const startedAt = ctx.clock.now().toISOString();
@@ -91,7 +101,9 @@ export async function executeRun(ctx: RuntimeContext, input: RunInput): Promise<
       ctx.measure?.(phase, performance.now() - t0);
     }
   };
-  const env = await timed("sandbox-start", () => ctx.sandbox.create(pack.baselineDir, envRef));
+  const env = await timed("sandbox-start", () =>
+    ctx.sandbox.create(pack.baselineDir, envRef, environmentNameOf(query, proposalRef)),
+  );
   await ctx.store.putRecords([
     makeRecord("runStarted", query, {
       "query/id": query,

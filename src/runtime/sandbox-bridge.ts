@@ -1,5 +1,6 @@
 // The runtime's view of a contained sandbox (src/core/sandbox's Sandbox port): environments for
-// runs, the baseline's snapshot, and removal of an environment left behind by a dead process.
+// runs (named, so a dead process's leftover is found again), the baseline's snapshot, and removal
+// of an environment left behind by a dead process.
 import path from "node:path";
 import { removeEnvironmentDir, snapshotTree } from "../adapters/sandbox/environment-dir.js";
 import type { Sandbox } from "../core/sandbox/sandbox-port.js";
@@ -10,10 +11,10 @@ const ENV_DIR_PREFIX = "warrant-env-";
 export function sandboxPort(sandbox: Sandbox | undefined): SandboxPort {
   return {
     backend: sandbox?.backend,
-    async create(baselineDir: string, ref: string): Promise<RunEnvironment> {
+    async create(baselineDir: string, ref: string, name: string): Promise<RunEnvironment> {
       if (sandbox === undefined)
         throw new Error("no sandbox backend: runs are refused before this");
-      const env = await sandbox.createEnvironment(baselineDir);
+      const env = await sandbox.createEnvironment(baselineDir, { name });
       return {
         ref,
         dir: env.root,
@@ -35,6 +36,11 @@ export function sandboxPort(sandbox: Sandbox | undefined): SandboxPort {
       // Only ever a directory this host made for an environment.
       if (!path.basename(base).startsWith(ENV_DIR_PREFIX)) return false;
       return (await removeEnvironmentDir({ id: "", base, workspace: dir, stage: "" })).confirmed;
+    },
+    async discard(name: string): Promise<boolean> {
+      // The backend only ever removes `warrant-env-<name>` under its own temp root.
+      if (sandbox === undefined) return true;
+      return (await sandbox.discardEnvironment(name)).confirmed;
     },
     snapshotDir: (dir: string) => snapshotTree(dir),
   };

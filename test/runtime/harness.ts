@@ -1,7 +1,9 @@
 // A runtime under test: a memory store, the real bwrap sandbox, scripted models per role, a clock the
 // test moves, and every runtime event captured (a hook may act on one: post a denial, cancel).
-import { readFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
+import { onTestFinished } from "vitest";
 import {
   createScriptedModel,
   type ScriptedModel,
@@ -64,8 +66,28 @@ export const reject = turn("Verdict", {
 });
 export const result = turn("Result", { summary: "done", outcome: "verified", evidence: [] });
 
+/**
+ * Where a store's environments are made: one folder per store (a restarted host over the same
+ * store shares it), so concurrent tests whose runs share a name never meet. Removed with the test.
+ */
+const envRoots = new WeakMap<LedgerStore, string>();
+function envRootOf(store: LedgerStore): string {
+  let root = envRoots.get(store);
+  if (root === undefined) {
+    const made = mkdtempSync(path.join(tmpdir(), "warrant-rt-"));
+    // Contained commands may run as another uid: it must reach its environment's directory.
+    chmodSync(made, 0o711);
+    onTestFinished(() => rmSync(made, { recursive: true, force: true }));
+    envRoots.set(store, made);
+    root = made;
+  }
+  return root;
+}
+
 export interface Harness {
   readonly ctx: RuntimeContext;
+  /** The folder this host's environments are made in (`warrant-env-<name>` each). */
+  readonly envRoot: string;
   readonly store: MemoryLedgerStore;
   readonly ledger: LoopLedger;
   readonly pack: LoadedPack;
@@ -98,6 +120,7 @@ export async function harness(
   const pack = loaded.value;
   const store = opts.store ?? new MemoryLedgerStore();
   const through = opts.wrapStore === undefined ? store : opts.wrapStore(store);
+  const envRoot = envRootOf(store);
   const ledger = new LoopLedger(through);
   let t = START;
   const clock = { now: () => new Date(t) };
@@ -133,7 +156,9 @@ export async function harness(
       },
       (request) => createWorkspaceTools({ root: request.pack.baselineDir }),
     ),
-    sandbox: sandboxPort(opts.sandbox === "none" ? undefined : createBwrapSandbox()),
+    sandbox: sandboxPort(
+      opts.sandbox === "none" ? undefined : createBwrapSandbox({ tempRoot: envRoot }),
+    ),
     approver: createApprover({
       store: through,
       loop: ledger,
@@ -157,6 +182,7 @@ export async function harness(
   const query = reopened ? "query:test-1" : await startLoop(ctx, pack, {}, "query:test-1");
   h = {
     ctx,
+    envRoot,
     store,
     ledger,
     pack,

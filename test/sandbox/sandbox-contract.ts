@@ -1,11 +1,14 @@
 // The contract every Sandbox backend must meet (SPEC §7), run against each backend available.
+import { randomBytes } from "node:crypto";
 import {
   existsSync,
+  lstatSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
   rmSync,
+  statSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
@@ -462,6 +465,75 @@ export function sandboxContract(
           LIMITS,
         );
         expect(peek.stdout).toBe("absent\n");
+      });
+
+      it("a named environment lives at warrant-env-<name>; creating it again replaces a leftover", async () => {
+        const sb = sandbox as Sandbox;
+        const name = `contract-${randomBytes(6).toString("hex")}`;
+        const base = path.join(tmpdir(), `warrant-env-${name}`);
+        const dead = await sb.createEnvironment(baseline, { name });
+        expect(dead.root).toBe(path.join(base, "workspace"));
+        expect(statSync(base).mode & 0o777).toBe(0o700);
+        // What a process that died mid-run leaves: a changed file, a locked folder, a stray file.
+        const r = await dead.exec(
+          ["sh", "-c", "echo changed > src/a.js && mkdir -p locked/in && chmod 555 locked"],
+          LIMITS,
+        );
+        expect(r.exitCode).toBe(0);
+        writeFileSync(path.join(base, "stray"), "left\n");
+        // `dead` is never destroyed: its process is gone.
+        const again = await sb.createEnvironment(baseline, { name });
+        envs.push(again);
+        expect(again.root).toBe(dead.root);
+        expect(again.id).not.toBe(dead.id);
+        expect(existsSync(path.join(base, "stray"))).toBe(false);
+        expect(statSync(base).mode & 0o777).toBe(0o700);
+        const seen = await again.exec(
+          ["sh", "-c", "cat src/a.js; test -e locked && echo locked || echo clean"],
+          LIMITS,
+        );
+        expect(seen.stdout).toBe("export const a = 1;\nclean\n");
+      });
+
+      it("a symlink planted at a named environment's path is replaced, its target untouched", async () => {
+        const name = `contract-${randomBytes(6).toString("hex")}`;
+        const base = path.join(tmpdir(), `warrant-env-${name}`);
+        symlinkSync(outsideDir, base);
+        try {
+          const env = await (sandbox as Sandbox).createEnvironment(baseline, { name });
+          envs.push(env);
+          expect(lstatSync(base).isDirectory()).toBe(true);
+          expect(readdirSync(outsideDir)).toEqual(["secret.txt"]);
+        } finally {
+          rmSync(base, { recursive: true, force: true });
+        }
+      });
+
+      it("discardEnvironment removes what is left of a named environment, and confirms", async () => {
+        const sb = sandbox as Sandbox;
+        const name = `contract-${randomBytes(6).toString("hex")}`;
+        const left = await sb.createEnvironment(baseline, { name });
+        const running = left.exec(["sleep", "1000"], LIMITS);
+        await left.exec(["sh", "-c", "mkdir -p locked/in && chmod 555 locked"], LIMITS);
+        expect(await sb.discardEnvironment(name)).toEqual({ confirmed: true });
+        expect(existsSync(path.dirname(left.root))).toBe(false);
+        // Nothing there (any more) is confirmed too.
+        expect(await sb.discardEnvironment(name)).toEqual({ confirmed: true });
+        await left.destroy();
+        await running;
+      });
+
+      it("refuses a name that is not a safe token (sandbox/invalid-name)", async () => {
+        const sb = sandbox as Sandbox;
+        for (const bad of ["", "..", "../x", "a/b", "Upper", "a_b", "a b", "a".repeat(65)]) {
+          await expect(sb.createEnvironment(baseline, { name: bad })).rejects.toMatchObject({
+            code: "sandbox/invalid-name",
+          });
+          await expect(sb.discardEnvironment(bad)).rejects.toMatchObject({
+            code: "sandbox/invalid-name",
+          });
+        }
+        expect(readdirSync(tmpdir()).filter((n) => n === "warrant-env-")).toEqual([]);
       });
 
       it("destroy removes the directory, confirms it, and ends running commands", async () => {

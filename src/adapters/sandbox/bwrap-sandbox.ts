@@ -7,7 +7,12 @@ import type {
   Sandbox,
 } from "../../core/sandbox/sandbox-port.js";
 import { runLimited, SANDBOX_PATH, scrubbedEnv } from "./contained-exec.js";
-import { type BackendOptions, hostRunAs, managedEnvironment } from "./managed-environment.js";
+import {
+  type BackendOptions,
+  discardEnvironment,
+  hostRunAs,
+  managedEnvironment,
+} from "./managed-environment.js";
 import { readOnlyLayout } from "./root-layout.js";
 
 export const DEFAULT_MAX_PROCESSES = 256;
@@ -18,9 +23,10 @@ export function createBwrapSandbox(options: BackendOptions = {}): Sandbox {
   const layout = readOnlyLayout(options.readOnlyPaths);
   return {
     backend: "bwrap",
+    discardEnvironment: (name: string) => discardEnvironment(options, name),
     async createEnvironment(baselineDir: string, opts: EnvironmentOptions = {}) {
       const defaultNproc = opts.maxProcesses ?? DEFAULT_MAX_PROCESSES;
-      return managedEnvironment("bwrap", baselineDir, runAs, options, (dir) => {
+      return managedEnvironment("bwrap", baselineDir, runAs, options, opts.name, (dir) => {
         return (argv: readonly string[], exec: ExecOptions): Promise<ExecResult> => {
           const env = scrubbedEnv(dir.workspace, exec.env);
           const line: string[] = [];

@@ -1,7 +1,7 @@
 // The host side of an environment: its private directory (a copy of the baseline), confined file
 // access inside it, snapshots and removal. Shared by every sandbox backend.
 import { randomBytes } from "node:crypto";
-import { constants, existsSync } from "node:fs";
+import { constants } from "node:fs";
 import {
   chmod,
   cp,
@@ -20,7 +20,8 @@ import {
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { digestOfBytes } from "../../core/records/canonical.js";
-import { fail, ok, type Problem, type Result } from "../../core/result.js";
+import { fail, ok, type Problem, type Result, WarrantError } from "../../core/result.js";
+import { isEnvironmentName } from "../../core/sandbox/sandbox-port.js";
 import { normaliseRelativePath } from "../../core/taskpack/relative-path.js";
 
 /** The uid/gid that sandboxed commands run as when the host runs as root. */
@@ -39,21 +40,66 @@ export interface EnvironmentDir {
   readonly stage: string;
 }
 
-/** Create the private directory and copy the baseline into it (symlinks copied as links). */
+const ENV_DIR_PREFIX = "warrant-env-";
+
+function checkedName(name: string): string {
+  if (!isEnvironmentName(name)) {
+    throw new WarrantError(
+      "sandbox/invalid-name",
+      `environment name ${JSON.stringify(name)} is not [a-z0-9-]{1,64}`,
+    );
+  }
+  return name;
+}
+
+/** Where the environment named `name` lives under `tempRoot` (the name is checked). */
+export function namedEnvironmentBase(tempRoot: string, name: string): string {
+  return path.join(tempRoot, `${ENV_DIR_PREFIX}${checkedName(name)}`);
+}
+
+/**
+ * Create the private directory and copy the baseline into it (symlinks copied as links). With a
+ * name the directory is `warrant-env-<name>`, replacing whatever a dead attempt left there; a
+ * directory appearing at that path between the removal and the creation is refused (EEXIST), never
+ * adopted.
+ */
 export async function createEnvironmentDir(
   baselineDir: string,
   runAs: RunAs | undefined,
   tempRoot: string = tmpdir(),
+  name?: string,
 ): Promise<EnvironmentDir> {
   const id = `env-${randomBytes(8).toString("hex")}`;
-  const base = await mkdtemp(path.join(tempRoot, "warrant-env-"));
+  let base: string;
+  if (name === undefined) base = await mkdtemp(path.join(tempRoot, ENV_DIR_PREFIX));
+  else {
+    base = namedEnvironmentBase(tempRoot, name);
+    if (!(await removeTree(base))) {
+      throw new WarrantError("sandbox/leftover", `cannot remove the leftover ${base}`);
+    }
+    await mkdir(base, { mode: 0o700 });
+    await chmod(base, 0o700);
+  }
   const workspace = path.join(base, "workspace");
   const stage = path.join(base, "stage");
-  await cp(baselineDir, workspace, { recursive: true, verbatimSymlinks: true, force: true });
-  await mkdir(workspace, { recursive: true });
-  await mkdir(stage);
-  if (runAs !== undefined) await chownTree(base, runAs);
+  try {
+    await cp(baselineDir, workspace, { recursive: true, verbatimSymlinks: true, force: true });
+    await mkdir(workspace, { recursive: true });
+    await mkdir(stage);
+    if (runAs !== undefined) await chownTree(base, runAs);
+  } catch (e) {
+    await removeTree(base);
+    throw e;
+  }
   return { id, base, workspace, stage };
+}
+
+/** Remove the named environment's directory if a dead process left one; true once none is there. */
+export async function discardNamedEnvironmentDir(
+  tempRoot: string,
+  name: string,
+): Promise<{ confirmed: boolean }> {
+  return { confirmed: await removeTree(namedEnvironmentBase(tempRoot, name)) };
 }
 
 async function chownTree(dir: string, runAs: RunAs): Promise<void> {
@@ -231,14 +277,22 @@ export async function snapshotTree(workspace: string): Promise<Map<string, strin
 
 /** Remove the environment's directory; confirmed only when it no longer exists. */
 export async function removeEnvironmentDir(dir: EnvironmentDir): Promise<{ confirmed: boolean }> {
+  return { confirmed: await removeTree(dir.base) };
+}
+
+/** Remove a directory tree (a symlink itself, never its target); true once nothing is at `base`. */
+async function removeTree(base: string): Promise<boolean> {
   try {
-    await rm(dir.base, { recursive: true, force: true, maxRetries: 2 });
+    await rm(base, { recursive: true, force: true, maxRetries: 2 });
   } catch {
     // A command may have left directories without write permission: restore and retry.
-    await restoreWritable(dir.base).catch(() => undefined);
-    await rm(dir.base, { recursive: true, force: true }).catch(() => undefined);
+    await restoreWritable(base).catch(() => undefined);
+    await rm(base, { recursive: true, force: true }).catch(() => undefined);
   }
-  return { confirmed: !existsSync(dir.base) };
+  return lstat(base).then(
+    () => false,
+    (e: NodeJS.ErrnoException) => e.code === "ENOENT",
+  );
 }
 
 async function restoreWritable(dir: string): Promise<void> {

@@ -1,6 +1,7 @@
 // The Environment every backend hands out: its directory, confined file access, and the
 // bookkeeping that lets destroy() kill whatever still runs before removing the directory.
 
+import { tmpdir } from "node:os";
 import { WarrantError } from "../../core/result.js";
 import type {
   Environment,
@@ -10,6 +11,7 @@ import type {
 } from "../../core/sandbox/sandbox-port.js";
 import {
   createEnvironmentDir,
+  discardNamedEnvironmentDir,
   type EnvironmentDir,
   type RunAs,
   readConfined,
@@ -50,9 +52,10 @@ export async function managedEnvironment(
   baselineDir: string,
   runAs: RunAs | undefined,
   options: BackendOptions,
+  name: string | undefined,
   makeExec: (dir: EnvironmentDir) => Exec | Promise<Exec>,
 ): Promise<Environment> {
-  const dir = await createEnvironmentDir(baselineDir, runAs, options.tempRoot);
+  const dir = await createEnvironmentDir(baselineDir, runAs, options.tempRoot, name);
   let run: Exec;
   try {
     run = await makeExec(dir);
@@ -96,4 +99,12 @@ export async function managedEnvironment(
       return removeEnvironmentDir(dir);
     },
   };
+}
+
+/** Sandbox.discardEnvironment for a backend made with `options`. */
+export function discardEnvironment(
+  options: BackendOptions,
+  name: string,
+): Promise<{ readonly confirmed: boolean }> {
+  return discardNamedEnvironmentDir(options.tempRoot ?? tmpdir(), name);
 }

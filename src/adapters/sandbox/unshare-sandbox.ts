@@ -18,7 +18,12 @@ import type {
 import { DEFAULT_MAX_PROCESSES } from "./bwrap-sandbox.js";
 import { runLimited, SANDBOX_PATH, scrubbedEnv } from "./contained-exec.js";
 import type { EnvironmentDir, RunAs } from "./environment-dir.js";
-import { type BackendOptions, hostRunAs, managedEnvironment } from "./managed-environment.js";
+import {
+  type BackendOptions,
+  discardEnvironment,
+  hostRunAs,
+  managedEnvironment,
+} from "./managed-environment.js";
 import { DEVICE_NODES, type LayoutEntry, readOnlyLayout } from "./root-layout.js";
 
 // Arguments: workspace, stage, nproc, count of read-only directories, the directories, then the
@@ -77,6 +82,7 @@ export function createUnshareSandbox(options: BackendOptions = {}): Sandbox {
   const roDirs = layout.filter((e) => e.kind === "ro-dir").map((e) => e.path);
   return {
     backend: "unshare",
+    discardEnvironment: (name: string) => discardEnvironment(options, name),
     async createEnvironment(baselineDir: string, opts: EnvironmentOptions = {}) {
       const defaultNproc = opts.maxProcesses ?? DEFAULT_MAX_PROCESSES;
       return managedEnvironment(
@@ -84,6 +90,7 @@ export function createUnshareSandbox(options: BackendOptions = {}): Sandbox {
         baselineDir,
         runAs,
         options,
+        opts.name,
         async (dir: EnvironmentDir) => {
           await buildSkeleton(dir.stage, layout, runAs);
           return (argv: readonly string[], exec: ExecOptions): Promise<ExecResult> => {

@@ -4,9 +4,24 @@ import type { Result } from "../result.js";
 
 export type SandboxBackend = "bwrap" | "unshare";
 
+/** A stable environment name: the directory is `warrant-env-<name>`, found again after a crash. */
+export const ENVIRONMENT_NAME = /^[a-z0-9-]{1,64}$/;
+
+export function isEnvironmentName(name: string): boolean {
+  return ENVIRONMENT_NAME.test(name);
+}
+
 export interface EnvironmentOptions {
   /** Default process-count limit for commands in this environment (RLIMIT_NPROC). */
   readonly maxProcesses?: number;
+  /**
+   * A stable name (`[a-z0-9-]{1,64}`, else `sandbox/invalid-name` is thrown): the private
+   * directory is `<tempRoot>/warrant-env-<name>`, so a process that dies before recording it can
+   * still have it removed (`discardEnvironment`). Whatever is already at that path is removed
+   * first: it can only be a leftover of an earlier attempt under the same name. Without a name
+   * the directory gets a fresh random name.
+   */
+  readonly name?: string;
 }
 
 export interface ExecOptions {
@@ -67,4 +82,10 @@ export interface Sandbox {
   readonly backend: SandboxBackend;
   /** A fresh environment: a private copy of `baselineDir`. */
   createEnvironment(baselineDir: string, opts?: EnvironmentOptions): Promise<Environment>;
+  /**
+   * Remove the directory of the environment named `name` if one is left (a dead process's); no
+   * process is killed. Confirmed when nothing is at that path any more. Throws
+   * `sandbox/invalid-name` for a name `createEnvironment` would refuse.
+   */
+  discardEnvironment(name: string): Promise<{ readonly confirmed: boolean }>;
 }
