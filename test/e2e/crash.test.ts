@@ -1,8 +1,8 @@
 // Crash safety (SPEC §6): `warrant demo` killed with SIGKILL at random moments, then `warrant
 // resume`: the loop ends stopped, its stored ledger checks, nothing was charged twice, no step ran
-// twice, and a run interrupted mid-step concluded `unknown`.
+// twice, a run interrupted mid-step concluded `unknown`, and no environment directory is left behind.
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -33,9 +33,9 @@ afterAll(() => {
  * Starts the demo and SIGKILLs it `ms` after it printed fact `fact` (the demo makes 15): moments
  * spread over the whole loop whatever the machine's speed.
  */
-function killedDemo(cwd: string, fact: number, ms: number): Promise<void> {
+function killedDemo(cwd: string, tmp: string, fact: number, ms: number): Promise<void> {
   return new Promise((resolve, reject) => {
-    const env = { ...process.env, NO_COLOR: "1", WARRANT_LEASE_TTL_MS: "1500" };
+    const env = { ...process.env, NO_COLOR: "1", WARRANT_LEASE_TTL_MS: "1500", TMPDIR: tmp };
     const child = spawn(process.execPath, [cliPath, "demo"], { cwd, env });
     let printed = "";
     let timer: NodeJS.Timeout | undefined;
@@ -82,15 +82,31 @@ interface Trial {
   readonly query?: string;
   readonly stop?: string;
   readonly problems: readonly string[];
+  /** `warrant-env-*` directories left in the trial's own temp folder after its resume. */
+  readonly leftovers: readonly string[];
 }
 
 async function trial(killAfterFact: number, killAfterMs: number): Promise<Trial> {
   const cwd = mkdtempSync(path.join(tmpdir(), "warrant-crash-"));
   dirs.push(cwd);
-  await killedDemo(cwd, killAfterFact, killAfterMs);
+  // The trial's own temp folder (TMPDIR of the demo and the resume): every environment it makes is
+  // there, so what is left is exactly what this trial leaked. Contained commands may run as
+  // another uid: they must reach their environment through it.
+  const tmp = path.join(cwd, "tmp");
+  mkdirSync(tmp);
+  chmodSync(cwd, 0o711);
+  chmodSync(tmp, 0o711);
+  const envLeftovers = () => readdirSync(tmp).filter((n) => n.startsWith("warrant-env-"));
+  await killedDemo(cwd, tmp, killAfterFact, killAfterMs);
   const query = await openedLoop(cwd);
   if (query === undefined) {
-    return { killAfterFact, killAfterMs, interrupted: false, problems: ["no loop opened"] };
+    return {
+      killAfterFact,
+      killAfterMs,
+      interrupted: false,
+      problems: ["no loop opened"],
+      leftovers: envLeftovers(),
+    };
   }
   const problems: string[] = [];
   const interrupted = !(await stoppedBeforeResume(cwd, query));
@@ -98,7 +114,7 @@ async function trial(killAfterFact: number, killAfterMs: number): Promise<Trial>
   const resumed = await runCli(["resume", query, "--yes", ...storeArgs], {
     cwd,
     timeoutMs: 60_000,
-    env: { WARRANT_LEASE_TTL_MS: "1500" },
+    env: { WARRANT_LEASE_TTL_MS: "1500", TMPDIR: tmp },
   });
   if (!/loop stopped|is stopped/.test(resumed.stdout))
     problems.push(`resume did not stop the loop: ${resumed.stdout}${resumed.stderr}`);
@@ -150,6 +166,7 @@ async function trial(killAfterFact: number, killAfterMs: number): Promise<Trial>
     query,
     ...(stop === undefined ? {} : { stop }),
     problems,
+    leftovers: envLeftovers(),
   };
 }
 
@@ -157,8 +174,6 @@ describe("crash safety: SIGKILL at random moments, then resume", () => {
   it(`${TRIALS} trials end stopped, checked, with no repeated charge or step`, {
     timeout: 240_000,
   }, async () => {
-    const envDirs = () => readdirSync(tmpdir()).filter((n) => n.startsWith("warrant-env-"));
-    const before = new Set(envDirs());
     const next = random(SEED);
     const moments = Array.from({ length: TRIALS }, () => ({
       fact: 1 + Math.floor(next() * 14),
@@ -178,9 +193,11 @@ describe("crash safety: SIGKILL at random moments, then resume", () => {
     expect(failures, JSON.stringify(failures, null, 2)).toEqual([]);
     // Most kills landed before the loop stopped (the rest found it already stopped).
     expect(results.filter((r) => r.interrupted).length).toBeGreaterThan(TRIALS / 2);
-    // A resumed loop destroys the environment of its interrupted run; at most the one a kill hit
-    // between creating it and journaling it is left per trial.
-    const leftovers = envDirs().filter((n) => !before.has(n));
-    expect(leftovers.length).toBeLessThanOrEqual(TRIALS);
+    // A resumed loop removes every environment of its runs, the one a kill hit between creating
+    // it and journaling it included: no trial leaves a single `warrant-env-*` directory.
+    const leftovers = results.flatMap((r) =>
+      r.leftovers.map((n) => `fact ${r.killAfterFact} +${r.killAfterMs}ms: ${n}`),
+    );
+    expect(leftovers).toEqual([]);
   });
 });
