@@ -144,7 +144,7 @@ describe("the live view", () => {
     expect(writes.length).toBe(held);
     view.emit({ kind: "note", text: "approved" });
     expect(writes.slice(held).join("")).toContain("approved\n");
-    expect(writes.at(-1)).toMatch(/^\r\x1b\[2Kdeadline in/);
+    expect(writes.at(-1)?.startsWith("\r\x1b[2Kdeadline in")).toBe(true);
     view.close();
   });
 });
