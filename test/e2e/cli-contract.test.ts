@@ -1,6 +1,7 @@
 // The command line's contract (SPEC §9) in one place, against the built CLI: every command exists,
 // takes --json, has useful --help, prints the documented machine shapes, and exits 0 on success,
 // 1 on invalid or refused input and 2 on usage errors.
+import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -8,7 +9,9 @@ import canonicalize from "canonicalize";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { contractValidators } from "../../src/core/contracts/ajv.js";
 import type { LoopDocument } from "../../src/core/loop/types.js";
-import { type CliResult, repoRoot, runCli, sharedDir } from "../helpers/cli.js";
+import { type CliResult, cliPath, repoRoot, runCli, sharedDir } from "../helpers/cli.js";
+import { postgresForTests, TestSchemas } from "../helpers/postgres.js";
+import { scripted } from "./cli-run.js";
 
 /** Every leaf command SPEC §9 names, as typed after `warrant`. */
 const COMMANDS = [
@@ -463,7 +466,90 @@ describe("operator acts: --json prints {ok, result?, code?, message}", () => {
     }
   });
 
+  it("approve of a run's real step posts the act (0): {ok: true, result: posted, message}", async () => {
+    const proposals = (
+      json(await cli(["show", query, "--json", "--store", store])) as {
+        records: { ref: string; kind: string }[];
+      }
+    ).records.filter((x) => x.kind === "proposal");
+    const last = proposals.at(-1)?.ref as string;
+    const r = await cli(["approve", last, "fix-slugify", "--json", "--store", store]);
+    expect(r.code, r.stderr).toBe(0);
+    const body = json(r) as Record<string, unknown>;
+    expect(keys(body)).toEqual(["message", "ok", "result"]);
+    expect(body).toMatchObject({ ok: true, result: "posted" });
+  });
+
   it("answer when the loop waits for no answer is refused (1)", async () => {
     refused(await cli(["answer", query, "yes", "--json", "--store", store]), "runtime/no-question");
+  });
+});
+
+const pg = await postgresForTests();
+
+describe.skipIf(!pg.enabled)("run --dispatch --json and worker --json (PostgreSQL)", () => {
+  const schemas = new TestSchemas(pg.url, "cli_contract");
+  const made: string[] = [];
+  afterAll(async () => {
+    for (const uri of made) {
+      await schemas.sql(`DROP SCHEMA IF EXISTS "${TestSchemas.schemaOf(uri)}_jobs" CASCADE`);
+    }
+    await schemas.dropAll();
+  });
+
+  it("dispatch prints {query, store, status: dispatched}; the worker prints one JSON event a line", {
+    timeout: 90_000,
+  }, async () => {
+    const pgStore = schemas.uri();
+    made.push(pgStore);
+    const models = ["implementer", "reviewer", "summarizer"].flatMap((r) => [
+      "--model",
+      scripted(r),
+    ]);
+    const d = await cli(["run", PACK, ...models, "--store", pgStore, "--dispatch", "--json"]);
+    expect(d.code, d.stderr).toBe(0);
+    const dispatched = json(d) as Record<string, unknown>;
+    expect(keys(dispatched)).toEqual(["query", "status", "store"]);
+    expect(dispatched.status).toBe("dispatched");
+    const q = dispatched.query as string;
+
+    const worker = spawn(
+      process.execPath,
+      [cliPath, "worker", "--store", pgStore, "--yes", "--json"],
+      {
+        cwd: dir,
+        env: { ...process.env, NO_COLOR: "1" },
+      },
+    );
+    let stdout = "";
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no end event: ${stdout}`)), 80_000);
+        worker.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+          stdout += chunk;
+          if (stdout.includes('"event":"end"')) {
+            clearTimeout(timer);
+            resolve();
+          }
+        });
+        worker.on("close", () => reject(new Error(`worker ended: ${stdout}`)));
+      });
+    } finally {
+      worker.kill("SIGTERM");
+      await new Promise((r) => (worker.exitCode === null ? worker.on("close", r) : r(0)));
+    }
+    const events = stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(events[0]).toMatchObject({ event: "started", store: dispatched.store });
+    expect(events).toContainEqual(expect.objectContaining({ event: "start", query: q }));
+    expect(events.at(-1)).toMatchObject({
+      event: "end",
+      query: q,
+      status: "stopped",
+      stop: { reason: "succeeded" },
+    });
+    for (const e of events) expect(e.at).toMatch(/^\d{4}-\d\d-\d\dT.*Z$/);
   });
 });
