@@ -2,7 +2,7 @@
 // `script`, asks `approve STEP of RUN? [y/N]` before each mutation with the live view's status line
 // held off the prompt, and records the answer as an operator act.
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -34,14 +34,17 @@ const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
 /**
  * Runs `warrant ARGS` on a fresh pseudo-terminal, answering the Nth approval prompt with
- * `answers[N]` (then Enter) once the prompt's text is on the screen.
+ * `answers[N]` (then Enter) once the prompt's text is on the screen; `stdoutTo` sends the CLI's
+ * stdout to a file instead of the terminal.
  */
 async function onTerminal(
   args: readonly string[],
   cwd: string,
   answers: readonly string[],
+  stdoutTo?: string,
 ): Promise<TerminalRun> {
-  const command = `exec ${[process.execPath, cliPath, ...args].map(q).join(" ")}`;
+  const redirect = stdoutTo === undefined ? "" : ` >${q(stdoutTo)}`;
+  const command = `exec ${[process.execPath, cliPath, ...args].map(q).join(" ")}${redirect}`;
   let child: ChildProcess | undefined;
   let timer: NodeJS.Timeout | undefined;
   try {
@@ -207,5 +210,18 @@ describe.skipIf(!hasScript)("approval at a terminal (a real pseudo-terminal)", (
     ]);
     expect(loop.state).toBe("open");
     expect((await acts(store, query)).map((a) => a.kind)).toEqual(["deny"]);
+  });
+
+  it("`demo --interactive --json`: the prompt and the live view stay on the terminal, stdout carries only the result", async () => {
+    const cwd = tempDir();
+    const store = `sqlite:${path.join(cwd, "ledger.db")}`;
+    const result = path.join(cwd, "result.json");
+    const args = ["demo", "--interactive", "--json", "--store", store];
+    const r = await onTerminal(args, cwd, ["y"], result);
+    expect(r.code, r.screen).toBe(0);
+    expect(r.prompts).toBe(1);
+    expect(r.screen).toContain(`\r${ERASE_LINE}deadline in `);
+    const body = JSON.parse(readFileSync(result, "utf8")) as Record<string, unknown>;
+    expect(body).toMatchObject({ store, status: "stopped", stop: { reason: "succeeded" } });
   });
 });
