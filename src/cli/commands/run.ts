@@ -562,7 +562,7 @@ export function registerRunCommands(program: Command): void {
           const ctx = composeContext(
             store,
             modelsFor(binding.models),
-            { yes: o.yes === true, interactive: true, ...host },
+            { yes: o.yes === true, interactive: true, json, ...host },
             view,
           );
           const result = await driveUnderLease(ctx, query, pack, leaseHolder(), {
