@@ -9,7 +9,7 @@ export interface LiveView {
   emit(event: RuntimeEvent): void;
   /**
    * Take the status line off the terminal and stop redrawing it until the next event, so that a
-   * prompt written on the terminal meanwhile stays visible.
+   * prompt written on the terminal meanwhile stays visible; the wait it showed is the prompt's now.
    */
   hold(): void;
   close(): void;
@@ -112,6 +112,8 @@ export function createLiveView(
     hold() {
       clearStatus();
       held = true;
+      // The prompt now says what the loop waits for; once it is answered the wait is over.
+      waiting = undefined;
     },
     close() {
       if (timer !== undefined) clearInterval(timer);

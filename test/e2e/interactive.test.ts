@@ -151,6 +151,10 @@ describe.skipIf(!hasScript)("approval at a terminal (a real pseudo-terminal)", (
     expect(row).toMatch(/y\r*$/);
     expect(row).not.toContain(ERASE_LINE);
     expect(row).not.toContain("deadline");
+    // Once answered, the status line no longer says the loop waits for that approval.
+    const after = r.screen.slice(r.screen.indexOf(row) + row.length);
+    expect(after).toContain(`${ERASE_LINE}deadline in `);
+    expect(after).not.toContain("waiting: approval");
     expect(r.screen).toContain("loop stopped: succeeded");
 
     const query = queryOf(r.screen);
