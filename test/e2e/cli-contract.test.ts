@@ -85,7 +85,7 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-describe("every command of SPEC §9", () => {
+describe("every command of SPEC §9", { timeout: 120_000 }, () => {
   it("is there, and no other: the help lists exactly these commands", async () => {
     const listed = async (group: string[]) => {
       const help = (await cli([...group, "--help"])).stdout;

@@ -124,108 +124,112 @@ function promptRow(screen: string): string {
 type Concluded = Extract<Step, { kind: "concluded" }>;
 const models = ["implementer", "reviewer", "summarizer"].flatMap((r) => ["--model", scripted(r)]);
 
-describe.skipIf(!hasScript)("approval at a terminal (a real pseudo-terminal)", () => {
-  it("`demo --interactive` answered y: the diff, the prompt, the status line, success, and the act recorded", async () => {
-    const cwd = tempDir();
-    const store = `sqlite:${path.join(cwd, "ledger.db")}`;
-    const r = await onTerminal(["demo", "--interactive", "--store", store], cwd, ["y"]);
-    expect(r.code, r.screen).toBe(0);
-    expect(r.prompts).toBe(1);
-    expect(r.screen).not.toContain("approves each mutation itself");
-    // The diff of the mutation is shown before the question.
-    const prompt = r.screen.search(PROMPT);
-    const diff = r.screen.indexOf("--- a/src/slugify.js");
-    expect(diff).toBeGreaterThan(-1);
-    expect(r.screen.indexOf("+++ b/src/slugify.js")).toBeGreaterThan(diff);
-    expect(diff).toBeLessThan(prompt);
-    // The status line, bars and countdown, is drawn in place on the terminal (a pty that reports
-    // no width counts as 80 columns, wide enough for the countdown and the first bars).
-    expect(r.screen).toContain(`\r${ERASE_LINE}deadline in `);
-    expect(r.screen).toMatch(
-      /deadline in \d+m\d{2}s {2}passages [█░]{10} \d+\/12 {2}solver [█░]{10}/,
-    );
-    // Nothing is drawn over the prompt while it waits (longer than one redraw period): its row
-    // holds the question, then the echoed answer, and no erase or status text.
-    const row = promptRow(r.screen);
-    expect(row).toMatch(/^approve fix-slugify of corpus-experiment:sha256:\S+\? \[y\/N\] /);
-    expect(row).toMatch(/y\r*$/);
-    expect(row).not.toContain(ERASE_LINE);
-    expect(row).not.toContain("deadline");
-    // Once answered, the status line no longer says the loop waits for that approval.
-    const after = r.screen.slice(r.screen.indexOf(row) + row.length);
-    expect(after).toContain(`${ERASE_LINE}deadline in `);
-    expect(after).not.toContain("waiting: approval");
-    expect(r.screen).toContain("loop stopped: succeeded");
+describe.skipIf(!hasScript)(
+  "approval at a terminal (a real pseudo-terminal)",
+  { timeout: RUN_TIMEOUT_MS + 30_000 },
+  () => {
+    it("`demo --interactive` answered y: the diff, the prompt, the status line, success, and the act recorded", async () => {
+      const cwd = tempDir();
+      const store = `sqlite:${path.join(cwd, "ledger.db")}`;
+      const r = await onTerminal(["demo", "--interactive", "--store", store], cwd, ["y"]);
+      expect(r.code, r.screen).toBe(0);
+      expect(r.prompts).toBe(1);
+      expect(r.screen).not.toContain("approves each mutation itself");
+      // The diff of the mutation is shown before the question.
+      const prompt = r.screen.search(PROMPT);
+      const diff = r.screen.indexOf("--- a/src/slugify.js");
+      expect(diff).toBeGreaterThan(-1);
+      expect(r.screen.indexOf("+++ b/src/slugify.js")).toBeGreaterThan(diff);
+      expect(diff).toBeLessThan(prompt);
+      // The status line, bars and countdown, is drawn in place on the terminal (a pty that reports
+      // no width counts as 80 columns, wide enough for the countdown and the first bars).
+      expect(r.screen).toContain(`\r${ERASE_LINE}deadline in `);
+      expect(r.screen).toMatch(
+        /deadline in \d+m\d{2}s {2}passages [█░]{10} \d+\/12 {2}solver [█░]{10}/,
+      );
+      // Nothing is drawn over the prompt while it waits (longer than one redraw period): its row
+      // holds the question, then the echoed answer, and no erase or status text.
+      const row = promptRow(r.screen);
+      expect(row).toMatch(/^approve fix-slugify of corpus-experiment:sha256:\S+\? \[y\/N\] /);
+      expect(row).toMatch(/y\r*$/);
+      expect(row).not.toContain(ERASE_LINE);
+      expect(row).not.toContain("deadline");
+      // Once answered, the status line no longer says the loop waits for that approval.
+      const after = r.screen.slice(r.screen.indexOf(row) + row.length);
+      expect(after).toContain(`${ERASE_LINE}deadline in `);
+      expect(after).not.toContain("waiting: approval");
+      expect(r.screen).toContain("loop stopped: succeeded");
 
-    const query = queryOf(r.screen);
-    const doc = JSON.parse((await runCli(["export", query, "--store", store], { cwd })).stdout);
-    expect((doc as LoopDocument).stop?.reason).toBe("succeeded");
-    const answered = (await acts(store, query)).filter((a) => a.kind === "approve");
-    expect(answered).toHaveLength(1);
-    expect(answered[0]).toMatchObject({ text: "answered at the terminal" });
-    expect(answered[0]?.target).toContain("fix-slugify");
-  });
+      const query = queryOf(r.screen);
+      const doc = JSON.parse((await runCli(["export", query, "--store", store], { cwd })).stdout);
+      expect((doc as LoopDocument).stop?.reason).toBe("succeeded");
+      const answered = (await acts(store, query)).filter((a) => a.kind === "approve");
+      expect(answered).toHaveLength(1);
+      expect(answered[0]).toMatchObject({ text: "answered at the terminal" });
+      expect(answered[0]?.target).toContain("fix-slugify");
+    });
 
-  it("`demo --interactive` answered n: the run concludes refused hil/denied and the loop goes on", async () => {
-    const cwd = tempDir();
-    const store = `sqlite:${path.join(cwd, "ledger.db")}`;
-    const r = await onTerminal(["demo", "--interactive", "--store", store], cwd, ["n"]);
-    expect(r.prompts).toBe(1);
-    expect(promptRow(r.screen)).toMatch(/\[y\/N\] .*n\r*$/);
-    // The scripted implementer has no answer left after the denial: the loop waits on its model.
-    expect(r.screen).toMatch(/loop blocked: model/);
-    expect(r.code, r.screen).toBe(0);
+    it("`demo --interactive` answered n: the run concludes refused hil/denied and the loop goes on", async () => {
+      const cwd = tempDir();
+      const store = `sqlite:${path.join(cwd, "ledger.db")}`;
+      const r = await onTerminal(["demo", "--interactive", "--store", store], cwd, ["n"]);
+      expect(r.prompts).toBe(1);
+      expect(promptRow(r.screen)).toMatch(/\[y\/N\] .*n\r*$/);
+      // The scripted implementer has no answer left after the denial: the loop waits on its model.
+      expect(r.screen).toMatch(/loop blocked: model/);
+      expect(r.code, r.screen).toBe(0);
 
-    const query = queryOf(r.screen);
-    const exported = await runCli(["export", query, "--store", store], { cwd });
-    expect(exported.code).toBe(0);
-    const doc = JSON.parse(exported.stdout) as LoopDocument;
-    expect(doc.state).toBe("open");
-    expect(doc.stop).toBeUndefined();
-    const steps = doc.facts.map((f) => f.step);
-    const denied = steps.findIndex((s) => s.kind === "concluded" && s.outcome === "refused");
-    expect(steps[denied]).toMatchObject({ outcome: "refused", "refusal/code": "hil/denied" });
-    // The loop went on: a new implementer passage was charged after the denied run's conclusion.
-    expect(steps.slice(denied + 1)).toContainEqual(
-      expect.objectContaining({ kind: "passage-charged", role: "implementer" }),
-    );
-    const denials = (await acts(store, query)).filter((a) => a.kind === "deny");
-    expect(denials).toEqual([
-      expect.objectContaining({ kind: "deny", text: "answered at the terminal" }),
-    ]);
-  });
+      const query = queryOf(r.screen);
+      const exported = await runCli(["export", query, "--store", store], { cwd });
+      expect(exported.code).toBe(0);
+      const doc = JSON.parse(exported.stdout) as LoopDocument;
+      expect(doc.state).toBe("open");
+      expect(doc.stop).toBeUndefined();
+      const steps = doc.facts.map((f) => f.step);
+      const denied = steps.findIndex((s) => s.kind === "concluded" && s.outcome === "refused");
+      expect(steps[denied]).toMatchObject({ outcome: "refused", "refusal/code": "hil/denied" });
+      // The loop went on: a new implementer passage was charged after the denied run's conclusion.
+      expect(steps.slice(denied + 1)).toContainEqual(
+        expect.objectContaining({ kind: "passage-charged", role: "implementer" }),
+      );
+      const denials = (await acts(store, query)).filter((a) => a.kind === "deny");
+      expect(denials).toEqual([
+        expect.objectContaining({ kind: "deny", text: "answered at the terminal" }),
+      ]);
+    });
 
-  it("`run` without --yes on a terminal asks too; a bare Enter denies (hil/denied in show --json)", async () => {
-    const cwd = tempDir();
-    const store = `sqlite:${path.join(cwd, "ledger.db")}`;
-    const r = await onTerminal(["run", demoPack, ...models, "--store", store], cwd, [""]);
-    expect(r.prompts).toBe(1);
-    expect(r.code, r.screen).toBe(0);
-    const query = queryOf(r.screen);
-    const shown = await runCli(["show", query, "--json", "--store", store], { cwd });
-    expect(shown.code).toBe(0);
-    const { loop } = JSON.parse(shown.stdout) as { loop: LoopDocument };
-    const concluded = loop.facts
-      .map((f) => f.step)
-      .filter((s): s is Concluded => s.kind === "concluded");
-    expect(concluded.map((c) => [c.outcome, c["refusal/code"]])).toEqual([
-      ["verification-failed", undefined],
-      ["refused", "hil/denied"],
-    ]);
-    expect(loop.state).toBe("open");
-    expect((await acts(store, query)).map((a) => a.kind)).toEqual(["deny"]);
-  });
+    it("`run` without --yes on a terminal asks too; a bare Enter denies (hil/denied in show --json)", async () => {
+      const cwd = tempDir();
+      const store = `sqlite:${path.join(cwd, "ledger.db")}`;
+      const r = await onTerminal(["run", demoPack, ...models, "--store", store], cwd, [""]);
+      expect(r.prompts).toBe(1);
+      expect(r.code, r.screen).toBe(0);
+      const query = queryOf(r.screen);
+      const shown = await runCli(["show", query, "--json", "--store", store], { cwd });
+      expect(shown.code).toBe(0);
+      const { loop } = JSON.parse(shown.stdout) as { loop: LoopDocument };
+      const concluded = loop.facts
+        .map((f) => f.step)
+        .filter((s): s is Concluded => s.kind === "concluded");
+      expect(concluded.map((c) => [c.outcome, c["refusal/code"]])).toEqual([
+        ["verification-failed", undefined],
+        ["refused", "hil/denied"],
+      ]);
+      expect(loop.state).toBe("open");
+      expect((await acts(store, query)).map((a) => a.kind)).toEqual(["deny"]);
+    });
 
-  it("`demo --interactive --json`: the prompt and the live view stay on the terminal, stdout carries only the result", async () => {
-    const cwd = tempDir();
-    const store = `sqlite:${path.join(cwd, "ledger.db")}`;
-    const result = path.join(cwd, "result.json");
-    const args = ["demo", "--interactive", "--json", "--store", store];
-    const r = await onTerminal(args, cwd, ["y"], result);
-    expect(r.code, r.screen).toBe(0);
-    expect(r.prompts).toBe(1);
-    expect(r.screen).toContain(`\r${ERASE_LINE}deadline in `);
-    const body = JSON.parse(readFileSync(result, "utf8")) as Record<string, unknown>;
-    expect(body).toMatchObject({ store, status: "stopped", stop: { reason: "succeeded" } });
-  });
-});
+    it("`demo --interactive --json`: the prompt and the live view stay on the terminal, stdout carries only the result", async () => {
+      const cwd = tempDir();
+      const store = `sqlite:${path.join(cwd, "ledger.db")}`;
+      const result = path.join(cwd, "result.json");
+      const args = ["demo", "--interactive", "--json", "--store", store];
+      const r = await onTerminal(args, cwd, ["y"], result);
+      expect(r.code, r.screen).toBe(0);
+      expect(r.prompts).toBe(1);
+      expect(r.screen).toContain(`\r${ERASE_LINE}deadline in `);
+      const body = JSON.parse(readFileSync(result, "utf8")) as Record<string, unknown>;
+      expect(body).toMatchObject({ store, status: "stopped", stop: { reason: "succeeded" } });
+    });
+  },
+);
