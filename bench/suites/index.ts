@@ -1,4 +1,5 @@
 // The registry of benchmark suites, in the order they run.
+import { cliSuite } from "./cli.js";
 import { definitionSuite } from "./definition.js";
 import { demoSuite } from "./demo.js";
 import { loopSuite } from "./loop.js";
@@ -20,4 +21,5 @@ export const suites: readonly BenchSuite[] = [
   passageSuite,
   demoSuite,
   storeSuite,
+  cliSuite,
 ];

@@ -1,7 +1,8 @@
 // Workers over a shared PostgreSQL: loops are dispatched as jobs of graphile-worker (its own
 // schema); a worker drives each job's loop under the store's lease, so two workers never drive the
 // same loop at once, and a loop whose driver died is taken over once its lease expires.
-import { Logger, quickAddJob, type Runner, run } from "graphile-worker";
+// graphile-worker is imported when a loop is dispatched or a worker starts, never for other commands.
+import type { Logger, Runner } from "graphile-worker";
 import type { DriveResult } from "./driver.js";
 import type { RuntimeContext } from "./ports.js";
 import { bindingOf, driveUnderLease, packOf } from "./session.js";
@@ -9,10 +10,12 @@ import { bindingOf, driveUnderLease, packOf } from "./session.js";
 export const DRIVE_TASK = "warrant_drive_loop";
 
 /** graphile-worker's own logging: only warnings and errors (a failed job says why), on stderr. */
-const quiet = new Logger(() => (level, message) => {
-  if (process.env.WARRANT_DEBUG_WORKER || level === "error" || level === "warning")
-    process.stderr.write(`graphile-worker ${level}: ${message}\n`);
-});
+function quietLogger(LoggerClass: typeof Logger): Logger {
+  return new LoggerClass(() => (level, message) => {
+    if (process.env.WARRANT_DEBUG_WORKER || level === "error" || level === "warning")
+      process.stderr.write(`graphile-worker ${level}: ${message}\n`);
+  });
+}
 
 export interface JobQueue {
   /** The connection string (may carry a password: never print it). */
@@ -26,8 +29,13 @@ export function jobQueueOf(connectionString: string, storeSchema: string | undef
 }
 
 export async function dispatchLoop(queue: JobQueue, query: string): Promise<void> {
+  const { Logger, quickAddJob } = await import("graphile-worker");
   await quickAddJob(
-    { connectionString: queue.connectionString, schema: queue.schema, logger: quiet },
+    {
+      connectionString: queue.connectionString,
+      schema: queue.schema,
+      logger: quietLogger(Logger),
+    },
     DRIVE_TASK,
     { query },
     { maxAttempts: 5 },
@@ -49,13 +57,14 @@ export interface WorkerOptions {
   readonly handleSignals: boolean;
 }
 
-export function startWorker(o: WorkerOptions): Promise<Runner> {
+export async function startWorker(o: WorkerOptions): Promise<Runner> {
+  const { Logger, run } = await import("graphile-worker");
   return run({
     connectionString: o.queue.connectionString,
     schema: o.queue.schema,
     concurrency: o.concurrency,
     pollInterval: 500,
-    logger: quiet,
+    logger: quietLogger(Logger),
     noHandleSignals: !o.handleSignals,
     taskList: {
       [DRIVE_TASK]: async (payload, helpers) => {

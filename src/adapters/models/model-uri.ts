@@ -4,8 +4,7 @@
 // a refusal or an error.
 import { fail, ok, type Problem, type Result, WarrantError } from "../../core/result.js";
 import type { ModelProvider } from "../../core/turn/model-provider.js";
-import { createAnthropicModel } from "./anthropic-model.js";
-import { createOpenAIModel, type OpenAIMode } from "./openai-model.js";
+import type { OpenAIMode } from "./openai-model.js";
 import { loadScriptedModel } from "./scripted-model.js";
 
 export type ModelUri =
@@ -105,6 +104,21 @@ function present(value: string | undefined): value is string {
   return value !== undefined && value !== "";
 }
 
+/**
+ * A provider whose SDK adapter is imported on its first call, so that a command that never calls a
+ * live model never loads a provider SDK (they cost most of the CLI's start-up).
+ */
+function lazyProvider(id: string, load: () => Promise<ModelProvider>): ModelProvider {
+  let loaded: Promise<ModelProvider> | undefined;
+  return {
+    id,
+    async complete(request, opts) {
+      loaded ??= load();
+      return (await loaded).complete(request, opts);
+    },
+  };
+}
+
 /** A provider for a URI; refuses `model/uri`, `model/credential` and `model/missing-key`. */
 export function createModelFromUri(
   uri: string,
@@ -133,28 +147,36 @@ export function createModelFromUri(
           problem("model/missing-key", "openai: needs OPENAI_API_KEY in the environment"),
         ]);
       }
+      const id = `openai:${u.model}`;
       return ok(
-        createOpenAIModel({
-          model: u.model,
-          apiKey,
-          baseURL: present(env.OPENAI_BASE_URL) ? env.OPENAI_BASE_URL : OPENAI_API,
-          maxTokensField: "max_completion_tokens",
-          mode: u.mode,
-          id: `openai:${u.model}`,
-          ...sdk,
-        }),
+        lazyProvider(id, async () =>
+          (await import("./openai-model.js")).createOpenAIModel({
+            model: u.model,
+            apiKey,
+            baseURL: present(env.OPENAI_BASE_URL) ? env.OPENAI_BASE_URL : OPENAI_API,
+            maxTokensField: "max_completion_tokens",
+            mode: u.mode,
+            id,
+            ...sdk,
+          }),
+        ),
       );
     }
-    case "openai-compatible":
+    case "openai-compatible": {
+      const id = `openai-compatible:${u.baseURL}#${u.model}`;
       return ok(
-        createOpenAIModel({
-          model: u.model,
-          apiKey: present(env.OPENAI_API_KEY) ? env.OPENAI_API_KEY : NO_KEY,
-          baseURL: u.baseURL,
-          mode: u.mode,
-          ...sdk,
-        }),
+        lazyProvider(id, async () =>
+          (await import("./openai-model.js")).createOpenAIModel({
+            model: u.model,
+            apiKey: present(env.OPENAI_API_KEY) ? env.OPENAI_API_KEY : NO_KEY,
+            baseURL: u.baseURL,
+            mode: u.mode,
+            id,
+            ...sdk,
+          }),
+        ),
       );
+    }
     case "anthropic": {
       const apiKey = env.ANTHROPIC_API_KEY;
       if (!present(apiKey)) {
@@ -162,13 +184,17 @@ export function createModelFromUri(
           problem("model/missing-key", "anthropic: needs ANTHROPIC_API_KEY in the environment"),
         ]);
       }
+      const id = `anthropic:${u.model}`;
       return ok(
-        createAnthropicModel({
-          model: u.model,
-          apiKey,
-          baseURL: present(env.ANTHROPIC_BASE_URL) ? env.ANTHROPIC_BASE_URL : ANTHROPIC_API,
-          ...sdk,
-        }),
+        lazyProvider(id, async () =>
+          (await import("./anthropic-model.js")).createAnthropicModel({
+            model: u.model,
+            apiKey,
+            baseURL: present(env.ANTHROPIC_BASE_URL) ? env.ANTHROPIC_BASE_URL : ANTHROPIC_API,
+            id,
+            ...sdk,
+          }),
+        ),
       );
     }
   }
