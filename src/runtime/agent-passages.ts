@@ -2,7 +2,7 @@
 // prompt, the observation tools the composition gives it, under the task pack's passage limits; the
 // transcript comes back as a record.
 import type { Role } from "../core/loop/types.js";
-import { WarrantError } from "../core/result.js";
+import { ok, type Result, WarrantError } from "../core/result.js";
 import type { ModelProvider } from "../core/turn/model-provider.js";
 import type { TypedMessage } from "../core/turn/payloads.js";
 import { registryOf, type ToolHost, toolFailure } from "../core/turn/tool-host.js";
@@ -32,8 +32,12 @@ function systemPrompt(role: Role, definition: unknown): string {
   ].join("\n\n");
 }
 
-/** The observation tools a passage may call (workspace reads of the pack's baseline, …). */
-export type ToolsForPassage = (request: PassageRequest) => ToolHost;
+/**
+ * The observation tools a passage may call (workspace reads of the pack's baseline, the MCP tools
+ * its agent definition declares), or why it cannot have them (`tool/…`: an MCP server that cannot
+ * be reached): the passage then fails with that code before its first model call.
+ */
+export type ToolsForPassage = (request: PassageRequest) => Promise<Result<ToolHost>>;
 
 const noTools: ToolHost = {
   specs: () => [],
@@ -42,7 +46,7 @@ const noTools: ToolHost = {
 
 export function createAgentPassages(
   modelFor: ModelForPassage,
-  toolsFor: ToolsForPassage = () => noTools,
+  toolsFor: ToolsForPassage = async () => ok(noTools),
 ): PassageRunner {
   // Input schemas compile once per tool host, not once per passage.
   const registries = new WeakMap<ToolHost, ToolRegistry>();
@@ -63,7 +67,17 @@ export function createAgentPassages(
     async run(request: PassageRequest): Promise<PassageOutcome> {
       const agent = request.pack.agents[request.role];
       const limits = request.pack.pack.passage;
-      const host = toolsFor(request);
+      const tools = await toolsFor(request);
+      if (!tools.ok) {
+        const p = tools.errors[0];
+        return {
+          ok: false,
+          code: p?.code ?? "tool/unavailable",
+          message: p?.message ?? "the passage's tools are unavailable",
+          modelCalls: 0,
+        };
+      }
+      const host = tools.value;
       const outcome = await runPassage({
         role: request.role,
         agentId: request.agentId,

@@ -29,9 +29,16 @@ import type { LoadedPack } from "./task-pack.js";
 /**
  * What a blocked loop waits for: a renewal (`deadline`), an answer (`operator-question`), an
  * admission, or nothing the runtime can give (`budget`: only a cancel; `model`: the model is
- * unreachable or its script is spent — fix it, then resume).
+ * unreachable or its script is spent; `tool`: the tools the agent definition declares cannot be had,
+ * an MCP server unreachable — fix it, then resume).
  */
-export type BlockReason = "budget" | "deadline" | "operator-question" | "admission" | "model";
+export type BlockReason =
+  | "budget"
+  | "deadline"
+  | "operator-question"
+  | "admission"
+  | "model"
+  | "tool";
 
 export type DriveResult =
   | { readonly status: "stopped"; readonly document: LoopDocument }
@@ -267,6 +274,14 @@ async function passage(
   // A model that cannot answer at all would fail every passage the budget still allows: stop here.
   if (!outcome.ok && outcome.code.startsWith("model/")) {
     throw new Blocked("model", `the ${role}'s model failed: ${outcome.code}: ${outcome.message}`);
+  }
+  // A passage fails with a `tool/…` code only when its tools cannot be had at all (a call that fails
+  // is a tool result the model reads): every later passage of the agent would fail alike.
+  if (!outcome.ok && outcome.code.startsWith("tool/")) {
+    throw new Blocked(
+      "tool",
+      `the ${role}'s tools are unavailable: ${outcome.code}: ${outcome.message}`,
+    );
   }
   return end;
 }

@@ -13,7 +13,8 @@ import { MemoryLedgerStore } from "../../src/adapters/store/memory-ledger-store.
 import { createWorkspaceTools } from "../../src/adapters/tools/workspace-tools.js";
 import type { LedgerStore } from "../../src/core/loop/ledger-store.js";
 import type { Role } from "../../src/core/loop/types.js";
-import { createAgentPassages } from "../../src/runtime/agent-passages.js";
+import { ok } from "../../src/core/result.js";
+import { createAgentPassages, type ToolsForPassage } from "../../src/runtime/agent-passages.js";
 import { type DriveResult, drive } from "../../src/runtime/driver.js";
 import { createApprover } from "../../src/runtime/hil.js";
 import { loadTaskPack } from "../../src/runtime/load-pack.js";
@@ -109,6 +110,8 @@ export interface HarnessOptions {
   /** `none`: no backend can contain a run (as on a host without bwrap or unshare). */
   readonly sandbox?: "bwrap" | "none";
   readonly onEvent?: (event: RuntimeEvent, h: Harness) => void | Promise<void>;
+  /** The passages' tools (default: workspace reads of the pack's baseline). */
+  readonly tools?: ToolsForPassage;
 }
 
 export async function harness(
@@ -154,7 +157,8 @@ export async function harness(
         models[role] = [...(models[role] ?? []), m];
         return m;
       },
-      (request) => createWorkspaceTools({ root: request.pack.baselineDir }),
+      opts.tools ??
+        (async (request) => ok(createWorkspaceTools({ root: request.pack.baselineDir }))),
     ),
     sandbox: sandboxPort(
       opts.sandbox === "none" ? undefined : createBwrapSandbox({ tempRoot: envRoot }),

@@ -16,7 +16,6 @@ import { ROLES, type Role } from "../../core/loop/types.js";
 import type { Clock } from "../../core/ports.js";
 import { WarrantError } from "../../core/result.js";
 import type { Sandbox } from "../../core/sandbox/sandbox-port.js";
-import type { ToolHost } from "../../core/turn/tool-host.js";
 import {
   createAgentPassages,
   type ModelForPassage,
@@ -28,6 +27,7 @@ import { hostKeyDir, loadOrCreateHostKey } from "../../runtime/host-key.js";
 import { createLiveView, type LiveView } from "../../runtime/live-view.js";
 import { loadTaskPack } from "../../runtime/load-pack.js";
 import { LoopLedger } from "../../runtime/loop-ledger.js";
+import { createPassageTools, type PassageTools } from "../../runtime/passage-tools.js";
 import type { RuntimeContext } from "../../runtime/ports.js";
 import { sandboxPort } from "../../runtime/sandbox-bridge.js";
 import {
@@ -125,18 +125,10 @@ const terminalAsk =
     }
   };
 
-/** The workspace observation tools over a pack's baseline: one host per baseline folder. */
-function workspaceToolsFor(): ToolsForPassage {
-  const hosts = new Map<string, ToolHost>();
-  return (request) => {
-    const root = request.pack.baselineDir;
-    let host = hosts.get(root);
-    if (host === undefined) {
-      host = createWorkspaceTools({ root });
-      hosts.set(root, host);
-    }
-    return host;
-  };
+/** A drive's context, and what ends the MCP connections its passages opened. */
+export interface ComposedContext extends RuntimeContext {
+  /** Closes every MCP connection and stdio server of this context's passages; idempotent. */
+  closeTools(): Promise<void>;
 }
 
 export interface DriveFlags {
@@ -148,6 +140,8 @@ export interface DriveFlags {
   readonly hostKey?: Uint8Array;
   /** The containment backend detected on this host; none means every run is refused. */
   readonly sandbox?: Sandbox | undefined;
+  /** Told which loop a passage's tools serve (a worker closes them when that loop's drive ends). */
+  readonly onTools?: (query: string, tools: PassageTools) => void;
 }
 
 /** What the host brings to a drive: its signing key and its containment backend. */
@@ -172,8 +166,14 @@ export function composeContext(
   flags: DriveFlags,
   view: LiveView,
   clock: Clock = systemClock,
-): RuntimeContext {
+): ComposedContext {
   const loop = new LoopLedger(store);
+  // Workspace reads of the baseline, plus the MCP servers an agent definition declares.
+  const tools = createPassageTools({ workspace: (root) => createWorkspaceTools({ root }) });
+  const toolsFor: ToolsForPassage = (request) => {
+    flags.onTools?.(request.query, tools);
+    return tools.toolsFor(request);
+  };
   const operator = operatorBinding();
   const emit = view.emit.bind(view);
   const ask =
@@ -183,7 +183,7 @@ export function composeContext(
   return {
     store,
     loop,
-    passages: createAgentPassages(models, workspaceToolsFor()),
+    passages: createAgentPassages(models, toolsFor),
     sandbox: sandboxPort(flags.sandbox),
     approver: createApprover({
       store,
@@ -200,6 +200,7 @@ export function composeContext(
     emit,
     operator,
     ...(flags.hostKey === undefined ? {} : { hostKey: flags.hostKey }),
+    closeTools: () => tools.close(),
   };
 }
 
@@ -303,14 +304,16 @@ async function runPack(
 ): Promise<void> {
   await withStoreAndHost(flags.store, async (store, uri, host) => {
     const view = liveView(flags.json === true);
+    const ctx = composeContext(store, modelsFor(models), { ...flags, ...host }, view);
     try {
-      const ctx = composeContext(store, modelsFor(models), { ...flags, ...host }, view);
       const query = await startLoop(ctx, pack, models);
       const result = await driveUnderLease(ctx, query, pack, leaseHolder());
+      await ctx.closeTools();
       view.close();
       reportDrive(result, query, uri, flags.json === true);
     } finally {
       view.close();
+      await ctx.closeTools();
     }
   });
 }
@@ -342,7 +345,7 @@ async function dispatchPack(
     const view = liveView(json);
     const flags = { yes: false, interactive: false, ...host };
     const ctx = composeContext(store, modelsFor(models), flags, view);
-    const query = await startLoop(ctx, pack, models);
+    const query = await startLoop(ctx, pack, models).finally(() => ctx.closeTools());
     view.close();
     await dispatchLoop(queue, query);
     if (json) {
@@ -479,6 +482,18 @@ export function registerRunCommands(program: Command): void {
           out(JSON.stringify({ at, event: "started", holder, store: uri, schema: queue.schema }));
         } else out(`warrant worker ${holder} on ${uri} (queue schema ${queue.schema})`);
         const viewStream = json ? process.stderr : process.stdout;
+        // Each loop's passage tools (MCP servers) are closed when the drive of that loop ends.
+        const toolsOf = new Map<string, Set<PassageTools>>();
+        const closeToolsOf = async (query: string) => {
+          const open = toolsOf.get(query);
+          toolsOf.delete(query);
+          await Promise.all([...(open ?? [])].map((t) => t.close()));
+        };
+        const onTools = (query: string, tools: PassageTools) => {
+          const open = toolsOf.get(query) ?? new Set();
+          open.add(tools);
+          toolsOf.set(query, open);
+        };
         const runner = await startWorker({
           queue,
           concurrency,
@@ -492,11 +507,12 @@ export function registerRunCommands(program: Command): void {
             return composeContext(
               store,
               modelsFor(models),
-              { yes: o.yes === true, interactive: false, ...host },
+              { yes: o.yes === true, interactive: false, ...host, onTools },
               view,
             );
           },
           onEvent: (e) => {
+            if (e.kind !== "start") void closeToolsOf(e.query);
             const at = new Date().toISOString();
             if (json) {
               out(JSON.stringify(workerEventJson(at, e)));
@@ -512,7 +528,11 @@ export function registerRunCommands(program: Command): void {
             } else out(`${at} drive-${e.kind} ${e.query}`);
           },
         });
-        await runner.promise;
+        try {
+          await runner.promise;
+        } finally {
+          await Promise.all([...toolsOf.keys()].map(closeToolsOf));
+        }
       });
     });
 
@@ -567,7 +587,7 @@ export function registerRunCommands(program: Command): void {
           );
           const result = await driveUnderLease(ctx, query, pack, leaseHolder(), {
             waitMs: leaseTtlMs() + 1000,
-          });
+          }).finally(() => ctx.closeTools());
           view.close();
           reportDrive(result, query, uri, json);
         } finally {
