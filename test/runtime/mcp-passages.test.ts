@@ -104,6 +104,28 @@ describe("MCP tools in passages", () => {
     await expect.poll(fixtureServers, { timeout: 5_000 }).toEqual([]);
   });
 
+  it("a tool that reports an error is a result the model reads, not a passage failure: the loop goes on", async () => {
+    const { tools } = passageTools();
+    const failing: Payload = {
+      kind: "tool_calls",
+      summary: "try fail",
+      tool_calls: [{ name: "calc.fail", arguments_json: "{}" }],
+      message: null,
+    };
+    const h = await harness(
+      { implementer: [failing, Plan("good-fix")], reviewer: [accept], summarizer: [result] },
+      { pack: "mcp.task-pack.json", tools: tools.toolsFor },
+    );
+    const r = await h.drive();
+    expect(r.document.stop?.reason).toBe("succeeded");
+    const fedBack = h.models.implementer?.[0]?.requests[1]?.conversation.find(
+      (c) => c.kind === "tool-results",
+    );
+    expect(fedBack).toMatchObject({
+      results: [{ name: "calc.fail", content: "it broke", isError: true }],
+    });
+  });
+
   it("an MCP server that cannot be reached fails the passage with tool/mcp-unavailable and blocks the loop after one charge", async () => {
     const { tools, connects } = passageTools();
     const h = await harness(
