@@ -1,14 +1,17 @@
-// The observation tools of passages (SPEC §3): workspace reads of the pack's baseline, plus the MCP
-// tools the agent definition declares, named `<server>.<tool>`. MCP servers are connected on an
-// agent's first passage, reused by its later ones, and closed by close(); the MCP SDK is loaded
-// only when a definition declares a server.
+// The observation tools of passages (SPEC §3): workspace reads of the pack's baseline, the pack's
+// observation command profiles run contained (`profile.<name>`, only when a sandbox backend works
+// here), plus the MCP tools the agent definition declares, named `<server>.<tool>`. MCP servers are
+// connected on an agent's first passage, reused by its later ones, and closed by close(); the MCP
+// SDK is loaded only when a definition declares a server.
 import path from "node:path";
 import type {
   McpServerConfig,
   McpToolHost,
   McpToolHostOptions,
 } from "../adapters/tools/mcp-tool-host.js";
+import { createProfileTools } from "../adapters/tools/profile-tools.js";
 import { fail, ok, type Problem, type Result } from "../core/result.js";
+import type { Sandbox } from "../core/sandbox/sandbox-port.js";
 import { createCompositeToolHost, type ToolHost } from "../core/turn/tool-host.js";
 import type { ToolsForPassage } from "./agent-passages.js";
 import type { PassageRequest } from "./ports.js";
@@ -16,6 +19,11 @@ import type { PassageRequest } from "./ports.js";
 export interface PassageToolsOptions {
   /** The workspace tools over a baseline folder (one host per folder is made). */
   readonly workspace: (root: string) => ToolHost;
+  /**
+   * The containment backend observation command profiles run in (a fresh environment per call).
+   * Absent: the profiles are not offered, never run uncontained.
+   */
+  readonly sandbox?: Sandbox | undefined;
   /** Connects MCP servers (default: the official SDK's client, `connectMcpToolHost`). */
   readonly connect?: (opts: McpToolHostOptions) => Promise<Result<McpToolHost>>;
   readonly connectTimeoutMs?: number;
@@ -44,16 +52,19 @@ interface Connected {
 }
 
 /**
- * Tools per passage: an agent without MCP servers gets its baseline's workspace host; one with
- * servers gets a composite of that host and its MCP host, one per (baseline, agent definition),
- * the same object for every passage so its registry compiles once. A server that cannot be reached
- * (or a tool name taken twice) refuses the passage's tools with the MCP host's `tool/…` problem; the
- * failed connection is not kept, so a later passage tries again. Stdio servers start in the folder
- * of the agent definition file, so relative `args` name files beside it.
+ * Tools per passage: an agent without MCP servers gets its pack's base host (the baseline's
+ * workspace reads, plus its observation profiles when a sandbox is given), one per (baseline, pack
+ * digest); one with servers gets a composite of that host and its MCP host, one per (baseline, pack
+ * digest, agent definition); the same object for every passage so its registry compiles once. A
+ * server that cannot be reached (or a tool name taken twice, e.g. an MCP server named `profile`)
+ * refuses the passage's tools with a `tool/…` problem; the failed connection is not kept, so a
+ * later passage tries again. Stdio servers start in the folder of the agent definition file, so
+ * relative `args` name files beside it.
  */
 export function createPassageTools(opts: PassageToolsOptions): PassageTools {
   const workspaces = new Map<string, ToolHost>();
   const connections = new Map<string, Promise<Result<Connected>>>();
+  const bases = new Map<string, Result<ToolHost>>();
   const workspaceOf = (root: string): ToolHost => {
     let host = workspaces.get(root);
     if (host === undefined) {
@@ -61,6 +72,25 @@ export function createPassageTools(opts: PassageToolsOptions): PassageTools {
       workspaces.set(root, host);
     }
     return host;
+  };
+  const packKey = (request: PassageRequest): string =>
+    `${request.pack.baselineDir}\n${request.pack.digest}`;
+  // Workspace reads, plus the pack's observation profiles when commands can be contained.
+  const baseOf = (request: PassageRequest): Result<ToolHost> => {
+    const workspace = workspaceOf(request.pack.baselineDir);
+    if (opts.sandbox === undefined) return ok(workspace);
+    const key = packKey(request);
+    let base = bases.get(key);
+    if (base === undefined) {
+      const profiles = createProfileTools({
+        commands: request.pack.pack.commands,
+        baselineDir: request.pack.baselineDir,
+        sandbox: opts.sandbox,
+      });
+      base = createCompositeToolHost([workspace, profiles]);
+      bases.set(key, base);
+    }
+    return base;
   };
 
   const connectAgent = async (
@@ -77,7 +107,8 @@ export function createPassageTools(opts: PassageToolsOptions): PassageTools {
       effect: "observation",
     });
     if (!mcp.ok) return mcp;
-    const host = createCompositeToolHost([workspaceOf(request.pack.baselineDir), mcp.value]);
+    const base = baseOf(request);
+    const host = base.ok ? createCompositeToolHost([base.value, mcp.value]) : base;
     if (!host.ok) {
       await mcp.value.close();
       return host;
@@ -89,8 +120,8 @@ export function createPassageTools(opts: PassageToolsOptions): PassageTools {
     toolsFor: async (request) => {
       const agent = request.pack.agents[request.role];
       const servers = serversOf(agent?.definition);
-      if (servers.length === 0) return ok(workspaceOf(request.pack.baselineDir));
-      const key = `${request.pack.baselineDir}\n${request.agentId}`;
+      if (servers.length === 0) return baseOf(request);
+      const key = `${packKey(request)}\n${request.agentId}`;
       let pending = connections.get(key);
       if (pending === undefined) {
         pending = connectAgent(request, servers);

@@ -19,6 +19,7 @@ import { type DriveResult, drive } from "../../src/runtime/driver.js";
 import { createApprover } from "../../src/runtime/hil.js";
 import { loadTaskPack } from "../../src/runtime/load-pack.js";
 import { LoopLedger } from "../../src/runtime/loop-ledger.js";
+import { createPassageTools } from "../../src/runtime/passage-tools.js";
 import type { RuntimeContext, RuntimeEvent } from "../../src/runtime/ports.js";
 import { sandboxPort } from "../../src/runtime/sandbox-bridge.js";
 import { startLoop } from "../../src/runtime/session.js";
@@ -112,6 +113,11 @@ export interface HarnessOptions {
   readonly onEvent?: (event: RuntimeEvent, h: Harness) => void | Promise<void>;
   /** The passages' tools (default: workspace reads of the pack's baseline). */
   readonly tools?: ToolsForPassage;
+  /**
+   * Passages also get the pack's observation command profiles (`profile.<name>`), run in this
+   * harness's sandbox (`createPassageTools`); ignored when `tools` is given.
+   */
+  readonly profileTools?: boolean;
 }
 
 export async function harness(
@@ -146,23 +152,24 @@ export async function harness(
       return ledger.document(q, now);
     },
   };
+  const sandbox = opts.sandbox === "none" ? undefined : createBwrapSandbox({ tempRoot: envRoot });
+  const tools: ToolsForPassage =
+    opts.tools ??
+    (opts.profileTools === true
+      ? createPassageTools({ workspace: (root) => createWorkspaceTools({ root }), sandbox })
+          .toolsFor
+      : async (request) => ok(createWorkspaceTools({ root: request.pack.baselineDir })));
   const ctx: RuntimeContext = {
     store: through,
     loop,
-    passages: createAgentPassages(
-      (role, prior) => {
-        const m = createScriptedModel((scripts[role] ?? []).slice(prior), {
-          id: `scripted:${role}`,
-        });
-        models[role] = [...(models[role] ?? []), m];
-        return m;
-      },
-      opts.tools ??
-        (async (request) => ok(createWorkspaceTools({ root: request.pack.baselineDir }))),
-    ),
-    sandbox: sandboxPort(
-      opts.sandbox === "none" ? undefined : createBwrapSandbox({ tempRoot: envRoot }),
-    ),
+    passages: createAgentPassages((role, prior) => {
+      const m = createScriptedModel((scripts[role] ?? []).slice(prior), {
+        id: `scripted:${role}`,
+      });
+      models[role] = [...(models[role] ?? []), m];
+      return m;
+    }, tools),
+    sandbox: sandboxPort(sandbox),
     approver: createApprover({
       store: through,
       loop: ledger,

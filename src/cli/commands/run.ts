@@ -168,8 +168,12 @@ export function composeContext(
   clock: Clock = systemClock,
 ): ComposedContext {
   const loop = new LoopLedger(store);
-  // Workspace reads of the baseline, plus the MCP servers an agent definition declares.
-  const tools = createPassageTools({ workspace: (root) => createWorkspaceTools({ root }) });
+  // Workspace reads of the baseline, the pack's observation profiles contained in the host's
+  // sandbox (none detected: not offered), plus the MCP servers an agent definition declares.
+  const tools = createPassageTools({
+    workspace: (root) => createWorkspaceTools({ root }),
+    sandbox: flags.sandbox,
+  });
   const toolsFor: ToolsForPassage = (request) => {
     flags.onTools?.(request.query, tools);
     return tools.toolsFor(request);
