@@ -52,19 +52,21 @@ describe.skipIf(!detected.ok)(
 
       const store = await openStore(`sqlite:${path.join(cwd, ".warrant/ledger.db")}`);
       try {
+        type Entry = {
+          kind: string;
+          name?: string;
+          result?: { ok: boolean; isError: boolean; content: string };
+        };
         const calls = (await store.listRecords(query))
           .filter((rec) => rec.kind === "transcript")
-          .flatMap((t) =>
-            (t.body as { entries: { kind: string }[] }).entries.filter(
-              (e) => e.kind === "tool-call",
-            ),
-          ) as { name: string; result: { ok: boolean; isError: boolean; content: string } }[];
+          .flatMap((t) => (t.body as { entries: Entry[] }).entries)
+          .filter((e) => e.kind === "tool-call");
         expect(calls).toHaveLength(1);
         expect(calls[0]).toMatchObject({
           name: "profile.run-tests",
           result: { ok: true, isError: true },
         });
-        expect(calls[0]?.result.content).toContain("not ok 2 - collapses repeated separators");
+        expect(calls[0]?.result?.content).toContain("not ok 2 - collapses repeated separators");
       } finally {
         await store.close();
       }
