@@ -221,6 +221,18 @@ describe.skipIf(!detected.ok)(
       expect(readdirSync(envRoot)).toEqual([]);
     });
 
+    it("an environment the backend cannot make is tool/sandbox, not a rejection", async () => {
+      const tools = createProfileTools({
+        commands: pack.commands,
+        baselineDir: path.join(base, "no-such-baseline"),
+        sandbox: real,
+      });
+      const r = await tools.call("profile.write-note", {});
+      expect(r).toMatchObject({ ok: false, isError: true, code: "tool/sandbox" });
+      expect(r.content).toContain("profile.write-note");
+      expect(readdirSync(envRoot)).toEqual([]);
+    });
+
     it("a shorter time limit of the call applies over the profile's", async () => {
       const { tools } = host();
       const r = await tools.call("profile.slow", {}, { timeoutMs: 100 });
