@@ -1,5 +1,5 @@
-// The Sandbox port: fresh contained environments for runs (SPEC §7). Adapters live in
-// src/adapters/sandbox; the core never starts a process.
+// The Sandbox port: fresh contained environments for runs (SPEC §7). Its adapters (bwrap,
+// unshare) implement it outside the core, which never starts a process.
 import type { Result } from "../result.js";
 
 export type SandboxBackend = "bwrap" | "unshare";
