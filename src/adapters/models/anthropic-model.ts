@@ -18,6 +18,10 @@ import {
   type NativeCall,
   normaliseSchema,
 } from "../../core/turn/provider-schema.js";
+import {
+  type ConvertedConversation as Converted,
+  conversationConverter,
+} from "./converted-conversation.js";
 import { NOT_EXECUTED, toolModeInstructions } from "./instructions.js";
 import { providerError } from "./provider-errors.js";
 
@@ -56,11 +60,7 @@ interface MessageParam {
   content: ContentParam;
 }
 
-interface ConvertedConversation {
-  readonly messages: MessageParam[];
-  readonly ends: number[];
-  lastCallIds: readonly string[];
-}
+type ConvertedConversation = Converted<MessageParam>;
 
 function asBlocks(content: ContentParam): Record<string, unknown>[] {
   return typeof content === "string" ? [{ type: "text", text: content }] : content;
@@ -89,7 +89,6 @@ export function createAnthropicModel(options: AnthropicModelOptions): ModelProvi
     logLevel: "off",
   });
   const secrets = [options.apiKey];
-  const conversations = new WeakMap<readonly ConversationEntry[], ConvertedConversation>();
   const toolCache = new WeakMap<readonly ProviderTool[], Map<string, unknown[]>>();
 
   function convert(entry: ConversationEntry, state: ConvertedConversation): void {
@@ -139,19 +138,7 @@ export function createAnthropicModel(options: AnthropicModelOptions): ModelProvi
     }
   }
 
-  function messagesFor(request: ModelRequest): MessageParam[] {
-    let state = conversations.get(request.conversation);
-    if (state === undefined) {
-      state = { messages: [], ends: [], lastCallIds: [] };
-      conversations.set(request.conversation, state);
-    }
-    for (let i = state.ends.length; i < request.length; i++) {
-      convert(request.conversation[i] as ConversationEntry, state);
-      state.ends.push(state.messages.length);
-    }
-    const end = request.length === 0 ? 0 : (state.ends[request.length - 1] as number);
-    return state.messages.slice(0, end);
-  }
+  const messagesFor = conversationConverter<MessageParam>(convert);
 
   function toolsFor(request: ModelRequest): unknown[] {
     let byTypes = toolCache.get(request.tools);

@@ -28,6 +28,10 @@ import {
   providerTurnSchema,
 } from "../../core/turn/provider-schema.js";
 import {
+  type ConvertedConversation as Converted,
+  conversationConverter,
+} from "./converted-conversation.js";
+import {
   jsonModeInstructions,
   NOT_EXECUTED,
   toolModeInstructions,
@@ -56,13 +60,7 @@ export interface OpenAIModelOptions {
   readonly id?: string;
 }
 
-interface ConvertedConversation {
-  readonly messages: ChatCompletionMessageParam[];
-  /** `ends[i]`: the number of messages once entry i is converted. */
-  readonly ends: number[];
-  /** Tool call ids of the last converted model entry, in order. */
-  lastCallIds: readonly string[];
-}
+type ConvertedConversation = Converted<ChatCompletionMessageParam>;
 
 function assistantMessage(raw: unknown): { message: ChatCompletionMessageParam; ids: string[] } {
   const completion = raw as ChatCompletion;
@@ -103,7 +101,6 @@ export function createOpenAIModel(options: OpenAIModelOptions): ModelProvider {
     logLevel: "off",
   });
   const secrets = [options.apiKey];
-  const conversations = new WeakMap<readonly ConversationEntry[], ConvertedConversation>();
   const toolCache = new WeakMap<readonly ProviderTool[], Map<string, ChatCompletionTool[]>>();
 
   function convert(entry: ConversationEntry, state: ConvertedConversation): void {
@@ -154,23 +151,15 @@ export function createOpenAIModel(options: OpenAIModelOptions): ModelProvider {
     }
   }
 
-  /** The messages of a request, converting only the entries not seen before. */
+  const converted = conversationConverter<ChatCompletionMessageParam>(convert);
+
+  /** The messages of a request: the system message, then the conversation converted so far. */
   function messagesFor(request: ModelRequest): ChatCompletionMessageParam[] {
-    let state = conversations.get(request.conversation);
-    if (state === undefined) {
-      state = { messages: [], ends: [], lastCallIds: [] };
-      conversations.set(request.conversation, state);
-    }
-    for (let i = state.ends.length; i < request.length; i++) {
-      convert(request.conversation[i] as ConversationEntry, state);
-      state.ends.push(state.messages.length);
-    }
-    const end = request.length === 0 ? 0 : (state.ends[request.length - 1] as number);
     const system =
       mode === "tools"
         ? `${request.system}\n\n${toolModeInstructions(request.messageTypes)}`
         : `${request.system}\n\n${jsonModeInstructions(request.messageTypes, request.tools)}`;
-    return [{ role: "system", content: system }, ...state.messages.slice(0, end)];
+    return [{ role: "system", content: system }, ...converted(request)];
   }
 
   function toolsFor(request: ModelRequest): ChatCompletionTool[] {
