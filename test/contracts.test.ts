@@ -27,6 +27,15 @@ describe("contracts", () => {
     expect(typeof v.loop).toBe("function");
   });
 
+  it("compiles each seed validator once per process, not per call", () => {
+    const a = contractValidators();
+    const b = contractValidators();
+    expect(b.agentDefinition).toBe(a.agentDefinition);
+    expect(b.modelTurn).toBe(a.modelTurn);
+    expect(b.loop).toBe(a.loop);
+    expect(b.ajv).toBe(a.ajv);
+  });
+
   it("resolves the loop seed's relative reference to the reconstructed common schema", () => {
     const { loop } = contractValidators();
     const doc = JSON.parse(
