@@ -7,14 +7,12 @@ import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { detectSandbox } from "../../src/adapters/sandbox/detect-sandbox.js";
 import { openStore } from "../../src/adapters/store/open-store.js";
-import { composeContext, demoModels, demoPackFile, modelsFor } from "../../src/cli/commands/run.js";
+import { demoModels, demoPackFile } from "../../src/cli/packs.js";
 import type { LedgerStore } from "../../src/core/loop/ledger-store.js";
 import type { Sandbox } from "../../src/core/sandbox/sandbox-port.js";
-import { drive } from "../../src/runtime/driver.js";
-import { createLiveView } from "../../src/runtime/live-view.js";
-import { loadTaskPack } from "../../src/runtime/load-pack.js";
-import type { RunPhase, RuntimeContext } from "../../src/runtime/ports.js";
-import { startLoop } from "../../src/runtime/session.js";
+import { createWarrant } from "../../src/library/create-warrant.js";
+import { uriModels } from "../../src/library/uri-models.js";
+import type { RunPhase, WarrantEvent } from "../../src/runtime/events.js";
 import { median, round } from "../util.js";
 import type { BenchSuite } from "./index.js";
 
@@ -48,43 +46,34 @@ async function oneDemo(storeUri: string, sandbox: Sandbox): Promise<Record<Phase
     ledger: 0,
     total: 0,
   };
-  const pack = await loadTaskPack(demoPackFile());
-  if (!pack.ok) throw new Error("the demo pack does not load");
   const raw = await openStore(storeUri);
   const store = timedStore(raw, (ms) => {
     times.ledger += ms;
   });
+  // Model time is each passage's span, taken from the event stream as the events arrive.
+  let passageStarted = 0;
+  const observe = (e: WarrantEvent) => {
+    if (e.kind === "passage-start") passageStarted = performance.now();
+    else if (e.kind === "passage-end") times.model += performance.now() - passageStarted;
+    else if (e.kind === "run-phase") times[e.phase] += e.durationMs;
+  };
+  const warrant = await createWarrant({
+    store,
+    models: uriModels(),
+    sandbox,
+    approver: "auto",
+    signer: "none",
+    telemetry: observe,
+  });
   try {
-    const view = createLiveView(() => undefined, { tty: false, clock: { now: () => new Date() } });
-    const base = composeContext(
-      store,
-      modelsFor(demoModels()),
-      { yes: true, interactive: false, sandbox },
-      view,
-    );
-    const ctx: RuntimeContext = {
-      ...base,
-      passages: {
-        run: async (request) => {
-          const t0 = performance.now();
-          try {
-            return await base.passages.run(request);
-          } finally {
-            times.model += performance.now() - t0;
-          }
-        },
-      },
-      measure: (phase, ms) => {
-        times[phase] += ms;
-      },
-    };
     const t0 = performance.now();
-    const query = await startLoop(ctx, pack.value, demoModels());
-    const result = await drive(ctx, { query, pack: pack.value });
+    const outcome = await warrant.run(demoPackFile(), { models: demoModels() }).result;
     times.total = performance.now() - t0;
-    if (result.document.stop?.reason !== "succeeded") throw new Error("the demo did not succeed");
+    if (outcome.status !== "stopped" || outcome.stop.reason !== "succeeded")
+      throw new Error("the demo did not succeed");
     return times;
   } finally {
+    await warrant.close();
     await raw.close();
   }
 }

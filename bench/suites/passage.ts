@@ -75,7 +75,7 @@ export async function scriptedPassage(
     toolHost: host,
     provider: createScriptedModel(answers as never),
     limits: { maxTurns: turns, maxTokens: 1e12 },
-    ...(onTurn === undefined ? {} : { onEvent: (e) => e.kind === "model-call" && onTurn() }),
+    ...(onTurn === undefined ? {} : { onEvent: (e) => e.kind === "model-call-end" && onTurn() }),
   });
   if (!out.ok) throw new Error(`bench passage failed: ${out.code}`);
 }

@@ -1,13 +1,20 @@
 #!/usr/bin/env node
-// The command line: the one composition root. Each command group registers itself from its own file.
+// The command line, a client of the library (createWarrant): each command registers itself from its
+// own file; this file parses the arguments and turns errors into exit codes.
 import { Command, CommanderError } from "commander";
+import { registerAnswerCommand } from "./commands/answer.js";
+import { registerApproveCommands } from "./commands/approve.js";
+import { registerCancelCommand } from "./commands/cancel.js";
 import { registerCidCommands } from "./commands/cid.js";
 import { registerDefinitionCommands } from "./commands/definition.js";
+import { registerDemoCommand } from "./commands/demo.js";
 import { registerInspectCommands } from "./commands/inspect.js";
 import { registerLoopCommands } from "./commands/loop.js";
-import { registerOperatorCommands } from "./commands/operator.js";
-import { registerRunCommands } from "./commands/run.js";
+import { registerRenewCommand } from "./commands/renew.js";
+import { registerResumeCommand } from "./commands/resume.js";
+import { registerRunCommand } from "./commands/run.js";
 import { registerTurnCommands } from "./commands/turn.js";
+import { registerWorkerCommand } from "./commands/worker.js";
 import { EXIT_INVALID, EXIT_USAGE, err, UsageError } from "./io.js";
 
 export function buildProgram(): Command {
@@ -31,9 +38,15 @@ export function buildProgram(): Command {
   registerCidCommands(program);
   registerTurnCommands(program);
   registerLoopCommands(program);
-  registerRunCommands(program);
+  registerDemoCommand(program);
+  registerRunCommand(program);
+  registerWorkerCommand(program);
+  registerResumeCommand(program);
   registerInspectCommands(program);
-  registerOperatorCommands(program);
+  registerRenewCommand(program);
+  registerCancelCommand(program);
+  registerApproveCommands(program);
+  registerAnswerCommand(program);
   for (const cmd of program.commands) cmd.exitOverride();
   return program;
 }

@@ -7,7 +7,8 @@ import type { ModelProvider } from "../core/turn/model-provider.js";
 import type { TypedMessage } from "../core/turn/payloads.js";
 import { registryOf, type ToolHost, toolFailure } from "../core/turn/tool-host.js";
 import type { ToolRegistry } from "../core/turn/tool-registry.js";
-import { type PassageDefinition, runPassage } from "./passage.js";
+import type { Emit, ToolKind } from "./events.js";
+import { type PassageDefinition, type PassageEvent, runPassage } from "./passage.js";
 import { transcriptRecord } from "./passage-transcript.js";
 import type { PassageOutcome, PassageRequest, PassageRunner } from "./ports.js";
 
@@ -16,7 +17,7 @@ import type { PassageOutcome, PassageRequest, PassageRunner } from "./ports.js";
  * passages made: a scripted model starts after them, so a passage redone after a crash replays
  * exactly the answers the interrupted one was given.
  */
-export type ModelForPassage = (role: Role, priorCalls: number) => ModelProvider;
+export type ModelForPassage = (role: Role, priorCalls: number, query: string) => ModelProvider;
 
 const DEFAULT_LIMITS = { maxTurns: 8, maxTokens: 32_000 };
 
@@ -44,10 +45,21 @@ const noTools: ToolHost = {
   call: async () => toolFailure("tool/unknown", "no tools"),
 };
 
-export function createAgentPassages(
-  modelFor: ModelForPassage,
-  toolsFor: ToolsForPassage = async () => ok(noTools),
-): PassageRunner {
+export interface AgentPassagesOptions {
+  readonly models: ModelForPassage;
+  /** The passages' tools (default: none). */
+  readonly tools?: ToolsForPassage;
+  /** Where the passage's model calls, repairs and tool calls are told. */
+  readonly emit?: Emit;
+  /** Which kind of tool a name is, for the events (default: `workspace`). */
+  readonly toolKind?: (name: string) => ToolKind;
+}
+
+export function createAgentPassages(options: AgentPassagesOptions): PassageRunner {
+  const modelFor = options.models;
+  const toolsFor = options.tools ?? (async () => ok(noTools));
+  const emit = options.emit ?? (() => undefined);
+  const toolKind = options.toolKind ?? (() => "workspace");
   // Input schemas compile once per tool host, not once per passage.
   const registries = new WeakMap<ToolHost, ToolRegistry>();
   const registryFor = (host: ToolHost): ToolRegistry => {
@@ -78,6 +90,38 @@ export function createAgentPassages(
         };
       }
       const host = tools.value;
+      const provider = modelFor(request.role, request.priorCalls, request.query);
+      const where = { query: request.query, role: request.role, passageRef: request.passageRef };
+      const callId = (turn: number, call: number) => `${request.passageRef}#${turn}.${call}`;
+      const onEvent = (e: PassageEvent): void => {
+        switch (e.kind) {
+          case "model-call-start":
+            emit({ kind: "model-call-start", ...where, index: e.index, provider: provider.id });
+            break;
+          case "model-call-end":
+            emit({ ...e, ...where, provider: provider.id });
+            break;
+          case "repair":
+            emit({ ...e, ...where });
+            break;
+          case "tool-call-start":
+            emit({
+              kind: "tool-call-start",
+              ...where,
+              name: e.name,
+              callId: callId(e.turn, e.call),
+              tool: toolKind(e.name),
+            });
+            break;
+          case "tool-call-end": {
+            const { turn, call, ...rest } = e;
+            emit({ ...rest, ...where, callId: callId(turn, call), tool: toolKind(e.name) });
+            break;
+          }
+          default:
+            e satisfies never;
+        }
+      };
       const outcome = await runPassage({
         role: request.role,
         agentId: request.agentId,
@@ -86,7 +130,8 @@ export function createAgentPassages(
         evidence: request.evidence,
         registry: registryFor(host),
         toolHost: host,
-        provider: modelFor(request.role, request.priorCalls),
+        provider,
+        onEvent,
         limits: {
           maxTurns: limits?.maxTurns ?? DEFAULT_LIMITS.maxTurns,
           maxTokens: limits?.maxTokens ?? DEFAULT_LIMITS.maxTokens,
@@ -94,14 +139,17 @@ export function createAgentPassages(
         ...(limits?.repairs === undefined ? {} : { repairs: limits.repairs }),
       });
       const transcript = transcriptRecord(request.query, outcome.transcript, request.passageRef);
-      const modelCalls = outcome.transcript.usage.modelCalls;
-      if (!outcome.ok)
-        return { ok: false, code: outcome.code, message: outcome.message, transcript, modelCalls };
+      const usage = outcome.transcript.usage;
+      const { modelCalls } = usage;
+      if (!outcome.ok) {
+        const { code, message } = outcome;
+        return { ok: false, code, message, transcript, modelCalls, usage };
+      }
       const message = {
         type: outcome.message.type,
         payload: outcome.message.payload,
       } as TypedMessage;
-      return { ok: true, message, transcript, modelCalls };
+      return { ok: true, message, transcript, modelCalls, usage };
     },
   };
 }

@@ -12,6 +12,7 @@ import { buildReview } from "../core/records/review.js";
 import type { Problem } from "../core/result.js";
 import { WarrantError } from "../core/result.js";
 import { checkPlan } from "../core/taskpack/plan-check.js";
+import type { BlockReason } from "./events.js";
 import {
   criticEvidence,
   implementerEvidence,
@@ -25,20 +26,6 @@ import type { PassageEndBody, StepRecord } from "./records.js";
 import { makeRecord, runRecords, signed } from "./records.js";
 import { environmentNameOf, executeRun } from "./run-executor.js";
 import type { LoadedPack } from "./task-pack.js";
-
-/**
- * What a blocked loop waits for: a renewal (`deadline`), an answer (`operator-question`), an
- * admission, or nothing the runtime can give (`budget`: only a cancel; `model`: the model is
- * unreachable or its script is spent; `tool`: the tools the agent definition declares cannot be had,
- * an MCP server unreachable — fix it, then resume).
- */
-export type BlockReason =
-  | "budget"
-  | "deadline"
-  | "operator-question"
-  | "admission"
-  | "model"
-  | "tool";
 
 export type DriveResult =
   | { readonly status: "stopped"; readonly document: LoopDocument }
@@ -80,7 +67,7 @@ export async function drive(ctx: RuntimeContext, opts: DriveOptions): Promise<Dr
     });
     const runBound =
       action.kind === "run" || action.kind === "abandon-run" || action.kind === "finish-run";
-    if (document.state === "stopped" && !runBound) return { status: "stopped", document };
+    if (document.state === "stopped" && !runBound) return stopped(ctx, document);
     try {
       switch (action.kind) {
         case "implement":
@@ -104,6 +91,7 @@ export async function drive(ctx: RuntimeContext, opts: DriveOptions): Promise<Dr
             query,
             run: action.cycle.proposalRef,
             step: ADMISSION_STEP,
+            kind: "admission",
             description: `admit the run of ${action.cycle.proposalRef}`,
           });
           if (answer === "expired")
@@ -133,10 +121,13 @@ export async function drive(ctx: RuntimeContext, opts: DriveOptions): Promise<Dr
     } catch (e) {
       if (!(e instanceof Blocked)) throw e;
       const doc = await readDocument(ctx, query);
-      if (doc.state === "stopped") return { status: "stopped", document: doc };
+      if (doc.state === "stopped") return stopped(ctx, doc);
       ctx.emit({
-        kind: "waiting",
-        what: `${e.reason}${e.counter === undefined ? "" : ` (${e.counter})`}: ${e.detail}`,
+        kind: "blocked",
+        query,
+        reason: e.reason,
+        ...(e.counter === undefined ? {} : { counter: e.counter }),
+        detail: e.detail,
         document: doc,
       });
       return {
@@ -148,6 +139,13 @@ export async function drive(ctx: RuntimeContext, opts: DriveOptions): Promise<Dr
       };
     }
   }
+}
+
+function stopped(ctx: RuntimeContext, document: LoopDocument): DriveResult {
+  const reason = document.stop?.reason;
+  if (reason !== undefined)
+    ctx.emit({ kind: "stop", query: document["query/id"], reason, document });
+  return { status: "stopped", document };
 }
 
 async function readDocument(ctx: RuntimeContext, query: string): Promise<LoopDocument> {
@@ -174,7 +172,15 @@ async function charge(
   }
   if (decision.result === "appended") {
     const doc = await readDocument(ctx, query);
-    ctx.emit({ kind: "fact", document: doc, summary: describeCommand(command) });
+    const { fact } = decision;
+    ctx.emit({
+      kind: "fact",
+      query,
+      sequence: fact.sequence,
+      step: fact.step,
+      summary: describeCommand(command),
+      document: doc,
+    });
   }
   return decision;
 }
@@ -219,8 +225,12 @@ async function passage(
   const ref = pending?.ref ?? passageRef(opts.query, role, agent.id, ordinal);
   await charge(ctx, opts.query, { op: "charge-passage", role, agent: agent.id, passage: ref });
   ctx.emit({
-    kind: "note",
-    text: `${role} passage ${ref}${pending === undefined ? "" : " (redone after an interruption)"}`,
+    kind: "passage-start",
+    query: opts.query,
+    role,
+    passageRef: ref,
+    agentId: agent.id,
+    redone: pending !== undefined,
   });
   const outcome = await ctx.passages.run({
     query: opts.query,
@@ -257,16 +267,30 @@ async function passage(
       message: outcome.message,
       ...(problems === undefined ? {} : { "plan/problems": problems }),
     };
+    const refused = problems?.map((p) => p.code) ?? [];
     ctx.emit({
-      kind: "note",
-      text: `  ${role} → ${outcome.message.type}${problems !== undefined && problems.length > 0 ? ` refused: ${problems.map((p) => p.code).join(", ")}` : ""}`,
+      kind: "passage-end",
+      query: opts.query,
+      role,
+      passageRef: ref,
+      agentId: agent.id,
+      outcome: {
+        ok: true,
+        type: outcome.message.type,
+        ...(refused.length === 0 ? {} : { refused }),
+      },
+      ...(outcome.usage === undefined ? {} : { usage: outcome.usage }),
     });
   } else {
     end = { ...base, failure: { code: outcome.code, message: outcome.message } };
     ctx.emit({
-      kind: "refused",
-      code: outcome.code,
-      message: `${role} passage failed: ${outcome.message}`,
+      kind: "passage-end",
+      query: opts.query,
+      role,
+      passageRef: ref,
+      agentId: agent.id,
+      outcome: { ok: false, code: outcome.code, message: outcome.message },
+      ...(outcome.usage === undefined ? {} : { usage: outcome.usage }),
     });
   }
   records.push(makeRecord("passageEnd", opts.query, end), ...implied(end));
@@ -320,7 +344,7 @@ async function implement(ctx: RuntimeContext, opts: DriveOptions, view: LedgerVi
     evidence,
     createdAt: end["ended-at"],
   });
-  const proposal = toLedgerRecord("proposal", await signed(built, ctx.hostKey));
+  const proposal = toLedgerRecord("proposal", await signed(built, ctx.signer));
   await charge(ctx, opts.query, { op: "open-cycle", proposal: proposal.ref }, [proposal]);
 }
 
@@ -400,7 +424,7 @@ async function run(
     result.report,
     result.startedAt,
     result.endedAt,
-    ctx.hostKey,
+    ctx.signer,
   );
   await ctx.store.putRecords([execution, report]);
 }
@@ -440,11 +464,17 @@ async function abandon(ctx: RuntimeContext, query: string, cycle: CycleView): Pr
     },
     cycle.runStarted?.["started-at"] ?? now,
     now,
-    ctx.hostKey,
+    ctx.signer,
   );
   ctx.emit({
-    kind: "note",
-    text: `run interrupted mid-step: concluded unknown, environment destroyed${destroyed ? "" : " (NOT confirmed)"}`,
+    kind: "run-end",
+    query,
+    proposalRef: cycle.proposalRef,
+    environmentRef: cycle.runStarted?.["environment/ref"] ?? "environment:none",
+    outcome: "unknown",
+    environmentMade: true,
+    environmentDestroyed: destroyed,
+    interrupted: true,
   });
   await ctx.store.putRecords([execution, report]);
 }
@@ -474,7 +504,12 @@ async function finish(
     } catch (e) {
       // A summary is not owed when no budget remains: the conclusion still lands.
       if (!(e instanceof Blocked)) throw e;
-      ctx.emit({ kind: "note", text: `no summary: ${e.detail}` });
+      ctx.emit({
+        kind: "summary-skipped",
+        query: opts.query,
+        proposalRef: cycle.proposalRef,
+        detail: e.detail,
+      });
     }
   }
   // The execution record was stored as soon as the verdict was known (so a crash during the

@@ -3,8 +3,9 @@
 // that it did; otherwise the run waits, polling, until an answer, a cancellation or the deadline.
 import type { LedgerStore } from "../core/loop/ledger-store.js";
 import type { Clock } from "../core/ports.js";
+import type { ApprovalAnswer, ApprovalAnswerer, Emit } from "./events.js";
 import { approvalTarget, operatorDecision } from "./ledger-view.js";
-import type { ApprovalAnswer, ApprovalRequest, Approver, LoopPort, RuntimeEvent } from "./ports.js";
+import type { ApprovalRequest, Approver, LoopPort } from "./ports.js";
 
 export type Ask = (
   request: ApprovalRequest,
@@ -16,12 +17,14 @@ export interface ApproverOptions {
   readonly loop: LoopPort;
   readonly clock: Clock;
   readonly sleep: (ms: number) => Promise<void>;
-  readonly emit: (event: RuntimeEvent) => void;
+  readonly emit: Emit;
   readonly operator: string;
   /** Approve every request at once, recording an approval act that says so. */
   readonly autoApprove: boolean;
-  /** Ask on this terminal while polling for acts from others (interactive runs). */
+  /** Ask (on a terminal, say) while polling for acts from others. */
   readonly ask?: Ask;
+  /** The text recorded with an answer `ask` gave (default `answered by the approver`). */
+  readonly askedText?: string;
   readonly pollMs?: number;
 }
 
@@ -30,6 +33,16 @@ export function createApprover(o: ApproverOptions): Approver {
   return {
     async approve(request: ApprovalRequest): Promise<ApprovalAnswer> {
       const target = approvalTarget(request.run, request.step);
+      const about = {
+        query: request.query,
+        proposalRef: request.run,
+        step: request.step,
+        approval: request.kind,
+      };
+      const answered = (answer: ApprovalAnswer, by: ApprovalAnswerer): ApprovalAnswer => {
+        o.emit({ kind: "approval-answered", ...about, answer, by });
+        return answer;
+      };
       const post = async (kind: "approve" | "deny", text: string) =>
         o.store.postOperatorAct({
           query: request.query,
@@ -40,16 +53,13 @@ export function createApprover(o: ApproverOptions): Approver {
           at: o.clock.now().toISOString(),
         });
       const decided = operatorDecision(await o.store.readOperatorActs(request.query), target);
-      if (decided !== undefined) return decided === "approve" ? "approved" : "denied";
+      if (decided !== undefined)
+        return answered(decided === "approve" ? "approved" : "denied", "operator");
       if (o.autoApprove) {
         await post("approve", "approved automatically (--yes)");
-        o.emit({ kind: "note", text: `  approved ${request.step} automatically (--yes)` });
-        return "approved";
+        return answered("approved", "auto");
       }
-      o.emit({
-        kind: "waiting",
-        what: `approval of ${request.step}: warrant approve ${request.run} ${request.step} | warrant deny ${request.run} ${request.step}\n${request.description}`,
-      });
+      o.emit({ kind: "approval-requested", ...about, description: request.description });
       const controller = new AbortController();
       let asked: "approve" | "deny" | undefined;
       const asking = o.ask?.(request, controller.signal).then(
@@ -61,16 +71,18 @@ export function createApprover(o: ApproverOptions): Approver {
       try {
         for (;;) {
           if (asked !== undefined) {
-            await post(asked, "answered at the terminal");
-            return asked === "approve" ? "approved" : "denied";
+            await post(asked, o.askedText ?? "answered by the approver");
+            return answered(asked === "approve" ? "approved" : "denied", "prompt");
           }
           const act = operatorDecision(await o.store.readOperatorActs(request.query), target);
-          if (act !== undefined) return act === "approve" ? "approved" : "denied";
+          if (act !== undefined)
+            return answered(act === "approve" ? "approved" : "denied", "operator");
           const now = o.clock.now();
           const doc = await o.loop.document(request.query, now);
-          if (doc?.stop !== undefined) return "cancelled";
+          if (doc?.stop !== undefined) return answered("cancelled", "loop");
           // The approval must arrive before the loop's deadline (renewals move it).
-          if (doc === undefined || doc.state === "deadline-passed") return "expired";
+          if (doc === undefined || doc.state === "deadline-passed")
+            return answered("expired", "loop");
           await o.sleep(pollMs);
         }
       } finally {

@@ -47,6 +47,16 @@ export async function openLoop(ctx: RuntimeContext, o: OpenOptions): Promise<Loo
   }
   const doc = await ctx.loop.document(o.query, now);
   if (doc === undefined) throw new WarrantError("loop/not-opened", `${o.query} did not open`);
-  ctx.emit({ kind: "fact", document: doc, summary: `opened ${o.query}` });
+  if (decision.result === "appended") {
+    const { fact } = decision;
+    ctx.emit({
+      kind: "fact",
+      query: o.query,
+      sequence: fact.sequence,
+      step: fact.step,
+      summary: `opened ${o.query}`,
+      document: doc,
+    });
+  }
   return doc;
 }

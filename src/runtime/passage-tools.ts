@@ -1,31 +1,57 @@
 // The observation tools of passages (SPEC §3): workspace reads of the pack's baseline, the pack's
 // observation command profiles run contained (`profile.<name>`, only when a sandbox backend works
-// here), plus the MCP tools the agent definition declares, named `<server>.<tool>`. MCP servers are
-// connected on an agent's first passage, reused by its later ones, and closed by close(); the MCP
-// SDK is loaded only when a definition declares a server.
+// here), tools written in code, plus the MCP tools the agent definition declares, named
+// `<server>.<tool>`. MCP servers are connected on an agent's first passage, reused by its later
+// ones, and closed by close(). Every factory is a port: the adapters behind them are composed in
+// src/library.
 import path from "node:path";
-import type {
-  McpServerConfig,
-  McpToolHost,
-  McpToolHostOptions,
-} from "../adapters/tools/mcp-tool-host.js";
-import { createProfileTools } from "../adapters/tools/profile-tools.js";
+import type { McpServer } from "../core/definition/types.js";
 import { fail, ok, type Problem, type Result } from "../core/result.js";
-import type { Sandbox } from "../core/sandbox/sandbox-port.js";
+import type { CommandProfile } from "../core/taskpack/task-pack.js";
 import { createCompositeToolHost, type ToolHost } from "../core/turn/tool-host.js";
+import type { ToolEffect } from "../core/turn/tool-registry.js";
 import type { ToolsForPassage } from "./agent-passages.js";
 import type { PassageRequest } from "./ports.js";
+
+/** An MCP server as an agent definition declares it. */
+export type McpServerDeclaration = Pick<McpServer, "name" | "transport"> &
+  Partial<Pick<McpServer, "command" | "args" | "url">>;
+
+export interface McpConnectOptions {
+  readonly servers: readonly McpServerDeclaration[];
+  /** Working folder of stdio servers: the agent definition's folder. */
+  readonly cwd?: string;
+  readonly connectTimeoutMs?: number;
+  readonly callTimeoutMs?: number;
+  readonly effect: ToolEffect;
+}
+
+/** An open connection to an agent's MCP servers: its tools, and what ends it. */
+export interface McpConnection extends ToolHost {
+  close(): Promise<void>;
+}
+
+/** Connects an agent's MCP servers (the official SDK's client in src/adapters). */
+export type McpConnect = (options: McpConnectOptions) => Promise<Result<McpConnection>>;
+
+/** The pack's observation command profiles as tools, each call run in a fresh contained environment. */
+export type ProfileToolsFactory = (
+  commands: ReadonlyMap<string, CommandProfile>,
+  baselineDir: string,
+) => ToolHost;
 
 export interface PassageToolsOptions {
   /** The workspace tools over a baseline folder (one host per folder is made). */
   readonly workspace: (root: string) => ToolHost;
   /**
-   * The containment backend observation command profiles run in (a fresh environment per call).
-   * Absent: the profiles are not offered, never run uncontained.
+   * The pack's observation profiles as `profile.<name>` tools. Absent (no containment backend): the
+   * profiles are not offered, never run uncontained.
    */
-  readonly sandbox?: Sandbox | undefined;
-  /** Connects MCP servers (default: the official SDK's client, `connectMcpToolHost`). */
-  readonly connect?: (opts: McpToolHostOptions) => Promise<Result<McpToolHost>>;
+  readonly profiles?: ProfileToolsFactory | undefined;
+  /** Tools written in code, offered to every passage beside the others. */
+  readonly code?: ToolHost | undefined;
+  /** Connects MCP servers; absent, an agent that declares servers gets `tool/mcp-unavailable`. */
+  readonly connect?: McpConnect | undefined;
   readonly connectTimeoutMs?: number;
   readonly callTimeoutMs?: number;
 }
@@ -36,19 +62,14 @@ export interface PassageTools {
   close(): Promise<void>;
 }
 
-function serversOf(definition: unknown): readonly McpServerConfig[] {
+function serversOf(definition: unknown): readonly McpServerDeclaration[] {
   const servers = (definition as { mcpServers?: unknown } | undefined)?.mcpServers;
-  return Array.isArray(servers) ? (servers as McpServerConfig[]) : [];
-}
-
-async function defaultConnect(opts: McpToolHostOptions): Promise<Result<McpToolHost>> {
-  const { connectMcpToolHost } = await import("../adapters/tools/mcp-tool-host.js");
-  return connectMcpToolHost(opts);
+  return Array.isArray(servers) ? (servers as McpServerDeclaration[]) : [];
 }
 
 interface Connected {
   readonly host: ToolHost;
-  readonly mcp: McpToolHost;
+  readonly mcp: McpConnection;
 }
 
 /**
@@ -75,19 +96,20 @@ export function createPassageTools(opts: PassageToolsOptions): PassageTools {
   };
   const packKey = (request: PassageRequest): string =>
     `${request.pack.baselineDir}\n${request.pack.digest}`;
-  // Workspace reads, plus the pack's observation profiles when commands can be contained.
+  // Workspace reads, plus the pack's observation profiles when commands can be contained, plus
+  // the tools written in code.
   const baseOf = (request: PassageRequest): Result<ToolHost> => {
     const workspace = workspaceOf(request.pack.baselineDir);
-    if (opts.sandbox === undefined) return ok(workspace);
+    if (opts.profiles === undefined && opts.code === undefined) return ok(workspace);
     const key = packKey(request);
     let base = bases.get(key);
     if (base === undefined) {
-      const profiles = createProfileTools({
-        commands: request.pack.pack.commands,
-        baselineDir: request.pack.baselineDir,
-        sandbox: opts.sandbox,
-      });
-      base = createCompositeToolHost([workspace, profiles]);
+      const { commands } = request.pack.pack;
+      base = createCompositeToolHost([
+        workspace,
+        ...(opts.profiles === undefined ? [] : [opts.profiles(commands, request.pack.baselineDir)]),
+        ...(opts.code === undefined ? [] : [opts.code]),
+      ]);
       bases.set(key, base);
     }
     return base;
@@ -95,10 +117,15 @@ export function createPassageTools(opts: PassageToolsOptions): PassageTools {
 
   const connectAgent = async (
     request: PassageRequest,
-    servers: readonly McpServerConfig[],
+    servers: readonly McpServerDeclaration[],
   ): Promise<Result<Connected>> => {
     const agent = request.pack.agents[request.role];
-    const connect = opts.connect ?? defaultConnect;
+    const connect = opts.connect;
+    if (connect === undefined) {
+      const names = servers.map((s) => s.name).join(", ");
+      const message = `the ${request.role} declares MCP servers (${names}) and this host connects none`;
+      return fail([{ code: "tool/mcp-unavailable", path: "", message }]);
+    }
     const mcp = await connect({
       servers,
       ...(agent === undefined ? {} : { cwd: path.dirname(agent.path) }),

@@ -15,6 +15,7 @@ import type {
   ModelResponse,
   ProviderTool,
   ToolResultEntry,
+  Usage,
 } from "../core/turn/model-provider.js";
 import type { ToolHost, ToolResult } from "../core/turn/tool-host.js";
 import type { ToolRegistry } from "../core/turn/tool-registry.js";
@@ -46,17 +47,36 @@ export interface PassageLimits {
   readonly maxTokens: number;
 }
 
+/** What happens inside a passage, as it happens (the transcript keeps the same, in full). */
 export type PassageEvent =
+  | { readonly kind: "model-call-start"; readonly index: number }
   | {
-      readonly kind: "model-call";
+      readonly kind: "model-call-end";
       readonly index: number;
-      readonly stop: ModelResponse["stop"];
-      readonly valid: boolean | null;
-      readonly inputTokens: number;
-      readonly outputTokens: number;
+      readonly latencyMs: number;
+      /** Absent when the call failed (`error` is its code). */
+      readonly stop?: ModelResponse["stop"];
+      readonly valid?: boolean | null;
+      readonly usage?: Usage;
+      readonly error?: string;
     }
-  | { readonly kind: "tool-call"; readonly name: string; readonly isError: boolean }
-  | { readonly kind: "repair"; readonly index: number; readonly codes: readonly string[] };
+  | { readonly kind: "repair"; readonly index: number; readonly codes: readonly string[] }
+  | {
+      readonly kind: "tool-call-start";
+      /** The model call whose turn made this call, and the call's place in that turn. */
+      readonly turn: number;
+      readonly call: number;
+      readonly name: string;
+    }
+  | {
+      readonly kind: "tool-call-end";
+      readonly turn: number;
+      readonly call: number;
+      readonly name: string;
+      readonly isError: boolean;
+      readonly code?: string;
+      readonly latencyMs: number;
+    };
 
 export interface PassageInput {
   readonly role: Role;
@@ -187,11 +207,15 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
     const index = modelCalls++;
     const requestDigest = digests.digest(request);
     let response: ModelResponse;
+    onEvent?.({ kind: "model-call-start", index });
+    const callStarted = performance.now();
     try {
       response = await provider.complete(request, signal === undefined ? undefined : { signal });
     } catch (e) {
       const code = e instanceof WarrantError ? e.code : "model/failed";
       const message = e instanceof WarrantError ? e.message : "the model call failed unexpectedly";
+      const latencyMs = performance.now() - callStarted;
+      onEvent?.({ kind: "model-call-end", index, latencyMs, error: code });
       entries.push({ kind: "model-error", index, requestDigest, code, message });
       if (aborted(signal)) return failed("passage/cancelled", "the passage was cancelled");
       return failed(code, message);
@@ -213,7 +237,14 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
         usage: response.usage,
         latencyMs: response.latencyMs,
       });
-      onEvent?.({ kind: "model-call", index, stop: response.stop, valid: null, ...response.usage });
+      onEvent?.({
+        kind: "model-call-end",
+        index,
+        latencyMs: response.latencyMs,
+        stop: response.stop,
+        valid: null,
+        usage: response.usage,
+      });
       return response.stop === "refusal"
         ? failed(
             "turn/refusal",
@@ -228,11 +259,12 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
       ...(input.resolvePaperRef === undefined ? {} : { resolvePaperRef: input.resolvePaperRef }),
     });
     onEvent?.({
-      kind: "model-call",
+      kind: "model-call-end",
       index,
+      latencyMs: response.latencyMs,
       stop: response.stop,
       valid: checked.ok,
-      ...response.usage,
+      usage: response.usage,
     });
     if (!checked.ok) {
       entries.push({
@@ -285,7 +317,8 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
     }
 
     const results: ToolResultEntry[] = [];
-    for (const call of valid.calls) {
+    for (const [n, call] of valid.calls.entries()) {
+      onEvent?.({ kind: "tool-call-start", turn: index, call: n, name: call.name });
       const started = performance.now();
       let result: ToolResult;
       try {
@@ -299,15 +332,24 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
         result = { ok: false, content: `the tool failed (${code})`, isError: true, code };
       }
       toolCalls++;
+      const latencyMs = performance.now() - started;
       entries.push({
         kind: "tool-call",
         turn: index,
         name: call.name,
         args: call.args,
         result,
-        latencyMs: performance.now() - started,
+        latencyMs,
       });
-      onEvent?.({ kind: "tool-call", name: call.name, isError: result.isError });
+      onEvent?.({
+        kind: "tool-call-end",
+        turn: index,
+        call: n,
+        name: call.name,
+        isError: result.isError,
+        ...(result.code === undefined ? {} : { code: result.code }),
+        latencyMs,
+      });
       results.push({
         name: call.name,
         content: result.content,

@@ -1,10 +1,12 @@
 // What the runtime needs from the pieces around it, as narrow interfaces: the loop ledger, the
-// passage runner, the contained sandbox, the approver and the live view. The CLI composes them.
+// passage runner, the contained sandbox, the approver, the record signer, task-pack loading, the
+// job queue and the event stream. createWarrant (src/library) composes them from adapters.
 import type { LedgerRecord, LedgerStore } from "../core/loop/ledger-store.js";
 import type { Decision, LoopCommand, LoopDocument, Role } from "../core/loop/types.js";
 import type { Clock } from "../core/ports.js";
-import type { Problem } from "../core/result.js";
+import type { Problem, Result } from "../core/result.js";
 import type { TypedMessage } from "../core/turn/payloads.js";
+import type { ApprovalAnswer, ApprovalKind, Emit, PassageUsage } from "./events.js";
 import type { LoadedPack } from "./task-pack.js";
 
 /** The loop core over a store: decide, append (with records in the same transaction), fold. */
@@ -38,6 +40,7 @@ export type PassageOutcome =
       /** The passage transcript record (kind `transcript`), stored beside the facts. */
       readonly transcript?: LedgerRecord;
       readonly modelCalls?: number;
+      readonly usage?: PassageUsage;
     }
   | {
       readonly ok: false;
@@ -45,13 +48,14 @@ export type PassageOutcome =
       readonly message: string;
       readonly transcript?: LedgerRecord;
       readonly modelCalls?: number;
+      readonly usage?: PassageUsage;
     };
 
 export interface PassageRunner {
   run(request: PassageRequest): Promise<PassageOutcome>;
 }
 
-export interface ExecResult {
+export interface RunExecResult {
   readonly exitCode: number | null;
   readonly stdout: string;
   readonly stderr: string;
@@ -69,7 +73,7 @@ export interface RunEnvironment {
   exec(
     argv: readonly string[],
     opts: { timeoutMs: number; maxOutputBytes: number },
-  ): Promise<ExecResult>;
+  ): Promise<RunExecResult>;
   readFile(path: string): Promise<Uint8Array | undefined>;
   /** Undefined once written; the refusal when the path leaves the workspace (a symlink escape). */
   writeFile(path: string, bytes: Uint8Array): Promise<Problem | undefined>;
@@ -98,13 +102,12 @@ export interface SandboxPort {
   snapshotDir(dir: string): Promise<ReadonlyMap<string, string>>;
 }
 
-export type ApprovalAnswer = "approved" | "denied" | "expired" | "cancelled";
-
 export interface ApprovalRequest {
   readonly query: string;
   /** The run: its proposal ref. */
   readonly run: string;
   readonly step: string;
+  readonly kind: ApprovalKind;
   /** What the mutation does: a diff for a patch, the argv for a command. */
   readonly description: string;
 }
@@ -113,11 +116,38 @@ export interface Approver {
   approve(request: ApprovalRequest): Promise<ApprovalAnswer>;
 }
 
-export type RuntimeEvent =
-  | { readonly kind: "fact"; readonly document: LoopDocument; readonly summary: string }
-  | { readonly kind: "note"; readonly text: string }
-  | { readonly kind: "waiting"; readonly what: string; readonly document?: LoopDocument }
-  | { readonly kind: "refused"; readonly code: string; readonly message: string };
+/** Signs proposals and execution records (the host key); records are stored unsigned without one. */
+export interface RecordSigner {
+  sign<T extends object>(record: T): Promise<T>;
+}
+
+/**
+ * Reads a task pack from where it lives (its file, its baseline folder, its agent definitions) and
+ * validates it; a loop's pack is read again on resume from the file its binding names.
+ */
+export type PackLoader = (file: string) => Promise<Result<LoadedPack>>;
+
+/** A running worker: `promise` settles when it stops; `stop()` stops it after its current jobs. */
+export interface WorkerRunner {
+  readonly promise: Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** What a worker does with one job: drive the loop it names. A rejection retries the job later. */
+export type JobHandler = (job: { readonly query: string; readonly id: string }) => Promise<void>;
+
+/** The queue that hands dispatched loops to workers (graphile-worker over PostgreSQL). */
+export interface JobQueue {
+  /** Where the queue lives, for people (never a password). */
+  readonly description: string;
+  dispatch(query: string): Promise<void>;
+  start(options: {
+    readonly concurrency: number;
+    readonly handler: JobHandler;
+    /** Stop on SIGINT/SIGTERM (a process that is only a worker). */
+    readonly handleSignals: boolean;
+  }): Promise<WorkerRunner>;
+}
 
 export interface RuntimeContext {
   readonly store: LedgerStore;
@@ -127,13 +157,11 @@ export interface RuntimeContext {
   readonly approver: Approver;
   readonly clock: Clock;
   readonly sleep: (ms: number) => Promise<void>;
-  readonly emit: (event: RuntimeEvent) => void;
+  readonly emit: Emit;
   /** The operator binding acting for this host (`node-operator-binding:…`). */
   readonly operator: string;
-  /** The host's Ed25519 key: proposals and execution records are signed with it when given. */
-  readonly hostKey?: Uint8Array;
-  /** Where a run spends its time (the benchmark listens; nothing else needs it). */
-  readonly measure?: (phase: RunPhase, ms: number) => void;
+  /** Signs proposals and execution records when given. */
+  readonly signer?: RecordSigner;
+  /** Reads a loop's task pack again on resume. */
+  readonly loadPack: PackLoader;
 }
-
-export type RunPhase = "sandbox-start" | "steps" | "verifier" | "sandbox-destroy";

@@ -9,6 +9,7 @@ import { toLedgerRecord } from "../core/records/ledger-record.js";
 import { signRecord } from "../core/records/signature.js";
 import type { Problem } from "../core/result.js";
 import type { TypedMessage } from "../core/turn/payloads.js";
+import type { RecordSigner } from "./ports.js";
 
 export const RECORD_PREFIX = {
   binding: "warrant-loop-binding",
@@ -122,7 +123,7 @@ export async function runRecords(
   report: Omit<RunReportBody, "execution/ref">,
   startedAt: string,
   endedAt: string,
-  hostKey: Uint8Array | undefined,
+  signer: RecordSigner | undefined,
 ): Promise<{ execution: LedgerRecord; report: LedgerRecord }> {
   const empty = digestOfBytes(new Uint8Array());
   const built = buildExecution({
@@ -149,7 +150,7 @@ export async function runRecords(
     startedAt,
     endedAt,
   });
-  const execution = toLedgerRecord("execution", await signed(built, hostKey));
+  const execution = toLedgerRecord("execution", await signed(built, signer));
   return {
     execution,
     report: makeRecord("runReport", report["query/id"], {
@@ -159,10 +160,19 @@ export async function runRecords(
   };
 }
 
-/** The record signed by the host key (Ed25519 is deterministic: the same record, the same bytes). */
+/** The record signed by the signer when there is one. */
 export async function signed<T extends object>(
   record: T,
-  hostKey: Uint8Array | undefined,
+  signer: RecordSigner | undefined,
 ): Promise<T> {
-  return hostKey === undefined ? record : signRecord(record, hostKey);
+  return signer === undefined ? record : signer.sign(record);
+}
+
+/**
+ * A signer over an Ed25519 secret key (32 bytes): Ed25519 is deterministic, so the same record is
+ * signed to the same bytes. The key never leaves the signer.
+ */
+export function keySigner(secretKey: Uint8Array): RecordSigner {
+  const key = new Uint8Array(secretKey);
+  return { sign: (record) => signRecord(record, key) };
 }

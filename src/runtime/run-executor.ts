@@ -15,7 +15,8 @@ import {
   diffSnapshots,
   type SnapshotDiff,
 } from "../core/taskpack/snapshot-diff.js";
-import type { ExecResult, RunEnvironment, RunPhase, RuntimeContext } from "./ports.js";
+import type { RunPhase } from "./events.js";
+import type { RunEnvironment, RunExecResult, RuntimeContext } from "./ports.js";
 import type { CheckRecord, RunReportBody, StepRecord } from "./records.js";
 import { makeRecord } from "./records.js";
 import type { LoadedPack } from "./task-pack.js";
@@ -65,26 +66,40 @@ export async function executeRun(ctx: RuntimeContext, input: RunInput): Promise<
   const { pack, plan, query, proposalRef } = input;
   const startedAt = ctx.clock.now().toISOString();
   const envRef = environmentRefOf(proposalRef);
+  let environmentMade = false;
   const finish = (
     outcome: Outcome,
     steps: readonly StepRecord[],
     checks: readonly CheckRecord[],
     destroyed: boolean,
     refusal?: string,
-  ): RunResult => ({
-    report: {
-      "query/id": query,
-      "proposal/ref": proposalRef,
-      "environment/ref": envRef,
-      steps,
-      checks,
+  ): RunResult => {
+    ctx.emit({
+      kind: "run-end",
+      query,
+      proposalRef,
+      environmentRef: envRef,
       outcome,
-      ...(refusal === undefined ? {} : { "refusal/code": refusal }),
-      "environment/destroyed": destroyed,
-    },
-    startedAt,
-    endedAt: ctx.clock.now().toISOString(),
-  });
+      ...(refusal === undefined ? {} : { refusal }),
+      environmentMade,
+      environmentDestroyed: destroyed,
+      interrupted: false,
+    });
+    return {
+      report: {
+        "query/id": query,
+        "proposal/ref": proposalRef,
+        "environment/ref": envRef,
+        steps,
+        checks,
+        outcome,
+        ...(refusal === undefined ? {} : { "refusal/code": refusal }),
+        "environment/destroyed": destroyed,
+      },
+      startedAt,
+      endedAt: ctx.clock.now().toISOString(),
+    };
+  };
   // Never a mutation uncontained (SPEC §7): the loop stops safety-refused. The verifier's commands
   // run in the environment too, so without a backend no run is made at all.
   if (ctx.sandbox.backend === undefined) {
@@ -98,12 +113,16 @@ export async function executeRun(ctx: RuntimeContext, input: RunInput): Promise<
     try {
       return await f();
     } finally {
-      ctx.measure?.(phase, performance.now() - t0);
+      const durationMs = performance.now() - t0;
+      ctx.emit({ kind: "run-phase", query, proposalRef, phase, durationMs });
     }
   };
+  const backend = ctx.sandbox.backend;
+  ctx.emit({ kind: "run-start", query, proposalRef, environmentRef: envRef, backend });
   const env = await timed("sandbox-start", () =>
     ctx.sandbox.create(pack.baselineDir, envRef, environmentNameOf(query, proposalRef)),
   );
+  environmentMade = true;
   await ctx.store.putRecords([
     makeRecord("runStarted", query, {
       "query/id": query,
@@ -113,10 +132,6 @@ export async function executeRun(ctx: RuntimeContext, input: RunInput): Promise<
       "started-at": startedAt,
     }),
   ]);
-  ctx.emit({
-    kind: "note",
-    text: `run started in a fresh environment (${ctx.sandbox.backend ?? "uncontained"})`,
-  });
 
   const steps: StepRecord[] = [];
   let halt: Halt | undefined;
@@ -131,6 +146,7 @@ export async function executeRun(ctx: RuntimeContext, input: RunInput): Promise<
         query,
         run: proposalRef,
         step: step.id,
+        kind: "mutation",
         description: describeMutation(step),
       });
       if (answer === "denied") halt = { outcome: "refused", refusal: "hil/denied" };
@@ -149,10 +165,31 @@ export async function executeRun(ctx: RuntimeContext, input: RunInput): Promise<
         "started-at": ctx.clock.now().toISOString(),
       }),
     ]);
+    const stepClass = stepEffect(step);
+    ctx.emit({
+      kind: "step-start",
+      query,
+      proposalRef,
+      stepId: step.id,
+      index,
+      class: stepClass,
+      action: step.kind,
+    });
     const record = await timed("steps", () => runStep(env, step, approval));
     steps.push(record);
-    const exit = record["exit/code"] === undefined ? "" : ` (exit ${String(record["exit/code"])})`;
-    ctx.emit({ kind: "note", text: `  step ${step.id} ${step.kind}: ${record.status}${exit}` });
+    ctx.emit({
+      kind: "step-end",
+      query,
+      proposalRef,
+      stepId: step.id,
+      class: stepClass,
+      action: record.action,
+      status: record.status,
+      ...(record["exit/code"] === undefined ? {} : { exitCode: record["exit/code"] }),
+      ...(record.truncated === undefined ? {} : { truncated: record.truncated }),
+      ...(record["timed-out"] === undefined ? {} : { timedOut: record["timed-out"] }),
+      ...(record.refusal === undefined ? {} : { refusal: record.refusal }),
+    });
     if (record.refusal !== undefined) {
       halt = { outcome: "refused", refusal: record.refusal };
       break;
@@ -164,18 +201,10 @@ export async function executeRun(ctx: RuntimeContext, input: RunInput): Promise<
   }
   if (halt !== undefined) {
     const destroyed = await timed("sandbox-destroy", () => env.destroy());
-    ctx.emit({
-      kind: "note",
-      text: `  environment destroyed${destroyed ? " (confirmed)" : " (NOT confirmed)"}`,
-    });
     return finish(halt.outcome, steps, [], destroyed, halt.refusal);
   }
   const verdict = await timed("verifier", () => verify(ctx, env, input, mutationFailed));
   const destroyed = await timed("sandbox-destroy", () => env.destroy());
-  ctx.emit({
-    kind: "note",
-    text: `  environment destroyed${destroyed ? " (confirmed)" : " (NOT confirmed)"}`,
-  });
   if (!destroyed)
     return finish("refused", steps, verdict.checks, false, "rollback/destroy-unconfirmed");
   return finish(verdict.outcome, steps, verdict.checks, true, verdict.refusal);
@@ -202,7 +231,7 @@ function excerpt(text: string): string {
   return bytes.length <= EXCERPT_BYTES ? text : `${decoder.decode(bytes.slice(0, EXCERPT_BYTES))}…`;
 }
 
-function execRecord(step: AdmittedStep, r: ExecResult, approval: Approval): StepRecord {
+function execRecord(step: AdmittedStep, r: RunExecResult, approval: Approval): StepRecord {
   const text = `${r.stdout}${r.stderr === "" ? "" : `\n${r.stderr}`}`;
   return {
     "step/id": step.id,
@@ -304,21 +333,27 @@ async function verify(
   mutationFailed: boolean,
 ): Promise<Verdict> {
   const { pack } = input.pack;
+  const checks: CheckRecord[] = [];
+  const add = (check: CheckRecord): void => {
+    checks.push(check);
+    const { name, passed, detail } = check;
+    ctx.emit({
+      kind: "check",
+      query: input.query,
+      proposalRef: input.proposalRef,
+      name,
+      passed,
+      detail,
+    });
+  };
   const names = new Set(pack.verifier.checks.map((c) => c.name));
   const missing = input.plan.expectedChecks.filter((n) => !names.has(n));
   if (missing.length > 0) {
-    return {
-      outcome: "refused",
-      refusal: "verifier/check-missing",
-      checks: missing.map((name) => ({
-        name,
-        passed: false,
-        detail: "the verifier has no such check",
-      })),
-    };
+    for (const name of missing)
+      add({ name, passed: false, detail: "the verifier has no such check" });
+    return { outcome: "refused", refusal: "verifier/check-missing", checks };
   }
   const deadline = ctx.clock.now().getTime() + pack.verifier.timeoutMs;
-  const checks: CheckRecord[] = [];
   let diff: SnapshotDiff | undefined;
   const changes = async (): Promise<SnapshotDiff> => {
     diff ??= diffSnapshots(
@@ -334,7 +369,7 @@ async function verify(
       case "command": {
         const profile = pack.commands.get(check.command);
         if (profile === undefined || profile.effect !== "observation") {
-          checks.push({
+          add({
             name: check.name,
             passed: false,
             detail: `no observation command ${check.command}`,
@@ -346,10 +381,10 @@ async function verify(
           maxOutputBytes: profile.maxOutputBytes,
         });
         if (r.timedOut) {
-          checks.push({ name: check.name, passed: false, detail: `${check.command} timed out` });
+          add({ name: check.name, passed: false, detail: `${check.command} timed out` });
           return { outcome: "refused", refusal: "verifier/timeout", checks };
         }
-        checks.push({
+        add({
           name: check.name,
           passed: r.exitCode === 0,
           detail: `${check.command} exited ${String(r.exitCode)}: ${lastLine(r.stdout)}`,
@@ -361,7 +396,7 @@ async function verify(
       }
       case "unchanged": {
         const touched = changedUnder(await changes(), check.globs);
-        checks.push({
+        add({
           name: check.name,
           passed: touched.length === 0,
           detail: touched.length === 0 ? "unchanged" : `changed: ${touched.join(", ")}`,
@@ -370,7 +405,7 @@ async function verify(
       }
       case "only-allowed-changed": {
         const outside = changedOutside(await changes(), pack.patchPolicy.allow);
-        checks.push({
+        add({
           name: check.name,
           passed: outside.length === 0,
           detail:
@@ -383,10 +418,6 @@ async function verify(
       default:
         check satisfies never;
     }
-    ctx.emit({
-      kind: "note",
-      text: `  check ${check.name}: ${checks.at(-1)?.passed === true ? "passed" : "failed"}`,
-    });
   }
   const passed = !mutationFailed && checks.every((c) => c.passed);
   return { outcome: passed ? "verified" : "verification-failed", checks };

@@ -1,51 +1,47 @@
 // A driving session over one store: opens a task pack's loop or resumes one from its ledger, under
 // the store's lease so that no two processes drive the same loop at once.
 import { randomBytes } from "node:crypto";
-import { hostname } from "node:os";
 import { WarrantError } from "../core/result.js";
 import { type DriveResult, drive } from "./driver.js";
-import { loadTaskPack } from "./load-pack.js";
-import { openLoop } from "./open-loop.js";
+import { bindingRefOf, openLoop } from "./open-loop.js";
 import type { RuntimeContext } from "./ports.js";
 import type { BindingBody } from "./records.js";
 import type { LoadedPack } from "./task-pack.js";
 
-/**
- * How long a driver's lease lasts unless extended (extended every third of it). A driver that dies
- * holds its loop this long at most; `WARRANT_LEASE_TTL_MS` overrides it.
- */
-export function leaseTtlMs(
-  env: Readonly<Record<string, string | undefined>> = process.env,
-): number {
-  const n = Number(env.WARRANT_LEASE_TTL_MS);
-  return Number.isSafeInteger(n) && n > 0 ? n : 10_000;
-}
+/** How long a driver's lease lasts unless extended (it is extended every third of it). */
+export const DEFAULT_LEASE_TTL_MS = 10_000;
 
 export function newQueryId(pack: LoadedPack, now: Date): string {
   const stamp = now.toISOString().replace(/[-:]/g, "").replace(/\..*$/, "");
   return `query:${pack.pack.name}-${stamp}-${randomBytes(3).toString("hex")}`;
 }
 
-export function leaseHolder(): string {
-  return `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
+export interface LeaseOptions {
+  /** Who drives (`host:pid:random`): the lease's holder. */
+  readonly holder: string;
+  /** The lease's time to live; a driver that dies holds its loop this long at most. */
+  readonly ttlMs?: number;
+  /** Wait this long for a lease another driver holds (one that died frees it within its ttl). */
+  readonly waitMs?: number;
+  readonly onLeased?: () => void;
 }
 
-/**
- * Drives `query` while holding its lease, extended in the background until the drive ends. With
- * `waitMs`, waits that long for a lease another driver holds (one that died frees it within its ttl).
- */
+/** Drives `query` while holding its lease, extended in the background until the drive ends. */
 export async function driveUnderLease(
   ctx: RuntimeContext,
   query: string,
   pack: LoadedPack,
-  holder: string,
-  opts: { readonly waitMs?: number; readonly onLeased?: () => void } = {},
+  opts: LeaseOptions,
 ): Promise<DriveResult | "leased-elsewhere"> {
-  const ttl = leaseTtlMs();
+  const { holder } = opts;
+  const ttl = opts.ttlMs ?? DEFAULT_LEASE_TTL_MS;
   // Leases are wall-clock: they bind processes, not the loop's (possibly injected) clock.
   const giveUpAt = Date.now() + (opts.waitMs ?? 0);
   while (!(await ctx.store.acquireLease(query, holder, ttl, new Date()))) {
-    if (Date.now() >= giveUpAt) return "leased-elsewhere";
+    if (Date.now() >= giveUpAt) {
+      ctx.emit({ kind: "drive-end", query, status: "leased-elsewhere" });
+      return "leased-elsewhere";
+    }
     await ctx.sleep(Math.min(500, ttl / 4));
   }
   opts.onLeased?.();
@@ -53,8 +49,26 @@ export async function driveUnderLease(
     void ctx.store.acquireLease(query, holder, ttl, new Date()).catch(() => undefined);
   }, ttl / 3);
   timer.unref();
+  ctx.emit({
+    kind: "drive-start",
+    query,
+    pack: pack.pack.name,
+    binding: bindingRefOf(pack),
+    holder,
+  });
   try {
-    return await drive(ctx, { query, pack });
+    const result = await drive(ctx, { query, pack });
+    ctx.emit({
+      kind: "drive-end",
+      query,
+      status: result.status,
+      ...(result.status === "stopped"
+        ? result.document.stop === undefined
+          ? {}
+          : { stop: result.document.stop.reason }
+        : { blocked: result.reason }),
+    });
+    return result;
   } finally {
     clearInterval(timer);
     await ctx.store.releaseLease(query, holder).catch(() => undefined);
@@ -72,7 +86,10 @@ export async function startLoop(
 }
 
 /** The binding record a loop was opened with: which task pack, which models. */
-export async function bindingOf(ctx: RuntimeContext, query: string): Promise<BindingBody> {
+export async function bindingOf(
+  ctx: Pick<RuntimeContext, "store">,
+  query: string,
+): Promise<BindingBody> {
   const records = await ctx.store.listRecords(query);
   const binding = records.find((r) => r.kind === "binding")?.body as BindingBody | undefined;
   if (binding === undefined)
@@ -81,8 +98,11 @@ export async function bindingOf(ctx: RuntimeContext, query: string): Promise<Bin
 }
 
 /** Reloads the task pack of a loop, refusing one whose content changed since the loop opened. */
-export async function packOf(binding: BindingBody): Promise<LoadedPack> {
-  const loaded = await loadTaskPack(binding["task-pack/file"]);
+export async function packOf(
+  ctx: Pick<RuntimeContext, "loadPack">,
+  binding: BindingBody,
+): Promise<LoadedPack> {
+  const loaded = await ctx.loadPack(binding["task-pack/file"]);
   if (!loaded.ok) {
     const p = loaded.errors[0];
     throw new WarrantError(p?.code ?? "taskpack/invalid", p?.message ?? "invalid task pack");

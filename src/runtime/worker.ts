@@ -1,46 +1,11 @@
-// Workers over a shared PostgreSQL: loops are dispatched as jobs of graphile-worker (its own
-// schema); a worker drives each job's loop under the store's lease, so two workers never drive the
-// same loop at once, and a loop whose driver died is taken over once its lease expires.
-// graphile-worker is imported when a loop is dispatched or a worker starts, never for other commands.
-import type { Logger, Runner } from "graphile-worker";
+// Workers over a shared store: loops are dispatched as jobs of a queue (graphile-worker over
+// PostgreSQL, behind the JobQueue port); a worker drives each job's loop under the store's lease, so
+// two workers never drive the same loop at once, and a loop whose driver died is taken over once its
+// lease expires.
+import type { LedgerStore } from "../core/loop/ledger-store.js";
 import type { DriveResult } from "./driver.js";
-import type { RuntimeContext } from "./ports.js";
+import type { JobQueue, RuntimeContext, WorkerRunner } from "./ports.js";
 import { bindingOf, driveUnderLease, packOf } from "./session.js";
-
-export const DRIVE_TASK = "warrant_drive_loop";
-
-/** graphile-worker's own logging: only warnings and errors (a failed job says why), on stderr. */
-function quietLogger(LoggerClass: typeof Logger): Logger {
-  return new LoggerClass(() => (level, message) => {
-    if (process.env.WARRANT_DEBUG_WORKER || level === "error" || level === "warning")
-      process.stderr.write(`graphile-worker ${level}: ${message}\n`);
-  });
-}
-
-export interface JobQueue {
-  /** The connection string (may carry a password: never print it). */
-  readonly connectionString: string;
-  /** graphile-worker's schema: beside the ledger's, never inside it. */
-  readonly schema: string;
-}
-
-export function jobQueueOf(connectionString: string, storeSchema: string | undefined): JobQueue {
-  return { connectionString, schema: `${storeSchema ?? "warrant"}_jobs` };
-}
-
-export async function dispatchLoop(queue: JobQueue, query: string): Promise<void> {
-  const { Logger, quickAddJob } = await import("graphile-worker");
-  await quickAddJob(
-    {
-      connectionString: queue.connectionString,
-      schema: queue.schema,
-      logger: quietLogger(Logger),
-    },
-    DRIVE_TASK,
-    { query },
-    { maxAttempts: 5 },
-  );
-}
 
 export type WorkerEvent =
   | { readonly kind: "start"; readonly query: string }
@@ -49,34 +14,32 @@ export type WorkerEvent =
 
 export interface WorkerOptions {
   readonly queue: JobQueue;
+  /** The shared store the jobs' loops live in. */
+  readonly store: LedgerStore;
   readonly concurrency: number;
-  /** A context per job; they share the worker's store. */
-  readonly context: (models: Readonly<Record<string, string>>) => RuntimeContext;
+  /** The context of one job's drive, for the models its binding names; `close` ends its tools. */
+  readonly context: (
+    models: Readonly<Record<string, string>>,
+  ) => Promise<RuntimeContext & { close(): Promise<void> }>;
   readonly holder: string;
+  readonly ttlMs?: number;
   readonly onEvent: (event: WorkerEvent) => void;
   readonly handleSignals: boolean;
 }
 
-export async function startWorker(o: WorkerOptions): Promise<Runner> {
-  const { Logger, run } = await import("graphile-worker");
-  return run({
-    connectionString: o.queue.connectionString,
-    schema: o.queue.schema,
+export function startWorker(o: WorkerOptions): Promise<WorkerRunner> {
+  return o.queue.start({
     concurrency: o.concurrency,
-    pollInterval: 500,
-    logger: quietLogger(Logger),
-    noHandleSignals: !o.handleSignals,
-    taskList: {
-      [DRIVE_TASK]: async (payload, helpers) => {
-        const query = (payload as { query?: unknown }).query;
-        if (typeof query !== "string") return; // not ours to drive
-        const base = o.context({});
-        const binding = await bindingOf(base, query);
-        const ctx = o.context(binding.models);
-        const pack = await packOf(binding);
+    handleSignals: o.handleSignals,
+    handler: async ({ query, id }) => {
+      const binding = await bindingOf(o, query);
+      const ctx = await o.context(binding.models);
+      try {
+        const pack = await packOf(ctx, binding);
         // One holder per job: two jobs of one worker never share a lease.
-        const holder = `${o.holder}/job-${helpers.job.id}`;
-        const result = await driveUnderLease(ctx, query, pack, holder, {
+        const result = await driveUnderLease(ctx, query, pack, {
+          holder: `${o.holder}/job-${id}`,
+          ...(o.ttlMs === undefined ? {} : { ttlMs: o.ttlMs }),
           onLeased: () => o.onEvent({ kind: "start", query }),
         });
         if (result === "leased-elsewhere") {
@@ -85,7 +48,9 @@ export async function startWorker(o: WorkerOptions): Promise<Runner> {
           throw new Error(`${query} is leased by another driver`);
         }
         o.onEvent({ kind: "end", query, result });
-      },
+      } finally {
+        await ctx.close();
+      }
     },
   });
 }

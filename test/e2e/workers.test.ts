@@ -5,8 +5,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { parseStoreUri } from "../../src/adapters/store/store-uri.js";
-import { dispatchLoop, jobQueueOf } from "../../src/runtime/worker.js";
+import { postgresJobQueue } from "../../src/postgres.js";
 import { cliPath, runCli } from "../helpers/cli.js";
 import { postgresForTests, TestSchemas } from "../helpers/postgres.js";
 import { demoPack, scripted } from "./cli-run.js";
@@ -37,16 +36,14 @@ describe.skipIf(!pg.enabled)("warrant worker over a shared PostgreSQL", () => {
       "--model",
       scripted(r),
     ]);
-    const parsed = parseStoreUri(store);
-    if (!parsed.ok || parsed.value.kind !== "postgres") throw new Error("not a postgres URI");
-    const queue = jobQueueOf(parsed.value.connectionString, parsed.value.schema);
+    const queue = postgresJobQueue(store);
     const queries: string[] = [];
     for (let i = 0; i < LOOPS; i++) {
       const r = await runCli(["run", demoPack, ...models, "--store", store, "--dispatch"], { cwd });
       expect(r.code, r.stderr).toBe(0);
       const query = (r.stdout.trim().split("\n").at(-1) ?? "").slice("query: ".length);
       queries.push(query);
-      await dispatchLoop(queue, query); // a second job for the same loop
+      await queue.dispatch(query); // a second job for the same loop
     }
 
     const logs: string[] = [];

@@ -333,7 +333,7 @@ describe("limits", () => {
     const { provider, input } = setup([addTurn(1, 2), findingTurn()], {
       signal: controller.signal,
       onEvent: (e) => {
-        if (e.kind === "tool-call") controller.abort();
+        if (e.kind === "tool-call-end") controller.abort();
       },
     });
     const out = await runPassage(input);
@@ -355,12 +355,47 @@ describe("limits", () => {
     });
   });
 
-  it("reports events for a live view", async () => {
+  it("reports each model call, repair and tool call as it starts and ends", async () => {
     const events: string[] = [];
     const { input } = setup(["bad", addTurn(1, 2), findingTurn()], {
-      onEvent: (e) => events.push(e.kind === "model-call" ? `model:${e.valid}` : e.kind),
+      onEvent: (e) =>
+        events.push(
+          e.kind === "model-call-end"
+            ? `model:${e.index}:${e.valid}`
+            : e.kind === "tool-call-start" || e.kind === "tool-call-end"
+              ? `${e.kind}:${e.turn}.${e.call}:${e.name}`
+              : e.kind,
+        ),
     });
     await runPassage(input);
-    expect(events).toEqual(["model:false", "repair", "model:true", "tool-call", "model:true"]);
+    expect(events).toEqual([
+      "model-call-start",
+      "model:0:false",
+      "repair",
+      "model-call-start",
+      "model:1:true",
+      "tool-call-start:1.0:math.add",
+      "tool-call-end:1.0:math.add",
+      "model-call-start",
+      "model:2:true",
+    ]);
+  });
+
+  it("reports a failed model call's code, with no usage", async () => {
+    const ends: unknown[] = [];
+    const { input } = setup([], {
+      onEvent: (e) => {
+        if (e.kind === "model-call-end") ends.push(e);
+      },
+    });
+    await runPassage(input);
+    expect(ends).toEqual([
+      {
+        kind: "model-call-end",
+        index: 0,
+        latencyMs: expect.any(Number),
+        error: "model/script-exhausted",
+      },
+    ]);
   });
 });

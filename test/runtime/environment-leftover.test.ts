@@ -84,7 +84,7 @@ describe("an environment made but never journaled (host died before runStarted)"
     const { store, leftover } = await died("runStarted");
     expect(existsSync(leftover)).toBe(true);
     const second = await harness(scripts, { store });
-    await second.ledger.execute(second.query, { op: "cancel" }, second.ctx.clock.now());
+    await second.ledger.execute(second.query, { op: "cancel" }, second.clock.now());
     const r = await second.drive();
     expect(r.document.stop?.reason).toBe("cancelled");
     // The cancelled run made no environment of its own: only the discard can have removed it.

@@ -1,29 +1,24 @@
-// A runtime under test: a memory store, the real bwrap sandbox, scripted models per role, a clock the
-// test moves, and every runtime event captured (a hook may act on one: post a denial, cancel).
+// A runtime under test, built with createWarrant: a memory store, the real bwrap sandbox, scripted
+// models per role, a clock the test moves, and every event captured (a hook may act on one: post a
+// denial, cancel; the runtime's next read of the ledger waits for it).
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { onTestFinished } from "vitest";
-import {
-  createScriptedModel,
-  type ScriptedModel,
-} from "../../src/adapters/models/scripted-model.js";
+import { loadPack } from "../../src/adapters/fs/pack-loader.js";
 import { createBwrapSandbox } from "../../src/adapters/sandbox/bwrap-sandbox.js";
 import { MemoryLedgerStore } from "../../src/adapters/store/memory-ledger-store.js";
-import { createWorkspaceTools } from "../../src/adapters/tools/workspace-tools.js";
 import type { LedgerStore } from "../../src/core/loop/ledger-store.js";
 import type { Role } from "../../src/core/loop/types.js";
-import { ok } from "../../src/core/result.js";
-import { createAgentPassages, type ToolsForPassage } from "../../src/runtime/agent-passages.js";
-import { type DriveResult, drive } from "../../src/runtime/driver.js";
-import { createApprover } from "../../src/runtime/hil.js";
-import { loadTaskPack } from "../../src/runtime/load-pack.js";
+import type { Clock } from "../../src/core/ports.js";
+import type { LoopOutcome } from "../../src/index.js";
+import { createWarrant, type Warrant } from "../../src/library/create-warrant.js";
+import type { WarrantOptions } from "../../src/library/options.js";
+import type { WarrantEvent } from "../../src/runtime/events.js";
 import { LoopLedger } from "../../src/runtime/loop-ledger.js";
-import { createPassageTools } from "../../src/runtime/passage-tools.js";
-import type { RuntimeContext, RuntimeEvent } from "../../src/runtime/ports.js";
-import { sandboxPort } from "../../src/runtime/sandbox-bridge.js";
-import { startLoop } from "../../src/runtime/session.js";
+import { keySigner } from "../../src/runtime/records.js";
 import type { LoadedPack } from "../../src/runtime/task-pack.js";
+import { type ScriptedModel, scriptedModel } from "../../src/testing.js";
 import { repoRoot } from "../helpers/cli.js";
 
 export const fixtures = path.join(repoRoot, "test/fixtures/runtime");
@@ -86,19 +81,42 @@ function envRootOf(store: LedgerStore): string {
   return root;
 }
 
+/** The store's reads wait for the hooks still running, so an act a hook takes is seen at once. */
+function afterHooks(store: LedgerStore, pending: Promise<unknown>[]): LedgerStore {
+  const reads = new Set([
+    "readFacts",
+    "listRecords",
+    "readRecord",
+    "readOperatorActs",
+    "listLoops",
+  ]);
+  return new Proxy(store, {
+    get(target, prop, receiver) {
+      const v = Reflect.get(target, prop, receiver) as unknown;
+      if (typeof v !== "function") return v;
+      if (!reads.has(String(prop))) return v.bind(target);
+      return async (...args: unknown[]) => {
+        await Promise.all(pending.splice(0));
+        return (v as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+      };
+    },
+  });
+}
+
 export interface Harness {
-  readonly ctx: RuntimeContext;
+  readonly warrant: Warrant;
+  readonly clock: Clock;
   /** The folder this host's environments are made in (`warrant-env-<name>` each). */
   readonly envRoot: string;
   readonly store: MemoryLedgerStore;
   readonly ledger: LoopLedger;
   readonly pack: LoadedPack;
   readonly query: string;
-  readonly events: RuntimeEvent[];
+  readonly events: WarrantEvent[];
   /** Every scripted model made, per role, in order: their requests show the evidence given. */
   readonly models: Record<string, ScriptedModel[]>;
   advance(ms: number): void;
-  drive(): Promise<DriveResult>;
+  drive(): Promise<Exclude<LoopOutcome, { status: "leased-elsewhere" }>>;
 }
 
 export interface HarnessOptions {
@@ -110,92 +128,64 @@ export interface HarnessOptions {
   readonly wrapStore?: (store: LedgerStore) => LedgerStore;
   /** `none`: no backend can contain a run (as on a host without bwrap or unshare). */
   readonly sandbox?: "bwrap" | "none";
-  readonly onEvent?: (event: RuntimeEvent, h: Harness) => void | Promise<void>;
-  /** The passages' tools (default: workspace reads of the pack's baseline). */
-  readonly tools?: ToolsForPassage;
-  /**
-   * Passages also get the pack's observation command profiles (`profile.<name>`), run in this
-   * harness's sandbox (`createPassageTools`); ignored when `tools` is given.
-   */
+  readonly onEvent?: (event: WarrantEvent, h: Harness) => void | Promise<void>;
+  /** How passages connect MCP servers (default: the official SDK's client). */
+  readonly mcp?: WarrantOptions["mcp"];
+  /** Passages also get the pack's observation command profiles (`profile.<name>`). */
   readonly profileTools?: boolean;
+  readonly tools?: WarrantOptions["tools"];
 }
 
 export async function harness(
   scripts: Partial<Record<Role, readonly Payload[]>>,
   opts: HarnessOptions = {},
 ): Promise<Harness> {
-  const loaded = await loadTaskPack(path.join(fixtures, opts.pack ?? "task-pack.json"));
+  const loaded = await loadPack(path.join(fixtures, opts.pack ?? "task-pack.json"));
   if (!loaded.ok) throw new Error(JSON.stringify(loaded.errors));
   const pack = loaded.value;
   const store = opts.store ?? new MemoryLedgerStore();
-  const through = opts.wrapStore === undefined ? store : opts.wrapStore(store);
-  const envRoot = envRootOf(store);
-  const ledger = new LoopLedger(through);
-  let t = START;
-  const clock = { now: () => new Date(t) };
-  const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.min(ms, 10)));
-  const events: RuntimeEvent[] = [];
-  const models: Record<string, ScriptedModel[]> = {};
   const pending: Promise<unknown>[] = [];
+  const written = opts.wrapStore === undefined ? store : opts.wrapStore(store);
+  const through = afterHooks(written, pending);
+  const envRoot = envRootOf(store);
+  let t = START;
+  const clock: Clock = { now: () => new Date(t) };
+  const events: WarrantEvent[] = [];
+  const models: Record<string, ScriptedModel[]> = {};
   let h: Harness | undefined;
-  const emit = (e: RuntimeEvent) => {
-    events.push(e);
-    if (opts.onEvent !== undefined && h !== undefined)
-      pending.push(Promise.resolve(opts.onEvent(e, h)));
-  };
-  const operator = "node-operator-binding:test";
-  // Hooks run before the runtime next reads the loop, so an act a hook takes is seen at once.
-  const loop = {
-    execute: ledger.execute.bind(ledger),
-    document: async (q: string, now: Date) => {
-      await Promise.all(pending.splice(0));
-      return ledger.document(q, now);
-    },
-  };
-  const sandbox = opts.sandbox === "none" ? undefined : createBwrapSandbox({ tempRoot: envRoot });
-  const tools: ToolsForPassage =
-    opts.tools ??
-    (opts.profileTools === true
-      ? createPassageTools({ workspace: (root) => createWorkspaceTools({ root }), sandbox })
-          .toolsFor
-      : async (request) => ok(createWorkspaceTools({ root: request.pack.baselineDir })));
-  const ctx: RuntimeContext = {
+  const warrant = await createWarrant({
     store: through,
-    loop,
-    passages: createAgentPassages((role, prior) => {
-      const m = createScriptedModel((scripts[role] ?? []).slice(prior), {
-        id: `scripted:${role}`,
-      });
+    clock,
+    models: (role, { priorCalls }) => {
+      const m = scriptedModel((scripts[role] ?? []).slice(priorCalls), { id: `scripted:${role}` });
       models[role] = [...(models[role] ?? []), m];
       return m;
-    }, tools),
-    sandbox: sandboxPort(sandbox),
-    approver: createApprover({
-      store: through,
-      loop: ledger,
-      clock,
-      sleep: async (ms) => {
-        await Promise.all(pending.splice(0));
-        await sleep(ms);
-      },
-      emit,
-      operator,
-      autoApprove: opts.autoApprove ?? true,
-      pollMs: 5,
-    }),
-    clock,
-    sleep,
-    emit,
-    operator,
-    hostKey: HOST_KEY,
-  };
+    },
+    sandbox: opts.sandbox === "none" ? "none" : createBwrapSandbox({ tempRoot: envRoot }),
+    approver: (opts.autoApprove ?? true) ? "auto" : "wait",
+    signer: keySigner(HOST_KEY),
+    operator: "node-operator-binding:test",
+    profileTools: opts.profileTools === true,
+    telemetry: (e) => {
+      events.push(e);
+      if (opts.onEvent !== undefined && h !== undefined)
+        pending.push(Promise.resolve(opts.onEvent(e, h)));
+    },
+    pollIntervalMs: 5,
+    lease: { ttlMs: 60_000 },
+    ...(opts.mcp === undefined ? {} : { mcp: opts.mcp }),
+    ...(opts.tools === undefined ? {} : { tools: opts.tools }),
+  });
   const reopened = (await store.readFacts("query:test-1")).length > 0;
-  const query = reopened ? "query:test-1" : await startLoop(ctx, pack, {}, "query:test-1");
+  const query = reopened
+    ? "query:test-1"
+    : await warrant.open(pack, { query: "query:test-1", models: {} });
   h = {
-    ctx,
+    warrant,
+    clock,
     envRoot,
     store,
-    ledger,
+    ledger: new LoopLedger(written),
     pack,
     query,
     events,
@@ -204,8 +194,9 @@ export async function harness(
       t += ms;
     },
     drive: async () => {
-      const r = await drive(ctx, { query, pack });
+      const r = await warrant.resume(query, { waitMs: 0 }).result;
       await Promise.all(pending.splice(0));
+      if (r.status === "leased-elsewhere") throw new Error(`${query} is leased elsewhere`);
       return r;
     },
   };

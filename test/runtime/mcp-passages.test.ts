@@ -2,13 +2,11 @@
 // official SDK (stdio, the fixture server), one connection per agent definition reused across its
 // passages and closed with the drive; a server that cannot be reached blocks the loop with `tool/…`.
 import { execFileSync } from "node:child_process";
-import { describe, expect, it, onTestFinished } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   connectMcpToolHost,
   type McpToolHostOptions,
 } from "../../src/adapters/tools/mcp-tool-host.js";
-import { createWorkspaceTools } from "../../src/adapters/tools/workspace-tools.js";
-import { createPassageTools } from "../../src/runtime/passage-tools.js";
 import { accept, harness, type Payload, plan, recordsOf, reject, result, turn } from "./harness.js";
 
 const Plan = (name: string) => turn("Plan", plan(name));
@@ -35,23 +33,22 @@ function fixtureServers(): number[] {
     .map((l) => Number(l.trim().split(/\s+/)[0]));
 }
 
-function passageTools() {
+/** The official SDK's client, counting its connections. */
+function countedMcp() {
   const connects: McpToolHostOptions[] = [];
-  const tools = createPassageTools({
-    workspace: (root) => createWorkspaceTools({ root }),
+  const mcp = {
     connectTimeoutMs: 10_000,
-    connect: (opts) => {
+    connect: (opts: McpToolHostOptions) => {
       connects.push(opts);
       return connectMcpToolHost(opts);
     },
-  });
-  onTestFinished(() => tools.close());
-  return { tools, connects };
+  };
+  return { mcp, connects };
 }
 
 describe("MCP tools in passages", () => {
   it("an implementer calls calc.add, reads its answer, then plans; the transcript keeps both; the server is gone after the drive", async () => {
-    const { tools, connects } = passageTools();
+    const { mcp, connects } = countedMcp();
     const running: number[][] = [];
     const h = await harness(
       {
@@ -61,7 +58,7 @@ describe("MCP tools in passages", () => {
       },
       {
         pack: "mcp.task-pack.json",
-        tools: tools.toolsFor,
+        mcp,
         onEvent: (e) => {
           if (e.kind === "fact" && e.summary.startsWith("cycle-opened"))
             running.push(fixtureServers());
@@ -100,12 +97,12 @@ describe("MCP tools in passages", () => {
     expect(running[0]).toHaveLength(1);
     expect(running[1]).toEqual(running[0]);
 
-    await tools.close();
+    // The drive closed its MCP connections when it ended.
     await expect.poll(fixtureServers, { timeout: 5_000 }).toEqual([]);
   });
 
   it("a tool that reports an error is a result the model reads, not a passage failure: the loop goes on", async () => {
-    const { tools } = passageTools();
+    const { mcp } = countedMcp();
     const failing: Payload = {
       kind: "tool_calls",
       summary: "try fail",
@@ -114,7 +111,7 @@ describe("MCP tools in passages", () => {
     };
     const h = await harness(
       { implementer: [failing, Plan("good-fix")], reviewer: [accept], summarizer: [result] },
-      { pack: "mcp.task-pack.json", tools: tools.toolsFor },
+      { pack: "mcp.task-pack.json", mcp },
     );
     const r = await h.drive();
     expect(r.document.stop?.reason).toBe("succeeded");
@@ -127,10 +124,10 @@ describe("MCP tools in passages", () => {
   });
 
   it("an MCP server that cannot be reached fails the passage with tool/mcp-unavailable and blocks the loop after one charge", async () => {
-    const { tools, connects } = passageTools();
+    const { mcp, connects } = countedMcp();
     const h = await harness(
       { implementer: [Plan("good-fix"), Plan("good-fix")] },
-      { pack: "mcp-unreachable.task-pack.json", tools: tools.toolsFor },
+      { pack: "mcp-unreachable.task-pack.json", mcp },
     );
     const r = await h.drive();
     expect(r.status).toBe("blocked");

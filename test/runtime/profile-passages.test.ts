@@ -4,6 +4,7 @@
 import { readdirSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { createBwrapSandbox } from "../../src/adapters/sandbox/bwrap-sandbox.js";
+import { createProfileTools } from "../../src/adapters/tools/profile-tools.js";
 import { createWorkspaceTools } from "../../src/adapters/tools/workspace-tools.js";
 import { createPassageTools } from "../../src/runtime/passage-tools.js";
 import type { PassageRequest } from "../../src/runtime/ports.js";
@@ -83,7 +84,7 @@ describe("observation command profiles in passages", () => {
     };
     const workspace = (root: string) => createWorkspaceTools({ root });
 
-    const bare = createPassageTools({ workspace, sandbox: undefined });
+    const bare = createPassageTools({ workspace });
     const none = await bare.toolsFor(request);
     expect(none.ok && none.value.specs().map((s) => s.name)).toEqual([
       "workspace.read_file",
@@ -91,9 +92,10 @@ describe("observation command profiles in passages", () => {
       "workspace.search_text",
     ]);
 
+    const sandbox = createBwrapSandbox({ tempRoot: h.envRoot });
     const contained = createPassageTools({
       workspace,
-      sandbox: createBwrapSandbox({ tempRoot: h.envRoot }),
+      profiles: (commands, baselineDir) => createProfileTools({ commands, baselineDir, sandbox }),
     });
     const first = await contained.toolsFor(request);
     const again = await contained.toolsFor({ ...request, role: "reviewer", passageRef: "p:2" });

@@ -57,7 +57,7 @@ describe("runtime refusals (SPEC §6)", () => {
       {
         autoApprove: false,
         onEvent: async (e, h) => {
-          if (e.kind !== "waiting" || !e.what.startsWith("approval")) return;
+          if (e.kind !== "approval-requested") return;
           const proposal = (await recordsOf(h, "proposal"))[0]?.ref ?? "";
           await h.store.postOperatorAct({
             query: h.query,
@@ -88,7 +88,7 @@ describe("runtime refusals (SPEC §6)", () => {
       {
         autoApprove: false,
         onEvent: (e, h) => {
-          if (e.kind === "waiting" && e.what.startsWith("approval")) h.advance(11 * 60_000);
+          if (e.kind === "approval-requested") h.advance(11 * 60_000);
         },
       },
     );
@@ -144,7 +144,7 @@ describe("runtime refusals (SPEC §6)", () => {
     expect(r.status).toBe("blocked");
     if (r.status === "blocked") expect(r.reason).toBe("deadline");
     expect(await steps(h)).toEqual(["opened"]);
-    const now = h.ctx.clock.now();
+    const now = h.clock.now();
     const renewed = await h.ledger.execute(
       h.query,
       { op: "renew", deadline: new Date(now.getTime() + 300_000).toISOString() },
@@ -160,8 +160,8 @@ describe("runtime refusals (SPEC §6)", () => {
       { implementer: [Plan("good-fix")], reviewer: [accept] },
       {
         onEvent: async (e, h) => {
-          if (e.kind === "note" && e.text.includes("step read-slugify")) {
-            await h.ledger.execute(h.query, { op: "cancel" }, h.ctx.clock.now());
+          if (e.kind === "step-end" && e.stepId === "read-slugify") {
+            await h.ledger.execute(h.query, { op: "cancel" }, h.clock.now());
           }
         },
       },
@@ -198,7 +198,7 @@ describe("runtime refusals (SPEC §6)", () => {
       target: asked["passage/ref"],
       text: "No: fix src/ only.",
       operator: "node-operator-binding:test",
-      at: h.ctx.clock.now().toISOString(),
+      at: h.clock.now().toISOString(),
     });
     const after = await h.drive();
     expect(after.document.stop?.reason).toBe("succeeded");
@@ -226,8 +226,8 @@ describe("runtime refusals (SPEC §6)", () => {
       {
         autoApprove: false,
         onEvent: async (e, h) => {
-          if (e.kind === "waiting" && e.what.startsWith("approval")) {
-            await h.ledger.execute(h.query, { op: "cancel" }, h.ctx.clock.now());
+          if (e.kind === "approval-requested") {
+            await h.ledger.execute(h.query, { op: "cancel" }, h.clock.now());
           }
         },
       },

@@ -1,31 +1,25 @@
 // `warrant loops`, `show` and `export`: read a loop from the store; nothing is re-run.
 import type { Command } from "commander";
-import { openStore, resolveStoreUri } from "../../adapters/store/open-store.js";
-import type { LedgerStore } from "../../core/loop/ledger-store.js";
 import type { LoopDocument } from "../../core/loop/types.js";
-import { budgets } from "../../runtime/live-view.js";
-import { LoopLedger } from "../../runtime/loop-ledger.js";
+import type { Warrant } from "../../library/create-warrant.js";
+import { withWarrant } from "../compose.js";
 import { EXIT_INVALID, err, out, printJson } from "../io.js";
+import { budgets } from "../live-view.js";
+import { STORE_OPTION, STORE_OPTION_HELP } from "../store-option.js";
 
-export async function withStore<T>(
-  flag: string | undefined,
-  f: (store: LedgerStore) => Promise<T>,
-): Promise<T> {
-  const store = await openStore(resolveStoreUri(flag));
-  try {
-    return await f(store);
-  } finally {
-    await store.close();
-  }
+interface InspectFlags {
+  readonly json?: boolean;
+  readonly store?: string;
 }
 
-async function documentOr1(store: LedgerStore, query: string): Promise<LoopDocument | undefined> {
-  const doc = await new LoopLedger(store).document(query, new Date());
-  if (doc === undefined) {
-    err(`warrant: loop/not-opened: no loop ${query} in ${store.uri}`);
+/** The loop's document, or undefined after saying `loop/not-opened` (exit 1). */
+async function shown(warrant: Warrant, query: string) {
+  const view = await warrant.show(query);
+  if (view === undefined) {
+    err(`warrant: loop/not-opened: no loop ${query} in ${warrant.store.uri}`);
     process.exitCode = EXIT_INVALID;
   }
-  return doc;
+  return view;
 }
 
 function describeStep(doc: LoopDocument, i: number): string {
@@ -59,24 +53,10 @@ export function registerInspectCommands(program: Command): void {
     .command("loops")
     .description("list the loops in the store with their state")
     .option("--json", "machine output: [{query, state, stop?: {reason}}]")
-    .option(
-      "--store <uri>",
-      "ledger store URI (default: $WARRANT_STORE, else sqlite:.warrant/ledger.db)",
-    )
-    .action(async (o: { json?: boolean; store?: string }) => {
-      await withStore(o.store, async (store) => {
-        const ledger = new LoopLedger(store);
-        const now = new Date();
-        const rows: { query: string; state: string; stop?: { reason: string } }[] = [];
-        for (const l of await store.listLoops()) {
-          const doc = await ledger.document(l.query, now);
-          if (doc === undefined) continue;
-          rows.push({
-            query: l.query,
-            state: doc.state,
-            ...(doc.stop === undefined ? {} : { stop: { reason: doc.stop.reason } }),
-          });
-        }
+    .option(STORE_OPTION, STORE_OPTION_HELP)
+    .action(async (o: InspectFlags) => {
+      await withWarrant(o.store, {}, async (warrant) => {
+        const rows = await warrant.loops();
         if (o.json === true) printJson(rows);
         else
           for (const r of rows)
@@ -89,19 +69,16 @@ export function registerInspectCommands(program: Command): void {
     .description("show a loop: state, budgets, facts and records")
     .argument("<query>", "the loop's query id")
     .option("--json", "machine output: {loop, records: [{ref, kind}]}")
-    .option(
-      "--store <uri>",
-      "ledger store URI (default: $WARRANT_STORE, else sqlite:.warrant/ledger.db)",
-    )
-    .action(async (query: string, o: { json?: boolean; store?: string }) => {
-      await withStore(o.store, async (store) => {
-        const doc = await documentOr1(store, query);
-        if (doc === undefined) return;
-        const records = (await store.listRecords(query)).map((r) => ({ ref: r.ref, kind: r.kind }));
+    .option(STORE_OPTION, STORE_OPTION_HELP)
+    .action(async (query: string, o: InspectFlags) => {
+      await withWarrant(o.store, {}, async (warrant) => {
+        const view = await shown(warrant, query);
+        if (view === undefined) return;
         if (o.json === true) {
-          printJson({ loop: doc, records });
+          printJson(view);
           return;
         }
+        const { loop: doc, records } = view;
         out(`${query}  ${doc.state}${doc.stop === undefined ? "" : ` (${doc.stop.reason})`}`);
         out(`binding: ${doc["binding/ref"]}   deadline: ${doc.deadline}`);
         out(`budgets: ${budgets(doc, false)}`);
@@ -118,15 +95,12 @@ export function registerInspectCommands(program: Command): void {
     .command("export")
     .description("print the loop document (corpus-task-pack-loop.v1) on stdout")
     .argument("<query>", "the loop's query id")
-    .option(
-      "--store <uri>",
-      "ledger store URI (default: $WARRANT_STORE, else sqlite:.warrant/ledger.db)",
-    )
+    .option(STORE_OPTION, STORE_OPTION_HELP)
     .option("--json", "the document is JSON either way")
-    .action(async (query: string, o: { store?: string }) => {
-      await withStore(o.store, async (store) => {
-        const doc = await documentOr1(store, query);
-        if (doc !== undefined) printJson(doc);
+    .action(async (query: string, o: InspectFlags) => {
+      await withWarrant(o.store, {}, async (warrant) => {
+        const view = await shown(warrant, query);
+        if (view !== undefined) printJson(view.loop);
       });
     });
 }

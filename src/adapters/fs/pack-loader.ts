@@ -1,16 +1,17 @@
-// A task pack as the runtime needs it: the pack file loaded and validated (paths resolved by the
-// task-pack loader), then each named agent definition read, validated and identified (`agent:<CID>`).
+// The PackLoader port over files: the task-pack file loaded and validated (paths resolved by the
+// task-pack reader), then each named agent definition read, validated and identified (`agent:<CID>`).
 import { readFile } from "node:fs/promises";
-import { loadTaskPack as loadTaskPackFile } from "../adapters/fs/task-pack-files.js";
-import { agentIdOf } from "../core/definition/id.js";
-import { validateDefinition } from "../core/definition/validate.js";
-import { ROLES } from "../core/loop/types.js";
-import { digestOf } from "../core/records/canonical.js";
-import { fail, ok, type Problem, type Result } from "../core/result.js";
-import type { LoadedAgent, LoadedPack } from "./task-pack.js";
+import { agentIdOf } from "../../core/definition/id.js";
+import { validateDefinition } from "../../core/definition/validate.js";
+import { ROLES } from "../../core/loop/types.js";
+import { digestOf } from "../../core/records/canonical.js";
+import { fail, ok, type Problem, type Result } from "../../core/result.js";
+import type { LoadedAgent, LoadedPack } from "../../runtime/task-pack.js";
+import { loadTaskPack as readTaskPackFile } from "./task-pack-files.js";
 
-export async function loadTaskPack(file: string): Promise<Result<LoadedPack>> {
-  const loaded = await loadTaskPackFile(file);
+/** A task pack ready to drive; refusals carry `taskpack/…` and `definition/…` codes. */
+export async function loadPack(file: string): Promise<Result<LoadedPack>> {
+  const loaded = await readTaskPackFile(file);
   if (!loaded.ok) return loaded;
   const { pack, packFile, workspaceDir, agentFiles } = loaded.value;
   const problems: Problem[] = [];

@@ -1,12 +1,13 @@
-// The live view of a running loop: one line per fact, note and wait; on a terminal, a status line
-// under them with a bar per budget (spent / max), the deadline counting down and what the loop
-// waits for. When stdout is not a terminal, plain lines only (and a budget line after each fact).
+// The live view of a running loop, a subscriber of the event stream: one line per fact, passage,
+// step, check and wait; on a terminal, a status line under them with a bar per budget (spent / max),
+// the deadline counting down and what the loop waits for. When stdout is not a terminal, plain
+// lines only (and a budget line after each fact).
 import type { LoopDocument } from "../core/loop/types.js";
 import type { Clock } from "../core/ports.js";
-import type { RuntimeEvent } from "./ports.js";
+import type { WarrantEvent } from "../runtime/events.js";
 
 export interface LiveView {
-  emit(event: RuntimeEvent): void;
+  emit(event: WarrantEvent): void;
   /**
    * Take the status line off the terminal and stop redrawing it until the next event, so that a
    * prompt written on the terminal meanwhile stays visible; the wait it showed is the prompt's now.
@@ -53,6 +54,54 @@ export function fitStatus(text: string, columns: number | undefined): string {
   return chars.length <= width ? text : `${chars.slice(0, width - 1).join("")}…`;
 }
 
+/** The line an event prints, if any (model and tool calls, phases and drive bounds print none). */
+export function lineOf(e: WarrantEvent): string | undefined {
+  switch (e.kind) {
+    case "fact":
+      return `fact ${e.sequence} ${e.summary}`;
+    case "passage-start":
+      return `${e.role} passage ${e.passageRef}${e.redone ? " (redone after an interruption)" : ""}`;
+    case "passage-end":
+      return e.outcome.ok
+        ? `  ${e.role} → ${e.outcome.type}${e.outcome.refused === undefined ? "" : ` refused: ${e.outcome.refused.join(", ")}`}`
+        : `refused: ${e.outcome.code}: ${e.role} passage failed: ${e.outcome.message}`;
+    case "run-start":
+      return `run started in a fresh environment (${e.backend})`;
+    case "step-end": {
+      const exit = e.exitCode === undefined ? "" : ` (exit ${String(e.exitCode)})`;
+      return `  step ${e.stepId} ${e.action}: ${e.status}${exit}`;
+    }
+    case "check":
+      return `  check ${e.name}: ${e.passed ? "passed" : "failed"}`;
+    case "run-end":
+      if (e.interrupted)
+        return `run interrupted mid-step: concluded unknown, environment destroyed${e.environmentDestroyed ? "" : " (NOT confirmed)"}`;
+      if (!e.environmentMade) return undefined;
+      return `  environment destroyed${e.environmentDestroyed ? " (confirmed)" : " (NOT confirmed)"}`;
+    case "approval-requested":
+      return `waiting: approval of ${e.step}: warrant approve ${e.proposalRef} ${e.step} | warrant deny ${e.proposalRef} ${e.step}\n${e.description}`;
+    case "approval-answered":
+      return e.by === "auto" ? `  approved ${e.step} automatically (--yes)` : undefined;
+    case "blocked":
+      return `waiting: ${e.reason}${e.counter === undefined ? "" : ` (${e.counter})`}: ${e.detail}`;
+    case "summary-skipped":
+      return `no summary: ${e.detail}`;
+    case "drive-start":
+    case "drive-end":
+    case "model-call-start":
+    case "model-call-end":
+    case "repair":
+    case "tool-call-start":
+    case "tool-call-end":
+    case "run-phase":
+    case "step-start":
+    case "stop":
+      return undefined;
+    default:
+      return e satisfies never;
+  }
+}
+
 export function createLiveView(
   write: (text: string) => void,
   opts: { tty: boolean; clock: Clock; columns?: () => number | undefined },
@@ -84,30 +133,30 @@ export function createLiveView(
   timer?.unref();
   return {
     emit(event) {
+      const text = lineOf(event);
       switch (event.kind) {
-        case "fact": {
+        case "fact":
           doc = event.document;
           waiting = undefined;
-          const last = doc.facts.at(-1);
-          line(`fact ${String(last?.sequence ?? "?")} ${event.summary}`);
-          if (!opts.tty)
-            line(`  budgets: ${budgets(doc, false)}; ${countdown(doc.deadline, opts.clock.now())}`);
           break;
-        }
-        case "note":
-          line(event.text);
+        case "blocked":
+          doc = event.document;
+          waiting = text?.slice("waiting: ".length);
           break;
-        case "waiting":
-          if (event.document !== undefined) doc = event.document;
-          waiting = event.what;
-          line(`waiting: ${event.what}`);
+        case "approval-requested":
+          waiting = text?.slice("waiting: ".length);
           break;
-        case "refused":
-          line(`refused: ${event.code}: ${event.message}`);
+        case "approval-answered":
+          waiting = undefined;
           break;
         default:
-          event satisfies never;
+          break;
       }
+      if (text !== undefined) line(text);
+      if (event.kind === "fact" && !opts.tty)
+        line(
+          `  budgets: ${budgets(event.document, false)}; ${countdown(event.document.deadline, opts.clock.now())}`,
+        );
     },
     hold() {
       clearStatus();

@@ -1,10 +1,10 @@
-// The runtime's view of a contained sandbox (src/core/sandbox's Sandbox port): environments for
-// runs (named, so a dead process's leftover is found again), the baseline's snapshot, and removal
-// of an environment left behind by a dead process.
+// The runtime's SandboxPort over a contained sandbox (src/core/sandbox's Sandbox port): environments
+// for runs (named, so a dead process's leftover is found again), the baseline's snapshot, and
+// removal of an environment left behind by a dead process.
 import path from "node:path";
-import { removeEnvironmentDir, snapshotTree } from "../adapters/sandbox/environment-dir.js";
-import type { Sandbox } from "../core/sandbox/sandbox-port.js";
-import type { RunEnvironment, SandboxPort } from "./ports.js";
+import type { Sandbox } from "../../core/sandbox/sandbox-port.js";
+import type { RunEnvironment, SandboxPort } from "../../runtime/ports.js";
+import { removeEnvironmentDir, snapshotTree } from "./environment-dir.js";
 
 const ENV_DIR_PREFIX = "warrant-env-";
 

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { hostKeyDir, loadOrCreateHostKey } from "../../src/runtime/host-key.js";
+import { hostKeyDir, loadOrCreateHostKey } from "../../src/adapters/fs/host-key.js";
 
 const dir = mkdtempSync(path.join(tmpdir(), "warrant-key-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -4,7 +4,7 @@
 import { randomBytes } from "node:crypto";
 import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { WarrantError } from "../core/result.js";
+import { WarrantError } from "../../core/result.js";
 
 export const HOST_KEY_FILE = "host.key";
 const KEY_BYTES = 32;

@@ -1,0 +1,37 @@
+// `warrant demo`: the bundled fix-failing-test example end to end with scripted agents, in the real
+// sandbox; it approves each mutation itself unless `--interactive`.
+import type { Command } from "commander";
+import { err, out } from "../io.js";
+import { demoModels, demoPackFile, loadOrFail } from "../packs.js";
+import { STORE_OPTION, STORE_OPTION_HELP } from "../store-option.js";
+import { runPack } from "./run.js";
+
+interface DemoFlags {
+  readonly store?: string;
+  readonly interactive?: boolean;
+  readonly json?: boolean;
+}
+
+export function registerDemoCommand(program: Command): void {
+  program
+    .command("demo")
+    .description("run the bundled fix-failing-test example end to end with scripted agents")
+    .option(STORE_OPTION, STORE_OPTION_HELP)
+    .option("--interactive", "ask before each mutation instead of approving it")
+    .option(
+      "--json",
+      "machine output: {query, store, status, stop?, blocked?, spent} (live view on stderr)",
+    )
+    .action(async (o: DemoFlags) => {
+      const pack = await loadOrFail(demoPackFile());
+      if (pack === undefined) return;
+      const interactive = o.interactive === true;
+      const json = o.json === true;
+      // With --json stdout carries only the result; the story goes with the live view to stderr.
+      const say = json ? err : out;
+      say("warrant demo: fix-failing-test with scripted agents, in the real sandbox.");
+      if (!interactive)
+        say("The demo approves each mutation itself (run with --interactive to decide).");
+      await runPack(pack, demoModels(), { yes: !interactive, interactive, json, store: o.store });
+    });
+}

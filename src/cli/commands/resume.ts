@@ -1,0 +1,64 @@
+// `warrant resume QUERY`: drive an existing loop on from where its ledger stands.
+import type { Command } from "commander";
+import { isWarrantError } from "../../library/errors.js";
+import { driveOptions, liveView, withWarrant } from "../compose.js";
+import { reportDrive } from "../drive-report.js";
+import { EXIT_INVALID, EXIT_OK, err, out, printJson } from "../io.js";
+import { STORE_OPTION, STORE_OPTION_HELP } from "../store-option.js";
+
+interface ResumeFlags {
+  readonly yes?: boolean;
+  readonly store?: string;
+  readonly json?: boolean;
+}
+
+export function registerResumeCommand(program: Command): void {
+  program
+    .command("resume")
+    .description("drive an existing loop on from where its ledger stands")
+    .argument("<query>", "the loop's query id")
+    .option("--yes", "approve every mutation without asking (recorded as such)")
+    .option(STORE_OPTION, STORE_OPTION_HELP)
+    .option(
+      "--json",
+      "machine output: {query, store, status, stop?, blocked?, spent} (live view on stderr)",
+    )
+    .action(async (query: string, o: ResumeFlags) => {
+      const json = o.json === true;
+      const view = liveView(json);
+      const flags = { yes: o.yes === true, interactive: true, json };
+      try {
+        await withWarrant(o.store, driveOptions(flags, view), async (warrant) => {
+          const uri = warrant.store.uri;
+          let drove = false;
+          const handle = warrant.resume(query);
+          const outcome = await handle.result.catch((e: unknown) => {
+            if (isWarrantError(e) && e.code === "loop/not-opened") return undefined;
+            throw e;
+          });
+          view.close();
+          if (outcome === undefined) {
+            err(`warrant: loop/not-opened: no loop ${query} in ${uri}`);
+            process.exitCode = EXIT_INVALID;
+            return;
+          }
+          for await (const e of handle) if (e.kind === "drive-start") drove = true;
+          if (!drove && outcome.status === "stopped") {
+            // Nothing was left to drive: the loop had stopped and every run had concluded.
+            process.exitCode = EXIT_OK;
+            if (json) {
+              const { stop, document } = outcome;
+              printJson({ query, store: uri, status: "stopped", stop, spent: document.spent });
+              return;
+            }
+            out(`loop ${query} is stopped: ${outcome.stop.reason}`);
+            out(`query: ${query}`);
+            return;
+          }
+          reportDrive(outcome, uri, json);
+        });
+      } finally {
+        view.close();
+      }
+    });
+}

@@ -1,0 +1,97 @@
+// How the command line builds its runtime: createWarrant over the store the flags name, with the
+// live view as a subscriber, the terminal as approver, the models the binding's URIs name, and the
+// host's detected sandbox (said on stderr when there is none).
+import { createInterface } from "node:readline/promises";
+import { detectSandbox } from "../adapters/sandbox/detect-sandbox.js";
+import { resolveStoreUri } from "../adapters/store/store-uri.js";
+import type { Sandbox } from "../core/sandbox/sandbox-port.js";
+import { createWarrant, type Warrant } from "../library/create-warrant.js";
+import type { WarrantOptions } from "../library/options.js";
+import { uriModels } from "../library/uri-models.js";
+import type { Ask } from "../runtime/hil.js";
+import { err } from "./io.js";
+import { createLiveView, type LiveView } from "./live-view.js";
+
+const systemClock = { now: () => new Date() };
+
+/** Opens the runtime over the store of `--store` (else $WARRANT_STORE, else the default). */
+export async function withWarrant<T>(
+  storeFlag: string | undefined,
+  options: Omit<WarrantOptions, "store">,
+  f: (warrant: Warrant) => Promise<T>,
+): Promise<T> {
+  const warrant = await createWarrant({ ...options, store: resolveStoreUri(storeFlag) });
+  try {
+    return await f(warrant);
+  } finally {
+    await warrant.close();
+  }
+}
+
+/** The first containment backend that proves itself (bwrap, then unshare), or none, said why. */
+export async function hostSandbox(): Promise<Sandbox | undefined> {
+  const detected = await detectSandbox();
+  if (detected.ok) return detected.value;
+  err(
+    `warrant: ${detected.errors[0]?.message ?? "no containment backend"}; every run will be refused`,
+  );
+  return undefined;
+}
+
+/** The live view: on stdout, or on stderr when stdout carries the `--json` result. */
+export function liveView(json: boolean, tty = true): LiveView {
+  const stream = json ? process.stderr : process.stdout;
+  return createLiveView((t) => stream.write(t), {
+    tty: tty && stream.isTTY === true,
+    clock: systemClock,
+    columns: () => stream.columns,
+  });
+}
+
+/**
+ * Asks on this terminal, with the live view's status line held off the prompt's row. The prompt goes
+ * where the live view goes (stderr when stdout carries the `--json` result).
+ */
+function terminalAsk(view: LiveView, output: NodeJS.WritableStream): Ask {
+  return async (request, signal) => {
+    view.hold();
+    const rl = createInterface({ input: process.stdin, output });
+    try {
+      const answer = await rl.question(`approve ${request.step} of ${request.run}? [y/N] `, {
+        signal,
+      });
+      return /^y(es)?$/i.test(answer.trim()) ? "approve" : "deny";
+    } catch {
+      return undefined;
+    } finally {
+      rl.close();
+    }
+  };
+}
+
+export interface DriveFlags {
+  /** Approve every mutation at once (recorded as such). */
+  readonly yes: boolean;
+  /** Ask at the terminal when stdin is one. */
+  readonly interactive: boolean;
+  /** stdout carries the `--json` result: the view and the prompt go to stderr. */
+  readonly json: boolean;
+}
+
+/** The options of a driving command: models from URIs, the host's sandbox, the view, the approver. */
+export function driveOptions(flags: DriveFlags, view: LiveView): Omit<WarrantOptions, "store"> {
+  const approver: WarrantOptions["approver"] = flags.yes
+    ? "auto"
+    : flags.interactive && process.stdin.isTTY === true
+      ? {
+          ask: terminalAsk(view, flags.json ? process.stderr : process.stdout),
+          recordedAs: "answered at the terminal",
+        }
+      : "wait";
+  return {
+    models: uriModels(process.env),
+    sandbox: hostSandbox,
+    approver,
+    telemetry: (e) => view.emit(e),
+  };
+}

@@ -1,0 +1,50 @@
+// Task packs as the command line takes them: a file that is not there is a usage error (2), a pack
+// that does not load prints each problem and is invalid (1); and the bundled demo's pack and models.
+import { existsSync, statSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { loadPack } from "../adapters/fs/pack-loader.js";
+import { WarrantError } from "../core/result.js";
+import type { LoadedPack } from "../runtime/task-pack.js";
+import { EXIT_INVALID, err, formatProblem, UsageError } from "./io.js";
+
+/** The package root (where `examples/` lives), found from this file in `src/` or `dist/src/`. */
+export function packageRoot(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(path.join(dir, "package.json"))) {
+    const up = path.dirname(dir);
+    if (up === dir) throw new WarrantError("runtime/package-root", "cannot find the package root");
+    dir = up;
+  }
+  return dir;
+}
+
+export async function loadOrFail(file: string): Promise<LoadedPack | undefined> {
+  let isFile = false;
+  try {
+    isFile = statSync(file).isFile();
+  } catch {
+    throw new UsageError(`cannot read ${file}: no such file`);
+  }
+  if (!isFile) throw new UsageError(`cannot read ${file}: not a file`);
+  const loaded = await loadPack(file);
+  if (loaded.ok) return loaded.value;
+  for (const p of loaded.errors) err(formatProblem(file, p));
+  process.exitCode = EXIT_INVALID;
+  return undefined;
+}
+
+export function demoPackFile(): string {
+  return path.join(packageRoot(), "examples/fix-failing-test/task-pack.json");
+}
+
+/** The demo's scripted model URI per role. */
+export function demoModels(): Record<string, string> {
+  const dir = path.join(packageRoot(), "examples/fix-failing-test/scripted");
+  return Object.fromEntries(
+    (["implementer", "reviewer", "summarizer"] as const).map((r) => [
+      r,
+      `scripted:${path.join(dir, `${r}.jsonl`)}`,
+    ]),
+  );
+}

@@ -1,0 +1,141 @@
+// The public library, `warrant`: createWarrant (the one composition root) and its options, the event
+// stream, models and tools written in code, the ports' types, and the pure checks (definitions,
+// CIDs, turns, loops). Everything is exported by name; test/index.test.ts pins the list.
+
+export { loadPack } from "./adapters/fs/pack-loader.js";
+export { blobCid, decodeCid } from "./core/cid/cid.js";
+export { collectionCid } from "./core/cid/collection.js";
+export { definitionId } from "./core/definition/id.js";
+export type { AgentDefinition } from "./core/definition/types.js";
+export { type ValidDefinition, validateDefinition } from "./core/definition/validate.js";
+export type {
+  LedgerRecord,
+  LedgerStore,
+  LoopSummary,
+  OperatorAct,
+  StoredFact,
+} from "./core/loop/ledger-store.js";
+export type { Simulation, SimulationOutcome } from "./core/loop/simulate.js";
+export type { LoopState } from "./core/loop/state.js";
+export type {
+  Fact,
+  LimitKey,
+  Limits,
+  LoopDocument,
+  LoopStateName,
+  Outcome,
+  Role,
+  Spent,
+  Step,
+  Stop,
+} from "./core/loop/types.js";
+export type { Clock } from "./core/ports.js";
+export { type Problem, type Result, WarrantError } from "./core/result.js";
+export type {
+  Environment,
+  EnvironmentOptions,
+  ExecOptions,
+  ExecResult,
+  Sandbox,
+  SandboxBackend,
+} from "./core/sandbox/sandbox-port.js";
+export type { CommandProfile, TaskPack } from "./core/taskpack/task-pack.js";
+export type {
+  ConversationEntry,
+  ModelRequest,
+  ModelResponse,
+  ProviderTool,
+  StopKind,
+  ToolResultEntry,
+  Usage,
+} from "./core/turn/model-provider.js";
+export type { ToolCallOptions, ToolHost, ToolResult } from "./core/turn/tool-host.js";
+export type { ToolEffect, ToolSpec } from "./core/turn/tool-registry.js";
+export type { MessageType, ModelTurn, ValidTurn } from "./core/turn/types.js";
+export {
+  checkLoop,
+  checkTurn,
+  normalizeDefinition,
+  simulateLoop,
+  type TurnCheckOptions,
+} from "./library/checks.js";
+export {
+  createWarrant,
+  type LoopListing,
+  type LoopView,
+  type ResumeOptions,
+  type RunOptions,
+  type Warrant,
+  type WorkOptions,
+} from "./library/create-warrant.js";
+export {
+  type CodeTool,
+  defineTool,
+  type JsonSchema,
+  type StandardSchema,
+  type StandardSchemaResult,
+  type ToolContext,
+  type ToolDefinition,
+  type ToolInput,
+} from "./library/define-tool.js";
+export {
+  type ContractErrorCode,
+  type HostErrorCode,
+  isWarrantError,
+  type WarrantErrorCode,
+} from "./library/errors.js";
+export {
+  MODEL_SPECIFICATION_VERSION,
+  type Model,
+  type ModelCallOptions,
+  type ModelFunction,
+  type ModelProvider,
+} from "./library/model.js";
+export type { ActResult } from "./library/operator-acts.js";
+export type {
+  AskingApprover,
+  ModelContext,
+  ModelResolver,
+  WarrantOptions,
+  WarrantSubscriber,
+} from "./library/options.js";
+export {
+  anthropicModel,
+  type OpenAICompatibleModelOptions,
+  type OpenAIModelOptions,
+  openaiCompatibleModel,
+  openaiModel,
+  type ProviderModelOptions,
+} from "./library/providers.js";
+export type { LoopOutcome, RunHandle } from "./library/run-handle.js";
+export type {
+  ApprovalAnswer,
+  ApprovalAnswerer,
+  ApprovalKind,
+  BlockReason,
+  PassageUsage,
+  RunPhase,
+  ToolKind,
+  WarrantEvent,
+  WarrantEventKind,
+} from "./runtime/events.js";
+export type { Ask } from "./runtime/hil.js";
+export type {
+  McpConnect,
+  McpConnection,
+  McpConnectOptions,
+  McpServerDeclaration,
+} from "./runtime/passage-tools.js";
+export type {
+  ApprovalRequest,
+  JobHandler,
+  JobQueue,
+  RecordSigner,
+  RunEnvironment,
+  RunExecResult,
+  SandboxPort,
+  WorkerRunner,
+} from "./runtime/ports.js";
+export { keySigner } from "./runtime/records.js";
+export type { LoadedAgent, LoadedPack } from "./runtime/task-pack.js";
+export type { WorkerEvent } from "./runtime/worker.js";

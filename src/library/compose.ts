@@ -1,0 +1,227 @@
+// The adapters behind the runtime's ports, chosen from createWarrant's options: the store, each
+// drive's context (passages with their models and tools, the sandbox, the approver, the signer), and
+// the emitter that stamps events and hands them to the drive's handle and every subscriber.
+import { loadPack } from "../adapters/fs/pack-loader.js";
+import { detectSandbox } from "../adapters/sandbox/detect-sandbox.js";
+import { sandboxPort } from "../adapters/sandbox/sandbox-bridge.js";
+import { openStore } from "../adapters/store/open-store.js";
+import { DEFAULT_STORE_URI } from "../adapters/store/store-uri.js";
+import { createProfileTools } from "../adapters/tools/profile-tools.js";
+import { createWorkspaceTools, WORKSPACE_TOOL_SPECS } from "../adapters/tools/workspace-tools.js";
+import type { LedgerStore } from "../core/loop/ledger-store.js";
+import { ROLES, type Role } from "../core/loop/types.js";
+import type { Clock } from "../core/ports.js";
+import { WarrantError } from "../core/result.js";
+import type { Sandbox } from "../core/sandbox/sandbox-port.js";
+import { createAgentPassages } from "../runtime/agent-passages.js";
+import type { Emit, ToolKind, WarrantEvent, WarrantEventBody } from "../runtime/events.js";
+import { createApprover } from "../runtime/hil.js";
+import { LoopLedger } from "../runtime/loop-ledger.js";
+import { createPassageTools, type McpConnect } from "../runtime/passage-tools.js";
+import type { JobQueue, RecordSigner, RuntimeContext, SandboxPort } from "../runtime/ports.js";
+import type { LoadedPack } from "../runtime/task-pack.js";
+import { codeToolHost } from "./define-tool.js";
+import { hostKeySigner, operatorBinding } from "./host.js";
+import { type Model, providerOf } from "./model.js";
+import type { ModelResolver, WarrantOptions, WarrantSubscriber } from "./options.js";
+import type { EventLog } from "./run-handle.js";
+
+const systemClock: Clock = { now: () => new Date() };
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+const WORKSPACE_TOOLS: ReadonlySet<string> = new Set(WORKSPACE_TOOL_SPECS.map((s) => s.name));
+
+/** A drive's context, and what ends the MCP connections its passages opened (idempotent). */
+export interface DriveContext extends RuntimeContext {
+  close(): Promise<void>;
+}
+
+export interface Composition {
+  readonly store: LedgerStore;
+  readonly clock: Clock;
+  readonly operator: string;
+  /** A pack ready to drive: loaded from its file, or as given. */
+  pack(pack: string | LoadedPack): Promise<LoadedPack>;
+  /** What a new loop's binding records for each role's model. */
+  recordedModels(
+    pack: LoadedPack,
+    given: Readonly<Partial<Record<Role, string>>> | undefined,
+  ): Record<string, string>;
+  /** The context of one drive, its models picked with what the binding recorded. */
+  context(recorded: Readonly<Record<string, string>>, emit: Emit): Promise<DriveContext>;
+  /** Stamps each event and hands it to `log` (when given) and to every subscriber. */
+  emitter(log?: EventLog): Emit;
+  queue(): JobQueue;
+  close(): Promise<void>;
+}
+
+const defaultConnect: McpConnect = async (o) =>
+  (await import("../adapters/tools/mcp-tool-host.js")).connectMcpToolHost(o);
+
+function resolverOf(models: WarrantOptions["models"]): ModelResolver {
+  if (typeof models === "function") return models;
+  const byRole: Partial<Record<Role, Model>> = models ?? {};
+  return (role) => byRole[role];
+}
+
+function isSandbox(s: Sandbox | SandboxPort): s is Sandbox {
+  return "createEnvironment" in s;
+}
+
+/** The subscribers, each shielded: one that throws never reaches the drive or the others. */
+function fanOut(telemetry: WarrantOptions["telemetry"]): WarrantSubscriber {
+  const subscribers =
+    telemetry === undefined ? [] : typeof telemetry === "function" ? [telemetry] : telemetry;
+  return (event) => {
+    for (const s of subscribers) {
+      try {
+        s(event);
+      } catch {
+        // An observer's failure is its own.
+      }
+    }
+  };
+}
+
+function once<T>(make: () => Promise<T>): () => Promise<T> {
+  let made: Promise<T> | undefined;
+  return () => {
+    made ??= make();
+    return made;
+  };
+}
+
+export async function compose(o: WarrantOptions): Promise<Composition> {
+  const given = o.store ?? DEFAULT_STORE_URI;
+  const owned = typeof given === "string";
+  const store = owned ? await openStore(given, o.cwd === undefined ? {} : { cwd: o.cwd }) : given;
+  const clock = o.clock ?? systemClock;
+  const operator = o.operator ?? operatorBinding();
+  const resolve = resolverOf(o.models);
+  const publish = fanOut(o.telemetry);
+  const code = o.tools === undefined || o.tools.length === 0 ? undefined : codeToolHost(o.tools);
+  const codeNames = new Set(o.tools?.map((t) => t.spec.name));
+
+  const sandbox = once(async (): Promise<Sandbox | SandboxPort | undefined> => {
+    const s = o.sandbox;
+    if (s === "none") return undefined;
+    if (typeof s === "function") return s();
+    if (s !== undefined) return s;
+    const detected = await detectSandbox();
+    return detected.ok ? detected.value : undefined;
+  });
+  const signer = once(async (): Promise<RecordSigner | undefined> => {
+    const s = o.signer;
+    if (s === "none") return undefined;
+    if (typeof s === "function") return s();
+    return s ?? hostKeySigner(store.uri, o.cwd);
+  });
+
+  const toolKind = (name: string): ToolKind =>
+    codeNames.has(name)
+      ? "code"
+      : WORKSPACE_TOOLS.has(name)
+        ? "workspace"
+        : name.startsWith("profile.")
+          ? "profile"
+          : "mcp";
+
+  const modelOf = (role: Role, priorCalls: number, query: string, recorded?: string) => {
+    const model = resolve(role, { query, priorCalls, recorded });
+    if (model === undefined) throw new WarrantError("model/missing", `no model for the ${role}`);
+    return providerOf(model, role);
+  };
+
+  const askOf = (a: WarrantOptions["approver"]) =>
+    a === undefined || a === "auto" || a === "wait"
+      ? {}
+      : typeof a === "function"
+        ? { ask: a }
+        : { ask: a.ask, ...(a.recordedAs === undefined ? {} : { askedText: a.recordedAs }) };
+
+  return {
+    store,
+    clock,
+    operator,
+    async pack(pack) {
+      if (typeof pack !== "string") return pack;
+      const loaded = await loadPack(pack);
+      if (loaded.ok) return loaded.value;
+      const first = loaded.errors[0];
+      const all = loaded.errors.map((p) => `${p.path || "(root)"}: ${p.code}: ${p.message}`);
+      throw new WarrantError(first?.code ?? "taskpack/invalid", all.join("\n"));
+    },
+    recordedModels(pack, givenRefs) {
+      const roles = ROLES.filter((r) => pack.agents[r] !== undefined);
+      if (givenRefs !== undefined) {
+        const out: Record<string, string> = {};
+        for (const [role, ref] of Object.entries(givenRefs)) if (ref !== undefined) out[role] = ref;
+        return out;
+      }
+      return Object.fromEntries(roles.map((r) => [r, modelOf(r, 0, "").id]));
+    },
+    async context(recorded, emit) {
+      const found = await sandbox();
+      const contained = found !== undefined && isSandbox(found) ? found : undefined;
+      const tools = createPassageTools({
+        workspace: (root) => createWorkspaceTools({ root }),
+        profiles:
+          contained === undefined || o.profileTools === false
+            ? undefined
+            : (commands, baselineDir) =>
+                createProfileTools({ commands, baselineDir, sandbox: contained }),
+        code,
+        connect: o.mcp?.connect ?? defaultConnect,
+        ...(o.mcp?.connectTimeoutMs === undefined
+          ? {}
+          : { connectTimeoutMs: o.mcp.connectTimeoutMs }),
+        ...(o.mcp?.callTimeoutMs === undefined ? {} : { callTimeoutMs: o.mcp.callTimeoutMs }),
+      });
+      const loop = new LoopLedger(store);
+      const sign = await signer();
+      return {
+        store,
+        loop,
+        passages: createAgentPassages({
+          models: (role, priorCalls, query) => modelOf(role, priorCalls, query, recorded[role]),
+          tools: tools.toolsFor,
+          emit,
+          toolKind,
+        }),
+        sandbox: found === undefined || isSandbox(found) ? sandboxPort(found) : found,
+        approver: createApprover({
+          store,
+          loop,
+          clock,
+          sleep,
+          emit,
+          operator,
+          autoApprove: o.approver === "auto",
+          ...askOf(o.approver),
+          ...(o.pollIntervalMs === undefined ? {} : { pollMs: o.pollIntervalMs }),
+        }),
+        clock,
+        sleep,
+        emit,
+        operator,
+        ...(sign === undefined ? {} : { signer: sign }),
+        loadPack,
+        close: () => tools.close(),
+      };
+    },
+    emitter(log) {
+      return (body: WarrantEventBody) => {
+        const event = { ...body, at: clock.now().toISOString() } as WarrantEvent;
+        log?.push(event);
+        publish(event);
+      };
+    },
+    queue() {
+      if (o.queue === undefined)
+        throw new WarrantError("runtime/no-queue", "dispatching and workers need a job queue");
+      return o.queue;
+    },
+    close: async () => {
+      if (owned) await store.close();
+    },
+  };
+}

@@ -1,0 +1,227 @@
+// createWarrant: the one composition root. It assembles a runtime from ports (store, models, tools,
+// sandbox, approver, clock, signer, telemetry), with defaults that mirror the command line, and
+// answers for loops: run, resume, dispatch and work, the operator's acts, and reading the ledger.
+// Each drive gets its own context (its passages' tools are closed when it ends) and its own events.
+import type { LedgerRecord, LedgerStore } from "../core/loop/ledger-store.js";
+import type { LoopDocument, LoopStateName, Role, Stop } from "../core/loop/types.js";
+import { WarrantError } from "../core/result.js";
+import type { DriveResult } from "../runtime/driver.js";
+import type { WarrantEventBody } from "../runtime/events.js";
+import { LoopLedger } from "../runtime/loop-ledger.js";
+import type { WorkerRunner } from "../runtime/ports.js";
+import { bindingOf, driveUnderLease, packOf, startLoop } from "../runtime/session.js";
+import type { LoadedPack } from "../runtime/task-pack.js";
+import { startWorker, type WorkerEvent } from "../runtime/worker.js";
+import { type Composition, compose } from "./compose.js";
+import { leaseHolder, leaseTtlMs } from "./host.js";
+import {
+  type ActContext,
+  type ActResult,
+  answerLoop,
+  cancelLoop,
+  decideStep,
+  renewLoop,
+} from "./operator-acts.js";
+import type { WarrantOptions } from "./options.js";
+import { EventLog, type LoopOutcome, type RunHandle, startHandle } from "./run-handle.js";
+
+export interface RunOptions {
+  /** The loop's query id (default `query:<pack>-<time>-<random>`). */
+  readonly query?: string;
+  /**
+   * What the loop's binding records for each role's model (a model URI, say), read back on resume
+   * as `ModelContext.recorded`. Default: each role's model id. Never a key.
+   */
+  readonly models?: Readonly<Partial<Record<Role, string>>>;
+}
+
+export interface ResumeOptions {
+  /** How long to wait for a lease another driver holds (default: the lease's ttl and a second). */
+  readonly waitMs?: number;
+}
+
+export interface WorkOptions {
+  /** Loops driven at once. */
+  readonly concurrency: number;
+  /** Stop on SIGINT/SIGTERM (default false). */
+  readonly handleSignals?: boolean;
+  /** Told when a job's drive starts, finds its loop busy, and ends. */
+  readonly onJob?: (event: WorkerEvent) => void;
+}
+
+export interface LoopListing {
+  readonly query: string;
+  readonly state: LoopStateName;
+  readonly stop?: { readonly reason: Stop["reason"] };
+}
+
+export interface LoopView {
+  /** The seed-valid loop document. */
+  readonly loop: LoopDocument;
+  readonly records: readonly { readonly ref: string; readonly kind: string }[];
+}
+
+export interface Warrant {
+  /** The ledger this runtime writes. */
+  readonly store: LedgerStore;
+  /** Opens a loop for a task pack (a file, or a pack loaded with loadPack) and drives it. */
+  run(pack: string | LoadedPack, options?: RunOptions): RunHandle;
+  /** Drives a loop on from where its ledger stands (after a crash, a renewal, an answer). */
+  resume(query: string, options?: ResumeOptions): RunHandle;
+  /** Opens a loop without driving it; its query id. */
+  open(pack: string | LoadedPack, options?: RunOptions): Promise<string>;
+  /** Opens a loop and hands it to the workers of the queue. */
+  dispatch(pack: string | LoadedPack, options?: RunOptions): Promise<string>;
+  /** Drives dispatched loops until stopped. */
+  work(options: WorkOptions): Promise<WorkerRunner>;
+  loops(): Promise<LoopListing[]>;
+  /** A loop's document and its records, or undefined when the store holds no such loop. */
+  show(query: string): Promise<LoopView | undefined>;
+  record(ref: string): Promise<LedgerRecord | undefined>;
+  approve(run: string, step: string): Promise<ActResult>;
+  deny(run: string, step: string): Promise<ActResult>;
+  renew(query: string, deadline: Date | string): Promise<ActResult>;
+  cancel(query: string): Promise<ActResult>;
+  answer(query: string, text: string): Promise<ActResult>;
+  /** Closes the store when this runtime opened it. */
+  close(): Promise<void>;
+}
+
+function outcomeOf(query: string, result: DriveResult | "leased-elsewhere"): LoopOutcome {
+  if (result === "leased-elsewhere") return { status: "leased-elsewhere", query };
+  if (result.status === "blocked") return { ...result, query };
+  const stop = result.document.stop;
+  if (stop === undefined)
+    throw new WarrantError("internal/unreachable", `${query} stopped without a stop`);
+  return { status: "stopped", query, stop, document: result.document };
+}
+
+/** Runs that were admitted and never concluded: a stopped loop still owes them a conclusion. */
+async function unconcludedRuns(store: LedgerStore, query: string): Promise<number> {
+  const steps = (await store.readFacts(query)).map((s) => s.fact.step);
+  const admitted = steps.filter((s) => s.kind === "run-admitted").length;
+  return admitted - steps.filter((s) => s.kind === "concluded").length;
+}
+
+export async function createWarrant(options: WarrantOptions = {}): Promise<Warrant> {
+  const c: Composition = await compose(options);
+  const { store } = c;
+  const ttlMs = options.lease?.ttlMs ?? leaseTtlMs();
+  const holder = () => options.lease?.holder ?? leaseHolder();
+  const acts: ActContext = { store, operator: c.operator, now: () => c.clock.now() };
+
+  const openWith = async (
+    pack: string | LoadedPack,
+    o: RunOptions,
+    emit: (e: WarrantEventBody) => void,
+  ): Promise<{ query: string; pack: LoadedPack }> => {
+    const loaded = await c.pack(pack);
+    const recorded = c.recordedModels(loaded, o.models);
+    const ctx = await c.context(recorded, emit);
+    try {
+      const query = await startLoop(ctx, loaded, recorded, o.query);
+      return { query, pack: loaded };
+    } finally {
+      await ctx.close();
+    }
+  };
+
+  return {
+    store,
+    run(pack, o = {}) {
+      const log = new EventLog();
+      const emit = c.emitter(log);
+      return startHandle(log, async (opened) => {
+        const loaded = await c.pack(pack);
+        const recorded = c.recordedModels(loaded, o.models);
+        const ctx = await c.context(recorded, emit);
+        try {
+          const query = await startLoop(ctx, loaded, recorded, o.query);
+          opened(query);
+          const result = await driveUnderLease(ctx, query, loaded, { holder: holder(), ttlMs });
+          return outcomeOf(query, result);
+        } finally {
+          await ctx.close();
+        }
+      });
+    },
+    resume(query, o = {}) {
+      const log = new EventLog();
+      const emit = c.emitter(log);
+      return startHandle(log, async (opened) => {
+        const probe = await new LoopLedger(store).document(query, c.clock.now());
+        if (probe === undefined)
+          throw new WarrantError("loop/not-opened", `no loop ${query} in ${store.uri}`);
+        opened(query);
+        if (probe.state === "stopped" && (await unconcludedRuns(store, query)) === 0) {
+          const stop = probe.stop;
+          if (stop !== undefined)
+            emit({ kind: "stop", query, reason: stop.reason, document: probe });
+          return outcomeOf(query, { status: "stopped", document: probe });
+        }
+        const binding = await bindingOf(c, query);
+        const ctx = await c.context(binding.models, emit);
+        try {
+          const pack = await packOf(ctx, binding);
+          const result = await driveUnderLease(ctx, query, pack, {
+            holder: holder(),
+            ttlMs,
+            waitMs: o.waitMs ?? ttlMs + 1000,
+          });
+          return outcomeOf(query, result);
+        } finally {
+          await ctx.close();
+        }
+      });
+    },
+    async open(pack, o = {}) {
+      return (await openWith(pack, o, c.emitter())).query;
+    },
+    async dispatch(pack, o = {}) {
+      const queue = c.queue();
+      const { query } = await openWith(pack, o, c.emitter());
+      await queue.dispatch(query);
+      return query;
+    },
+    work(o) {
+      return startWorker({
+        queue: c.queue(),
+        store,
+        concurrency: o.concurrency,
+        holder: `worker:${holder()}`,
+        ttlMs,
+        handleSignals: o.handleSignals ?? false,
+        context: (models) => c.context(models, c.emitter()),
+        onEvent: (e) => o.onJob?.(e),
+      });
+    },
+    async loops() {
+      const ledger = new LoopLedger(store);
+      const now = c.clock.now();
+      const rows: LoopListing[] = [];
+      for (const l of await store.listLoops()) {
+        const doc = await ledger.document(l.query, now);
+        if (doc === undefined) continue;
+        rows.push({
+          query: l.query,
+          state: doc.state,
+          ...(doc.stop === undefined ? {} : { stop: { reason: doc.stop.reason } }),
+        });
+      }
+      return rows;
+    },
+    async show(query) {
+      const loop = await new LoopLedger(store).document(query, c.clock.now());
+      if (loop === undefined) return undefined;
+      const records = (await store.listRecords(query)).map((r) => ({ ref: r.ref, kind: r.kind }));
+      return { loop, records };
+    },
+    record: (ref) => store.readRecord(ref),
+    approve: (run, step) => decideStep(acts, run, step, "approve"),
+    deny: (run, step) => decideStep(acts, run, step, "deny"),
+    renew: (query, deadline) => renewLoop(acts, query, new Date(deadline)),
+    cancel: (query) => cancelLoop(acts, query),
+    answer: (query, text) => answerLoop(acts, query, text),
+    close: () => c.close(),
+  };
+}

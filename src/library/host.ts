@@ -1,0 +1,32 @@
+// What the library reads from the host it runs on: who acts (the operator binding), who drives (a
+// lease holder unique to this process), how long a lease lasts, where the host key is kept.
+import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
+import { hostKeyDir, loadOrCreateHostKey } from "../adapters/fs/host-key.js";
+import type { RecordSigner } from "../runtime/ports.js";
+import { keySigner } from "../runtime/records.js";
+import { DEFAULT_LEASE_TTL_MS } from "../runtime/session.js";
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** `node-operator-binding:<user>`: the operator acting for this host, from `$USER`. */
+export function operatorBinding(env: Env = process.env): string {
+  const user = (env.USER ?? "local").replace(/[^A-Za-z0-9._-]/g, "-") || "local";
+  return `node-operator-binding:${user}`;
+}
+
+/** `host:pid:random`: unique to this process and call. */
+export function leaseHolder(): string {
+  return `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
+}
+
+/** The lease's time to live: `WARRANT_LEASE_TTL_MS`, else 10 s. */
+export function leaseTtlMs(env: Env = process.env): number {
+  const n = Number(env.WARRANT_LEASE_TTL_MS);
+  return Number.isSafeInteger(n) && n > 0 ? n : DEFAULT_LEASE_TTL_MS;
+}
+
+/** The signer of the host key kept beside the store (created, mode 0600, on first use). */
+export async function hostKeySigner(storeUri: string, cwd?: string): Promise<RecordSigner> {
+  return keySigner(await loadOrCreateHostKey(hostKeyDir(storeUri, cwd)));
+}

@@ -1,0 +1,108 @@
+// A role's model as a library user gives it: an object implementing ModelProvider (with its
+// `specificationVersion`), or a plain async function that answers one request with a turn. The
+// provider factories load their SDK on the first call, so importing the library loads none.
+import { WarrantError } from "../core/result.js";
+import type {
+  ModelProvider as CoreModelProvider,
+  ModelRequest,
+  ModelResponse,
+} from "../core/turn/model-provider.js";
+import type { ModelTurn } from "../core/turn/types.js";
+
+/** The version of the ModelProvider contract this library speaks. */
+export const MODEL_SPECIFICATION_VERSION = "v1";
+
+/**
+ * A model for passages. `complete` is one model call: the request carries the system prompt, the
+ * append-only conversation (entries `[0, length)`), the tools and the message types the role may
+ * emit; the response carries the provider's raw output, the candidate turn (a `ModelTurn`-shaped
+ * value or the text the model wrote), how it stopped, token usage and latency. Transport failures
+ * throw a WarrantError with a `model/…` code and no credential in its message. `id` is printable
+ * (`openai:gpt-4.1`) and never carries a key.
+ */
+export interface ModelProvider extends CoreModelProvider {
+  readonly specificationVersion: typeof MODEL_SPECIFICATION_VERSION;
+}
+
+export interface ModelCallOptions {
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * A model written as a plain async function: it answers a request with a turn object (the seed's
+ * ModelTurn shape: `{kind, summary, tool_calls, message}`) or with text the host parses as one.
+ * Its usage counts as zero tokens.
+ */
+export type ModelFunction = (
+  request: ModelRequest,
+  options: ModelCallOptions,
+) => Promise<ModelTurn | string>;
+
+export type Model = ModelProvider | ModelFunction;
+
+function fromFunction(fn: ModelFunction, id: string): CoreModelProvider {
+  return {
+    id,
+    async complete(request, opts) {
+      const started = performance.now();
+      // A throw that is not a WarrantError fails the passage as `model/failed`, its text unkept.
+      const answer = await fn(request, opts?.signal === undefined ? {} : { signal: opts.signal });
+      const response: ModelResponse = {
+        raw: answer,
+        candidate: answer,
+        stop: "complete",
+        usage: { inputTokens: 0, outputTokens: 0 },
+        latencyMs: performance.now() - started,
+      };
+      return response;
+    },
+  };
+}
+
+/**
+ * The provider the runtime calls for a Model. A function gets the id `function:<its name>` (or
+ * `function:<role>`); an object must state the specification version this library speaks.
+ */
+export function providerOf(model: Model, role: string): CoreModelProvider {
+  if (typeof model === "function") return fromFunction(model, `function:${model.name || role}`);
+  if (
+    typeof model !== "object" ||
+    model === null ||
+    typeof (model as Partial<ModelProvider>).complete !== "function"
+  ) {
+    throw new WarrantError(
+      "model/invalid",
+      `the ${role}'s model is neither a function nor a provider`,
+    );
+  }
+  const version: unknown = model.specificationVersion;
+  if (version !== MODEL_SPECIFICATION_VERSION) {
+    throw new WarrantError(
+      "model/specification-version",
+      `the ${role}'s model speaks specification ${JSON.stringify(version)}; this library speaks ${JSON.stringify(MODEL_SPECIFICATION_VERSION)}`,
+    );
+  }
+  return model;
+}
+
+/** A core provider stated at this library's specification version. */
+export function versioned(provider: CoreModelProvider): ModelProvider {
+  return {
+    specificationVersion: MODEL_SPECIFICATION_VERSION,
+    id: provider.id,
+    complete: (request, opts) => provider.complete(request, opts),
+  };
+}
+
+/** A provider whose SDK adapter is imported on its first call. */
+export function lazyModel(id: string, load: () => Promise<CoreModelProvider>): ModelProvider {
+  let loaded: Promise<CoreModelProvider> | undefined;
+  return {
+    specificationVersion: MODEL_SPECIFICATION_VERSION,
+    id,
+    async complete(request, opts) {
+      loaded ??= load();
+      return (await loaded).complete(request, opts);
+    },
+  };
+}

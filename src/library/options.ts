@@ -1,0 +1,90 @@
+// What createWarrant is assembled from: the ports a runtime needs, each with a default that mirrors
+// the command line (SQLite at .warrant/ledger.db, the detected sandbox, the host key beside the
+// store, the system clock).
+import type { LedgerStore } from "../core/loop/ledger-store.js";
+import type { Role } from "../core/loop/types.js";
+import type { Clock } from "../core/ports.js";
+import type { Sandbox } from "../core/sandbox/sandbox-port.js";
+import type { WarrantEvent } from "../runtime/events.js";
+import type { Ask } from "../runtime/hil.js";
+import type { McpConnect } from "../runtime/passage-tools.js";
+import type { JobQueue, RecordSigner, SandboxPort } from "../runtime/ports.js";
+import type { CodeTool } from "./define-tool.js";
+import type { Model } from "./model.js";
+
+/** What a model resolver is told about the passage it picks a model for. */
+export interface ModelContext {
+  readonly query: string;
+  /** Model calls this role's earlier, ended passages made (a replaying model starts after them). */
+  readonly priorCalls: number;
+  /** What the loop's binding recorded for this role when it opened (a model URI for the CLI). */
+  readonly recorded: string | undefined;
+}
+
+/** Picks a role's model per passage; undefined: the role has none (`model/missing`). */
+export type ModelResolver = (role: Role, context: ModelContext) => Model | undefined;
+
+export interface AskingApprover {
+  readonly ask: Ask;
+  /** Recorded with each answer `ask` gives (default `answered by the approver`). */
+  readonly recordedAs?: string;
+}
+
+/** An observer of every event of every drive; it cannot reach back into the drive. */
+export type WarrantSubscriber = (event: WarrantEvent) => void;
+
+export interface WarrantOptions {
+  /**
+   * The ledger: a store, or its URI (`sqlite:PATH`, `postgres://…`, `memory:`). Default
+   * `sqlite:.warrant/ledger.db`. A store given as an object is not closed by close().
+   */
+  readonly store?: LedgerStore | string;
+  /** Each role's model: a map by role, or a function of the role and the passage. */
+  readonly models?: Partial<Record<Role, Model>> | ModelResolver;
+  /** Observation tools written in code (defineTool), offered to every passage. */
+  readonly tools?: readonly CodeTool[];
+  /**
+   * Where runs are contained: a Sandbox (bwrap, unshare), a SandboxPort (a fake, in tests), `none`
+   * (every run is refused `environment/not-contained`), or a function that finds one on first use.
+   * Default: the first of bwrap and unshare that proves itself here, else none.
+   */
+  readonly sandbox?: Sandbox | SandboxPort | "none" | (() => Promise<Sandbox | undefined>);
+  /**
+   * Who approves mutations (and admissions, when the pack asks the operator): `wait` for an
+   * approve or deny posted by any process (`approve()`, `warrant approve`), until the deadline;
+   * `auto` to approve each at once, recorded as such; or an Ask (with the text its answers are
+   * recorded with), answered while still polling. Default `wait`.
+   */
+  readonly approver?: "auto" | "wait" | Ask | AskingApprover;
+  /** The loop's clock (deadlines, record times). Default: the system clock. */
+  readonly clock?: Clock;
+  /**
+   * Signs proposals and execution records: a signer, `none`, or a function that makes one on first
+   * use. Default: the Ed25519 host key kept beside the store (`host.key`, created mode 0600).
+   */
+  readonly signer?: RecordSigner | "none" | (() => Promise<RecordSigner>);
+  /** Observers of every drive's events (the live view, tracing). */
+  readonly telemetry?: WarrantSubscriber | readonly WarrantSubscriber[];
+  /** The operator binding acting for this host. Default `node-operator-binding:$USER`. */
+  readonly operator?: string;
+  /** Hands dispatched loops to workers (warrant/postgres: graphileJobQueue). */
+  readonly queue?: JobQueue;
+  /** Offer the pack's observation profiles as `profile.<name>` tools when runs can be contained. */
+  readonly profileTools?: boolean;
+  readonly mcp?: {
+    /** Connects an agent's MCP servers. Default: the official SDK's client. */
+    readonly connect?: McpConnect;
+    readonly connectTimeoutMs?: number;
+    readonly callTimeoutMs?: number;
+  };
+  readonly lease?: {
+    /** Default `WARRANT_LEASE_TTL_MS`, else 10 s. */
+    readonly ttlMs?: number;
+    /** Default `host:pid:random`. */
+    readonly holder?: string;
+  };
+  /** How often a waiting approval looks for an answer. Default 200 ms. */
+  readonly pollIntervalMs?: number;
+  /** Base of a relative SQLite path and of the host key's folder. Default: the working directory. */
+  readonly cwd?: string;
+}

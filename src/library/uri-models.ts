@@ -1,0 +1,36 @@
+// Models named by URI per role (the command line's `--model ROLE=URI`): `scripted:PATH`,
+// `openai:MODEL`, `openai-compatible:BASE_URL#MODEL`, `anthropic:MODEL`. The loop's binding records
+// the URIs, so a resumed loop gets the same models; a scripted model starts after the answers its
+// role's earlier passages used, so a redone passage replays exactly what the interrupted one got.
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { createModelFromUri, parseModelUri } from "../adapters/models/model-uri.js";
+import { createScriptedModel, parseScript } from "../adapters/models/scripted-model.js";
+import { WarrantError } from "../core/result.js";
+import { type ModelProvider, versioned } from "./model.js";
+import type { ModelResolver } from "./options.js";
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** A model for a URI; keys come from `env` only. */
+export function modelFromUri(uri: string, priorCalls: number, env: Env): ModelProvider {
+  const parsed = parseModelUri(uri);
+  if (parsed.ok && parsed.value.kind === "scripted") {
+    const answers = parseScript(readFileSync(parsed.value.path, "utf8")).slice(priorCalls);
+    const id = `scripted:${path.basename(parsed.value.path)}`;
+    return versioned(createScriptedModel(answers, { id }));
+  }
+  const made = createModelFromUri(uri, { env });
+  if (!made.ok)
+    throw new WarrantError(made.errors[0]?.code ?? "model/uri", made.errors[0]?.message ?? uri);
+  return versioned(made.value);
+}
+
+/** Each role's model from the URI its loop's binding recorded. */
+export function uriModels(env: Env = process.env): ModelResolver {
+  return (role, { recorded, priorCalls }) => {
+    if (recorded === undefined)
+      throw new WarrantError("model/missing", `no model for ${role} (use --model ${role}=URI)`);
+    return modelFromUri(recorded, priorCalls, env);
+  };
+}

@@ -1,0 +1,227 @@
+// The event stream of a drive: one typed event for each thing that happens, in order. It is the one
+// source for every observer (the live view, a console's server-sent events, tracing spans); none of
+// them reaches back into the drive. Every event carries the loop's query and the runtime clock's time.
+import type { LimitKey, LoopDocument, Outcome, Role, Step, Stop } from "../core/loop/types.js";
+import type { StopKind, Usage } from "../core/turn/model-provider.js";
+import type { MessageType } from "../core/turn/types.js";
+
+/**
+ * What a blocked loop waits for: a renewal (`deadline`), an answer (`operator-question`), an
+ * admission, or nothing the runtime can give (`budget`: only a cancel; `model`: the model is
+ * unreachable or its script is spent; `tool`: the tools the agent definition declares cannot be had,
+ * an MCP server unreachable — fix it, then resume).
+ */
+export type BlockReason =
+  | "budget"
+  | "deadline"
+  | "operator-question"
+  | "admission"
+  | "model"
+  | "tool";
+
+/** Where a tool a passage called comes from. */
+export type ToolKind = "workspace" | "profile" | "mcp" | "code";
+
+/** What an approval decides: one mutation step, or the admission of a whole run. */
+export type ApprovalKind = "mutation" | "admission";
+
+export type ApprovalAnswer = "approved" | "denied" | "expired" | "cancelled";
+
+/**
+ * Who answered: `auto` (approve-all policy), `prompt` (the approver's own ask, e.g. a terminal),
+ * `operator` (an act posted to the ledger, from any process), `loop` (the loop was stopped or its
+ * deadline passed first).
+ */
+export type ApprovalAnswerer = "auto" | "prompt" | "operator" | "loop";
+
+/** Where a run spends its time. */
+export type RunPhase = "sandbox-start" | "steps" | "verifier" | "sandbox-destroy";
+
+/** A passage's totals, as its transcript records them. */
+export interface PassageUsage {
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+  readonly latencyMs: number;
+  readonly modelCalls: number;
+  readonly toolCalls: number;
+  readonly repairs: number;
+}
+
+interface Base {
+  /** RFC 3339, from the runtime's clock. */
+  readonly at: string;
+  readonly query: string;
+}
+
+interface InPassage extends Base {
+  readonly role: Role;
+  readonly passageRef: string;
+}
+
+interface InRun extends Base {
+  /** The run: its proposal's ref. */
+  readonly proposalRef: string;
+}
+
+export type WarrantEvent =
+  /** A drive took the loop's lease and starts from wherever the ledger stands. */
+  | (Base & {
+      readonly kind: "drive-start";
+      readonly pack: string;
+      readonly binding: string;
+      readonly holder: string;
+    })
+  /** The drive ended: the loop stopped, blocked, or another process holds its lease. */
+  | (Base & {
+      readonly kind: "drive-end";
+      readonly status: "stopped" | "blocked" | "leased-elsewhere";
+      readonly stop?: Stop["reason"];
+      readonly blocked?: BlockReason;
+    })
+  /** A fact was appended (`summary` says it in one line); the document is the loop after it. */
+  | (Base & {
+      readonly kind: "fact";
+      readonly sequence: number;
+      readonly step: Step;
+      readonly summary: string;
+      readonly document: LoopDocument;
+    })
+  | (InPassage & {
+      readonly kind: "passage-start";
+      readonly agentId: string;
+      /** The passage was charged before an interruption and is run again under the same ref. */
+      readonly redone: boolean;
+    })
+  | (InPassage & {
+      readonly kind: "passage-end";
+      readonly agentId: string;
+      readonly outcome:
+        | {
+            readonly ok: true;
+            readonly type: MessageType;
+            /** A Plan the host refused against the task pack: the problems' codes. */
+            readonly refused?: readonly string[];
+          }
+        | { readonly ok: false; readonly code: string; readonly message: string };
+      readonly usage?: PassageUsage;
+    })
+  | (InPassage & {
+      readonly kind: "model-call-start";
+      readonly index: number;
+      /** The provider's printable id (`openai:gpt-4.1`); never a key. */
+      readonly provider: string;
+    })
+  | (InPassage & {
+      readonly kind: "model-call-end";
+      readonly index: number;
+      readonly provider: string;
+      readonly latencyMs: number;
+      /** Absent when the call failed (`error`). */
+      readonly stop?: StopKind;
+      /** Whether the turn validated; null when the answer was not a complete turn. */
+      readonly valid?: boolean | null;
+      readonly usage?: Usage;
+      readonly error?: string;
+    })
+  | (InPassage & {
+      readonly kind: "repair";
+      readonly index: number;
+      readonly codes: readonly string[];
+    })
+  | (InPassage & {
+      readonly kind: "tool-call-start";
+      readonly name: string;
+      /** `<passage ref>#<model call>.<call>`: stable across a replay of the same passage. */
+      readonly callId: string;
+      readonly tool: ToolKind;
+    })
+  | (InPassage & {
+      readonly kind: "tool-call-end";
+      readonly name: string;
+      readonly callId: string;
+      readonly tool: ToolKind;
+      readonly isError: boolean;
+      /** Set when the host got no answer from the tool (`tool/…`). */
+      readonly code?: string;
+      readonly latencyMs: number;
+    })
+  | (InRun & {
+      readonly kind: "run-start";
+      readonly environmentRef: string;
+      readonly backend: string;
+    })
+  | (InRun & { readonly kind: "run-phase"; readonly phase: RunPhase; readonly durationMs: number })
+  | (InRun & {
+      readonly kind: "step-start";
+      readonly stepId: string;
+      readonly index: number;
+      readonly class: "observation" | "mutation";
+      readonly action: string;
+    })
+  | (InRun & {
+      readonly kind: "step-end";
+      readonly stepId: string;
+      readonly class: "observation" | "mutation";
+      readonly action: string;
+      readonly status: "ok" | "failed" | "interrupted";
+      readonly exitCode?: number | null;
+      readonly truncated?: boolean;
+      readonly timedOut?: boolean;
+      readonly refusal?: string;
+    })
+  | (InRun & {
+      readonly kind: "check";
+      readonly name: string;
+      readonly passed: boolean;
+      readonly detail: string;
+    })
+  | (InRun & {
+      readonly kind: "run-end";
+      readonly environmentRef: string;
+      readonly outcome: Outcome;
+      readonly refusal?: string;
+      /** False when the run ended before an environment was made (nothing to destroy). */
+      readonly environmentMade: boolean;
+      readonly environmentDestroyed: boolean;
+      /** The host stopped while a step ran: the run is concluded `unknown`, never repeated. */
+      readonly interrupted: boolean;
+    })
+  | (InRun & {
+      readonly kind: "approval-requested";
+      readonly step: string;
+      readonly approval: ApprovalKind;
+      /** What the mutation does: a diff for a patch, the argv for a command. */
+      readonly description: string;
+    })
+  | (InRun & {
+      readonly kind: "approval-answered";
+      readonly step: string;
+      readonly approval: ApprovalKind;
+      readonly answer: ApprovalAnswer;
+      readonly by: ApprovalAnswerer;
+    })
+  /** A verified run's summary was not written (no budget left); the conclusion still lands. */
+  | (InRun & { readonly kind: "summary-skipped"; readonly detail: string })
+  /** The loop cannot go on without the operator (or a fixed model or tool). */
+  | (Base & {
+      readonly kind: "blocked";
+      readonly reason: BlockReason;
+      readonly counter?: LimitKey;
+      readonly detail: string;
+      readonly document: LoopDocument;
+    })
+  /** The loop is stopped (emitted once, when a drive finds it so). */
+  | (Base & {
+      readonly kind: "stop";
+      readonly reason: Stop["reason"];
+      readonly document: LoopDocument;
+    });
+
+export type WarrantEventKind = WarrantEvent["kind"];
+
+type WithoutAt<T> = T extends unknown ? Omit<T, "at"> : never;
+
+/** An event as the runtime emits it: the composition stamps `at` from the clock. */
+export type WarrantEventBody = WithoutAt<WarrantEvent>;
+
+export type Emit = (event: WarrantEventBody) => void;

@@ -1,0 +1,50 @@
+// `warrant/testing`: what tests of code built on Warrant need to run without a network, a database
+// or a containment backend — a scripted model, a memory store, a fake sandbox.
+import {
+  type ScriptedModel as CoreScriptedModel,
+  createScriptedModel,
+  parseScript,
+  type ScriptedAnswer,
+} from "./adapters/models/scripted-model.js";
+import { MemoryLedgerStore } from "./adapters/store/memory-ledger-store.js";
+import type { LedgerStore } from "./core/loop/ledger-store.js";
+import { MODEL_SPECIFICATION_VERSION, type ModelProvider } from "./library/model.js";
+
+export type { ScriptedAnswer, ScriptedEntry } from "./adapters/models/scripted-model.js";
+export {
+  type FakeExecResult,
+  type FakeSandbox,
+  type FakeSandboxOptions,
+  fakeSandbox,
+} from "./testing/fake-sandbox.js";
+
+/** A model that replays fixed answers and records every request it is given. */
+export interface ScriptedModel extends ModelProvider {
+  /** Every request given so far, in order (including those that found the script exhausted). */
+  readonly requests: CoreScriptedModel["requests"];
+  /** Answers not yet given. */
+  remaining(): number;
+}
+
+/**
+ * A scripted model: each answer a turn object, raw text (to exercise repair), or
+ * `{turn | text | stop: "refusal" | "truncated", usage?}`. Past its last answer it throws
+ * `model/script-exhausted`, which blocks the loop (`model`).
+ */
+export function scriptedModel(
+  answers: readonly ScriptedAnswer[],
+  options: { readonly id?: string } = {},
+): ScriptedModel {
+  const model = createScriptedModel(answers, options);
+  return Object.assign(model, { specificationVersion: MODEL_SPECIFICATION_VERSION } as const);
+}
+
+/** A script's answers from JSONL text (one answer per non-blank line); throws `model/script`. */
+export function parseModelScript(text: string): ScriptedAnswer[] {
+  return parseScript(text);
+}
+
+/** A ledger in memory: nothing outlives the process. */
+export function memoryStore(): LedgerStore {
+  return new MemoryLedgerStore();
+}

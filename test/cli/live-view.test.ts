@@ -1,0 +1,167 @@
+// The live view, a subscriber of the event stream: plain lines with budgets off a terminal; on a
+// terminal, a status line (bars, the deadline, what the loop waits for) that never wraps and stays
+// off a prompt.
+import { describe, expect, it } from "vitest";
+import { createLiveView, fitStatus, lineOf } from "../../src/cli/live-view.js";
+import type { WarrantEvent } from "../../src/runtime/events.js";
+import { accept, harness, plan, turn } from "../runtime/harness.js";
+
+const Plan = (name: string) => turn("Plan", plan(name));
+const at = "2026-12-01T10:00:00.000Z";
+const run = "corpus-experiment:sha256:x";
+
+function approvalRequested(step: string): WarrantEvent {
+  return {
+    kind: "approval-requested",
+    at,
+    query: "query:test-1",
+    proposalRef: run,
+    step,
+    approval: "mutation",
+    description: `patch src/x.js\n-a\n+b`,
+  };
+}
+
+function approvalAnswered(step: string): WarrantEvent {
+  return {
+    kind: "approval-answered",
+    at,
+    query: "query:test-1",
+    proposalRef: run,
+    step,
+    approval: "mutation",
+    answer: "approved",
+    by: "auto",
+  };
+}
+
+describe("the live view", () => {
+  it("prints plain lines with budgets when stdout is not a terminal", async () => {
+    const lines: string[] = [];
+    const h = await harness({ implementer: [Plan("observe")], reviewer: [accept] });
+    const view = createLiveView((t) => lines.push(t), { tty: false, clock: h.clock });
+    for (const e of h.events) view.emit(e);
+    view.close();
+    const text = lines.join("");
+    expect(text).toContain("fact 1 opened query:test-1");
+    expect(text).toContain("budgets: passages 0/12");
+    expect(text).not.toContain("\x1b[");
+  });
+
+  it("draws bars, the deadline and what it waits for under the lines on a terminal", async () => {
+    const lines: string[] = [];
+    const h = await harness({});
+    const view = createLiveView((t) => lines.push(t), {
+      tty: true,
+      clock: h.clock,
+      columns: () => 200,
+    });
+    for (const e of h.events) view.emit(e);
+    view.emit(approvalRequested("fix-slugify"));
+    view.close();
+    const text = lines.join("");
+    expect(text).toContain("passages ░░░░░░░░░░ 0/12");
+    expect(text).toContain("deadline in 10m00s");
+    expect(text).toContain("waiting: approval of fix-slugify");
+    expect(text).toContain("\r\x1b[2K");
+  });
+
+  it("keeps the status line within one terminal row, so it can be erased in place", async () => {
+    const writes: string[] = [];
+    const h = await harness({});
+    const view = createLiveView((t) => writes.push(t), {
+      tty: true,
+      clock: h.clock,
+      columns: () => 60,
+    });
+    for (const e of h.events) view.emit(e);
+    view.emit(approvalRequested("a-very-long-step-name-".repeat(5)));
+    view.close();
+    const statuses = writes
+      .filter((w) => w.startsWith("\r\x1b[2K") && w.length > 5)
+      .map((w) => Array.from(w.slice(5)));
+    expect(statuses.length).toBeGreaterThan(0);
+    for (const s of statuses) expect(s.length).toBeLessThanOrEqual(59);
+    expect(fitStatus("x".repeat(100), 40)).toBe(`${"x".repeat(38)}…`);
+    expect(fitStatus("short", 40)).toBe("short");
+  });
+
+  it("holds the status line off a terminal prompt until the next event", async () => {
+    const writes: string[] = [];
+    const h = await harness({});
+    const view = createLiveView((t) => writes.push(t), {
+      tty: true,
+      clock: h.clock,
+      columns: () => 200,
+    });
+    for (const e of h.events) view.emit(e);
+    view.hold();
+    const held = writes.length;
+    // The prompt is written now; nothing of the view's may follow until an event arrives.
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    expect(writes.length).toBe(held);
+    view.emit(approvalAnswered("fix-slugify"));
+    expect(writes.slice(held).join("")).toContain("approved fix-slugify automatically (--yes)\n");
+    expect(writes.at(-1)?.startsWith("\r\x1b[2Kdeadline in")).toBe(true);
+    view.close();
+  });
+});
+
+describe("the live view's lines", () => {
+  it("says what the operator may do while an approval waits", () => {
+    expect(lineOf(approvalRequested("fix-slugify"))).toBe(
+      `waiting: approval of fix-slugify: warrant approve ${run} fix-slugify | warrant deny ${run} fix-slugify\npatch src/x.js\n-a\n+b`,
+    );
+  });
+
+  it("prints a run's environment only when one was made, and an interrupted run as unknown", () => {
+    const end = {
+      kind: "run-end",
+      at,
+      query: "query:test-1",
+      proposalRef: run,
+      environmentRef: "environment:x",
+      outcome: "refused",
+      environmentMade: false,
+      environmentDestroyed: true,
+      interrupted: false,
+    } as const;
+    expect(lineOf(end)).toBeUndefined();
+    expect(lineOf({ ...end, environmentMade: true })).toBe("  environment destroyed (confirmed)");
+    expect(lineOf({ ...end, environmentMade: true, environmentDestroyed: false })).toBe(
+      "  environment destroyed (NOT confirmed)",
+    );
+    expect(lineOf({ ...end, outcome: "unknown", environmentMade: true, interrupted: true })).toBe(
+      "run interrupted mid-step: concluded unknown, environment destroyed",
+    );
+  });
+
+  it("prints nothing for model calls, tool calls and phases", () => {
+    const quiet: WarrantEvent[] = [
+      {
+        kind: "model-call-start",
+        at,
+        query: "q",
+        role: "implementer",
+        passageRef: "p",
+        index: 0,
+        provider: "scripted",
+      },
+      { kind: "run-phase", at, query: "q", proposalRef: run, phase: "steps", durationMs: 1 },
+      { kind: "drive-start", at, query: "q", pack: "p", binding: "b", holder: "h" },
+    ];
+    for (const e of quiet) expect(lineOf(e)).toBeUndefined();
+  });
+
+  it("prints the lines of a whole loop in the order they happened", async () => {
+    const h = await harness({ implementer: [Plan("good-fix")], reviewer: [accept] });
+    await h.drive();
+    const lines = h.events.flatMap((e) => lineOf(e) ?? []);
+    expect(lines[0]).toBe("fact 1 opened query:test-1");
+    expect(lines).toContain("  implementer → Plan");
+    expect(lines).toContain("  approved fix-slugify automatically (--yes)");
+    expect(lines.some((l) => /^ {2}step fix-slugify patch: ok$/.test(l))).toBe(true);
+    expect(lines.some((l) => l.startsWith("  check "))).toBe(true);
+    expect(lines).toContain("  environment destroyed (confirmed)");
+  });
+});
