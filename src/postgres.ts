@@ -1,6 +1,5 @@
-// `warrant/postgres`: the PostgreSQL store and the job queue its workers share. `pg` and
-// graphile-worker are loaded from here only (a `postgres://` URI given to createWarrant loads `pg`
-// when the store is opened).
+// `warrant/postgres`: the PostgreSQL store and the job queue its workers share. `pg` loads when a
+// store opens and graphile-worker when a loop is dispatched or a worker starts, never on import.
 import { type GraphileJobQueue, graphileJobQueue } from "./adapters/queue/graphile-job-queue.js";
 import { openStore } from "./adapters/store/open-store.js";
 import { parseStoreUri } from "./adapters/store/store-uri.js";

@@ -1,4 +1,5 @@
-// src/core does no I/O and imports no adapter: walk its import graph.
+// src/core does no I/O and imports no adapter; src/runtime sees adapters only through ports: walk
+// their import graphs.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -56,7 +57,47 @@ function violation(file: string, spec: string): string | undefined {
   return undefined;
 }
 
+/** Node built-ins that do no I/O: the runtime may use these and no other. */
+const RUNTIME_BUILTINS = new Set(["crypto", "path", "perf_hooks", "util"]);
+
+/** What a src/runtime file may not import: adapters, the library, the CLI, I/O, packages. */
+function runtimeViolation(file: string, spec: string): string | undefined {
+  if (spec.startsWith("node:")) return RUNTIME_BUILTINS.has(spec.slice(5)) ? undefined : spec;
+  if (!spec.startsWith(".")) return spec;
+  const target = path.resolve(path.dirname(file), spec);
+  const allowed = ["src/core", "src/runtime"].map((d) => path.join(repoRoot, d) + path.sep);
+  return allowed.some((d) => target.startsWith(d)) ? undefined : spec;
+}
+
 describe("layering", () => {
+  it("src/runtime imports only src/core, src/runtime and Node built-ins that do no I/O", () => {
+    const bad: string[] = [];
+    for (const file of filesUnder(path.join(repoRoot, "src/runtime"))) {
+      for (const spec of importsOf(readFileSync(file, "utf8"))) {
+        const v = runtimeViolation(file, spec);
+        if (v !== undefined) bad.push(`${path.relative(repoRoot, file)} imports ${v}`);
+      }
+    }
+    expect(bad).toEqual([]);
+  });
+
+  it("the runtime rule catches adapters, I/O modules, packages and the library", () => {
+    const fake = path.join(repoRoot, "src/runtime/x.ts");
+    expect(runtimeViolation(fake, "../adapters/fs/pack-loader.js")).toBeDefined();
+    expect(runtimeViolation(fake, "../library/compose.js")).toBeDefined();
+    expect(runtimeViolation(fake, "../cli/live-view.js")).toBeDefined();
+    expect(runtimeViolation(fake, "node:fs/promises")).toBe("node:fs/promises");
+    expect(runtimeViolation(fake, "node:os")).toBe("node:os");
+    expect(runtimeViolation(fake, "node:child_process")).toBe("node:child_process");
+    expect(runtimeViolation(fake, "graphile-worker")).toBe("graphile-worker");
+    expect(runtimeViolation(fake, "pg")).toBe("pg");
+    expect(runtimeViolation(fake, "../core/loop/decide.js")).toBeUndefined();
+    expect(runtimeViolation(fake, "./driver.js")).toBeUndefined();
+    expect(runtimeViolation(fake, "node:crypto")).toBeUndefined();
+    // A sibling folder whose name starts like an allowed one is not inside it.
+    expect(runtimeViolation(fake, "../runtime-extras/x.js")).toBeDefined();
+  });
+
   it("src/core imports no Node I/O module, no driver or SDK, and nothing outside core", () => {
     const bad: string[] = [];
     for (const file of filesUnder(path.join(repoRoot, "src/core"))) {

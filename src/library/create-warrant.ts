@@ -183,7 +183,7 @@ export async function createWarrant(options: WarrantOptions = {}): Promise<Warra
       await queue.dispatch(query);
       return query;
     },
-    work(o) {
+    async work(o) {
       return startWorker({
         queue: c.queue(),
         store,
