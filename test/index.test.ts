@@ -85,7 +85,7 @@ function packagesLoadedBy(file: string): string[] {
       'import { writeSync } from "node:fs";\n' +
         "export async function resolve(s, c, next) {\n" +
         "  const r = await next(s, c);\n" +
-        "  writeSync(2, `LOADED ${r.url}\\n`);\n" +
+        '  writeSync(2, "LOADED " + r.url + "\\n");\n' +
         "  return r;\n}\n",
     );
     const register = `import { register } from "node:module"; register(${JSON.stringify(pathToFileURL(hooks).href)});`;

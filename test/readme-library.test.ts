@@ -1,0 +1,121 @@
+// The README's `## Library` program, as a user would meet it: the package is packed (`npm pack`,
+// once), its tarball unpacked as `node_modules/warrant` of an empty project, the program type-checked
+// there with `tsc --strict` (NodeNext) against the installed package's declarations, compiled, and
+// run with node: it must print every event's kind and, last, `succeeded`. The package's own
+// dependencies are linked from this checkout's node_modules (the registry is not needed).
+import { execFileSync, spawnSync } from "node:child_process";
+import {
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { repoRoot } from "./helpers/cli.js";
+
+/** The first ```ts block under the README's `## Library` heading. */
+export function libraryBlock(readme: string): string {
+  const section = readme.split(/^## /m).find((s) => s.startsWith("Library\n"));
+  if (section === undefined) throw new Error("the README has no ## Library section");
+  const block = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
+  if (block === undefined) throw new Error("the ## Library section has no ts block");
+  return block;
+}
+
+const project = mkdtempSync(path.join(tmpdir(), "warrant-readme-"));
+afterAll(() => rmSync(project, { recursive: true, force: true }));
+
+/** Unpacks the tarball `npm pack` makes as node_modules/warrant, and links its dependencies. */
+function install(): void {
+  const out = execFileSync(
+    "npm",
+    ["pack", "--json", "--ignore-scripts", "--pack-destination", project],
+    { cwd: repoRoot, encoding: "utf8" },
+  );
+  const [packed] = JSON.parse(out) as { filename: string }[];
+  const modules = path.join(project, "node_modules");
+  mkdirSync(modules, { recursive: true });
+  execFileSync("tar", ["-xzf", path.join(project, packed?.filename ?? ""), "-C", modules]);
+  renameSync(path.join(modules, "package"), path.join(modules, "warrant"));
+  const pkg = JSON.parse(readFileSync(path.join(modules, "warrant/package.json"), "utf8")) as {
+    dependencies: Record<string, string>;
+  };
+  for (const dep of [...Object.keys(pkg.dependencies), "@types/node"]) {
+    const link = path.join(modules, dep);
+    mkdirSync(path.dirname(link), { recursive: true });
+    symlinkSync(path.join(repoRoot, "node_modules", dep), link, "dir");
+  }
+}
+
+describe("the README's Library program against the packed package", () => {
+  beforeAll(() => {
+    install();
+    writeFileSync(
+      path.join(project, "package.json"),
+      JSON.stringify({ name: "uses-warrant", private: true, type: "module" }),
+    );
+    writeFileSync(
+      path.join(project, "tsconfig.json"),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          module: "NodeNext",
+          moduleResolution: "NodeNext",
+          target: "ES2022",
+          types: ["node"],
+          outDir: "out",
+          skipLibCheck: false,
+        },
+        files: ["main.ts"],
+      }),
+    );
+    writeFileSync(
+      path.join(project, "main.ts"),
+      libraryBlock(readFileSync(path.join(repoRoot, "README.md"), "utf8")),
+    );
+  }, 120_000);
+
+  it("type-checks with tsc --strict (NodeNext), runs, prints each event's kind and `succeeded`", {
+    timeout: 120_000,
+  }, () => {
+    const tsc = spawnSync(
+      process.execPath,
+      [path.join(repoRoot, "node_modules/typescript/bin/tsc"), "-p", project],
+      { cwd: project, encoding: "utf8" },
+    );
+    expect(tsc.status, tsc.stdout + tsc.stderr).toBe(0);
+    const run = spawnSync(process.execPath, [path.join(project, "out/main.js")], {
+      cwd: project,
+      encoding: "utf8",
+      timeout: 90_000,
+    });
+    expect(run.status, run.stderr).toBe(0);
+    const lines = run.stdout.trim().split("\n");
+    expect(lines.at(-1)).toBe("succeeded");
+    for (const kind of [
+      "fact",
+      "drive-start",
+      "passage-start",
+      "model-call-end",
+      "run-end",
+      "stop",
+    ])
+      expect(lines).toContain(kind);
+    expect(lines.at(-2)).toBe("drive-end");
+  });
+
+  it("the package resolves `warrant` only through its exports: deep imports are refused", () => {
+    const deep = spawnSync(
+      process.execPath,
+      ["--input-type=module", "-e", 'await import("warrant/dist/src/library/compose.js")'],
+      { cwd: project, encoding: "utf8" },
+    );
+    expect(deep.status).not.toBe(0);
+    expect(deep.stderr).toContain("ERR_PACKAGE_PATH_NOT_EXPORTED");
+  });
+});
