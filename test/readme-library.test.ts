@@ -19,7 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { repoRoot } from "./helpers/cli.js";
 
 /** The first ```ts block under the README's `## Library` heading. */
-export function libraryBlock(readme: string): string {
+function libraryBlock(readme: string): string {
   const section = readme.split(/^## /m).find((s) => s.startsWith("Library\n"));
   if (section === undefined) throw new Error("the README has no ## Library section");
   const block = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
