@@ -69,16 +69,24 @@ function runtimeViolation(file: string, spec: string): string | undefined {
   return allowed.some((d) => target.startsWith(d)) ? undefined : spec;
 }
 
+/** Every import under `dir` that `rule` refuses, as `file imports spec`. */
+function violationsUnder(
+  dir: string,
+  rule: (file: string, spec: string) => string | undefined,
+): string[] {
+  const bad: string[] = [];
+  for (const file of filesUnder(path.join(repoRoot, dir))) {
+    for (const spec of importsOf(readFileSync(file, "utf8"))) {
+      const v = rule(file, spec);
+      if (v !== undefined) bad.push(`${path.relative(repoRoot, file)} imports ${v}`);
+    }
+  }
+  return bad;
+}
+
 describe("layering", () => {
   it("src/runtime imports only src/core, src/runtime and Node built-ins that do no I/O", () => {
-    const bad: string[] = [];
-    for (const file of filesUnder(path.join(repoRoot, "src/runtime"))) {
-      for (const spec of importsOf(readFileSync(file, "utf8"))) {
-        const v = runtimeViolation(file, spec);
-        if (v !== undefined) bad.push(`${path.relative(repoRoot, file)} imports ${v}`);
-      }
-    }
-    expect(bad).toEqual([]);
+    expect(violationsUnder("src/runtime", runtimeViolation)).toEqual([]);
   });
 
   it("the runtime rule catches adapters, I/O modules, packages and the library", () => {
@@ -99,14 +107,7 @@ describe("layering", () => {
   });
 
   it("src/core imports no Node I/O module, no driver or SDK, and nothing outside core", () => {
-    const bad: string[] = [];
-    for (const file of filesUnder(path.join(repoRoot, "src/core"))) {
-      for (const spec of importsOf(readFileSync(file, "utf8"))) {
-        const v = violation(file, spec);
-        if (v !== undefined) bad.push(`${path.relative(repoRoot, file)} imports ${v}`);
-      }
-    }
-    expect(bad).toEqual([]);
+    expect(violationsUnder("src/core", violation)).toEqual([]);
   });
 
   it("the check itself catches a forbidden import", () => {

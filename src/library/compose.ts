@@ -210,7 +210,7 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
     },
     emitter(log) {
       return (body: WarrantEventBody) => {
-        const event = { ...body, at: clock.now().toISOString() } as WarrantEvent;
+        const event: WarrantEvent = { ...body, at: clock.now().toISOString() };
         log?.push(event);
         publish(event);
       };

@@ -4,6 +4,7 @@
 import type { LimitKey, LoopDocument, Outcome, Role, Step, Stop } from "../core/loop/types.js";
 import type { StopKind, Usage } from "../core/turn/model-provider.js";
 import type { MessageType } from "../core/turn/types.js";
+import type { TranscriptUsage } from "./passage-transcript.js";
 
 /**
  * What a blocked loop waits for: a renewal (`deadline`), an answer (`operator-question`), an
@@ -38,14 +39,7 @@ export type ApprovalAnswerer = "auto" | "prompt" | "operator" | "loop";
 export type RunPhase = "sandbox-start" | "steps" | "verifier" | "sandbox-destroy";
 
 /** A passage's totals, as its transcript records them. */
-export interface PassageUsage {
-  readonly inputTokens: number;
-  readonly outputTokens: number;
-  readonly latencyMs: number;
-  readonly modelCalls: number;
-  readonly toolCalls: number;
-  readonly repairs: number;
-}
+export type PassageUsage = TranscriptUsage;
 
 interface Base {
   /** RFC 3339, from the runtime's clock. */
