@@ -6,6 +6,7 @@ import type { ConversationEntry, ModelRequest } from "../../src/core/turn/model-
 import { providerPayloadSchema } from "../../src/core/turn/provider-payload-schema.js";
 import { runPassage } from "../../src/runtime/passage.js";
 import { ADD, addHost, addRegistry } from "../passage/helpers.js";
+import { tokens } from "./tokens.js";
 import { fixture, startWireServer, type WireReply, type WireServer } from "./wire-server.js";
 
 const KEY = "sk-ant-api03-test-9c1e5a7b3d2f4e6a8b0c1d2e3f4a5b6c";
@@ -111,12 +112,7 @@ describe("anthropic adapter", () => {
       tool_calls: [{ name: "math.add", arguments_json: '{"a":1,"b":2}' }],
       message: null,
     });
-    expect(r.usage).toEqual({
-      inputTokens: 402,
-      outputTokens: 61,
-      cachedInputTokens: 0,
-      reasoningTokens: 0,
-    });
+    expect(r.usage).toEqual(tokens(402, 61));
     expect(r.meta).toEqual({
       id: "msg_01Aq9w938a90dw8q",
       model: "claude-sonnet-4-5-20250929",
@@ -127,12 +123,7 @@ describe("anthropic adapter", () => {
   it("counts cached input tokens as input, and reports the cache reads as cached", async () => {
     const m = await model([fixture("anthropic/message-tool")]);
     const r = await m.complete(request());
-    expect(r.usage).toEqual({
-      inputTokens: 608,
-      outputTokens: 73,
-      cachedInputTokens: 120,
-      reasoningTokens: 0,
-    });
+    expect(r.usage).toEqual(tokens(608, 73, 120));
   });
 
   it("charges nothing for usage counts that are not counts", async () => {
@@ -141,12 +132,7 @@ describe("anthropic adapter", () => {
     odd.body.id = 7;
     const m = await model([odd]);
     const r = await m.complete(request());
-    expect(r.usage).toEqual({
-      inputTokens: 0,
-      outputTokens: 0,
-      cachedInputTokens: 0,
-      reasoningTokens: 0,
-    });
+    expect(r.usage).toEqual(tokens(0, 0));
     expect(r.meta.id).toBeNull();
   });
 

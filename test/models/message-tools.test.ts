@@ -132,10 +132,8 @@ describe("the strict form", () => {
       properties: {
         question: expect.objectContaining({ type: "string" }),
         options: {
-          anyOf: [
-            expect.objectContaining({ type: "array", items: { type: "string" } }),
-            { type: "null" },
-          ],
+          anyOf: [{ type: "array", items: { type: "string" } }, { type: "null" }],
+          description: expect.stringContaining("Answers the operator may choose from"),
         },
       },
     });

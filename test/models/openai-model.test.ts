@@ -8,6 +8,7 @@ import { providerPayloadSchema, strictForm } from "../../src/core/turn/provider-
 import { createToolRegistry } from "../../src/core/turn/tool-registry.js";
 import { runPassage } from "../../src/runtime/passage.js";
 import { ADD, addHost, addRegistry } from "../passage/helpers.js";
+import { tokens } from "./tokens.js";
 import { fixture, startWireServer, type WireReply, type WireServer } from "./wire-server.js";
 
 const KEY = "sk-test-4f9a1c0e7b2d46e8a3c5b1d9e7f20a6c";
@@ -121,12 +122,7 @@ describe("openai adapter, tool mode", () => {
       tool_calls: [{ name: "math.add", arguments_json: '{"a":1,"b":2}' }],
       message: null,
     });
-    expect(r.usage).toEqual({
-      inputTokens: 182,
-      outputTokens: 17,
-      cachedInputTokens: 0,
-      reasoningTokens: 0,
-    });
+    expect(r.usage).toEqual(tokens(182, 17));
     expect(r.meta).toEqual({
       id: "chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG",
       model: "gpt-4.1-2025-04-14",
@@ -148,12 +144,7 @@ describe("openai adapter, tool mode", () => {
     };
     const m = await model([detailed]);
     const r = await m.complete(request());
-    expect(r.usage).toEqual({
-      inputTokens: 1200,
-      outputTokens: 300,
-      cachedInputTokens: 1024,
-      reasoningTokens: 256,
-    });
+    expect(r.usage).toEqual(tokens(1200, 300, 1024, 256));
   });
 
   it("charges nothing for a usage that is absent or not counts, and keeps labels short", async () => {
@@ -162,12 +153,7 @@ describe("openai adapter, tool mode", () => {
     odd.body.model = "m".repeat(5000);
     const m = await model([odd]);
     const r = await m.complete(request());
-    expect(r.usage).toEqual({
-      inputTokens: 0,
-      outputTokens: 0,
-      cachedInputTokens: 0,
-      reasoningTokens: 0,
-    });
+    expect(r.usage).toEqual(tokens(0, 0));
     expect(r.meta.model).toHaveLength(256);
   });
 

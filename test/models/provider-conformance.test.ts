@@ -19,6 +19,7 @@ import { toolAnswer } from "../../src/core/turn/tool-host.js";
 import { createToolRegistry, type ToolSpec } from "../../src/core/turn/tool-registry.js";
 import { type MessageType, ROLE_MESSAGE_TYPES } from "../../src/core/turn/types.js";
 import { runPassage } from "../../src/runtime/passage.js";
+import { SLUGIFY_DIFF } from "../taskpack/fixtures.js";
 import { startWireServer, type WireReply, type WireServer } from "./wire-server.js";
 
 const OPENAI_KEY = "sk-conformance-openai-5d1c7a9e";
@@ -37,22 +38,12 @@ const READ_FILE: ToolSpec = {
 };
 
 const FILE_TEXT = "export function slugify(s) {\n  return s.toLowerCase();\n}\n";
-const DIFF = [
-  "--- a/src/slugify.js",
-  "+++ b/src/slugify.js",
-  "@@ -1,3 +1,3 @@",
-  " export function slugify(s) {",
-  "-  return s.toLowerCase();",
-  "+  return s.toLowerCase().replaceAll(' ', '-');",
-  " }",
-  "",
-].join("\n");
 
 const PLAN = {
   hypothesis: "slugify does not replace spaces",
   steps: [
     { id: "s1", action: "observe", read: ["src/slugify.js"] },
-    { id: "s2", action: "patch", path: "src/slugify.js", diff: DIFF },
+    { id: "s2", action: "patch", path: "src/slugify.js", diff: SLUGIFY_DIFF },
   ],
 };
 const BAD_PLAN = {
@@ -179,6 +170,23 @@ function openaiTools(name: string, uri: (url: string) => string): Adapter {
   };
 }
 
+/** An answer as one whole turn (JSON mode, scripted), the payload spelled by `payload`. */
+function wholeTurn(a: Answer, payload: (p: object) => object): object {
+  return "call" in a
+    ? {
+        kind: "tool_calls",
+        summary: "look",
+        tool_calls: [{ name: a.call, arguments_json: JSON.stringify(a.args) }],
+        message: null,
+      }
+    : {
+        kind: "message",
+        summary: "done",
+        tool_calls: [],
+        message: { type: a.message, ...payload(a.payload), paper_ref: null },
+      };
+}
+
 const ADAPTERS: readonly Adapter[] = [
   openaiTools("openai", () => "openai:gpt-4.1"),
   openaiTools("openai-compatible, tool mode", (url) => `openai-compatible:${url}/v1#served-model`),
@@ -187,20 +195,7 @@ const ADAPTERS: readonly Adapter[] = [
     uri: (url) => `openai-compatible:${url}/v1#served-model?mode=json_schema`,
     reasoningReported: true,
     reply(a, n) {
-      const turn =
-        "call" in a
-          ? {
-              kind: "tool_calls",
-              summary: "look",
-              tool_calls: [{ name: a.call, arguments_json: JSON.stringify(a.args) }],
-              message: null,
-            }
-          : {
-              kind: "message",
-              summary: "done",
-              tool_calls: [],
-              message: { type: a.message, payload: a.payload, paper_ref: null },
-            };
+      const turn = wholeTurn(a, (payload) => ({ payload }));
       return completion(n, { content: JSON.stringify(turn) }, "stop", a.usage);
     },
     payloadSchemas(body) {
@@ -257,21 +252,10 @@ const ADAPTERS: readonly Adapter[] = [
 
 /** The scripted answers: seed turns, with the same usage. */
 function scriptLine(a: Answer): object {
-  const turn =
-    "call" in a
-      ? {
-          kind: "tool_calls",
-          summary: "look",
-          tool_calls: [{ name: a.call, arguments_json: JSON.stringify(a.args) }],
-          message: null,
-        }
-      : {
-          kind: "message",
-          summary: "done",
-          tool_calls: [],
-          message: { type: a.message, payload_json: JSON.stringify(a.payload), paper_ref: null },
-        };
-  return { turn, usage: a.usage };
+  return {
+    turn: wholeTurn(a, (payload) => ({ payload_json: JSON.stringify(payload) })),
+    usage: a.usage,
+  };
 }
 
 const dirs: string[] = [];

@@ -10,6 +10,7 @@ import {
 } from "../../src/adapters/models/scripted-model.js";
 import { WarrantError } from "../../src/core/result.js";
 import type { ModelRequest } from "../../src/core/turn/model-provider.js";
+import { tokens } from "./tokens.js";
 
 const request: ModelRequest = {
   role: "summarizer",
@@ -63,20 +64,10 @@ describe("scripted model", () => {
       { turn, usage: { input: -1, output: 1.5 } },
     ]);
     const a = await m.complete(request);
-    expect(a.usage).toEqual({
-      inputTokens: 50,
-      outputTokens: 9,
-      cachedInputTokens: 40,
-      reasoningTokens: 4,
-    });
+    expect(a.usage).toEqual(tokens(50, 9, 40, 4));
     expect(a.meta).toEqual({ id: "r-1", model: "m-1", finishReason: null });
     const b = await m.complete(request);
-    expect(b.usage).toEqual({
-      inputTokens: 0,
-      outputTokens: 0,
-      cachedInputTokens: 0,
-      reasoningTokens: 0,
-    });
+    expect(b.usage).toEqual(tokens(0, 0));
     expect(b.meta).toEqual({ id: null, model: null, finishReason: null });
   });
 

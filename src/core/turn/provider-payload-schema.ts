@@ -110,7 +110,11 @@ function nullable(schema: Json): Json {
   ) {
     return { ...schema, type: [t, "null"] };
   }
-  return { anyOf: [schema, { type: "null" }] };
+  // The description says what the property is, whichever branch the value takes.
+  const { description, ...rest } = schema;
+  const wrapped: JsonObject = { anyOf: [rest, { type: "null" }] };
+  if (description !== undefined) wrapped.description = description;
+  return wrapped;
 }
 
 /**
