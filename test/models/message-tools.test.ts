@@ -255,8 +255,19 @@ describe("tool-mode answers back to the seed turn", () => {
     expect(r.ok ? [] : r.errors.map((e) => e.code)).toEqual(["turn/type-not-allowed"]);
   });
 
-  it("an answer without calls is its text", () => {
+  it("an answer without calls is its text when that holds a turn, else a turn that calls nothing", () => {
     expect(candidateFromCalls('{"kind":"message"}', [])).toBe('{"kind":"message"}');
+    const prose = candidateFromCalls("I would read the file first.", []);
+    expect(prose).toEqual({
+      kind: "tool_calls",
+      summary: "I would read the file first.",
+      tool_calls: [],
+      message: null,
+    });
+    const r = validateTurn(prose, { registry: registry(), role: "implementer" });
+    expect(r.ok ? "" : r.errors.map((e) => e.message).join()).toContain(
+      "an answer calls at least one tool, or emits one message",
+    );
   });
 
   it("payloadJson keeps what JCS cannot carry as JSON text", () => {

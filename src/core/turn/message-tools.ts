@@ -108,10 +108,11 @@ export interface NativeCall {
  * The candidate wire turn a tool-calling answer stands for. A lone message-tool call becomes a
  * `message` turn; other calls become `tool_calls` with their names decoded. A mix, or several
  * message calls, is kept as it is so that validation names the fault (never resolved here).
- * An answer without calls is its text, to be parsed as a turn.
+ * An answer without calls is its text when that text holds a turn object; otherwise it is a turn
+ * without calls, which validation refuses for calling no tool.
  */
 export function candidateFromCalls(text: string, calls: readonly NativeCall[]): unknown {
-  if (calls.length === 0) return text;
+  if (calls.length === 0) return textAnswer(text);
   const toolCalls: JsonObject[] = [];
   let message: Json = null;
   for (const call of calls) {
@@ -132,6 +133,16 @@ export function candidateFromCalls(text: string, calls: readonly NativeCall[]): 
     tool_calls: toolCalls,
     message,
   };
+}
+
+function textAnswer(text: string): unknown {
+  try {
+    const value: unknown = JSON.parse(text);
+    if (isJsonObject(value) && "kind" in value) return text;
+  } catch {
+    // Prose: the usual answer of a server that does not enforce tool calls.
+  }
+  return { kind: "tool_calls", summary: text, tool_calls: [], message: null };
 }
 
 /**

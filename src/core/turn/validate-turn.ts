@@ -119,7 +119,8 @@ export function validateTurn(input: unknown, ctx: TurnContext): Result<ValidTurn
       errors.push({
         code: "turn/kind-mismatch",
         path: "/tool_calls",
-        message: 'kind "tool_calls" needs at least one tool call',
+        message:
+          'an answer calls at least one tool, or emits one message (kind "tool_calls" needs at least one tool call)',
       });
     }
     if (turn.message !== null) {
