@@ -270,6 +270,19 @@ describe("tool-mode answers back to the seed turn", () => {
     );
   });
 
+  it("a __proto__ property the model wrote is kept, and refused", () => {
+    const c = candidateFromCalls("", [
+      { name: "DeadEnd", argumentsJson: '{"reason":"r","tried":[],"__proto__":{"x":1}}' },
+    ]);
+    expect(c).toMatchObject({
+      message: { payload_json: '{"__proto__":{"x":1},"reason":"r","tried":[]}' },
+    });
+    const r = validateTurn(c, { registry: registry(), role: "implementer" });
+    expect(r.ok ? "" : r.errors[0]?.message).toBe(
+      'the DeadEnd payload: (root): unknown property "__proto__"',
+    );
+  });
+
   it("payloadJson keeps what JCS cannot carry as JSON text", () => {
     expect(payloadJson("Finding", { text: '{"n": 1e400}' })).toBe('{"n":null}');
     expect(payloadJson("Nope", { value: { b: 1, a: null } })).toBe('{"a":null,"b":1}');

@@ -168,11 +168,13 @@ export function dropIntroducedNulls(value: unknown, schema: Json): unknown {
   if (typeof value !== "object" || value === null) return value;
   const props = isJsonObject(schema.properties) ? schema.properties : {};
   const required = Array.isArray(schema.required) ? (schema.required as Json[]) : [];
-  const out: Record<string, unknown> = {};
+  const kept: [string, unknown][] = [];
   for (const [key, v] of Object.entries(value)) {
     const sub = Object.hasOwn(props, key) ? props[key] : undefined;
     if (v === null && sub !== undefined && !required.includes(key) && !acceptsNull(sub)) continue;
-    out[key] = sub === undefined ? v : dropIntroducedNulls(v, sub);
+    kept.push([key, sub === undefined ? v : dropIntroducedNulls(v, sub)]);
   }
-  return out;
+  // fromEntries defines own properties: a `__proto__` key the model wrote stays a property, for
+  // validation to refuse, instead of becoming the object's prototype.
+  return Object.fromEntries(kept);
 }
