@@ -2,10 +2,11 @@
 // `specificationVersion`), or a plain async function that answers one request with a turn. The
 // provider factories load their SDK on the first call, so importing the library loads none.
 import { WarrantError } from "../core/result.js";
-import type {
-  ModelProvider as CoreModelProvider,
-  ModelRequest,
-  ModelResponse,
+import {
+  type ModelProvider as CoreModelProvider,
+  type ModelRequest,
+  type ModelResponse,
+  NO_USAGE,
 } from "../core/turn/model-provider.js";
 import type { ModelTurn } from "../core/turn/types.js";
 
@@ -51,7 +52,8 @@ function fromFunction(fn: ModelFunction, id: string): CoreModelProvider {
         raw: answer,
         candidate: answer,
         stop: "complete",
-        usage: { inputTokens: 0, outputTokens: 0 },
+        usage: NO_USAGE,
+        meta: { id: null, model: null, finishReason: null },
         latencyMs: performance.now() - started,
       };
       return response;

@@ -5,7 +5,7 @@ import type { LedgerRecord } from "../core/loop/ledger-store.js";
 import type { Role } from "../core/loop/types.js";
 import { contentRef } from "../core/records/canonical.js";
 import type { Problem } from "../core/result.js";
-import type { StopKind, Usage } from "../core/turn/model-provider.js";
+import type { ResponseMeta, StopKind, Usage } from "../core/turn/model-provider.js";
 import type { ToolResult } from "../core/turn/tool-host.js";
 
 export const TRANSCRIPT_REF_PREFIX = "passage-transcript";
@@ -26,6 +26,8 @@ export type TranscriptEntry =
       /** null when the answer was a refusal or truncated (nothing to validate). */
       readonly validation: { readonly valid: boolean; readonly errors: readonly Problem[] } | null;
       readonly usage: Usage;
+      /** The provider's response id, responding model and finish reason. */
+      readonly response: ResponseMeta;
       readonly latencyMs: number;
     }
   | {
@@ -45,9 +47,8 @@ export type TranscriptEntry =
       readonly latencyMs: number;
     };
 
-export interface TranscriptUsage {
-  readonly inputTokens: number;
-  readonly outputTokens: number;
+/** The passage's totals: the providers' token counts summed over its model calls. */
+export interface TranscriptUsage extends Usage {
   readonly latencyMs: number;
   readonly modelCalls: number;
   readonly toolCalls: number;

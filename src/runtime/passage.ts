@@ -8,21 +8,23 @@
 import type { Role } from "../core/loop/types.js";
 import { digestOf } from "../core/records/canonical.js";
 import { type Problem, WarrantError } from "../core/result.js";
-import type {
-  ConversationEntry,
-  ModelProvider,
-  ModelRequest,
-  ModelResponse,
-  ProviderTool,
-  ToolResultEntry,
-  Usage,
+import {
+  addUsage,
+  type ConversationEntry,
+  type ModelProvider,
+  type ModelRequest,
+  type ModelResponse,
+  NO_USAGE,
+  type ProviderTool,
+  type ToolResultEntry,
+  type Usage,
 } from "../core/turn/model-provider.js";
+import { repairText } from "../core/turn/repair-text.js";
 import type { ToolHost, ToolResult } from "../core/turn/tool-host.js";
 import type { ToolRegistry } from "../core/turn/tool-registry.js";
 import { ROLE_MESSAGE_TYPES, type ValidMessage } from "../core/turn/types.js";
 import { validateTurn } from "../core/turn/validate-turn.js";
 import { RequestDigests } from "./passage-digest.js";
-import { repairText } from "./passage-repair.js";
 import type { PassageTranscript, TranscriptEntry } from "./passage-transcript.js";
 
 export interface PassageEvidence {
@@ -151,8 +153,7 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
   const entries: TranscriptEntry[] = [];
   const perCall = outputTokensOf(input);
 
-  let inputTokens = 0;
-  let outputTokens = 0;
+  let usage = NO_USAGE;
   let latencyMs = 0;
   let modelCalls = 0;
   let toolCalls = 0;
@@ -169,7 +170,7 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
       ? {}
       : { evidenceRefs: input.evidence.map((e) => e.ref) }),
     entries,
-    usage: { inputTokens, outputTokens, latencyMs, modelCalls, toolCalls, repairs: repairsUsed },
+    usage: { ...usage, latencyMs, modelCalls, toolCalls, repairs: repairsUsed },
     outcome,
   });
   const failed = (code: string, message: string, errors: readonly Problem[] = []) =>
@@ -189,7 +190,7 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
         `the passage reached its limit of ${input.limits.maxTurns} model calls without a message`,
       );
     }
-    const used = inputTokens + outputTokens;
+    const used = usage.inputTokens + usage.outputTokens;
     if (used >= input.limits.maxTokens) {
       return failed(
         "passage/max-tokens",
@@ -197,6 +198,7 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
       );
     }
     const request: ModelRequest = {
+      role: input.role,
       system: input.system,
       conversation,
       length: conversation.length,
@@ -220,8 +222,7 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
       if (aborted(signal)) return failed("passage/cancelled", "the passage was cancelled");
       return failed(code, message);
     }
-    inputTokens += response.usage.inputTokens;
-    outputTokens += response.usage.outputTokens;
+    usage = addUsage(usage, response.usage);
     latencyMs += response.latencyMs;
     conversation.push({ kind: "model", response });
 
@@ -235,6 +236,7 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
         ...(response.refusal === undefined ? {} : { refusal: response.refusal }),
         validation: null,
         usage: response.usage,
+        response: response.meta,
         latencyMs: response.latencyMs,
       });
       onEvent?.({
@@ -276,6 +278,7 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
         candidate: response.candidate,
         validation: { valid: false, errors: checked.errors },
         usage: response.usage,
+        response: response.meta,
         latencyMs: response.latencyMs,
       });
       const first = checked.errors[0];
@@ -306,6 +309,7 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
       turn: valid.turn,
       validation: { valid: true, errors: [] },
       usage: response.usage,
+      response: response.meta,
       latencyMs: response.latencyMs,
     });
     if (valid.message !== undefined) {

@@ -13,7 +13,7 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-/** A chat completion that calls the message tool with one of the demo implementer's turns. */
+/** A chat completion that calls a message tool (named after the type) with one of the demo implementer's turns. */
 function completion(
   turn: { message: { type: string; payload_json: string } },
   n: number,
@@ -36,14 +36,7 @@ function completion(
               {
                 id: `call_${n}`,
                 type: "function",
-                function: {
-                  name: "EmitMessage",
-                  arguments: JSON.stringify({
-                    type: turn.message.type,
-                    payload_json: turn.message.payload_json,
-                    paper_ref: null,
-                  }),
-                },
+                function: { name: turn.message.type, arguments: turn.message.payload_json },
               },
             ],
             refusal: null,
@@ -91,6 +84,16 @@ describe("warrant run with a live model", () => {
       expect(first?.path).toBe("/v1/chat/completions");
       expect(first?.body.model).toBe("local-model");
       expect(JSON.stringify(first?.body.messages)).toContain("slugify");
+      // The implementer's first request carries the Plan payload schema as the Plan tool.
+      const tools = first?.body.tools as { function: { name: string; parameters: unknown } }[];
+      expect(tools.map((t) => t.function.name)).toEqual(
+        expect.arrayContaining(["Plan", "Question", "DeadEnd", "Finding"]),
+      );
+      const plan = JSON.stringify(
+        tools.find((t) => t.function.name === "Plan")?.function.parameters,
+      );
+      expect(plan).toContain('"hypothesis"');
+      expect(plan).toContain('"enum":["observe","patch","command"]');
       // The second request carries the first run's failed verification back to the model.
       expect(JSON.stringify(server.requests[1]?.body.messages)).toContain("tests-pass: failed");
       // The key went to the server, and nowhere else.

@@ -3,9 +3,10 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createAnthropicModel } from "../../src/adapters/models/anthropic-model.js";
 import { WarrantError } from "../../src/core/result.js";
 import type { ConversationEntry, ModelRequest } from "../../src/core/turn/model-provider.js";
-import { MESSAGE_TOOL_NAME, messageToolSchema } from "../../src/core/turn/provider-schema.js";
+import { providerPayloadSchema } from "../../src/core/turn/provider-payload-schema.js";
 import { runPassage } from "../../src/runtime/passage.js";
 import { ADD, addHost, addRegistry } from "../passage/helpers.js";
+import { tokens } from "./tokens.js";
 import { fixture, startWireServer, type WireReply, type WireServer } from "./wire-server.js";
 
 const KEY = "sk-ant-api03-test-9c1e5a7b3d2f4e6a8b0c1d2e3f4a5b6c";
@@ -24,6 +25,7 @@ async function model(replies: readonly WireReply[]) {
 function request(): ModelRequest {
   const conversation: ConversationEntry[] = [{ kind: "user", text: "Add 1 and 2." }];
   return {
+    role: "adversarial-critic",
     system: "You add numbers.",
     conversation,
     length: 1,
@@ -66,7 +68,7 @@ function passage(provider: ReturnType<typeof createAnthropicModel>) {
 }
 
 describe("anthropic adapter", () => {
-  it("sends encoded tools, the message tool and tool_choice any", async () => {
+  it("sends encoded tools, one message tool per type with its payload schema, and tool_choice any", async () => {
     const m = await model([fixture("anthropic/tool-use")]);
     await m.complete(request());
     const s = server as WireServer;
@@ -82,11 +84,21 @@ describe("anthropic adapter", () => {
     expect(body.tools).toEqual([
       { name: "math__add", description: ADD.description, input_schema: ADD.inputSchema },
       {
-        name: MESSAGE_TOOL_NAME,
-        description: expect.any(String),
-        input_schema: messageToolSchema(["Finding", "DeadEnd"]),
+        name: "Finding",
+        description: expect.stringContaining("finding"),
+        input_schema: providerPayloadSchema("Finding"),
+      },
+      {
+        name: "DeadEnd",
+        description: expect.stringContaining("no way forward"),
+        input_schema: providerPayloadSchema("DeadEnd"),
       },
     ]);
+    // The severity values travel in the schema; the critic's rule for them in the system prompt.
+    expect(JSON.stringify(body.tools)).toContain(
+      '"enum":["info","low","medium","high","critical"]',
+    );
+    expect(body.system).toContain('A Finding of severity "high" or "critical"');
     expectKeyOnlyInAuthHeader(s);
   });
 
@@ -100,13 +112,28 @@ describe("anthropic adapter", () => {
       tool_calls: [{ name: "math.add", arguments_json: '{"a":1,"b":2}' }],
       message: null,
     });
-    expect(r.usage).toEqual({ inputTokens: 402, outputTokens: 61 });
+    expect(r.usage).toEqual(tokens(402, 61));
+    expect(r.meta).toEqual({
+      id: "msg_01Aq9w938a90dw8q",
+      model: "claude-sonnet-4-5-20250929",
+      finishReason: "tool_use",
+    });
   });
 
-  it("counts cached input tokens as input", async () => {
+  it("counts cached input tokens as input, and reports the cache reads as cached", async () => {
     const m = await model([fixture("anthropic/message-tool")]);
     const r = await m.complete(request());
-    expect(r.usage).toEqual({ inputTokens: 608, outputTokens: 73 });
+    expect(r.usage).toEqual(tokens(608, 73, 120));
+  });
+
+  it("charges nothing for usage counts that are not counts", async () => {
+    const odd = fixture("anthropic/tool-use") as WireReply & { body: Record<string, unknown> };
+    odd.body.usage = { input_tokens: "402", output_tokens: -5, cache_read_input_tokens: 1.5 };
+    odd.body.id = 7;
+    const m = await model([odd]);
+    const r = await m.complete(request());
+    expect(r.usage).toEqual(tokens(0, 0));
+    expect(r.meta.id).toBeNull();
   });
 
   it('reports stop_reason "refusal" and "max_tokens" as refusal and truncation', async () => {
@@ -187,7 +214,7 @@ describe("anthropic adapter in a passage", () => {
     });
   });
 
-  it("repairs a malformed payload: the errors go back as an error tool_result", async () => {
+  it("repairs an invalid payload: the errors, naming each fault, go back as an error tool_result", async () => {
     const m = await model([
       fixture("anthropic/malformed-payload"),
       fixture("anthropic/message-tool"),
@@ -205,6 +232,10 @@ describe("anthropic adapter in a passage", () => {
       is_error: true,
     });
     expect(block?.content).toContain("turn/payload-invalid");
+    expect(block?.content).toContain('the Finding payload: (root): unknown property "bogus"');
+    expect(block?.content).toContain(
+      'the Finding payload: /severity: "huge" is not one of info, low, medium, high, critical',
+    );
   });
 
   it("a refusal ends the passage after one call", async () => {

@@ -2,15 +2,13 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createOpenAIModel, type OpenAIMode } from "../../src/adapters/models/openai-model.js";
 import { WarrantError } from "../../src/core/result.js";
+import { jsonModeTurnSchema } from "../../src/core/turn/message-tools.js";
 import type { ConversationEntry, ModelRequest } from "../../src/core/turn/model-provider.js";
-import {
-  isStrictCompatible,
-  MESSAGE_TOOL_NAME,
-  providerTurnSchema,
-} from "../../src/core/turn/provider-schema.js";
+import { providerPayloadSchema, strictForm } from "../../src/core/turn/provider-payload-schema.js";
 import { createToolRegistry } from "../../src/core/turn/tool-registry.js";
 import { runPassage } from "../../src/runtime/passage.js";
 import { ADD, addHost, addRegistry } from "../passage/helpers.js";
+import { tokens } from "./tokens.js";
 import { fixture, startWireServer, type WireReply, type WireServer } from "./wire-server.js";
 
 const KEY = "sk-test-4f9a1c0e7b2d46e8a3c5b1d9e7f20a6c";
@@ -49,6 +47,7 @@ async function model(
 function request(tools = [ADD, OPEN_TOOL]): ModelRequest {
   const conversation: ConversationEntry[] = [{ kind: "user", text: "Add 1 and 2." }];
   return {
+    role: "adversarial-critic",
     system: "You add numbers.",
     conversation,
     length: 1,
@@ -70,7 +69,7 @@ function expectKeyOnlyInAuth(s: WireServer): void {
 }
 
 describe("openai adapter, tool mode", () => {
-  it("sends the normalised tools, encoded names, strict flags, the message tool and tool_choice required", async () => {
+  it("sends the normalised tools, encoded names, strict flags, the message tools and tool_choice required", async () => {
     const m = await model([fixture("openai/tool-calls")]);
     await m.complete(request());
     const s = server as WireServer;
@@ -85,15 +84,18 @@ describe("openai adapter, tool mode", () => {
     const messages = body.messages as { role: string; content: string }[];
     expect(messages[0]?.role).toBe("system");
     expect(messages[0]?.content).toContain("You add numbers.");
-    expect(messages[0]?.content).toContain(MESSAGE_TOOL_NAME);
+    expect(messages[0]?.content).toContain(
+      "The tools named Finding, DeadEnd each emit that message",
+    );
     expect(messages[1]).toEqual({ role: "user", content: "Add 1 and 2." });
     const tools = body.tools as { type: string; function: Record<string, unknown> }[];
     expect(tools.map((t) => t.function.name)).toEqual([
       "math__add",
       "workspace__read_file",
-      MESSAGE_TOOL_NAME,
+      "Finding",
+      "DeadEnd",
     ]);
-    expect(tools.map((t) => t.function.strict)).toEqual([true, false, true]);
+    expect(tools.map((t) => t.function.strict)).toEqual([true, false, true, true]);
     expect(tools[0]?.function.parameters).toEqual(ADD.inputSchema);
     // The open schema is normalised too: no $schema, typed enums.
     expect(tools[1]?.function.parameters).toEqual({
@@ -104,11 +106,9 @@ describe("openai adapter, tool mode", () => {
       },
       required: ["path"],
     });
-    const messageTool = tools[2]?.function.parameters as Record<string, unknown>;
-    expect(isStrictCompatible(messageTool)).toBe(true);
-    expect(messageTool).toMatchObject({
-      properties: { type: { type: "string", enum: ["Finding", "DeadEnd"] } },
-    });
+    // The message tools' parameters are the payload schemas, in their strict form.
+    expect(tools[2]?.function.parameters).toEqual(strictForm(providerPayloadSchema("Finding")));
+    expect(tools[3]?.function.parameters).toEqual(strictForm(providerPayloadSchema("DeadEnd")));
     expectKeyOnlyInAuth(s);
   });
 
@@ -122,12 +122,42 @@ describe("openai adapter, tool mode", () => {
       tool_calls: [{ name: "math.add", arguments_json: '{"a":1,"b":2}' }],
       message: null,
     });
-    expect(r.usage).toEqual({ inputTokens: 182, outputTokens: 17 });
+    expect(r.usage).toEqual(tokens(182, 17));
+    expect(r.meta).toEqual({
+      id: "chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG",
+      model: "gpt-4.1-2025-04-14",
+      finishReason: "tool_calls",
+    });
     expect((r.raw as { id: string }).id).toBe("chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG");
     expect(r.latencyMs).toBeGreaterThanOrEqual(0);
   });
 
-  it("parses the synthetic message tool into a message turn", async () => {
+  it("reports cached and reasoning tokens as the provider's details give them", async () => {
+    const detailed = fixture("openai/tool-calls") as WireReply & {
+      body: { usage: Record<string, unknown> };
+    };
+    detailed.body.usage = {
+      prompt_tokens: 1200,
+      completion_tokens: 300,
+      prompt_tokens_details: { cached_tokens: 1024 },
+      completion_tokens_details: { reasoning_tokens: 256 },
+    };
+    const m = await model([detailed]);
+    const r = await m.complete(request());
+    expect(r.usage).toEqual(tokens(1200, 300, 1024, 256));
+  });
+
+  it("charges nothing for a usage that is absent or not counts, and keeps labels short", async () => {
+    const odd = fixture("openai/tool-calls") as WireReply & { body: Record<string, unknown> };
+    odd.body.usage = { prompt_tokens: "12", completion_tokens: Number.MAX_VALUE };
+    odd.body.model = "m".repeat(5000);
+    const m = await model([odd]);
+    const r = await m.complete(request());
+    expect(r.usage).toEqual(tokens(0, 0));
+    expect(r.meta.model).toHaveLength(256);
+  });
+
+  it("parses a message tool call into a message turn whose payload_json is the arguments' JCS", async () => {
     const m = await model([fixture("openai/message-tool")]);
     const r = await m.complete(request());
     expect(r.candidate).toEqual({
@@ -136,7 +166,7 @@ describe("openai adapter, tool mode", () => {
       tool_calls: [],
       message: {
         type: "Finding",
-        payload_json: '{"severity":"info","claim":"1 + 2 = 3","evidence":["math.add returned 3"]}',
+        payload_json: '{"claim":"1 + 2 = 3","evidence":["math.add returned 3"],"severity":"info"}',
         paper_ref: null,
       },
     });
@@ -218,7 +248,7 @@ describe("openai adapter, tool mode", () => {
 });
 
 describe("openai adapter, json_schema mode", () => {
-  it("sends the normalised turn schema as a strict response format and no tools", async () => {
+  it("sends a response format whose message is constrained per type, and no tools", async () => {
     const m = await model([fixture("openai/json-schema")], "json_schema", true);
     const r = await m.complete(request());
     const body = (server as WireServer).requests[0]?.body as Record<string, unknown>;
@@ -229,15 +259,18 @@ describe("openai adapter, json_schema mode", () => {
       json_schema: {
         name: "model_turn",
         strict: true,
-        schema: providerTurnSchema(["Finding", "DeadEnd"]),
+        schema: jsonModeTurnSchema(["Finding", "DeadEnd"]).schema,
       },
     });
     const system = (body.messages as { content: string }[])[0]?.content ?? "";
     // The tools are described in the prompt, by registry name.
     expect(system).toContain("math.add");
-    expect(r.candidate).toBe(
-      '{"kind":"tool_calls","summary":"add them","tool_calls":[{"name":"math.add","arguments_json":"{\\"a\\":1,\\"b\\":2}"}],"message":null}',
-    );
+    expect(r.candidate).toEqual({
+      kind: "tool_calls",
+      summary: "add them",
+      tool_calls: [{ name: "math.add", arguments_json: '{"a":1,"b":2}' }],
+      message: null,
+    });
   });
 
   it("runs a passage: tool results go back as a user message", async () => {

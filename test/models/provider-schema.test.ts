@@ -1,17 +1,15 @@
-// The schema providers are sent, the tool-name encoding and the synthetic message tool.
+// The turn schema providers are sent, the strict-subset check and the tool-name encoding.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { contractValidators, createAjv } from "../../src/core/contracts/ajv.js";
 import { modelTurnSchema } from "../../src/core/contracts/schemas.js";
 import {
-  candidateFromCalls,
   decodeToolName,
   encodeToolName,
   isStrictCompatible,
-  MESSAGE_TOOL_NAME,
-  messageToolSchema,
   normaliseSchema,
   providerTurnSchema,
+  strictObstacle,
 } from "../../src/core/turn/provider-schema.js";
 import { MESSAGE_TYPES } from "../../src/core/turn/types.js";
 
@@ -187,6 +185,43 @@ describe("strict compatibility", () => {
   ])("refuses %s", (_what, schema) => {
     expect(isStrictCompatible(schema)).toBe(false);
   });
+
+  it("names where and why a schema leaves the strict subset", () => {
+    expect(
+      strictObstacle({
+        type: "object",
+        additionalProperties: false,
+        required: ["steps"],
+        properties: {
+          steps: {
+            type: "array",
+            items: {
+              type: "object",
+              additionalProperties: false,
+              required: ["a/b"],
+              properties: { "a/b": { type: "object" } },
+            },
+          },
+        },
+      }),
+    ).toEqual({
+      at: "/properties/steps/items/properties/a~1b",
+      reason: "an object open to other properties",
+    });
+    expect(strictObstacle({ type: "string" })).toEqual({
+      at: "",
+      reason: "the root is not an object",
+    });
+    expect(
+      strictObstacle({
+        type: "object",
+        additionalProperties: false,
+        properties: {},
+        required: [],
+        minProperties: 1,
+      }),
+    ).toEqual({ at: "", reason: "keyword minProperties is outside the strict subset" });
+  });
 });
 
 describe("tool name encoding", () => {
@@ -220,51 +255,6 @@ describe("tool name encoding", () => {
   it("decodes nothing that is no encoding", () => {
     expect(decodeToolName("a_Ub")).toBeUndefined();
     expect(decodeToolName("Read")).toBeUndefined();
-    expect(decodeToolName(MESSAGE_TOOL_NAME)).toBeUndefined();
-  });
-});
-
-describe("the synthetic message tool", () => {
-  it("limits the type to the role's message types and is strict-compatible", () => {
-    const schema = messageToolSchema(["Verdict", "Finding"]);
-    expect(isStrictCompatible(schema)).toBe(true);
-    const validate = createAjv().compile(schema);
-    expect(validate({ type: "Verdict", payload_json: "{}", paper_ref: null })).toBe(true);
-    expect(validate({ type: "Plan", payload_json: "{}", paper_ref: null })).toBe(false);
-    expect(validate({ type: "Verdict", payload_json: "{}" })).toBe(false);
-  });
-
-  it("a lone message call becomes a message turn", () => {
-    const args = { type: "Finding", payload_json: "{}", paper_ref: null };
-    expect(
-      candidateFromCalls("done", [
-        { name: MESSAGE_TOOL_NAME, argumentsJson: JSON.stringify(args) },
-      ]),
-    ).toEqual({ kind: "message", summary: "done", tool_calls: [], message: args });
-  });
-
-  it("tool calls are decoded to registry names, arguments kept as text", () => {
-    expect(
-      candidateFromCalls("", [{ name: "workspace__read_file", argumentsJson: '{"path":"a"' }]),
-    ).toEqual({
-      kind: "tool_calls",
-      summary: "",
-      tool_calls: [{ name: "workspace.read_file", arguments_json: '{"path":"a"' }],
-      message: null,
-    });
-  });
-
-  it("a mix of message and tool calls is kept for validation to refuse", () => {
-    const c = candidateFromCalls("", [
-      { name: "add", argumentsJson: "{}" },
-      { name: MESSAGE_TOOL_NAME, argumentsJson: '{"type":"Finding"}' },
-    ]) as { kind: string; message: unknown; tool_calls: unknown[] };
-    expect(c.kind).toBe("tool_calls");
-    expect(c.message).toEqual({ type: "Finding" });
-    expect(c.tool_calls).toHaveLength(1);
-  });
-
-  it("an answer without calls is its text", () => {
-    expect(candidateFromCalls('{"kind":"message"}', [])).toBe('{"kind":"message"}');
+    for (const type of MESSAGE_TYPES) expect(decodeToolName(type)).toBeUndefined();
   });
 });

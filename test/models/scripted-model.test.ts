@@ -10,13 +10,15 @@ import {
 } from "../../src/adapters/models/scripted-model.js";
 import { WarrantError } from "../../src/core/result.js";
 import type { ModelRequest } from "../../src/core/turn/model-provider.js";
+import { tokens } from "./tokens.js";
 
 const request: ModelRequest = {
+  role: "summarizer",
   system: "s",
   conversation: [{ kind: "user", text: "hi" }],
   length: 1,
   tools: [],
-  messageTypes: ["Finding"],
+  messageTypes: ["Result"],
   maxOutputTokens: 100,
 };
 
@@ -40,7 +42,11 @@ describe("scripted model", () => {
       { stop: "truncated", text: "{", usage: { input: 3, output: 9 } },
       { turn, usage: { output: 2 } },
     ]);
-    expect(await m.complete(request)).toMatchObject({ stop: "refusal", refusal: "no" });
+    expect(await m.complete(request)).toMatchObject({
+      stop: "refusal",
+      refusal: "no",
+      meta: { finishReason: "refusal" },
+    });
     expect(await m.complete(request)).toMatchObject({
       stop: "truncated",
       candidate: "{",
@@ -50,6 +56,19 @@ describe("scripted model", () => {
       candidate: turn,
       usage: { inputTokens: 0, outputTokens: 2 },
     });
+  });
+
+  it("reports cached and reasoning tokens, and the response id and model, from entries", async () => {
+    const m = createScriptedModel([
+      { turn, usage: { input: 50, output: 9, cached: 40, reasoning: 4 }, id: "r-1", model: "m-1" },
+      { turn, usage: { input: -1, output: 1.5 } },
+    ]);
+    const a = await m.complete(request);
+    expect(a.usage).toEqual(tokens(50, 9, 40, 4));
+    expect(a.meta).toEqual({ id: "r-1", model: "m-1", finishReason: null });
+    const b = await m.complete(request);
+    expect(b.usage).toEqual(tokens(0, 0));
+    expect(b.meta).toEqual({ id: null, model: null, finishReason: null });
   });
 
   it("throws model/script-exhausted past the end, still recording the request", async () => {

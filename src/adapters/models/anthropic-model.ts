@@ -1,23 +1,25 @@
-// The Anthropic adapter (official `@anthropic-ai/sdk`, Messages API): the registry's tools plus the
-// synthetic message tool, every turn forced to call one (`tool_choice: {type: "any"}`).
+// The Anthropic adapter (official `@anthropic-ai/sdk`, Messages API): the registry's tools plus one
+// message tool per message type (its `input_schema` the payload schema), every turn forced to call
+// a tool (`tool_choice: {type: "any"}`).
 import Anthropic from "@anthropic-ai/sdk";
-import type {
-  ConversationEntry,
-  ModelProvider,
-  ModelRequest,
-  ModelResponse,
-  ProviderTool,
-  StopKind,
-} from "../../core/turn/model-provider.js";
 import {
   candidateFromCalls,
-  encodeToolName,
-  MESSAGE_TOOL_DESCRIPTION,
-  MESSAGE_TOOL_NAME,
-  messageToolSchema,
+  messageTools,
   type NativeCall,
-  normaliseSchema,
-} from "../../core/turn/provider-schema.js";
+} from "../../core/turn/message-tools.js";
+import {
+  type ConversationEntry,
+  type ModelProvider,
+  type ModelRequest,
+  type ModelResponse,
+  type ProviderTool,
+  type ResponseMeta,
+  type StopKind,
+  textOrNull,
+  tokenCount,
+  type Usage,
+} from "../../core/turn/model-provider.js";
+import { encodeToolName, normaliseSchema } from "../../core/turn/provider-schema.js";
 import {
   type ConvertedConversation as Converted,
   conversationConverter,
@@ -45,6 +47,8 @@ interface Block {
   readonly text?: string;
 }
 interface WireMessage {
+  readonly id?: unknown;
+  readonly model?: unknown;
   readonly content?: readonly Block[];
   readonly stop_reason?: string | null;
   readonly usage?: {
@@ -155,11 +159,11 @@ export function createAnthropicModel(options: AnthropicModelOptions): ModelProvi
           description: t.description,
           input_schema: normaliseSchema(t.inputSchema),
         })),
-        {
-          name: MESSAGE_TOOL_NAME,
-          description: MESSAGE_TOOL_DESCRIPTION,
-          input_schema: messageToolSchema(request.messageTypes),
-        },
+        ...messageTools(request.messageTypes).map((m) => ({
+          name: m.name,
+          description: m.description,
+          input_schema: m.schema,
+        })),
       ];
       byTypes.set(key, tools);
     }
@@ -172,7 +176,7 @@ export function createAnthropicModel(options: AnthropicModelOptions): ModelProvi
       const body = {
         model: options.model,
         max_tokens: request.maxOutputTokens,
-        system: `${request.system}\n\n${toolModeInstructions(request.messageTypes)}`,
+        system: `${request.system}\n\n${toolModeInstructions(request.role, request.messageTypes)}`,
         messages: messagesFor(request),
         tools: toolsFor(request),
         tool_choice: { type: "any" },
@@ -204,12 +208,20 @@ function parseMessage(message: WireMessage, latencyMs: number): ModelResponse {
       : [],
   );
   const u = message.usage;
-  const usage = {
+  // Anthropic's input_tokens excludes the cached part: input is all three, cached the cache reads.
+  // Thinking tokens are billed as output and not reported apart.
+  const cachedInputTokens = tokenCount(u?.cache_read_input_tokens);
+  const usage: Usage = {
     inputTokens:
-      (u?.input_tokens ?? 0) +
-      (u?.cache_creation_input_tokens ?? 0) +
-      (u?.cache_read_input_tokens ?? 0),
-    outputTokens: u?.output_tokens ?? 0,
+      tokenCount(u?.input_tokens) + tokenCount(u?.cache_creation_input_tokens) + cachedInputTokens,
+    outputTokens: tokenCount(u?.output_tokens),
+    cachedInputTokens,
+    reasoningTokens: 0,
+  };
+  const meta: ResponseMeta = {
+    id: textOrNull(message.id),
+    model: textOrNull(message.model),
+    finishReason: textOrNull(message.stop_reason),
   };
   let stop: StopKind = "complete";
   if (message.stop_reason === "refusal") stop = "refusal";
@@ -221,6 +233,6 @@ function parseMessage(message: WireMessage, latencyMs: number): ModelResponse {
   }
   const candidate = candidateFromCalls(text, calls);
   return stop === "refusal"
-    ? { raw, candidate, stop, usage, latencyMs, refusal: text }
-    : { raw, candidate, stop, usage, latencyMs };
+    ? { raw, candidate, stop, usage, meta, latencyMs, refusal: text }
+    : { raw, candidate, stop, usage, meta, latencyMs };
 }

@@ -1,6 +1,7 @@
 // The OpenAI adapter (official `openai` SDK, Chat Completions): OpenAI itself or any compatible
 // server. Two modes: native tool calling (strict schemas where they fit, `tool_choice: "required"`,
-// the synthetic message tool) or a `json_schema` response format carrying one model turn.
+// one message tool per message type whose parameters are its payload schema) or a `json_schema`
+// response format carrying one model turn whose message payload is constrained per type.
 import OpenAI from "openai";
 import type {
   ChatCompletion,
@@ -8,24 +9,28 @@ import type {
   ChatCompletionMessageParam,
   ChatCompletionTool,
 } from "openai/resources/chat/completions";
+import {
+  candidateFromCalls,
+  jsonModeTurnSchema,
+  messageTools,
+  type NativeCall,
+  turnFromJsonMode,
+} from "../../core/turn/message-tools.js";
 import type {
   ConversationEntry,
   ModelProvider,
   ModelRequest,
   ModelResponse,
   ProviderTool,
+  ResponseMeta,
   StopKind,
+  Usage,
 } from "../../core/turn/model-provider.js";
+import { textOrNull, tokenCount } from "../../core/turn/model-provider.js";
 import {
-  candidateFromCalls,
   encodeToolName,
   isStrictCompatible,
-  MESSAGE_TOOL_DESCRIPTION,
-  MESSAGE_TOOL_NAME,
-  messageToolSchema,
-  type NativeCall,
   normaliseSchema,
-  providerTurnSchema,
 } from "../../core/turn/provider-schema.js";
 import {
   type ConvertedConversation as Converted,
@@ -111,8 +116,8 @@ export function createOpenAIModel(options: OpenAIModelOptions): ModelProvider {
       case "model": {
         const { message, ids } = assistantMessage(entry.response.raw);
         if (mode === "json_schema") {
-          const content =
-            typeof entry.response.candidate === "string" ? entry.response.candidate : "";
+          const raw = entry.response.raw as ChatCompletion;
+          const content = raw.choices?.[0]?.message?.content ?? "";
           state.messages.push({ role: "assistant", content });
           state.lastCallIds = [];
         } else {
@@ -157,8 +162,8 @@ export function createOpenAIModel(options: OpenAIModelOptions): ModelProvider {
   function messagesFor(request: ModelRequest): ChatCompletionMessageParam[] {
     const system =
       mode === "tools"
-        ? `${request.system}\n\n${toolModeInstructions(request.messageTypes)}`
-        : `${request.system}\n\n${jsonModeInstructions(request.messageTypes, request.tools)}`;
+        ? `${request.system}\n\n${toolModeInstructions(request.role, request.messageTypes)}`
+        : `${request.system}\n\n${jsonModeInstructions(request.role, request.messageTypes, request.tools)}`;
     return [{ role: "system", content: system }, ...converted(request)];
   }
 
@@ -183,18 +188,33 @@ export function createOpenAIModel(options: OpenAIModelOptions): ModelProvider {
           },
         };
       });
-      tools.push({
-        type: "function",
-        function: {
-          name: MESSAGE_TOOL_NAME,
-          description: MESSAGE_TOOL_DESCRIPTION,
-          parameters: messageToolSchema(request.messageTypes),
-          strict: true,
-        },
-      });
+      for (const m of messageTools(request.messageTypes)) {
+        // Strict where the payload fits the strict subset; otherwise the plain payload schema,
+        // non-strict (a Plan: a step's `args` is an object open to the profile's own schema).
+        tools.push({
+          type: "function",
+          function: {
+            name: m.name,
+            description: m.description,
+            parameters: m.strictSchema ?? m.schema,
+            strict: m.strictSchema !== undefined,
+          },
+        });
+      }
       byTypes.set(key, tools);
     }
     return tools;
+  }
+
+  const jsonSchemas = new Map<string, ReturnType<typeof jsonModeTurnSchema>>();
+  function jsonSchemaFor(messageTypes: ModelRequest["messageTypes"]) {
+    const key = messageTypes.join(",");
+    let found = jsonSchemas.get(key);
+    if (found === undefined) {
+      found = jsonModeTurnSchema(messageTypes);
+      jsonSchemas.set(key, found);
+    }
+    return found;
   }
 
   function body(request: ModelRequest): ChatCompletionCreateParamsNonStreaming {
@@ -206,15 +226,12 @@ export function createOpenAIModel(options: OpenAIModelOptions): ModelProvider {
     if (mode === "tools") {
       return { ...base, tools: toolsFor(request), tool_choice: "required" };
     }
+    const { schema, strict } = jsonSchemaFor(request.messageTypes);
     return {
       ...base,
       response_format: {
         type: "json_schema",
-        json_schema: {
-          name: "model_turn",
-          strict: true,
-          schema: providerTurnSchema(request.messageTypes),
-        },
+        json_schema: { name: "model_turn", strict, schema },
       },
     };
   }
@@ -246,9 +263,17 @@ function parseCompletion(
   const raw = JSON.parse(JSON.stringify(completion)) as unknown;
   const choice = completion.choices?.[0];
   const message = choice?.message;
-  const usage = {
-    inputTokens: completion.usage?.prompt_tokens ?? 0,
-    outputTokens: completion.usage?.completion_tokens ?? 0,
+  const u = completion.usage;
+  const usage: Usage = {
+    inputTokens: tokenCount(u?.prompt_tokens),
+    outputTokens: tokenCount(u?.completion_tokens),
+    cachedInputTokens: tokenCount(u?.prompt_tokens_details?.cached_tokens),
+    reasoningTokens: tokenCount(u?.completion_tokens_details?.reasoning_tokens),
+  };
+  const meta: ResponseMeta = {
+    id: textOrNull(completion.id),
+    model: textOrNull(completion.model),
+    finishReason: textOrNull(choice?.finish_reason),
   };
   const refusal = message?.refusal ?? undefined;
   let stop: StopKind = "complete";
@@ -261,14 +286,24 @@ function parseCompletion(
     stop = "truncated";
   }
   const text = message?.content ?? "";
-  let candidate: unknown = text;
+  let candidate: unknown;
   if (mode === "tools") {
     const calls: NativeCall[] = (message?.tool_calls ?? []).flatMap((c) =>
       c.type === "function" ? [{ name: c.function.name, argumentsJson: c.function.arguments }] : [],
     );
     candidate = candidateFromCalls(text, calls);
+  } else {
+    candidate = turnFromJsonMode(text);
   }
   return stop === "refusal"
-    ? { raw, candidate, stop, usage, latencyMs, refusal: refusal ?? choice?.finish_reason ?? "" }
-    : { raw, candidate, stop, usage, latencyMs };
+    ? {
+        raw,
+        candidate,
+        stop,
+        usage,
+        meta,
+        latencyMs,
+        refusal: refusal ?? choice?.finish_reason ?? "",
+      }
+    : { raw, candidate, stop, usage, meta, latencyMs };
 }

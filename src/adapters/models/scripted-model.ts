@@ -3,18 +3,22 @@
 // exercise repair), a refusal or a truncation.
 import { readFileSync } from "node:fs";
 import { WarrantError } from "../../core/result.js";
-import type {
-  ModelProvider,
-  ModelRequest,
-  ModelResponse,
-  StopKind,
-  Usage,
+import {
+  type ModelProvider,
+  type ModelRequest,
+  type ModelResponse,
+  type ResponseMeta,
+  type StopKind,
+  textOrNull,
+  tokenCount,
+  type Usage,
 } from "../../core/turn/model-provider.js";
 
 /**
  * One scripted answer. Shorthands: an object with `kind` is a turn; a string is raw text.
  * Otherwise `{turn}`, `{text}` or `{stop: "refusal" | "truncated", text?}`, each with an optional
- * `usage: {input, output}` (tokens; 0 when absent).
+ * `usage: {input, output, cached, reasoning}` (tokens; 0 when absent) and `id` / `model` (what the
+ * response reports as its id and model; null when absent).
  */
 export type ScriptedAnswer =
   | string
@@ -25,7 +29,14 @@ export interface ScriptedEntry {
   readonly turn?: unknown;
   readonly text?: string;
   readonly stop?: "refusal" | "truncated";
-  readonly usage?: { readonly input?: number; readonly output?: number };
+  readonly usage?: {
+    readonly input?: number;
+    readonly output?: number;
+    readonly cached?: number;
+    readonly reasoning?: number;
+  };
+  readonly id?: string;
+  readonly model?: string;
 }
 
 /** A request as the scripted model saw it; `conversation` is shared, read entries `[0, length)`. */
@@ -67,31 +78,42 @@ export function createScriptedModel(
 }
 
 function responseOf(answer: ScriptedAnswer): ModelResponse {
-  if (typeof answer === "string") return response(answer, answer, "complete", undefined);
-  if ("kind" in answer) return response(answer, answer, "complete", undefined);
+  if (typeof answer === "string") return response(answer, answer, "complete", {});
+  if ("kind" in answer) return response(answer, answer, "complete", {});
   const entry = answer as ScriptedEntry;
   const stop: StopKind = entry.stop ?? "complete";
   const candidate = entry.turn !== undefined ? entry.turn : (entry.text ?? "");
-  return response(entry, candidate, stop, entry.usage);
+  return response(entry, candidate, stop, entry);
 }
 
 function response(
   raw: unknown,
   candidate: unknown,
   stop: StopKind,
-  usage: ScriptedEntry["usage"],
+  entry: Pick<ScriptedEntry, "usage" | "id" | "model">,
 ): ModelResponse {
-  const u: Usage = { inputTokens: usage?.input ?? 0, outputTokens: usage?.output ?? 0 };
+  const u: Usage = {
+    inputTokens: tokenCount(entry.usage?.input),
+    outputTokens: tokenCount(entry.usage?.output),
+    cachedInputTokens: tokenCount(entry.usage?.cached),
+    reasoningTokens: tokenCount(entry.usage?.reasoning),
+  };
+  const meta: ResponseMeta = {
+    id: textOrNull(entry.id),
+    model: textOrNull(entry.model),
+    finishReason: stop === "complete" ? null : stop,
+  };
   return stop === "refusal"
     ? {
         raw,
         candidate,
         stop,
         usage: u,
+        meta,
         latencyMs: 0,
         refusal: typeof candidate === "string" ? candidate : "",
       }
-    : { raw, candidate, stop, usage: u, latencyMs: 0 };
+    : { raw, candidate, stop, usage: u, meta, latencyMs: 0 };
 }
 
 /**

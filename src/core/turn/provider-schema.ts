@@ -1,11 +1,12 @@
-// What providers are sent: the normalised copy of the seed model-turn schema, the reversible tool
-// name encoding, and the synthetic message tool that carries a typed message as a tool call.
+// What providers are sent: the normalised copy of the seed model-turn schema, the strict-subset
+// check, and the reversible tool name encoding.
 import { modelTurnSchema } from "../contracts/schemas.js";
+import { pointerToken } from "../result.js";
 
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-type JsonObject = { [key: string]: Json };
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export type JsonObject = { [key: string]: Json };
 
-function isObject(value: unknown): value is JsonObject {
+export function isJsonObject(value: unknown): value is JsonObject {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
@@ -22,13 +23,13 @@ const SUBSCHEMA_LISTS = ["anyOf", "oneOf", "allOf", "prefixItems"] as const;
  * array (`type: [T, "null"]` with T's keywords) becomes `anyOf: [{T…}, {type: "null"}]`.
  */
 export function normaliseSchema(schema: unknown): Json {
-  if (!isObject(schema)) return schema as Json;
+  if (!isJsonObject(schema)) return schema as Json;
   const out: JsonObject = {};
   for (const [key, value] of Object.entries(schema)) {
     if (key === "$schema" || key === "$id") continue;
     if ((SUBSCHEMA_KEYWORDS as readonly string[]).includes(key)) {
       out[key] = normaliseSchema(value);
-    } else if ((SUBSCHEMA_MAPS as readonly string[]).includes(key) && isObject(value)) {
+    } else if ((SUBSCHEMA_MAPS as readonly string[]).includes(key) && isJsonObject(value)) {
       out[key] = Object.fromEntries(
         Object.entries(value).map(([k, v]) => [k, normaliseSchema(v)] as const),
       );
@@ -98,39 +99,63 @@ const STRICT_KEYWORDS = new Set([
 ]);
 
 /**
- * Whether a schema fits the providers' strict subset: every object closed
- * (`additionalProperties: false`) with every property required, only the supported keywords, and
- * an object root. A tool whose schema does not fit is sent non-strict; its arguments are
- * validated by the host either way.
+ * Why a schema does not fit the providers' strict subset, or undefined when it fits: every object
+ * closed (`additionalProperties: false`) with every property required, only the supported
+ * keywords, and an object root. `at` is the JSON Pointer of the offending node in the schema.
  */
-export function isStrictCompatible(schema: unknown, root = true): boolean {
-  if (!isObject(schema)) return false;
-  if (root && schema.type !== "object") return false;
-  for (const key of Object.keys(schema)) if (!STRICT_KEYWORDS.has(key)) return false;
+export function strictObstacle(
+  schema: unknown,
+  at = "",
+): { readonly at: string; readonly reason: string } | undefined {
+  const no = (where: string, reason: string) => ({ at: where, reason });
+  if (!isJsonObject(schema)) return no(at, "not a schema object");
+  if (at === "" && schema.type !== "object") return no(at, "the root is not an object");
+  for (const key of Object.keys(schema)) {
+    if (!STRICT_KEYWORDS.has(key)) return no(at, `keyword ${key} is outside the strict subset`);
+  }
   const types = Array.isArray(schema.type) ? schema.type : [schema.type];
   if (types.includes("object") || schema.properties !== undefined) {
-    if (schema.additionalProperties !== false) return false;
-    const props = isObject(schema.properties) ? schema.properties : {};
+    if (schema.additionalProperties !== false) {
+      return no(at, "an object open to other properties");
+    }
+    const props = isJsonObject(schema.properties) ? schema.properties : {};
     const required = Array.isArray(schema.required) ? schema.required : [];
     const names = Object.keys(props);
     if (names.length !== required.length || !names.every((n) => required.includes(n))) {
-      return false;
+      return no(at, "an object with optional properties");
     }
-    if (!Object.values(props).every((p) => isStrictCompatible(p, false))) return false;
+    for (const [name, p] of Object.entries(props)) {
+      const inner = strictObstacle(p, `${at}/properties/${pointerToken(name)}`);
+      if (inner !== undefined) return inner;
+    }
   } else if (schema.additionalProperties !== undefined && schema.additionalProperties !== false) {
-    return false;
+    return no(at, "additionalProperties other than false");
   }
-  if (schema.items !== undefined && !isStrictCompatible(schema.items, false)) return false;
-  if (Array.isArray(schema.anyOf) && !schema.anyOf.every((s) => isStrictCompatible(s, false))) {
-    return false;
+  if (schema.items !== undefined) {
+    const inner = strictObstacle(schema.items, `${at}/items`);
+    if (inner !== undefined) return inner;
   }
-  if (
-    isObject(schema.$defs) &&
-    !Object.values(schema.$defs).every((s) => isStrictCompatible(s, false))
-  ) {
-    return false;
+  if (Array.isArray(schema.anyOf)) {
+    for (const [i, s] of schema.anyOf.entries()) {
+      const inner = strictObstacle(s, `${at}/anyOf/${i}`);
+      if (inner !== undefined) return inner;
+    }
   }
-  return true;
+  if (isJsonObject(schema.$defs)) {
+    for (const [name, s] of Object.entries(schema.$defs)) {
+      const inner = strictObstacle(s, `${at}/$defs/${pointerToken(name)}`);
+      if (inner !== undefined) return inner;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Whether a schema fits the providers' strict subset (see `strictObstacle`). A tool whose schema
+ * does not fit is sent non-strict; its arguments are validated by the host either way.
+ */
+export function isStrictCompatible(schema: unknown): boolean {
+  return strictObstacle(schema) === undefined;
 }
 
 const REGISTRY_NAME = /^[a-z][a-z0-9_.-]+$/;
@@ -173,71 +198,4 @@ export function decodeToolName(encoded: string): string | undefined {
     }
   }
   return REGISTRY_NAME.test(out) && encodeToolName(out) === encoded ? out : undefined;
-}
-
-/**
- * The synthetic tool a model calls to emit its typed message. Registry names start with a lower
- * case letter and their encodings too, so this name can never collide with a registered tool.
- */
-export const MESSAGE_TOOL_NAME = "EmitMessage";
-
-export const MESSAGE_TOOL_DESCRIPTION =
-  "Emit the passage's typed message and end the passage. `type` is the message type, " +
-  "`payload_json` the payload as JSON text, `paper_ref` a reference to a case document or null. " +
-  "Call it alone, never together with another tool.";
-
-/** The message tool's input schema, its `type` limited to the role's message types. */
-export function messageToolSchema(messageTypes: readonly string[]): JsonObject {
-  return {
-    type: "object",
-    additionalProperties: false,
-    required: ["type", "payload_json", "paper_ref"],
-    properties: {
-      type: { type: "string", enum: [...messageTypes] },
-      payload_json: { type: "string", description: "The message payload, as JSON text." },
-      paper_ref: { type: ["string", "null"] },
-    },
-  };
-}
-
-/** One native tool call as a provider returned it: its (encoded) name and argument JSON text. */
-export interface NativeCall {
-  readonly name: string;
-  readonly argumentsJson: string;
-}
-
-/**
- * The candidate wire turn a tool-calling answer stands for. A lone message-tool call becomes a
- * `message` turn; other calls become `tool_calls` with their names decoded. A mix, or several
- * message calls, is kept as it is so that validation names the fault (never resolved here).
- * An answer without calls is its text, to be parsed as a turn.
- */
-export function candidateFromCalls(text: string, calls: readonly NativeCall[]): unknown {
-  if (calls.length === 0) return text;
-  const toolCalls: JsonObject[] = [];
-  let message: Json = null;
-  let messages = 0;
-  for (const call of calls) {
-    if (call.name === MESSAGE_TOOL_NAME && messages === 0) {
-      messages++;
-      message = parseOrText(call.argumentsJson);
-      continue;
-    }
-    const name = call.name === MESSAGE_TOOL_NAME ? call.name : decodeToolName(call.name);
-    toolCalls.push({ name: name ?? call.name, arguments_json: call.argumentsJson });
-  }
-  return {
-    kind: messages > 0 && toolCalls.length === 0 ? "message" : "tool_calls",
-    summary: text,
-    tool_calls: toolCalls,
-    message,
-  };
-}
-
-function parseOrText(text: string): Json {
-  try {
-    return JSON.parse(text) as Json;
-  } catch {
-    return text;
-  }
 }

@@ -4,6 +4,7 @@ import type { ErrorObject } from "../contracts/ajv.js";
 import { contractValidators } from "../contracts/ajv.js";
 import type { Role } from "../loop/types.js";
 import { fail, ok, type Problem, pointer, type Result } from "../result.js";
+import { describeAjvError } from "./ajv-messages.js";
 import { payloadValidators } from "./payload-schemas.js";
 import type { ToolRegistry } from "./tool-registry.js";
 import {
@@ -60,22 +61,24 @@ function isPlainObject(x: unknown): x is Record<string, unknown> {
   return typeof x === "object" && x !== null && !Array.isArray(x);
 }
 
-function describeAjv(e: ErrorObject): string {
-  return `${e.instancePath === "" ? "(root)" : e.instancePath} ${e.message ?? `fails ${e.keyword}`}`;
-}
-
-/** Ajv errors inside an embedded JSON text: the pointer names the text, the detail the path in it. */
+/**
+ * Ajv errors inside an embedded JSON text: the pointer names the text, the detail the path in it;
+ * `subject` is the tool or message type the text belongs to.
+ */
 function embeddedErrors(
   code: string,
   path: string,
   what: string,
+  subject: string,
+  data: unknown,
   errors: readonly ErrorObject[] | null | undefined,
 ): Problem[] {
   return (errors ?? []).map((e) => ({
     code,
     path,
-    message: `${what}: ${describeAjv(e)}`,
+    message: `${what}: ${describeAjvError(e, data)}`,
     detail: {
+      subject,
       instancePath: e.instancePath,
       keyword: e.keyword,
       schemaPath: e.schemaPath,
@@ -103,7 +106,7 @@ export function validateTurn(input: unknown, ctx: TurnContext): Result<ValidTurn
       (schema.errors ?? []).map((e) => ({
         code: "turn/schema",
         path: e.instancePath,
-        message: `the turn breaks the model-turn schema: ${describeAjv(e)}`,
+        message: `the turn breaks the model-turn schema: ${describeAjvError(e, value)}`,
         detail: { keyword: e.keyword, schemaPath: e.schemaPath, params: e.params },
       })),
     );
@@ -116,14 +119,16 @@ export function validateTurn(input: unknown, ctx: TurnContext): Result<ValidTurn
       errors.push({
         code: "turn/kind-mismatch",
         path: "/tool_calls",
-        message: 'kind "tool_calls" needs at least one tool call',
+        message:
+          'an answer calls at least one tool, or emits one message (kind "tool_calls" needs at least one tool call)',
       });
     }
     if (turn.message !== null) {
       errors.push({
         code: "turn/kind-mismatch",
         path: "/message",
-        message: 'kind "tool_calls" needs message: null',
+        message:
+          'a message ends the passage and goes alone, without tool calls (kind "tool_calls" needs message: null)',
       });
     }
   } else {
@@ -162,7 +167,7 @@ export function validateTurn(input: unknown, ctx: TurnContext): Result<ValidTurn
         code: "turn/arguments-not-object",
         path: argsPath(),
         message: `arguments of ${call.name} are not JSON: ${parsed.error}`,
-        detail: { reason: "json" },
+        detail: { reason: "json", subject: call.name },
       });
       return;
     }
@@ -177,7 +182,7 @@ export function validateTurn(input: unknown, ctx: TurnContext): Result<ValidTurn
         code: "turn/arguments-not-object",
         path: argsPath(),
         message: `arguments of ${call.name} must be a JSON object, not ${got}`,
-        detail: { reason: "type", type: got },
+        detail: { reason: "type", type: got, subject: call.name },
       });
       return;
     }
@@ -187,6 +192,8 @@ export function validateTurn(input: unknown, ctx: TurnContext): Result<ValidTurn
           "turn/arguments-invalid",
           argsPath(),
           `arguments of ${call.name}`,
+          call.name,
+          parsed.value,
           tool.validate.errors,
         ),
       );
@@ -211,7 +218,7 @@ export function validateTurn(input: unknown, ctx: TurnContext): Result<ValidTurn
         code: "turn/payload-invalid",
         path: "/message/payload_json",
         message: `the ${m.type} payload is not JSON: ${parsed.error}`,
-        detail: { reason: "json" },
+        detail: { reason: "json", subject: m.type },
       });
     } else {
       const validate = payloadValidators()[m.type];
@@ -223,6 +230,8 @@ export function validateTurn(input: unknown, ctx: TurnContext): Result<ValidTurn
             "turn/payload-invalid",
             "/message/payload_json",
             `the ${m.type} payload`,
+            m.type,
+            parsed.value,
             validate.errors,
           ),
         );
