@@ -2,6 +2,7 @@
 // what only PostgreSQL has: schemas named in the URI and its connection errors.
 import { afterAll, describe, expect, it } from "vitest";
 import { openStore } from "../../src/adapters/store/open-store.js";
+import { LATEST_SCHEMA_VERSION } from "../../src/adapters/store/schema-version.js";
 import { postgresForTests, TestSchemas } from "../helpers/postgres.js";
 import { opened } from "./facts.js";
 import { ledgerStoreContract } from "./ledger-store-contract.js";
@@ -27,10 +28,12 @@ describe.skipIf(!pg.enabled)("PostgreSQL store", () => {
     );
     expect(rows.map((r) => r.table_name)).toEqual([
       "warrant_facts",
+      "warrant_lease_tokens",
       "warrant_leases",
       "warrant_meta",
       "warrant_operator_acts",
       "warrant_records",
+      "warrant_workers",
     ]);
   });
 
@@ -43,7 +46,7 @@ describe.skipIf(!pg.enabled)("PostgreSQL store", () => {
     const rows = await schemas.sql<{ value: string }>(
       `SELECT value FROM "${TestSchemas.schemaOf(uri)}".warrant_meta WHERE key = 'schema_version'`,
     );
-    expect(rows).toEqual([{ value: "2" }]);
+    expect(rows).toEqual([{ value: String(LATEST_SCHEMA_VERSION) }]);
   });
 
   it("refuses a schema name that is not a plain identifier", async () => {
