@@ -37,7 +37,15 @@ import { assertToken, leaseLost } from "./lease-rules.js";
 import { constraintConflict, isTransientPgError, mapPgError } from "./postgres-errors.js";
 import { PostgresLeases } from "./postgres-leases.js";
 import { POSTGRES_META_DDL, POSTGRES_MIGRATIONS } from "./postgres-migrations.js";
-import { inTransaction, lockKey, type PgTables, pgTables, quote } from "./postgres-sql.js";
+import {
+  checkIn,
+  checkOut,
+  inTransaction,
+  lockKey,
+  type PgTables,
+  pgTables,
+  quote,
+} from "./postgres-sql.js";
 import {
   LATEST_SCHEMA_VERSION,
   parseVersion,
@@ -166,7 +174,7 @@ export class PostgresLedgerStore implements LedgerStore {
     if (records.length === 0 && (expected === 0 || head?.sequence === expected)) {
       return this.#appendKnownHead(batch, expected === 0 ? undefined : head?.hash);
     }
-    const client = await this.#pool.connect();
+    const client = await checkOut(this.#pool);
     let broken: Error | undefined;
     try {
       // Values are inlined as escaped literals so that statements share a round trip: this path
@@ -231,7 +239,7 @@ export class PostgresLedgerStore implements LedgerStore {
       if (conflict !== undefined) return conflict;
       throw e;
     } finally {
-      client.release(broken);
+      checkIn(client, broken);
     }
   }
 
@@ -433,7 +441,7 @@ export class PostgresLedgerStore implements LedgerStore {
     previousHash: string | undefined,
   ): Promise<AppendOutcome> {
     const stored = chainFacts(previousHash, batch.facts);
-    const client = await this.#pool.connect();
+    const client = await checkOut(this.#pool);
     let broken: Error | undefined;
     try {
       const lit = (v: string) => client.escapeLiteral(v);
@@ -482,7 +490,7 @@ export class PostgresLedgerStore implements LedgerStore {
       if (conflict !== undefined) return conflict;
       throw e;
     } finally {
-      client.release(broken);
+      checkIn(client, broken);
     }
   }
 
