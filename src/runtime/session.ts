@@ -4,6 +4,7 @@ import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { WarrantError } from "../core/result.js";
 import { type DriveResult, drive } from "./driver.js";
+import { underLease } from "./fenced-drive.js";
 import { loadTaskPack } from "./load-pack.js";
 import { openLoop } from "./open-loop.js";
 import type { RuntimeContext } from "./ports.js";
@@ -33,6 +34,8 @@ export function leaseHolder(): string {
 /**
  * Drives `query` while holding its lease, extended in the background until the drive ends. With
  * `waitMs`, waits that long for a lease another driver holds (one that died frees it within its ttl).
+ * Throws WarrantError `store/lease-lost` as soon as the lease is lost (a failed renewal, a write
+ * the store refused): the drive is stopped then, its environment destroyed.
  */
 export async function driveUnderLease(
   ctx: RuntimeContext,
@@ -44,19 +47,18 @@ export async function driveUnderLease(
   const ttl = leaseTtlMs();
   // Leases are wall-clock: they bind processes, not the loop's (possibly injected) clock.
   const giveUpAt = Date.now() + (opts.waitMs ?? 0);
-  while (!(await ctx.store.acquireLease(query, holder, ttl, new Date()))) {
+  let grant = await ctx.store.acquireLease(query, holder, ttl, new Date());
+  while (grant === undefined) {
     if (Date.now() >= giveUpAt) return "leased-elsewhere";
     await ctx.sleep(Math.min(500, ttl / 4));
+    grant = await ctx.store.acquireLease(query, holder, ttl, new Date());
   }
   opts.onLeased?.();
-  const timer = setInterval(() => {
-    void ctx.store.acquireLease(query, holder, ttl, new Date()).catch(() => undefined);
-  }, ttl / 3);
-  timer.unref();
   try {
-    return await drive(ctx, { query, pack });
+    // Every write carries the lease's fencing token; a lost lease stops the drive (store/lease-lost).
+    const lease = { query, holder, token: grant.token, ttlMs: ttl };
+    return await underLease(ctx, lease, (fenced) => drive(fenced, { query, pack }));
   } finally {
-    clearInterval(timer);
     await ctx.store.releaseLease(query, holder).catch(() => undefined);
   }
 }

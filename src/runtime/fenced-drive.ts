@@ -1,0 +1,130 @@
+// Holds one drive to its lease. The drive writes through a fenced view of the store (every append
+// and record write carries the lease's fencing token, checked by the store in the write's own
+// transaction); the lease is renewed in the background; and the moment a renewal fails or the store
+// refuses a write, the drive is stopped: its environments are destroyed (their processes killed),
+// it writes nothing more, and the caller gets WarrantError `store/lease-lost` at once.
+import { fencedStore } from "../core/loop/fenced-store.js";
+import { WarrantError } from "../core/result.js";
+import { LoopLedger } from "./loop-ledger.js";
+import type { RunEnvironment, RuntimeContext, SandboxPort } from "./ports.js";
+
+export interface HeldLease {
+  readonly query: string;
+  readonly holder: string;
+  readonly token: number;
+  readonly ttlMs: number;
+}
+
+/**
+ * Run `body` with a context fenced by `lease`, renewing the lease every third of its ttl. Settles
+ * with `body`'s result, or rejects with `store/lease-lost` as soon as the lease is lost (the
+ * abandoned body runs on only until its next write or wait, which is refused).
+ */
+export async function underLease<T>(
+  ctx: RuntimeContext,
+  lease: HeldLease,
+  body: (fenced: RuntimeContext) => Promise<T>,
+): Promise<T> {
+  const { query, holder, token, ttlMs } = lease;
+  const environments = new Set<RunEnvironment>();
+  let fail: (reason: WarrantError) => void = () => {};
+  const lost = new Promise<never>((_, reject) => {
+    fail = reject;
+  });
+  lost.catch(() => undefined);
+  const store = fencedStore(ctx.store, { query, token }, (reason) => {
+    ctx.emit({ kind: "refused", code: reason.code, message: reason.message });
+    for (const env of environments) void env.destroy().catch(() => false);
+    environments.clear();
+    fail(reason);
+  });
+  const refuseOnceLost = <R>(work: () => Promise<R>): Promise<R> => {
+    if (store.lost !== undefined) return Promise.reject(store.lost);
+    return Promise.race([work(), lost]);
+  };
+  const fenced: RuntimeContext = {
+    ...ctx,
+    store,
+    loop: new LoopLedger(store),
+    sandbox: tracked(ctx.sandbox, environments, () => store.lost),
+    passages: { run: (request) => refuseOnceLost(() => ctx.passages.run(request)) },
+    approver: { approve: (request) => refuseOnceLost(() => ctx.approver.approve(request)) },
+  };
+
+  let renewing = false;
+  const timer = setInterval(() => {
+    if (renewing || store.lost !== undefined) return;
+    renewing = true;
+    ctx.store
+      .acquireLease(query, holder, ttlMs, new Date())
+      .then(
+        (grant) => {
+          if (grant?.token === token) return;
+          store.revoke(
+            new WarrantError(
+              "store/lease-lost",
+              grant === undefined
+                ? `loop ${query}: the lease renewal was refused: another driver holds the loop`
+                : `loop ${query}: the lease lapsed and was taken again under token ${grant.token}`,
+            ),
+          );
+        },
+        (e: unknown) =>
+          store.revoke(
+            new WarrantError(
+              "store/lease-lost",
+              `loop ${query}: the lease could not be renewed: ${e instanceof Error ? e.message : String(e)}`,
+              { cause: e },
+            ),
+          ),
+      )
+      .finally(() => {
+        renewing = false;
+      });
+  }, ttlMs / 3);
+  timer.unref();
+
+  const work = body(fenced);
+  // Once the lease is lost the abandoned drive ends in a refused write or wait: expected, not news.
+  work.catch(() => undefined);
+  try {
+    return await Promise.race([work, lost]);
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/** The sandbox, remembering the environments it made until they are destroyed. */
+function tracked(
+  sandbox: SandboxPort,
+  live: Set<RunEnvironment>,
+  lost: () => WarrantError | undefined,
+): SandboxPort {
+  return {
+    backend: sandbox.backend,
+    async create(baselineDir, ref, name) {
+      const env = await sandbox.create(baselineDir, ref, name);
+      const reason = lost();
+      if (reason !== undefined) {
+        await env.destroy();
+        throw reason;
+      }
+      live.add(env);
+      return {
+        ref: env.ref,
+        dir: env.dir,
+        exec: (argv, opts) => env.exec(argv, opts),
+        readFile: (path) => env.readFile(path),
+        writeFile: (path, bytes) => env.writeFile(path, bytes),
+        snapshot: () => env.snapshot(),
+        destroy: () => {
+          live.delete(env);
+          return env.destroy();
+        },
+      };
+    },
+    destroyDir: (dir) => sandbox.destroyDir(dir),
+    discard: (name) => sandbox.discard(name),
+    snapshotDir: (dir) => sandbox.snapshotDir(dir),
+  };
+}
