@@ -310,6 +310,9 @@ export function leaseContract(fresh: () => Promise<ContractSubject>): void {
       await tokenOf(store, Q2, "worker-a", 1000, t0);
       await tokenOf(store, Q, "worker-a", 60_000, t0);
       await tokenOf(store, "query:contract-3", "someone-else", 60_000, t0);
+      // A drive of worker-b's, by its holder name; worker-bb is someone else.
+      await tokenOf(store, "query:contract-4", "worker-b/job-7", 60_000, t0);
+      await tokenOf(store, "query:contract-5", "worker-bb", 60_000, t0);
       expect(await store.heartbeatWorker("worker-a", plus(2000))).toBe(true);
       expect(await store.listWorkers()).toEqual([
         {
@@ -321,7 +324,14 @@ export function leaseContract(fresh: () => Promise<ContractSubject>): void {
           // Q2's lease has expired, but no one took it: worker-a still holds it.
           loops: [Q, Q2],
         },
-        { id: "worker-b", host: "host-1", pid: 202, started: t0, lastHeartbeat: t0, loops: [] },
+        {
+          id: "worker-b",
+          host: "host-1",
+          pid: 202,
+          started: t0,
+          lastHeartbeat: t0,
+          loops: ["query:contract-4"],
+        },
       ]);
     });
 

@@ -43,12 +43,13 @@ export function assertToken(token: unknown): void {
   }
 }
 
-/** Whether a write carrying `token` may land, given the loop's lease row (if any). */
-export function fenceHolds(
-  token: number,
-  current: { readonly token: number } | undefined,
-): boolean {
-  return current !== undefined && current.token === token;
+/**
+ * Whether a lease holder belongs to a registered worker: the holder is the worker's id, or one of
+ * its drives named `<worker id>/<drive>` (a holder per drive, so two drives of one worker never
+ * share a lease or a token).
+ */
+export function heldBy(holder: string, workerId: string): boolean {
+  return holder === workerId || holder.startsWith(`${workerId}/`);
 }
 
 /** The refusal of a write whose token is not the loop's current one. */

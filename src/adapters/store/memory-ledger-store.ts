@@ -29,7 +29,7 @@ import {
   sequenceConflictMessage,
   toStoredRecords,
 } from "./batch.js";
-import { assertToken, decideLease, type HeldLease, leaseLost } from "./lease-rules.js";
+import { assertToken, decideLease, type HeldLease, heldBy, leaseLost } from "./lease-rules.js";
 
 interface Worker {
   readonly registration: WorkerRegistration;
@@ -175,7 +175,7 @@ export class MemoryLedgerStore implements LedgerStore {
         pid: r.pid,
         started: new Date(r.started),
         lastHeartbeat: new Date(lastHeartbeat),
-        loops: leases.filter((l) => l.holder === r.id).map((l) => l.query),
+        loops: leases.filter((l) => heldBy(l.holder, r.id)).map((l) => l.query),
       }));
   }
 

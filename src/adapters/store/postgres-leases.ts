@@ -138,7 +138,9 @@ export class PostgresLeases {
     const { rows } = await this.#pool.query<WorkerRow>(
       "SELECT w.id, w.host, w.pid, w.started_at, w.heartbeat_at, " +
         `COALESCE(array_agg(l.query ORDER BY l.query COLLATE "C") FILTER (WHERE l.query IS NOT NULL), '{}') AS loops ` +
-        `FROM ${this.#t.workers} AS w LEFT JOIN ${this.#t.leases} AS l ON l.holder = w.id ` +
+        `FROM ${this.#t.workers} AS w LEFT JOIN ${this.#t.leases} AS l ` +
+        // heldBy (lease-rules.ts): the worker's id, or `<id>/<drive>`.
+        "ON l.holder = w.id OR left(l.holder, length(w.id) + 1) = w.id || '/' " +
         `GROUP BY w.id ORDER BY w.id COLLATE "C"`,
     );
     return rows.map((r) => ({

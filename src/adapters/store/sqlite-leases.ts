@@ -9,7 +9,7 @@ import type {
   WorkerRegistration,
 } from "../../core/loop/ledger-store.js";
 import { compareBytes } from "./batch.js";
-import { decideLease, type HeldLease, leaseLost } from "./lease-rules.js";
+import { decideLease, type HeldLease, heldBy, leaseLost } from "./lease-rules.js";
 
 interface LeaseRow {
   readonly query: string;
@@ -135,7 +135,7 @@ export class SqliteLeases {
       pid: r.pid,
       started: new Date(r.started_at),
       lastHeartbeat: new Date(r.heartbeat_at),
-      loops: held.filter((l) => l.holder === r.id).map((l) => l.query),
+      loops: held.filter((l) => heldBy(l.holder, r.id)).map((l) => l.query),
     }));
   }
 

@@ -65,7 +65,7 @@ export interface LeaseInfo {
 
 /** A worker process as it announces itself. */
 export interface WorkerRegistration {
-  /** The worker's id: the holder name it takes leases under. */
+  /** The worker's id: its drives take leases as `<id>` or `<id>/<drive>`. */
   readonly id: string;
   readonly host: string;
   readonly pid: number;
@@ -74,7 +74,7 @@ export interface WorkerRegistration {
 
 export interface WorkerInfo extends WorkerRegistration {
   readonly lastHeartbeat: Date;
-  /** The loops whose lease rows name this worker as holder (live or expired), by query. */
+  /** The loops whose lease rows name this worker or one of its drives (live or expired), by query. */
   readonly loops: readonly string[];
 }
 
