@@ -3,6 +3,7 @@
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { openStore } from "../../src/adapters/store/open-store.js";
+import { loopLock } from "../../src/adapters/store/postgres-sql.js";
 import { LATEST_SCHEMA_VERSION } from "../../src/adapters/store/schema-version.js";
 import { postgresForTests, TestSchemas } from "../helpers/postgres.js";
 import { opened, passage, review } from "./facts.js";
@@ -63,10 +64,11 @@ describe.skipIf(!server.enabled)("PostgreSQL store", () => {
       const q = "query:race";
       await store.append({ query: q, expectedLastSequence: 0, facts: [opened(q)] });
       const token = (await store.acquireLease(q, "worker-a", 1000, new Date()))?.token ?? 0;
-      // Another driver's takeover, not yet committed, holds the lease row.
+      // Another driver's takeover, not yet committed, holds the loop's lock, as acquireLease does.
       const taker = new pg.Client({ connectionString: server.url });
       await taker.connect();
       await taker.query("BEGIN");
+      await taker.query(loopLock(schema, q));
       await taker.query(
         `UPDATE "${schema}".warrant_leases SET holder = 'worker-b', token = token + 1 WHERE query = $1`,
         [q],
@@ -90,11 +92,11 @@ describe.skipIf(!server.enabled)("PostgreSQL store", () => {
           settled = true;
         },
       );
-      // The append waits on the lease row: it cannot commit under a token the takeover is replacing.
+      // The write waits for the loop's lock: it cannot commit under a token the takeover replaces.
       while (!settled) {
         const [row] = await schemas.sql<{ n: string }>(
-          "SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1",
-          [`%"${schema}".warrant_leases%FOR SHARE%`],
+          "SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event = 'advisory' AND query LIKE $1",
+          [`%${loopLock(schema, q)}%`],
         );
         if (Number(row?.n) > 0) break;
         await new Promise((resolve) => setTimeout(resolve, 20));

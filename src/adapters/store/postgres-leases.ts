@@ -1,7 +1,7 @@
 // Leases with fencing tokens and the worker registry in PostgreSQL. A lease request is one
-// transaction under an advisory lock per loop; the fence of a write is checked by the write's own
-// transaction (postgres-ledger-store.ts) holding the lease row FOR SHARE, so a takeover waits for a
-// write in flight and a write after a takeover sees the new token.
+// transaction under the loop's advisory lock, the lock every fenced write of the loop holds while
+// it checks its token and commits (postgres-ledger-store.ts): a takeover waits for a write in
+// flight, and a write after a takeover sees the new token.
 import type pg from "pg";
 import type {
   LeaseGrant,
@@ -11,7 +11,7 @@ import type {
 } from "../../core/loop/ledger-store.js";
 import { compareBytes } from "./batch.js";
 import { decideLease } from "./lease-rules.js";
-import { inTransaction, lockKey, type PgTables } from "./postgres-sql.js";
+import { inTransaction, loopLock, type PgTables } from "./postgres-sql.js";
 
 interface LeaseRow {
   readonly query: string;
@@ -47,9 +47,7 @@ export class PostgresLeases {
     now: Date,
   ): Promise<LeaseGrant | undefined> {
     return inTransaction(this.#pool, async (client) => {
-      await client.query(
-        `SELECT pg_advisory_xact_lock(${lockKey(`warrant-lease\0${this.#schema}\0${query}`)})`,
-      );
+      await client.query(loopLock(this.#schema, query));
       const { rows } = await client.query<{
         last: string | null;
         holder: string | null;

@@ -1,8 +1,8 @@
 // The PostgreSQL LedgerStore (pg Pool): one READ COMMITTED transaction per append, serialised per
 // loop by a transaction-scoped advisory lock, with synchronous_commit on so a commit is durable
 // before append() resolves. PRIMARY KEY (query, sequence) and UNIQUE (query, charge_key) are the
-// backstop should anything bypass the lock. A fenced write checks its token against the lease row,
-// held FOR SHARE, in its own transaction. Transient errors (a restart, a cut connection, a
+// backstop should anything bypass the lock. A fenced write checks its token against the lease row
+// in its own transaction, under that lock (which a takeover takes too). Transient errors (a restart, a cut connection, a
 // serialization failure) are retried under the same idempotency keys for the retry window.
 import pg from "pg";
 import type {
@@ -42,6 +42,7 @@ import {
   checkOut,
   inTransaction,
   lockKey,
+  loopLock,
   type PgTables,
   pgTables,
   quote,
@@ -187,8 +188,8 @@ export class PostgresLedgerStore implements LedgerStore {
       const token = batch.fencingToken;
       const results = (await client.query(
         "BEGIN; SET LOCAL synchronous_commit TO on; " +
-          `SELECT pg_advisory_xact_lock(${lockKey(`${this.#schema}\0${batch.query}`)}); ` +
-          (token === undefined ? "" : `${this.#leaseForShare(lit(batch.query))}; `) +
+          `${loopLock(this.#schema, batch.query)}; ` +
+          (token === undefined ? "" : `${this.#leaseOf(lit(batch.query))}; `) +
           `SELECT sequence, hash FROM ${this.#t.facts} WHERE query = ${lit(batch.query)} ` +
           "ORDER BY sequence DESC LIMIT 1",
       )) as unknown as pg.QueryResult[];
@@ -282,9 +283,9 @@ export class PostgresLedgerStore implements LedgerStore {
     });
   }
 
-  /** The statement locking a loop's lease row against a takeover until COMMIT. */
-  #leaseForShare(queryLiteral: string): string {
-    return `SELECT holder, token FROM ${this.#t.leases} WHERE query = ${queryLiteral} FOR SHARE`;
+  /** The statement reading a loop's lease row (under the loop's lock: no takeover until COMMIT). */
+  #leaseOf(queryLiteral: string): string {
+    return `SELECT holder, token FROM ${this.#t.leases} WHERE query = ${queryLiteral}`;
   }
 
   async readFacts(query: string, afterSequence = 0): Promise<readonly StoredFact[]> {
@@ -310,8 +311,9 @@ export class PostgresLedgerStore implements LedgerStore {
       try {
         await inTransaction(this.#pool, async (client) => {
           if (fence !== undefined) {
+            await client.query(loopLock(this.#schema, fence.query));
             const lease = leaseOf(
-              await client.query(this.#leaseForShare(client.escapeLiteral(fence.query))),
+              await client.query(this.#leaseOf(client.escapeLiteral(fence.query))),
             );
             if (lease?.token !== fence.token) throw leaseLost(fence.query, fence.token, lease);
           }
@@ -453,12 +455,12 @@ export class PostgresLedgerStore implements LedgerStore {
       );
       const results = (await client.query(
         "BEGIN; SET LOCAL synchronous_commit TO on; " +
-          `SELECT pg_advisory_xact_lock(${lockKey(`${this.#schema}\0${batch.query}`)}); ` +
-          (token === undefined ? "" : `${this.#leaseForShare(lit(batch.query))}; `) +
+          `${loopLock(this.#schema, batch.query)}; ` +
+          (token === undefined ? "" : `${this.#leaseOf(lit(batch.query))}; `) +
           `INSERT INTO ${this.#t.facts} (query, sequence, charge_key, kind, fact, hash) ` +
           `SELECT * FROM (VALUES ${rows.join(", ")}) AS v (query, sequence, charge_key, kind, fact, hash) ` +
           `WHERE (SELECT COALESCE(MAX(sequence), 0) FROM ${this.#t.facts} WHERE query = ${lit(batch.query)}) = ${batch.expectedLastSequence}` +
-          // The row is locked by the statement before: the token seen there is the token here.
+          // Under the loop's lock no takeover commits: the token seen before is the token here.
           (token === undefined
             ? ""
             : ` AND EXISTS (SELECT 1 FROM ${this.#t.leases} WHERE query = ${lit(batch.query)} AND token = ${token})`) +
@@ -526,7 +528,7 @@ export class PostgresLedgerStore implements LedgerStore {
   }
 }
 
-/** The lease row a `#leaseForShare` statement returned, if the loop has a lease. */
+/** The lease row a `#leaseOf` statement returned, if the loop has a lease. */
 function leaseOf(
   result: pg.QueryResult | undefined,
 ): { readonly holder: string; readonly token: number } | undefined {

@@ -29,6 +29,15 @@ export function quote(identifier: string): string {
   return `"${identifier.replaceAll('"', '""')}"`;
 }
 
+/**
+ * The statement taking a loop's transaction-scoped advisory lock. Appends, fenced record writes and
+ * lease requests of the loop all take it first, so a takeover never commits between a fenced
+ * write's token check and its commit, and a write after a takeover's commit sees the new token.
+ */
+export function loopLock(schema: string, query: string): string {
+  return `SELECT pg_advisory_xact_lock(${lockKey(`${schema}\0${query}`)})`;
+}
+
 /** A signed 64-bit advisory lock key for `name` (inlined as an integer literal: no injection). */
 export function lockKey(name: string): string {
   const b = sha256(new TextEncoder().encode(name));
