@@ -51,36 +51,39 @@ export async function underLease<T>(
     approver: { approve: (request) => refuseOnceLost(() => ctx.approver.approve(request)) },
   };
 
-  let renewing = false;
+  // One renewal at a time; the last one settles before the caller releases the lease, so a renewal
+  // never lands after the release (it would take the loop again under a new token).
+  let renewal: Promise<void> | undefined;
+  let stopped = false;
+  const renew = async (): Promise<void> => {
+    let reason: WarrantError | undefined;
+    try {
+      const grant = await ctx.store.acquireLease(query, holder, ttlMs, new Date());
+      if (grant === undefined) {
+        reason = new WarrantError(
+          "store/lease-lost",
+          `loop ${query}: the lease renewal was refused: another driver holds the loop`,
+        );
+      } else if (grant.token !== token) {
+        reason = new WarrantError(
+          "store/lease-lost",
+          `loop ${query}: the lease lapsed and was taken again under token ${grant.token}`,
+        );
+      }
+    } catch (e) {
+      reason = new WarrantError(
+        "store/lease-lost",
+        `loop ${query}: the lease could not be renewed: ${e instanceof Error ? e.message : String(e)}`,
+        { cause: e },
+      );
+    }
+    if (reason !== undefined && !stopped) store.revoke(reason);
+  };
   const timer = setInterval(() => {
-    if (renewing || store.lost !== undefined) return;
-    renewing = true;
-    ctx.store
-      .acquireLease(query, holder, ttlMs, new Date())
-      .then(
-        (grant) => {
-          if (grant?.token === token) return;
-          store.revoke(
-            new WarrantError(
-              "store/lease-lost",
-              grant === undefined
-                ? `loop ${query}: the lease renewal was refused: another driver holds the loop`
-                : `loop ${query}: the lease lapsed and was taken again under token ${grant.token}`,
-            ),
-          );
-        },
-        (e: unknown) =>
-          store.revoke(
-            new WarrantError(
-              "store/lease-lost",
-              `loop ${query}: the lease could not be renewed: ${e instanceof Error ? e.message : String(e)}`,
-              { cause: e },
-            ),
-          ),
-      )
-      .finally(() => {
-        renewing = false;
-      });
+    if (renewal !== undefined || stopped || store.lost !== undefined) return;
+    renewal = renew().finally(() => {
+      renewal = undefined;
+    });
   }, ttlMs / 3);
   timer.unref();
 
@@ -90,7 +93,9 @@ export async function underLease<T>(
   try {
     return await Promise.race([work, lost]);
   } finally {
+    stopped = true;
     clearInterval(timer);
+    await renewal;
   }
 }
 
