@@ -51,23 +51,16 @@ export async function underLease<T>(
     approver: { approve: (request) => refuseOnceLost(() => ctx.approver.approve(request)) },
   };
 
-  // One renewal at a time; the last one settles before the caller releases the lease, so a renewal
-  // never lands after the release (it would take the loop again under a new token).
+  // One renewal at a time; the last one settles before the caller releases the lease.
   let renewal: Promise<void> | undefined;
   let stopped = false;
   const renew = async (): Promise<void> => {
     let reason: WarrantError | undefined;
     try {
-      const grant = await ctx.store.acquireLease(query, holder, ttlMs, new Date());
-      if (grant === undefined) {
+      if (!(await ctx.store.renewLease(query, holder, token, ttlMs, new Date()))) {
         reason = new WarrantError(
           "store/lease-lost",
-          `loop ${query}: the lease renewal was refused: another driver holds the loop`,
-        );
-      } else if (grant.token !== token) {
-        reason = new WarrantError(
-          "store/lease-lost",
-          `loop ${query}: the lease lapsed and was taken again under token ${grant.token}`,
+          `loop ${query}: the lease renewal was refused: the loop was taken over or released`,
         );
       }
     } catch (e) {

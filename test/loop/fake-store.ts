@@ -72,6 +72,9 @@ export class FakeStore implements LedgerStore {
   async acquireLease(): Promise<LeaseGrant> {
     return { token: 1 };
   }
+  async renewLease(): Promise<boolean> {
+    return true;
+  }
   async releaseLease(): Promise<void> {}
   async leases(): Promise<readonly LeaseInfo[]> {
     return [];

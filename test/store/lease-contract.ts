@@ -94,6 +94,29 @@ export function leaseContract(fresh: () => Promise<ContractSubject>): void {
       expect(await tokenOf(store, Q, "worker-a", 1000, plus(7002))).toBe(a3);
     });
 
+    it("renews a lease only while its holder still holds it under the same token", async () => {
+      const { store } = await fresh();
+      const a = await tokenOf(store, Q, "worker-a", 1000, t0);
+      expect(await store.renewLease(Q, "worker-a", a, 1000, plus(800))).toBe(true);
+      // Expired at 1800 with no one in between: still renewable.
+      expect(await store.renewLease(Q, "worker-a", a, 1000, plus(2500))).toBe(true);
+      expect((await store.leases())[0]?.until).toEqual(plus(3500));
+      // Not another holder's, not another token.
+      expect(await store.renewLease(Q, "worker-b", a, 1000, plus(2600))).toBe(false);
+      expect(await store.renewLease(Q, "worker-a", a + 1, 1000, plus(2600))).toBe(false);
+      const b = await tokenOf(store, Q, "worker-b", 1000, plus(3500));
+      expect(await store.renewLease(Q, "worker-a", a, 60_000, plus(3600))).toBe(false);
+      expect(await store.leases()).toEqual([
+        { query: Q, holder: "worker-b", token: b, until: plus(4500) },
+      ]);
+      // A released lease is not renewed, and renewing does not take the loop.
+      await store.releaseLease(Q, "worker-b");
+      expect(await store.renewLease(Q, "worker-b", b, 1000, plus(3700))).toBe(false);
+      expect(await store.renewLease(Q2, "worker-a", 1, 1000, t0)).toBe(false);
+      expect(await store.leases()).toEqual([]);
+      expect(await tokenOf(store, Q, "worker-a", 1000, plus(3800))).toBeGreaterThan(b);
+    });
+
     it("lists every lease held, live or expired, with its holder, token and expiry", async () => {
       const { store } = await fresh();
       expect(await store.leases()).toEqual([]);

@@ -62,9 +62,10 @@ describe.skipIf(!installed && process.env.CI !== "true")("a PostgreSQL restart m
             query: q,
             token: fencingToken,
           });
-          // The renewal keeps the token: the lease is this writer's throughout.
-          const renewed = await store.acquireLease(q, `worker-${i}`, 60_000, now());
-          expect(renewed?.token).toBe(fencingToken);
+          // The lease is this writer's throughout: renewed, and granted again under its token.
+          expect(await store.renewLease(q, `worker-${i}`, fencingToken, 60_000, now())).toBe(true);
+          const again = await store.acquireLease(q, `worker-${i}`, 60_000, now());
+          expect(again?.token).toBe(fencingToken);
         }
         progress++;
         // Once every loop is well under way, the server goes down for three seconds.

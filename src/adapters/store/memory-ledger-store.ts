@@ -132,6 +132,19 @@ export class MemoryLedgerStore implements LedgerStore {
     return { token: decision.token };
   }
 
+  async renewLease(
+    query: string,
+    holder: string,
+    token: number,
+    ttlMs: number,
+    now: Date,
+  ): Promise<boolean> {
+    const lease = this.#leases.get(query);
+    if (lease?.holder !== holder || lease.token !== token) return false;
+    this.#leases.set(query, { ...lease, expiresAt: now.getTime() + ttlMs });
+    return true;
+  }
+
   async releaseLease(query: string, holder: string): Promise<void> {
     if (this.#leases.get(query)?.holder === holder) this.#leases.delete(query);
   }

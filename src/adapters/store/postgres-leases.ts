@@ -92,6 +92,21 @@ export class PostgresLeases {
     });
   }
 
+  /** One statement: a takeover updating the row first makes it match nothing. */
+  async renew(
+    query: string,
+    holder: string,
+    token: number,
+    ttlMs: number,
+    now: Date,
+  ): Promise<boolean> {
+    const { rowCount } = await this.#pool.query(
+      `UPDATE ${this.#t.leases} SET expires_at = $4 WHERE query = $1 AND holder = $2 AND token = $3`,
+      [query, holder, token, new Date(now.getTime() + ttlMs)],
+    );
+    return rowCount === 1;
+  }
+
   async release(query: string, holder: string): Promise<void> {
     await this.#pool.query(`DELETE FROM ${this.#t.leases} WHERE query = $1 AND holder = $2`, [
       query,

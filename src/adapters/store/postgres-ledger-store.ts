@@ -393,6 +393,16 @@ export class PostgresLedgerStore implements LedgerStore {
     return this.#retry("acquireLease", () => this.#leases.acquire(query, holder, ttlMs, now));
   }
 
+  renewLease(
+    query: string,
+    holder: string,
+    token: number,
+    ttlMs: number,
+    now: Date,
+  ): Promise<boolean> {
+    return this.#retry("renewLease", () => this.#leases.renew(query, holder, token, ttlMs, now));
+  }
+
   releaseLease(query: string, holder: string): Promise<void> {
     return this.#retry("releaseLease", () => this.#leases.release(query, holder));
   }

@@ -48,6 +48,9 @@ export class SqliteLeases {
           "ON CONFLICT (query) DO UPDATE SET holder = excluded.holder, token = excluded.token, " +
           "expires_at = excluded.expires_at",
       ),
+      renew: db.prepare(
+        "UPDATE warrant_leases SET expires_at = ? WHERE query = ? AND holder = ? AND token = ?",
+      ),
       release: db.prepare("DELETE FROM warrant_leases WHERE query = ? AND holder = ?"),
       list: db.prepare(
         "SELECT query, holder, token, expires_at FROM warrant_leases ORDER BY query",
@@ -99,6 +102,10 @@ export class SqliteLeases {
 
   acquire(query: string, holder: string, ttlMs: number, now: Date): LeaseGrant | undefined {
     return this.#acquireTx.immediate(query, holder, ttlMs, now.getTime());
+  }
+
+  renew(query: string, holder: string, token: number, ttlMs: number, now: Date): boolean {
+    return this.#stmt.renew.run(now.getTime() + ttlMs, query, holder, token).changes === 1;
   }
 
   release(query: string, holder: string): void {

@@ -388,6 +388,16 @@ export class SqliteLedgerStore implements LedgerStore {
     return this.#run("acquireLease", () => this.#leases.acquire(query, holder, ttlMs, now));
   }
 
+  renewLease(
+    query: string,
+    holder: string,
+    token: number,
+    ttlMs: number,
+    now: Date,
+  ): Promise<boolean> {
+    return this.#run("renewLease", () => this.#leases.renew(query, holder, token, ttlMs, now));
+  }
+
   async releaseLease(query: string, holder: string): Promise<void> {
     await this.#run("releaseLease", () => this.#leases.release(query, holder));
   }

@@ -78,6 +78,8 @@ export function fencedStore(
     postOperatorAct: (act) => store.postOperatorAct(act),
     readOperatorActs: (query) => store.readOperatorActs(query),
     acquireLease: (query, holder, ttlMs, now) => store.acquireLease(query, holder, ttlMs, now),
+    renewLease: (query, holder, token, ttlMs, now) =>
+      store.renewLease(query, holder, token, ttlMs, now),
     releaseLease: (query, holder) => store.releaseLease(query, holder),
     leases: () => store.leases(),
     registerWorker: (worker) => store.registerWorker(worker),

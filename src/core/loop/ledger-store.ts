@@ -124,6 +124,18 @@ export interface LedgerStore {
     ttlMs: number,
     now: Date,
   ): Promise<LeaseGrant | undefined>;
+  /**
+   * Extend a lease to now+ttl only while the loop's lease row is still `holder`'s under `token`
+   * (live, or expired and not taken): false once it was taken or released. A renewal never takes
+   * a loop, so a driver that lost its lease cannot get it back by renewing.
+   */
+  renewLease(
+    query: string,
+    holder: string,
+    token: number,
+    ttlMs: number,
+    now: Date,
+  ): Promise<boolean>;
   /** Removes the lease only while `holder` holds it; its token is never granted again. */
   releaseLease(query: string, holder: string): Promise<void>;
   /** Every lease held, live or expired, ordered by query. */
