@@ -2,7 +2,8 @@
 // and record write carries the lease's fencing token, checked by the store in the write's own
 // transaction); the lease is renewed in the background; and the moment a renewal fails or the store
 // refuses a write, the drive is stopped: its environments are destroyed (their processes killed),
-// it writes nothing more, and the caller gets WarrantError `store/lease-lost` at once.
+// it writes nothing more, and the caller gets WarrantError `store/lease-lost` at once. A drive that
+// fails otherwise leaves no environment behind either.
 import { fencedStore } from "../core/loop/fenced-store.js";
 import { WarrantError } from "../core/result.js";
 import { LoopLedger } from "./loop-ledger.js";
@@ -32,10 +33,14 @@ export async function underLease<T>(
     fail = reject;
   });
   lost.catch(() => undefined);
+  const destroyAll = async (): Promise<void> => {
+    const envs = [...environments];
+    environments.clear();
+    await Promise.allSettled(envs.map((env) => env.destroy()));
+  };
   const store = fencedStore(ctx.store, { query, token }, (reason) => {
     ctx.emit({ kind: "refused", code: reason.code, message: reason.message });
-    for (const env of environments) void env.destroy().catch(() => false);
-    environments.clear();
+    void destroyAll();
     fail(reason);
   });
   const refuseOnceLost = <R>(work: () => Promise<R>): Promise<R> => {
@@ -49,6 +54,10 @@ export async function underLease<T>(
     sandbox: tracked(ctx.sandbox, environments, () => store.lost),
     passages: { run: (request) => refuseOnceLost(() => ctx.passages.run(request)) },
     approver: { approve: (request) => refuseOnceLost(() => ctx.approver.approve(request)) },
+    // An abandoned drive says nothing more either.
+    emit: (event) => {
+      if (store.lost === undefined) ctx.emit(event);
+    },
   };
 
   // One renewal at a time; the last one settles before the caller releases the lease.
@@ -85,6 +94,11 @@ export async function underLease<T>(
   work.catch(() => undefined);
   try {
     return await Promise.race([work, lost]);
+  } catch (e) {
+    // A drive that failed (its store gone past the retry window, say) leaves no environment
+    // running: a resume would discard it anyway, and a run with a step started concludes unknown.
+    await destroyAll();
+    throw e;
   } finally {
     stopped = true;
     clearInterval(timer);

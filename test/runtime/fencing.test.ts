@@ -2,9 +2,10 @@
 // token (another driver took the loop), or when a renewal finds the lease taken, the drive's
 // environment is destroyed (its processes killed), nothing more of it is written, and the caller
 // gets store/lease-lost.
-import { readdirSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { LedgerRecord, LedgerStore } from "../../src/core/loop/ledger-store.js";
+import { WarrantError } from "../../src/core/result.js";
 import { driveUnderLease } from "../../src/runtime/session.js";
 import { accept, type Harness, harness, plan, result, turn } from "./harness.js";
 
@@ -32,6 +33,18 @@ function takenOverBefore(kind: string): (s: LedgerStore) => LedgerStore {
         };
       },
     });
+}
+
+/** Processes running the long step's command (`sleep 613`), by pid, read from /proc. */
+function stepProcesses(): string[] {
+  return readdirSync("/proc").filter((pid) => {
+    if (!/^\d+$/.test(pid)) return false;
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, "utf8") === "sleep\u0000613\u0000";
+    } catch {
+      return false;
+    }
+  });
 }
 
 const envDirs = (h: Harness) => readdirSync(h.envRoot).filter((n) => n.startsWith("warrant-env-"));
@@ -89,15 +102,15 @@ describe("a drive that loses its lease", () => {
       (await h.store.listRecords(h.query)).some((r) => r.kind === "stepStarted"),
     );
     expect(envDirs(h)).toHaveLength(1);
+    // The step's command (the pack's `sleep 613`) runs.
+    await until(() => stepProcesses().length > 0);
     const before = await written(h);
     // worker-a is frozen past its lease (as far as the store can tell): worker-b takes the loop.
     const later = new Date(Date.now() + 3_600_000);
     expect(await h.store.acquireLease(h.query, "worker-b", 60_000, later)).toBeDefined();
     await expect(driving).rejects.toMatchObject({ code: "store/lease-lost" });
-    // The ten-minute step ends now: its process was killed with the environment.
-    await until(() =>
-      h.events.some((e) => e.kind === "note" && e.text.includes("step wait observe-command")),
-    );
+    // The ten-minute step is killed with its environment.
+    await until(() => stepProcesses().length === 0);
     await until(() => envDirs(h).length === 0);
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(await written(h)).toEqual(before);
@@ -161,5 +174,32 @@ describe("a drive that loses its lease", () => {
     expect(h.events.filter((e) => e.kind === "refused")).toEqual([]);
     // No renewal took the loop again after the release: its next lease gets the next token.
     expect((await h.store.acquireLease(h.query, "worker-b", 1000, new Date()))?.token).toBe(2);
+  });
+
+  it("leaves no environment behind when the drive fails otherwise (its store gone)", async () => {
+    const storeGone = (store: LedgerStore): LedgerStore =>
+      new Proxy(store, {
+        get(target, prop, receiver) {
+          const v = Reflect.get(target, prop, receiver) as unknown;
+          if (typeof v !== "function") return v;
+          if (prop !== "putRecords") return v.bind(target);
+          return async (records: readonly LedgerRecord[], ...rest: unknown[]) => {
+            if (records.some((r) => r.kind === "stepStarted")) {
+              throw new WarrantError("store/unreachable", "the database went away");
+            }
+            return (v as (...a: unknown[]) => Promise<unknown>).call(target, records, ...rest);
+          };
+        },
+      });
+    const h = await harness(
+      { implementer: [longStep], reviewer: [accept] },
+      { pack: "long-step.task-pack.json", wrapStore: storeGone },
+    );
+    await expect(driveUnderLease(h.ctx, h.query, h.pack, "worker-a")).rejects.toMatchObject({
+      code: "store/unreachable",
+    });
+    expect((await h.store.listRecords(h.query)).map((r) => r.kind)).toContain("runStarted");
+    expect(envDirs(h)).toEqual([]);
+    expect(await h.store.leases()).toEqual([]);
   });
 });
