@@ -86,6 +86,8 @@ export function lineOf(e: WarrantEvent): string | undefined {
       return `waiting: ${e.reason}${e.counter === undefined ? "" : ` (${e.counter})`}: ${e.detail}`;
     case "summary-skipped":
       return `no summary: ${e.detail}`;
+    case "lease-lost":
+      return `refused: ${e.code}: ${e.message}`;
     case "drive-start":
     case "drive-end":
     case "model-call-start":

@@ -204,6 +204,8 @@ export type WarrantEvent =
       readonly detail: string;
       readonly document: LoopDocument;
     })
+  /** The drive lost its lease (a refused write or renewal): it stops at once and writes nothing more. */
+  | (Base & { readonly kind: "lease-lost"; readonly code: string; readonly message: string })
   /** The loop is stopped (emitted once, when a drive finds it so). */
   | (Base & {
       readonly kind: "stop";

@@ -3,6 +3,7 @@
 import { randomBytes } from "node:crypto";
 import { WarrantError } from "../core/result.js";
 import { type DriveResult, drive } from "./driver.js";
+import { underLease } from "./fenced-drive.js";
 import { bindingRefOf, openLoop } from "./open-loop.js";
 import type { RuntimeContext } from "./ports.js";
 import type { BindingBody } from "./records.js";
@@ -26,7 +27,12 @@ export interface LeaseOptions {
   readonly onLeased?: () => void;
 }
 
-/** Drives `query` while holding its lease, extended in the background until the drive ends. */
+/**
+ * Drives `query` while holding its lease, extended in the background until the drive ends. With
+ * `waitMs`, waits that long for a lease another driver holds (one that died frees it within its ttl).
+ * Throws WarrantError `store/lease-lost` as soon as the lease is lost (a failed renewal, a write
+ * the store refused): the drive is stopped then, its environment destroyed.
+ */
 export async function driveUnderLease(
   ctx: RuntimeContext,
   query: string,
@@ -37,18 +43,16 @@ export async function driveUnderLease(
   const ttl = opts.ttlMs ?? DEFAULT_LEASE_TTL_MS;
   // Leases are wall-clock: they bind processes, not the loop's (possibly injected) clock.
   const giveUpAt = Date.now() + (opts.waitMs ?? 0);
-  while (!(await ctx.store.acquireLease(query, holder, ttl, new Date()))) {
+  let grant = await ctx.store.acquireLease(query, holder, ttl, new Date());
+  while (grant === undefined) {
     if (Date.now() >= giveUpAt) {
       ctx.emit({ kind: "drive-end", query, status: "leased-elsewhere" });
       return "leased-elsewhere";
     }
     await ctx.sleep(Math.min(500, ttl / 4));
+    grant = await ctx.store.acquireLease(query, holder, ttl, new Date());
   }
   opts.onLeased?.();
-  const timer = setInterval(() => {
-    void ctx.store.acquireLease(query, holder, ttl, new Date()).catch(() => undefined);
-  }, ttl / 3);
-  timer.unref();
   ctx.emit({
     kind: "drive-start",
     query,
@@ -57,7 +61,9 @@ export async function driveUnderLease(
     holder,
   });
   try {
-    const result = await drive(ctx, { query, pack });
+    // Every write carries the lease's fencing token; a lost lease stops the drive (store/lease-lost).
+    const lease = { query, holder, token: grant.token, ttlMs: ttl };
+    const result = await underLease(ctx, lease, (fenced) => drive(fenced, { query, pack }));
     ctx.emit({
       kind: "drive-end",
       query,
@@ -70,7 +76,6 @@ export async function driveUnderLease(
     });
     return result;
   } finally {
-    clearInterval(timer);
     await ctx.store.releaseLease(query, holder).catch(() => undefined);
   }
 }

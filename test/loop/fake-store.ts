@@ -4,11 +4,14 @@ import { chainHash, GENESIS_HASH } from "../../src/core/loop/chain.js";
 import type {
   AppendBatch,
   AppendOutcome,
+  LeaseGrant,
+  LeaseInfo,
   LedgerRecord,
   LedgerStore,
   LoopSummary,
   OperatorAct,
   StoredFact,
+  WorkerInfo,
 } from "../../src/core/loop/ledger-store.js";
 import { chargeKeyOf } from "../../src/core/loop/types.js";
 
@@ -66,9 +69,26 @@ export class FakeStore implements LedgerStore {
   async readOperatorActs(_query: string): Promise<readonly OperatorAct[]> {
     return [];
   }
-  async acquireLease(): Promise<boolean> {
+  async acquireLease(): Promise<LeaseGrant> {
+    return { token: 1 };
+  }
+  async renewLease(): Promise<boolean> {
     return true;
   }
   async releaseLease(): Promise<void> {}
+  async leases(): Promise<readonly LeaseInfo[]> {
+    return [];
+  }
+  async registerWorker(): Promise<void> {}
+  async heartbeatWorker(): Promise<boolean> {
+    return true;
+  }
+  async deregisterWorker(): Promise<void> {}
+  async listWorkers(): Promise<readonly WorkerInfo[]> {
+    return [];
+  }
+  async pruneWorkers(): Promise<readonly string[]> {
+    return [];
+  }
   async close(): Promise<void> {}
 }

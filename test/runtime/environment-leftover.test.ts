@@ -6,6 +6,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { MemoryLedgerStore } from "../../src/adapters/store/memory-ledger-store.js";
 import type { LedgerRecord, LedgerStore } from "../../src/core/loop/ledger-store.js";
+import type { Environment, Sandbox } from "../../src/core/sandbox/sandbox-port.js";
 import type { RunReportBody, RunStartedBody } from "../../src/runtime/records.js";
 import { environmentNameOf } from "../../src/runtime/run-executor.js";
 import { demoTurns, type Harness, harness, recordsOf } from "./harness.js";
@@ -18,9 +19,12 @@ const scripts = {
   summarizer: demoTurns("summarizer"),
 };
 
-/** A store that dies on the first write holding a record of `kind`, before or after it lands. */
-function dyingAt(kind: string, when: "before" | "after"): (s: LedgerStore) => LedgerStore {
-  return (store) =>
+/**
+ * A store that dies on the first write holding a record of `kind`, before or after it lands. A dead
+ * host cleans nothing up: after the death, the environments it made are never destroyed by it.
+ */
+function dyingAt(kind: string, when: "before" | "after", dead: { value: boolean }) {
+  return (store: LedgerStore): LedgerStore =>
     new Proxy(store, {
       get(target, prop, receiver) {
         const v = Reflect.get(target, prop, receiver) as unknown;
@@ -28,12 +32,32 @@ function dyingAt(kind: string, when: "before" | "after"): (s: LedgerStore) => Le
         if (prop !== "putRecords") return v.bind(target);
         return async (records: readonly LedgerRecord[]) => {
           const dies = records.some((r) => r.kind === kind);
-          if (dies && when === "before") throw new Crash(`died before ${kind}`);
+          if (dies && when === "before") {
+            dead.value = true;
+            throw new Crash(`died before ${kind}`);
+          }
           await (v as (r: readonly LedgerRecord[]) => Promise<unknown>).call(target, records);
-          if (dies) throw new Crash(`died after ${kind}`);
+          if (dies) {
+            dead.value = true;
+            throw new Crash(`died after ${kind}`);
+          }
         };
       },
     });
+}
+
+/** The sandbox of a host that may die: once dead, destroying its environments does nothing. */
+function undestroyedOnceDead(dead: { value: boolean }): (s: Sandbox) => Sandbox {
+  return (sandbox) => ({
+    backend: sandbox.backend,
+    discardEnvironment: (name) => sandbox.discardEnvironment(name),
+    async createEnvironment(baseline, opts) {
+      const env = await sandbox.createEnvironment(baseline, opts);
+      return Object.assign(Object.create(env) as Environment, {
+        destroy: () => (dead.value ? Promise.resolve({ confirmed: false }) : env.destroy()),
+      });
+    },
+  });
 }
 
 const envDirs = (h: Harness) => readdirSync(h.envRoot).filter((n) => n.startsWith("warrant-env-"));
@@ -41,7 +65,12 @@ const envDirs = (h: Harness) => readdirSync(h.envRoot).filter((n) => n.startsWit
 /** The first host dies at journaling `kind`; returns it and the leftover's path. */
 async function died(kind: string, when: "before" | "after" = "before") {
   const store = new MemoryLedgerStore();
-  const first = await harness(scripts, { store, wrapStore: dyingAt(kind, when) });
+  const dead = { value: false };
+  const first = await harness(scripts, {
+    store,
+    wrapStore: dyingAt(kind, when, dead),
+    wrapSandbox: undestroyedOnceDead(dead),
+  });
   await expect(first.drive()).rejects.toBeInstanceOf(Crash);
   const admitted = (await store.readFacts(first.query))
     .map((f) => f.fact.step)

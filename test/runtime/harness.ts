@@ -11,6 +11,7 @@ import { MemoryLedgerStore } from "../../src/adapters/store/memory-ledger-store.
 import type { LedgerStore } from "../../src/core/loop/ledger-store.js";
 import type { Role } from "../../src/core/loop/types.js";
 import type { Clock } from "../../src/core/ports.js";
+import type { Sandbox } from "../../src/core/sandbox/sandbox-port.js";
 import type { LoopOutcome } from "../../src/index.js";
 import { createWarrant, type Warrant } from "../../src/library/create-warrant.js";
 import type { WarrantOptions } from "../../src/library/options.js";
@@ -128,12 +129,16 @@ export interface HarnessOptions {
   readonly wrapStore?: (store: LedgerStore) => LedgerStore;
   /** `none`: no backend can contain a run (as on a host without bwrap or unshare). */
   readonly sandbox?: "bwrap" | "none";
+  /** What the runtime sees of the bwrap sandbox (a host that dies cannot destroy what it made). */
+  readonly wrapSandbox?: (sandbox: Sandbox) => Sandbox;
   readonly onEvent?: (event: WarrantEvent, h: Harness) => void | Promise<void>;
   /** How passages connect MCP servers (default: the official SDK's client). */
   readonly mcp?: WarrantOptions["mcp"];
   /** Passages also get the pack's observation command profiles (`profile.<name>`). */
   readonly profileTools?: boolean;
   readonly tools?: WarrantOptions["tools"];
+  /** The drive's lease (default: a 60 s ttl and a random holder). */
+  readonly lease?: WarrantOptions["lease"];
 }
 
 export async function harness(
@@ -161,7 +166,10 @@ export async function harness(
       models[role] = [...(models[role] ?? []), m];
       return m;
     },
-    sandbox: opts.sandbox === "none" ? "none" : createBwrapSandbox({ tempRoot: envRoot }),
+    sandbox:
+      opts.sandbox === "none"
+        ? "none"
+        : (opts.wrapSandbox ?? ((x) => x))(createBwrapSandbox({ tempRoot: envRoot })),
     approver: (opts.autoApprove ?? true) ? "auto" : "wait",
     signer: keySigner(HOST_KEY),
     operator: "node-operator-binding:test",
@@ -172,7 +180,7 @@ export async function harness(
         pending.push(Promise.resolve(opts.onEvent(e, h)));
     },
     pollIntervalMs: 5,
-    lease: { ttlMs: 60_000 },
+    lease: opts.lease ?? { ttlMs: 60_000 },
     ...(opts.mcp === undefined ? {} : { mcp: opts.mcp }),
     ...(opts.tools === undefined ? {} : { tools: opts.tools }),
   });

@@ -5,6 +5,7 @@ import { chainHash, GENESIS_HASH } from "../../src/core/loop/chain.js";
 import type { LedgerStore, StoredFact } from "../../src/core/loop/ledger-store.js";
 import { chargeKeyOf, type Fact } from "../../src/core/loop/types.js";
 import { cycle, fact, LIMITS, opened, passage, proposal, proposalRef, review } from "./facts.js";
+import { leaseContract } from "./lease-contract.js";
 
 export interface ContractSubject {
   readonly store: LedgerStore;
@@ -357,55 +358,7 @@ export function ledgerStoreContract(name: string, factory: StoreFactory): void {
       expect("text" in ((await store.readOperatorActs(Q))[0] ?? {})).toBe(false);
     });
 
-    describe("leases", () => {
-      const t0 = new Date("2026-12-01T10:00:00.000Z");
-      const plus = (ms: number) => new Date(t0.getTime() + ms);
-
-      it("grants a free lease and refuses another holder while it is live", async () => {
-        const { store } = await fresh();
-        expect(await store.acquireLease(Q, "worker-a", 1000, t0)).toBe(true);
-        expect(await store.acquireLease(Q, "worker-b", 1000, plus(1))).toBe(false);
-        expect(await store.acquireLease(Q, "worker-b", 1000, plus(999))).toBe(false);
-        // Leases are per loop.
-        expect(await store.acquireLease(Q2, "worker-b", 1000, plus(1))).toBe(true);
-      });
-
-      it("extends its holder's lease from now", async () => {
-        const { store } = await fresh();
-        expect(await store.acquireLease(Q, "worker-a", 1000, t0)).toBe(true);
-        expect(await store.acquireLease(Q, "worker-a", 1000, plus(800))).toBe(true);
-        // Live until 1800 now, not 1000.
-        expect(await store.acquireLease(Q, "worker-b", 1000, plus(1500))).toBe(false);
-        expect(await store.acquireLease(Q, "worker-b", 1000, plus(1799))).toBe(false);
-      });
-
-      it("lets another holder take over once the lease has expired", async () => {
-        const { store } = await fresh();
-        expect(await store.acquireLease(Q, "worker-a", 1000, t0)).toBe(true);
-        // Expired at exactly its expiry instant.
-        expect(await store.acquireLease(Q, "worker-b", 500, plus(1000))).toBe(true);
-        expect(await store.acquireLease(Q, "worker-a", 1000, plus(1001))).toBe(false);
-        expect(await store.acquireLease(Q, "worker-a", 1000, plus(1500))).toBe(true);
-      });
-
-      it("releases only its holder's lease", async () => {
-        const { store } = await fresh();
-        expect(await store.acquireLease(Q, "worker-a", 60_000, t0)).toBe(true);
-        await store.releaseLease(Q, "worker-b");
-        expect(await store.acquireLease(Q, "worker-b", 1000, plus(1))).toBe(false);
-        await store.releaseLease(Q, "worker-a");
-        expect(await store.acquireLease(Q, "worker-b", 1000, plus(2))).toBe(true);
-        await store.releaseLease(Q, "worker-a");
-        expect(await store.acquireLease(Q, "worker-a", 1000, plus(3))).toBe(false);
-      });
-
-      it("grants a contested free lease to exactly one of many concurrent holders", async () => {
-        const { store } = await fresh();
-        const holders = Array.from({ length: 8 }, (_, i) => `worker-${i}`);
-        const got = await Promise.all(holders.map((h) => store.acquireLease(Q, h, 1000, t0)));
-        expect(got.filter(Boolean)).toHaveLength(1);
-      });
-    });
+    leaseContract(fresh);
 
     it("lets exactly one of many concurrent appends at the same sequence win", async () => {
       const { store } = await fresh();
@@ -601,7 +554,10 @@ export function ledgerStoreContract(name: string, factory: StoreFactory): void {
       } as const;
       await store.postOperatorAct(act);
       const t0 = new Date("2026-12-01T10:00:00.000Z");
-      expect(await store.acquireLease(Q, "worker-a", 60_000, t0)).toBe(true);
+      const lease = await store.acquireLease(Q, "worker-a", 60_000, t0);
+      expect(lease).toBeDefined();
+      const worker = { id: "worker-a", host: "h", pid: 7, started: t0 };
+      await store.registerWorker(worker);
       const before = await store.readFacts(Q);
       await store.close();
 
@@ -611,9 +567,16 @@ export function ledgerStoreContract(name: string, factory: StoreFactory): void {
       expect(await again.listRecords(Q)).toEqual([proposal(Q, 1), review(Q, 1)]);
       expect(await again.readOperatorActs(Q)).toEqual([act]);
       expect(await again.listLoops()).toEqual([{ query: Q, lastSequence: 3 }]);
-      expect(await again.acquireLease(Q, "worker-b", 1000, new Date(t0.getTime() + 1000))).toBe(
-        false,
-      );
+      expect(
+        await again.acquireLease(Q, "worker-b", 1000, new Date(t0.getTime() + 1000)),
+      ).toBeUndefined();
+      expect(await again.listWorkers()).toEqual([{ ...worker, lastHeartbeat: t0, loops: [Q] }]);
+      // Tokens survive the reopen: a takeover after it gets a greater one, and the old one is stale.
+      const taken = await again.acquireLease(Q, "worker-b", 1000, new Date(t0.getTime() + 60_000));
+      expect(taken?.token).toBeGreaterThan(lease?.token ?? Number.POSITIVE_INFINITY);
+      await expect(
+        again.putRecords([review(Q, 9)], { query: Q, token: lease?.token ?? 1 }),
+      ).rejects.toMatchObject({ code: "store/lease-lost" });
       // The chain continues from the stored hash.
       const next = await again.append({
         query: Q,

@@ -1,16 +1,19 @@
 // The PostgreSQL store against the shared LedgerStore contract, each test on a fresh schema, plus
 // what only PostgreSQL has: schemas named in the URI and its connection errors.
+import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { openStore } from "../../src/adapters/store/open-store.js";
+import { loopLock } from "../../src/adapters/store/postgres-sql.js";
+import { LATEST_SCHEMA_VERSION } from "../../src/adapters/store/schema-version.js";
 import { postgresForTests, TestSchemas } from "../helpers/postgres.js";
-import { opened } from "./facts.js";
+import { opened, passage, review } from "./facts.js";
 import { ledgerStoreContract } from "./ledger-store-contract.js";
 
-const pg = await postgresForTests();
-const schemas = new TestSchemas(pg.url, "store");
-afterAll(() => (pg.enabled ? schemas.dropAll() : undefined));
+const server = await postgresForTests();
+const schemas = new TestSchemas(server.url, "store");
+afterAll(() => (server.enabled ? schemas.dropAll() : undefined));
 
-describe.skipIf(!pg.enabled)("PostgreSQL store", () => {
+describe.skipIf(!server.enabled)("PostgreSQL store", () => {
   ledgerStoreContract("postgres", async () => {
     const uri = schemas.uri();
     return { store: await openStore(uri), reopen: () => openStore(uri) };
@@ -27,10 +30,12 @@ describe.skipIf(!pg.enabled)("PostgreSQL store", () => {
     );
     expect(rows.map((r) => r.table_name)).toEqual([
       "warrant_facts",
+      "warrant_lease_tokens",
       "warrant_leases",
       "warrant_meta",
       "warrant_operator_acts",
       "warrant_records",
+      "warrant_workers",
     ]);
   });
 
@@ -43,11 +48,70 @@ describe.skipIf(!pg.enabled)("PostgreSQL store", () => {
     const rows = await schemas.sql<{ value: string }>(
       `SELECT value FROM "${TestSchemas.schemaOf(uri)}".warrant_meta WHERE key = 'schema_version'`,
     );
-    expect(rows).toEqual([{ value: "2" }]);
+    expect(rows).toEqual([{ value: String(LATEST_SCHEMA_VERSION) }]);
   });
 
+  it.each([
+    ["an append", "append"],
+    ["an append with records", "append-with-records"],
+    ["a record write", "records"],
+  ] as const)(
+    "%s under a token a takeover in progress makes stale waits for it, then is refused",
+    async (_, write) => {
+      const uri = schemas.uri();
+      const schema = TestSchemas.schemaOf(uri);
+      const store = await openStore(uri);
+      const q = "query:race";
+      await store.append({ query: q, expectedLastSequence: 0, facts: [opened(q)] });
+      const token = (await store.acquireLease(q, "worker-a", 1000, new Date()))?.token ?? 0;
+      // Another driver's takeover, not yet committed, holds the loop's lock, as acquireLease does.
+      const taker = new pg.Client({ connectionString: server.url });
+      await taker.connect();
+      await taker.query("BEGIN");
+      await taker.query(loopLock(schema, q));
+      await taker.query(
+        `UPDATE "${schema}".warrant_leases SET holder = 'worker-b', token = token + 1 WHERE query = $1`,
+        [q],
+      );
+      const pending =
+        write === "records"
+          ? store.putRecords([review(q, 1)], { query: q, token })
+          : store.append({
+              query: q,
+              expectedLastSequence: 1,
+              facts: [passage(q, 2, 1)],
+              ...(write === "append-with-records" ? { records: [review(q, 1)] } : {}),
+              fencingToken: token,
+            });
+      let settled = false;
+      pending.then(
+        () => {
+          settled = true;
+        },
+        () => {
+          settled = true;
+        },
+      );
+      // The write waits for the loop's lock: it cannot commit under a token the takeover replaces.
+      while (!settled) {
+        const [row] = await schemas.sql<{ n: string }>(
+          "SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event = 'advisory' AND query LIKE $1",
+          [`%${loopLock(schema, q)}%`],
+        );
+        if (Number(row?.n) > 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await taker.query("COMMIT");
+      await taker.end();
+      await expect(pending).rejects.toMatchObject({ code: "store/lease-lost" });
+      expect(await store.readFacts(q)).toHaveLength(1);
+      expect(await store.listRecords(q)).toEqual([]);
+      await store.close();
+    },
+  );
+
   it("refuses a schema name that is not a plain identifier", async () => {
-    const u = new URL(pg.url);
+    const u = new URL(server.url);
     u.searchParams.set("schema", 'x"; DROP TABLE y; --');
     await expect(openStore(u.toString())).rejects.toMatchObject({ code: "store/uri-invalid" });
   });

@@ -1,5 +1,5 @@
-// PostgreSQL schema migrations: from every earlier version (version 1 as a frozen SQL script of
-// what it wrote), in one transaction, and a store written by a newer version refused.
+// PostgreSQL schema migrations: from every earlier version (versions 1 and 2 as frozen SQL scripts
+// of what they wrote), in one transaction, and a store written by a newer version refused.
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -12,16 +12,31 @@ import { postgresForTests, TestSchemas } from "../helpers/postgres.js";
 import { passage, proposal } from "./facts.js";
 
 const FIXTURE_V1 = readFileSync(path.join(repoRoot, "test/fixtures/store/v1.postgres.sql"), "utf8");
+const FIXTURE_V2 = readFileSync(path.join(repoRoot, "test/fixtures/store/v2.postgres.sql"), "utf8");
 const Q = "query:fixture-v1";
 const pg = await postgresForTests();
 const schemas = new TestSchemas(pg.url, "migrate");
 afterAll(() => (pg.enabled ? schemas.dropAll() : undefined));
 
-/** A fresh schema holding what version 1 wrote; returns its store URI. */
-async function v1Store(): Promise<string> {
+/** A fresh schema holding what a version wrote (its fixture script); returns its store URI. */
+async function fixtureStore(script: string): Promise<string> {
   const uri = schemas.uri();
   const name = TestSchemas.schemaOf(uri);
-  await schemas.sql(`CREATE SCHEMA "${name}"; SET search_path TO "${name}"; ${FIXTURE_V1}`);
+  await schemas.sql(`CREATE SCHEMA "${name}"; SET search_path TO "${name}"; ${script}`);
+  return uri;
+}
+
+const v1Store = () => fixtureStore(FIXTURE_V1);
+
+/** A fresh schema migrated by this code up to `target` only. */
+async function migratedTo(target: number): Promise<string> {
+  const uri = schemas.uri();
+  const store = await openPostgresLedgerStore(new URL(pg.url).toString(), {
+    uri,
+    schema: TestSchemas.schemaOf(uri),
+    targetVersion: target,
+  });
+  await store.close();
   return uri;
 }
 
@@ -65,18 +80,58 @@ async function shape(
 describe.skipIf(!pg.enabled)("PostgreSQL migrations", () => {
   it("the version 1 fixture is what step 1 still creates (step 1 is frozen)", async () => {
     const fixture = await v1Store();
-    const uri = schemas.uri();
-    const store = await openPostgresLedgerStore(new URL(pg.url).toString(), {
-      uri,
-      schema: TestSchemas.schemaOf(uri),
-      targetVersion: 1,
-    });
-    await store.close();
+    const uri = await migratedTo(1);
     expect(await version(uri)).toBe("1");
     const frozen = await shape(fixture);
     expect(frozen.columns).toHaveLength(13);
     expect(frozen.indexes).toHaveLength(5);
     expect(await shape(uri)).toEqual(frozen);
+  });
+
+  it("the version 2 fixture is what steps 1 and 2 still create (step 2 is frozen)", async () => {
+    const fixture = await fixtureStore(FIXTURE_V2);
+    const uri = await migratedTo(2);
+    expect(await version(uri)).toBe("2");
+    const frozen = await shape(fixture);
+    expect(frozen.columns).toHaveLength(23);
+    expect(await shape(uri)).toEqual(frozen);
+  });
+
+  it("migrates a version 2 store to the latest: its lease gets token 1, later grants go above it", async () => {
+    const uri = await fixtureStore(FIXTURE_V2);
+    expect(await version(uri)).toBe("2");
+    const store = await openStore(uri);
+    expect(await version(uri)).toBe(String(LATEST_SCHEMA_VERSION));
+    expect((await store.readFacts(Q)).map((s) => s.fact.sequence)).toEqual([1, 2, 3]);
+    expect(await store.readOperatorActs(Q)).toHaveLength(1);
+    const until = new Date("2026-12-01T10:01:10.000Z");
+    expect(await store.leases()).toEqual([{ query: Q, holder: "worker-v2", token: 1, until }]);
+    // The holder from before the upgrade writes under token 1 until another takes the loop.
+    expect(
+      await store.append({
+        query: Q,
+        expectedLastSequence: 3,
+        facts: [passage(Q, 4, 2)],
+        fencingToken: 1,
+      }),
+    ).toMatchObject({ ok: true });
+    expect((await store.acquireLease(Q, "worker-v3", 1000, until))?.token).toBe(2);
+    await expect(store.putRecords([proposal(Q, 2)], { query: Q, token: 1 })).rejects.toMatchObject({
+      code: "store/lease-lost",
+    });
+    await store.registerWorker({ id: "worker-v3", host: "h", pid: 1, started: until });
+    expect((await store.listWorkers())[0]?.loops).toEqual([Q]);
+    await store.close();
+  });
+
+  it("applies step 3 in one transaction: a failing statement leaves a version 2 store as it was", async () => {
+    const uri = await fixtureStore(FIXTURE_V2);
+    await schemas.sql(`CREATE TABLE "${TestSchemas.schemaOf(uri)}".warrant_workers (x INTEGER)`);
+    const before = await shape(uri);
+    await expect(openStore(uri)).rejects.toMatchObject({ code: "store/io" });
+    expect(await version(uri)).toBe("2");
+    expect(await shape(uri)).toEqual(before);
+    expect(await tables(uri)).not.toContain("warrant_lease_tokens");
   });
 
   it("migrates a version 1 store to the latest, keeping its facts, chain and records", async () => {
@@ -100,7 +155,7 @@ describe.skipIf(!pg.enabled)("PostgreSQL migrations", () => {
       at: "2026-12-01T10:00:09Z",
     });
     expect(await store.readOperatorActs(Q)).toHaveLength(1);
-    expect(await store.acquireLease(Q, "w", 1000, new Date())).toBe(true);
+    expect((await store.acquireLease(Q, "w", 1000, new Date()))?.token).toBe(1);
     const next = await store.append({
       query: Q,
       expectedLastSequence: 3,
@@ -119,7 +174,7 @@ describe.skipIf(!pg.enabled)("PostgreSQL migrations", () => {
     const uri = schemas.uri();
     await (await openStore(uri)).close();
     expect(await version(uri)).toBe(String(LATEST_SCHEMA_VERSION));
-    expect(await tables(uri)).toHaveLength(5);
+    expect(await tables(uri)).toHaveLength(7);
   });
 
   it("applies a version's steps in one transaction: a failing step leaves the store as it was", async () => {

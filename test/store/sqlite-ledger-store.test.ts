@@ -1,11 +1,13 @@
-// The SQLite store against the shared LedgerStore contract, plus what only SQLite has: its pragmas.
+// The SQLite store against the shared LedgerStore contract, plus what only SQLite has: its pragmas,
+// group commit, and the lock another connection holds past the busy timeout.
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
+import { LATEST_SCHEMA_VERSION } from "../../src/adapters/store/schema-version.js";
 import { openSqliteLedgerStore } from "../../src/adapters/store/sqlite-ledger-store.js";
-import { opened, passage } from "./facts.js";
+import { opened, passage, review } from "./facts.js";
 import { ledgerStoreContract } from "./ledger-store-contract.js";
 
 const dir = mkdtempSync(path.join(os.tmpdir(), "warrant-sqlite-"));
@@ -49,9 +51,13 @@ describe("SQLite group commit", () => {
     await again.close();
   });
 
-  it("rejects every append of a group whose transaction cannot start, storing none", async () => {
+  it("rejects every append of a group whose lock stays busy past the retry window, storing none", async () => {
     const file = path.join(dir, "group-busy.db");
-    const store = openSqliteLedgerStore(file, { busyTimeoutMs: 50 });
+    const retries: string[] = [];
+    const store = openSqliteLedgerStore(file, {
+      busyTimeoutMs: 20,
+      retry: { windowMs: 300, onRetry: (e) => retries.push(e.operation) },
+    });
     const blocker = new Database(file);
     blocker.exec("BEGIN IMMEDIATE");
     const results = await Promise.allSettled([
@@ -62,9 +68,42 @@ describe("SQLite group commit", () => {
       { status: "rejected", reason: { code: "store/busy" } },
       { status: "rejected", reason: { code: "store/busy" } },
     ]);
+    // It was tried again before giving up.
+    expect(retries.length).toBeGreaterThan(0);
+    expect(new Set(retries)).toEqual(new Set(["append"]));
     blocker.exec("ROLLBACK");
     blocker.close();
     expect(await store.listLoops()).toEqual([]);
+    await store.close();
+  });
+
+  it("retries appends, record writes and leases whose lock is busy until it is free, in order", async () => {
+    const file = path.join(dir, "busy-then-free.db");
+    const retried = new Set<string>();
+    const store = openSqliteLedgerStore(file, {
+      busyTimeoutMs: 20,
+      retry: { windowMs: 30_000, onRetry: (e) => retried.add(e.operation) },
+    });
+    const blocker = new Database(file);
+    blocker.exec("BEGIN IMMEDIATE");
+    const q = "query:busy";
+    const writes = Promise.all([
+      store.append({ query: q, expectedLastSequence: 0, facts: [opened(q)] }),
+      store.append({ query: q, expectedLastSequence: 1, facts: [passage(q, 2, 1)] }),
+      store.putRecords([review(q, 1)]),
+      store.acquireLease(q, "worker-a", 60_000, new Date()),
+    ]);
+    // The other connection holds the write lock well past the busy timeout, then lets go.
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    blocker.exec("ROLLBACK");
+    blocker.close();
+    const [first, second, , lease] = await writes;
+    expect(first).toMatchObject({ ok: true });
+    expect(second).toMatchObject({ ok: true });
+    expect(lease).toBeDefined();
+    expect((await store.readFacts(q)).map((s) => s.fact.sequence)).toEqual([1, 2]);
+    expect(await store.listRecords(q)).toEqual([review(q, 1)]);
+    expect(retried).toEqual(new Set(["append", "putRecords", "acquireLease"]));
     await store.close();
   });
 });
@@ -83,9 +122,7 @@ describe("SQLite store settings", () => {
     const db = new Database(file, { readonly: true });
     expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
     expect(db.prepare("SELECT value FROM warrant_meta WHERE key = 'schema_version'").get()).toEqual(
-      {
-        value: "2",
-      },
+      { value: String(LATEST_SCHEMA_VERSION) },
     );
     db.close();
   });

@@ -1,5 +1,5 @@
-// SQLite schema migrations: from every earlier version (version 1 as a frozen file written by it),
-// in one transaction, and a store written by a newer version refused.
+// SQLite schema migrations: from every earlier version (versions 1 and 2 as frozen files written by
+// them), in one transaction, and a store written by a newer version refused.
 import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -15,15 +15,20 @@ import { repoRoot } from "../helpers/cli.js";
 import { passage, proposal } from "./facts.js";
 
 const FIXTURE_V1 = path.join(repoRoot, "test/fixtures/store/v1.sqlite");
+const FIXTURE_V2 = path.join(repoRoot, "test/fixtures/store/v2.sqlite");
 const Q = "query:fixture-v1";
 const dir = mkdtempSync(path.join(os.tmpdir(), "warrant-migrate-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let n = 0;
 
-function copyOfV1(): string {
-  const file = path.join(dir, `v1-${++n}.db`);
-  copyFileSync(FIXTURE_V1, file);
+function copyOf(fixture: string): string {
+  const file = path.join(dir, `fixture-${++n}.db`);
+  copyFileSync(fixture, file);
   return file;
+}
+
+function copyOfV1(): string {
+  return copyOf(FIXTURE_V1);
 }
 
 function version(file: string): string | undefined {
@@ -81,6 +86,43 @@ describe("SQLite migrations", () => {
     expect(schemaSql(file)).toEqual(schemaSql(FIXTURE_V1));
   });
 
+  it("the version 2 fixture is what steps 1 and 2 still create (step 2 is frozen)", () => {
+    const file = path.join(dir, "fresh-v2.db");
+    const db = new Database(file);
+    migrateSqlite(db, "sqlite:fresh-v2", 2);
+    db.close();
+    expect(version(file)).toBe("2");
+    expect(schemaSql(file)).toEqual(schemaSql(FIXTURE_V2));
+  });
+
+  it("migrates a version 2 store to the latest: its lease gets token 1, later grants go above it", async () => {
+    const file = copyOf(FIXTURE_V2);
+    expect(version(file)).toBe("2");
+    const store = openSqliteLedgerStore(file);
+    expect(version(file)).toBe(String(LATEST_SCHEMA_VERSION));
+    expect((await store.readFacts(Q)).map((s) => s.fact.sequence)).toEqual([1, 2, 3]);
+    expect(await store.readOperatorActs(Q)).toHaveLength(1);
+    const until = new Date("2026-12-01T10:01:10.000Z");
+    expect(await store.leases()).toEqual([{ query: Q, holder: "worker-v2", token: 1, until }]);
+    // The holder from before the upgrade writes under token 1 until another takes the loop.
+    expect(
+      await store.append({
+        query: Q,
+        expectedLastSequence: 3,
+        facts: [passage(Q, 4, 2)],
+        fencingToken: 1,
+      }),
+    ).toMatchObject({ ok: true });
+    const taken = await store.acquireLease(Q, "worker-v3", 1000, until);
+    expect(taken?.token).toBe(2);
+    await expect(store.putRecords([proposal(Q, 2)], { query: Q, token: 1 })).rejects.toMatchObject({
+      code: "store/lease-lost",
+    });
+    await store.registerWorker({ id: "worker-v3", host: "h", pid: 1, started: until });
+    expect((await store.listWorkers())[0]?.loops).toEqual([Q]);
+    await store.close();
+  });
+
   it("migrates a version 1 store to the latest, keeping its facts, chain and records", async () => {
     const file = copyOfV1();
     expect(version(file)).toBe("1");
@@ -104,7 +146,7 @@ describe("SQLite migrations", () => {
       at: "2026-12-01T10:00:09Z",
     });
     expect(await store.readOperatorActs(Q)).toHaveLength(1);
-    expect(await store.acquireLease(Q, "w", 1000, new Date())).toBe(true);
+    expect((await store.acquireLease(Q, "w", 1000, new Date()))?.token).toBe(1);
     const next = await store.append({
       query: Q,
       expectedLastSequence: 3,
@@ -123,19 +165,36 @@ describe("SQLite migrations", () => {
     expect(tables(file)).toEqual([
       "sqlite_sequence",
       "warrant_facts",
+      "warrant_lease_tokens",
       "warrant_leases",
       "warrant_meta",
       "warrant_operator_acts",
       "warrant_records",
+      "warrant_workers",
     ]);
   });
 
   it("reopening a store at the latest version changes nothing", async () => {
-    const file = copyOfV1();
+    const file = copyOf(FIXTURE_V2);
     await openSqliteLedgerStore(file).close();
     const before = schemaSql(file);
     await openSqliteLedgerStore(file).close();
     expect(schemaSql(file)).toEqual(before);
+  });
+
+  it("applies step 3 in one transaction: a failing statement leaves a version 2 store as it was", () => {
+    const file = copyOf(FIXTURE_V2);
+    const before = schemaSql(file);
+    const db = new Database(file);
+    // Something in the way of step 3's last table: its earlier statements are undone too.
+    db.exec("CREATE TABLE warrant_workers (x INTEGER)");
+    db.close();
+    const withBlocker = schemaSql(file);
+    expect(() => openSqliteLedgerStore(file)).toThrow();
+    expect(version(file)).toBe("2");
+    expect(schemaSql(file)).toEqual(withBlocker);
+    expect(withBlocker.filter((sql) => !before.includes(sql))).toHaveLength(1);
+    expect(tables(file)).not.toContain("warrant_lease_tokens");
   });
 
   it("applies a version's steps in one transaction: a failing step leaves the store as it was", () => {

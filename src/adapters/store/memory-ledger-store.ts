@@ -1,13 +1,19 @@
 // The in-memory LedgerStore: the same rules as the SQL stores (sequence check, unique charge keys,
-// records atomic with their facts), kept in maps. Nothing survives the process.
+// records atomic with their facts, fenced writes, leases with fencing tokens, the worker registry),
+// kept in maps. Nothing survives the process.
 import type {
   AppendBatch,
   AppendOutcome,
+  Fence,
+  LeaseGrant,
+  LeaseInfo,
   LedgerRecord,
   LedgerStore,
   LoopSummary,
   OperatorAct,
   StoredFact,
+  WorkerInfo,
+  WorkerRegistration,
 } from "../../core/loop/ledger-store.js";
 import {
   assertBatchShape,
@@ -23,10 +29,11 @@ import {
   sequenceConflictMessage,
   toStoredRecords,
 } from "./batch.js";
+import { assertToken, decideLease, type HeldLease, heldBy, leaseLost } from "./lease-rules.js";
 
-interface Lease {
-  readonly holder: string;
-  readonly expiresAt: number;
+interface Worker {
+  readonly registration: WorkerRegistration;
+  readonly lastHeartbeat: number;
 }
 
 export class MemoryLedgerStore implements LedgerStore {
@@ -35,10 +42,14 @@ export class MemoryLedgerStore implements LedgerStore {
   readonly #keys = new Map<string, Set<string>>();
   readonly #records = new Map<string, StoredRecord>();
   readonly #acts: OperatorAct[] = [];
-  readonly #leases = new Map<string, Lease>();
+  readonly #leases = new Map<string, HeldLease>();
+  /** Per loop, the greatest fencing token granted: kept after a release, so none is reused. */
+  readonly #lastTokens = new Map<string, number>();
+  readonly #workers = new Map<string, Worker>();
 
   async append(batch: AppendBatch): Promise<AppendOutcome> {
     assertBatchShape(batch);
+    if (batch.fencingToken !== undefined) this.#checkFence(batch.query, batch.fencingToken);
     const existing = this.#facts.get(batch.query) ?? [];
     if (existing.length !== batch.expectedLastSequence) {
       return {
@@ -71,8 +82,9 @@ export class MemoryLedgerStore implements LedgerStore {
     return (this.#facts.get(query) ?? []).slice(afterSequence).map(copyStoredFact);
   }
 
-  async putRecords(records: readonly LedgerRecord[]): Promise<void> {
-    for (const r of records) assertRecordShape(r);
+  async putRecords(records: readonly LedgerRecord[], fence?: Fence): Promise<void> {
+    for (const r of records) assertRecordShape(r, fence?.query);
+    if (fence !== undefined) this.#checkFence(fence.query, fence.token);
     const stored = toStoredRecords(records);
     for (const r of stored) this.#checkRecord(r);
     for (const r of stored) if (!this.#records.has(r.ref)) this.#records.set(r.ref, r);
@@ -101,11 +113,35 @@ export class MemoryLedgerStore implements LedgerStore {
     return this.#acts.filter((a) => a.query === query).map((a) => ({ ...a }));
   }
 
-  async acquireLease(query: string, holder: string, ttlMs: number, now: Date): Promise<boolean> {
-    const lease = this.#leases.get(query);
+  async acquireLease(
+    query: string,
+    holder: string,
+    ttlMs: number,
+    now: Date,
+  ): Promise<LeaseGrant | undefined> {
     const at = now.getTime();
-    if (lease !== undefined && lease.holder !== holder && lease.expiresAt > at) return false;
-    this.#leases.set(query, { holder, expiresAt: at + ttlMs });
+    const decision = decideLease(
+      this.#leases.get(query),
+      this.#lastTokens.get(query) ?? 0,
+      holder,
+      at,
+    );
+    if (decision.kind === "refused") return undefined;
+    this.#leases.set(query, { holder, token: decision.token, expiresAt: at + ttlMs });
+    this.#lastTokens.set(query, Math.max(decision.token, this.#lastTokens.get(query) ?? 0));
+    return { token: decision.token };
+  }
+
+  async renewLease(
+    query: string,
+    holder: string,
+    token: number,
+    ttlMs: number,
+    now: Date,
+  ): Promise<boolean> {
+    const lease = this.#leases.get(query);
+    if (lease?.holder !== holder || lease.token !== token) return false;
+    this.#leases.set(query, { ...lease, expiresAt: now.getTime() + ttlMs });
     return true;
   }
 
@@ -113,7 +149,66 @@ export class MemoryLedgerStore implements LedgerStore {
     if (this.#leases.get(query)?.holder === holder) this.#leases.delete(query);
   }
 
+  async leases(): Promise<readonly LeaseInfo[]> {
+    return [...this.#leases.entries()]
+      .sort(([a], [b]) => compareBytes(a, b))
+      .map(([query, l]) => ({
+        query,
+        holder: l.holder,
+        token: l.token,
+        until: new Date(l.expiresAt),
+      }));
+  }
+
+  async registerWorker(worker: WorkerRegistration): Promise<void> {
+    this.#workers.set(worker.id, {
+      registration: { ...worker, started: new Date(worker.started) },
+      lastHeartbeat: worker.started.getTime(),
+    });
+  }
+
+  async heartbeatWorker(id: string, now: Date): Promise<boolean> {
+    const w = this.#workers.get(id);
+    if (w === undefined) return false;
+    this.#workers.set(id, { ...w, lastHeartbeat: now.getTime() });
+    return true;
+  }
+
+  async deregisterWorker(id: string): Promise<void> {
+    this.#workers.delete(id);
+  }
+
+  async listWorkers(): Promise<readonly WorkerInfo[]> {
+    const leases = await this.leases();
+    return [...this.#workers.values()]
+      .sort((a, b) => compareBytes(a.registration.id, b.registration.id))
+      .map(({ registration: r, lastHeartbeat }) => ({
+        id: r.id,
+        host: r.host,
+        pid: r.pid,
+        started: new Date(r.started),
+        lastHeartbeat: new Date(lastHeartbeat),
+        loops: leases.filter((l) => heldBy(l.holder, r.id)).map((l) => l.query),
+      }));
+  }
+
+  async pruneWorkers(before: Date): Promise<readonly string[]> {
+    const gone = [...this.#workers.values()]
+      .filter((w) => w.lastHeartbeat < before.getTime())
+      .map((w) => w.registration.id)
+      .sort(compareBytes);
+    for (const id of gone) this.#workers.delete(id);
+    return gone;
+  }
+
   async close(): Promise<void> {}
+
+  /** Throws `store/lease-lost` unless the loop's lease is held under `token`. */
+  #checkFence(query: string, token: number): void {
+    assertToken(token);
+    const lease = this.#leases.get(query);
+    if (lease?.token !== token) throw leaseLost(query, token, lease);
+  }
 
   #checkRecord(r: StoredRecord): void {
     const old = this.#records.get(r.ref);

@@ -5,6 +5,7 @@ import type { LedgerStore } from "../../core/loop/ledger-store.js";
 import { assertNever, WarrantError } from "../../core/result.js";
 import { MemoryLedgerStore } from "./memory-ledger-store.js";
 import { parseStoreUri } from "./store-uri.js";
+import { type RetryOptions, storeRetryMs } from "./transient-retry.js";
 
 export { DEFAULT_STORE_URI, redactStoreUri, resolveStoreUri } from "./store-uri.js";
 
@@ -15,6 +16,14 @@ export interface OpenStoreOptions {
   readonly busyTimeoutMs?: number;
   /** PostgreSQL: pool size (default 10). */
   readonly poolSize?: number;
+  /**
+   * How long an operation of the open store is retried after a transient error (PostgreSQL
+   * restarting or a cut connection, SQLite busy past its timeout), in ms; 0: never. Default:
+   * `WARRANT_STORE_RETRY_MS`, else 60 000.
+   */
+  readonly retryMs?: number;
+  /** Told of each retried transient error. */
+  readonly onRetry?: RetryOptions["onRetry"];
 }
 
 /**
@@ -30,6 +39,10 @@ export async function openStore(uri: string, opts: OpenStoreOptions = {}): Promi
     throw new WarrantError(p?.code ?? "store/uri-invalid", p?.message ?? "invalid store URI");
   }
   const where = parsed.value;
+  const retry: RetryOptions = {
+    windowMs: opts.retryMs ?? storeRetryMs(process.env),
+    ...(opts.onRetry === undefined ? {} : { onRetry: opts.onRetry }),
+  };
   switch (where.kind) {
     case "memory":
       return new MemoryLedgerStore();
@@ -43,17 +56,17 @@ export async function openStore(uri: string, opts: OpenStoreOptions = {}): Promi
         });
       }
       const { openSqliteLedgerStore } = await import("./sqlite-ledger-store.js");
-      return openSqliteLedgerStore(
-        file,
-        opts.busyTimeoutMs === undefined
-          ? { uri: where.uri }
-          : { uri: where.uri, busyTimeoutMs: opts.busyTimeoutMs },
-      );
+      return openSqliteLedgerStore(file, {
+        uri: where.uri,
+        retry,
+        ...(opts.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: opts.busyTimeoutMs }),
+      });
     }
     case "postgres": {
       const { openPostgresLedgerStore } = await import("./postgres-ledger-store.js");
       return openPostgresLedgerStore(where.connectionString, {
         uri: where.uri,
+        retry,
         ...(where.schema === undefined ? {} : { schema: where.schema }),
         ...(opts.poolSize === undefined ? {} : { poolSize: opts.poolSize }),
       });

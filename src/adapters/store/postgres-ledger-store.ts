@@ -1,17 +1,23 @@
 // The PostgreSQL LedgerStore (pg Pool): one READ COMMITTED transaction per append, serialised per
 // loop by a transaction-scoped advisory lock, with synchronous_commit on so a commit is durable
 // before append() resolves. PRIMARY KEY (query, sequence) and UNIQUE (query, charge_key) are the
-// backstop should anything bypass the lock.
-import { sha256 } from "@noble/hashes/sha2.js";
+// backstop should anything bypass the lock. A fenced write checks its token against the lease row
+// in its own transaction, under that lock (which a takeover takes too). Transient errors (a restart, a cut connection, a
+// serialization failure) are retried under the same idempotency keys for the retry window.
 import pg from "pg";
 import type {
   AppendBatch,
   AppendOutcome,
+  Fence,
+  LeaseGrant,
+  LeaseInfo,
   LedgerRecord,
   LedgerStore,
   LoopSummary,
   OperatorAct,
   StoredFact,
+  WorkerInfo,
+  WorkerRegistration,
 } from "../../core/loop/ledger-store.js";
 import type { Fact } from "../../core/loop/types.js";
 import { WarrantError } from "../../core/result.js";
@@ -19,7 +25,6 @@ import {
   assertBatchShape,
   assertRecordShape,
   chainFacts,
-  chargeKeyConflictMessage,
   fromStoredRecord,
   recordConflict,
   type StoredRecord,
@@ -28,13 +33,25 @@ import {
   storedText,
   toStoredRecords,
 } from "./batch.js";
+import { assertToken, leaseLost } from "./lease-rules.js";
+import { constraintConflict, isTransientPgError, mapPgError } from "./postgres-errors.js";
+import { PostgresLeases } from "./postgres-leases.js";
 import { POSTGRES_META_DDL, POSTGRES_MIGRATIONS } from "./postgres-migrations.js";
+import {
+  inTransaction,
+  lockKey,
+  loopLock,
+  type PgTables,
+  pgTables,
+  quote,
+} from "./postgres-sql.js";
 import {
   LATEST_SCHEMA_VERSION,
   parseVersion,
   pendingMigrations,
   versionTooNew,
 } from "./schema-version.js";
+import { type Attempt, type RetryOptions, retryTransient } from "./transient-retry.js";
 
 export interface PostgresStoreOptions {
   /** The schema holding the tables (default `public`); created if absent. */
@@ -45,6 +62,8 @@ export interface PostgresStoreOptions {
   readonly uri: string;
   /** Migrate only up to this version (tests of the migration path). */
   readonly targetVersion?: number;
+  /** Retries of transient errors once open (default: for 60 s). Opening is never retried. */
+  readonly retry?: RetryOptions;
 }
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -65,13 +84,20 @@ export async function openPostgresLedgerStore(
   // An idle client that loses its connection is dropped by the pool; the next query reconnects
   // or fails with its own error. Without a listener the error would end the process.
   pool.on("error", () => {});
+  // So would a connection cut while its client is checked out (between two queries, or as the
+  // server's notice of shutdown arrives in the same read as the answer that handed the client on):
+  // every client keeps a listener for life, and the failure reaches the caller through its next
+  // query instead.
+  pool.on("connect", (client) => {
+    client.on("error", () => {});
+  });
   try {
     await migratePostgres(pool, schema, opts.uri, opts.targetVersion ?? LATEST_SCHEMA_VERSION);
   } catch (e) {
     await pool.end().catch(() => {});
     throw mapPgError(e, opts.uri);
   }
-  return new PostgresLedgerStore(pool, schema, opts.uri);
+  return new PostgresLedgerStore(pool, schema, opts.uri, opts.retry ?? {});
 }
 
 /** Bring `schema` to `target` in one transaction, serialised against concurrent openers. */
@@ -81,7 +107,7 @@ export async function migratePostgres(
   uri: string,
   target = LATEST_SCHEMA_VERSION,
 ): Promise<void> {
-  await inTransaction(pool, "BEGIN", async (client) => {
+  await inTransaction(pool, async (client) => {
     await client.query(`SELECT pg_advisory_xact_lock(${lockKey(`warrant-migrate\0${schema}`)})`);
     if (schema !== "public") await client.query(`CREATE SCHEMA IF NOT EXISTS ${quote(schema)}`);
     await client.query(`SET LOCAL search_path TO ${quote(schema)}`);
@@ -106,12 +132,9 @@ export class PostgresLedgerStore implements LedgerStore {
   readonly uri: string;
   readonly #pool: pg.Pool;
   readonly #schema: string;
-  readonly #t: {
-    readonly facts: string;
-    readonly records: string;
-    readonly acts: string;
-    readonly leases: string;
-  };
+  readonly #t: PgTables;
+  readonly #leases: PostgresLeases;
+  readonly #retryOptions: RetryOptions;
   #closed = false;
   /**
    * The last fact this store has read or written per loop. A stored fact never changes, so the hash
@@ -120,43 +143,69 @@ export class PostgresLedgerStore implements LedgerStore {
    */
   readonly #heads = new Map<string, { readonly sequence: number; readonly hash: string }>();
 
-  constructor(pool: pg.Pool, schema: string, uri: string) {
+  constructor(pool: pg.Pool, schema: string, uri: string, retry: RetryOptions = {}) {
     this.#pool = pool;
     this.#schema = schema;
     this.uri = uri;
-    const q = quote(schema);
-    this.#t = {
-      facts: `${q}.warrant_facts`,
-      records: `${q}.warrant_records`,
-      acts: `${q}.warrant_operator_acts`,
-      leases: `${q}.warrant_leases`,
-    };
+    this.#t = pgTables(schema);
+    this.#leases = new PostgresLeases(pool, schema, this.#t);
+    this.#retryOptions = retry;
   }
 
   async append(batch: AppendBatch): Promise<AppendOutcome> {
     assertBatchShape(batch);
+    if (batch.fencingToken !== undefined) assertToken(batch.fencingToken);
     const records = toStoredRecords(batch.records ?? []);
+    return this.#retry("append", async (attempt) => {
+      try {
+        const outcome = await this.#appendOnce(batch, records);
+        if (outcome.ok || !attempt.afterFailure) return outcome;
+        return (await this.#landed(batch, records)) ?? outcome;
+      } catch (e) {
+        // An earlier attempt that committed before its connection was cut, then a takeover: the
+        // refusal is of the retry, the facts are in.
+        const lost = e instanceof WarrantError && e.code === "store/lease-lost";
+        if (lost && attempt.afterFailure) {
+          const landed = await this.#landed(batch, records);
+          if (landed !== undefined) return landed;
+        }
+        throw e;
+      }
+    });
+  }
+
+  async #appendOnce(batch: AppendBatch, records: readonly StoredRecord[]): Promise<AppendOutcome> {
     const expected = batch.expectedLastSequence;
     const head = this.#heads.get(batch.query);
     if (records.length === 0 && (expected === 0 || head?.sequence === expected)) {
       return this.#appendKnownHead(batch, expected === 0 ? undefined : head?.hash);
     }
-    const client = await this.#connect();
+    const client = await this.#pool.connect();
     let broken: Error | undefined;
     try {
       // Values are inlined as escaped literals so that statements share a round trip: this path
       // takes two (more with records).
       const lit = (v: string) => client.escapeLiteral(v);
       // 1: open the transaction with synchronous_commit on (whatever the server default), take the
-      // loop's lock (held to COMMIT), read the loop's last fact. Each statement of a simple query
-      // takes a new snapshot, so the read sees every append committed before the lock was granted.
+      // loop's lock (held to COMMIT), lock a fenced write's lease row, read the loop's last fact.
+      // Each statement of a simple query takes a new snapshot, so the read sees every append
+      // committed before the lock was granted.
+      const token = batch.fencingToken;
       const results = (await client.query(
         "BEGIN; SET LOCAL synchronous_commit TO on; " +
-          `SELECT pg_advisory_xact_lock(${lockKey(`${this.#schema}\0${batch.query}`)}); ` +
+          `${loopLock(this.#schema, batch.query)}; ` +
+          (token === undefined ? "" : `${this.#leaseOf(lit(batch.query))}; `) +
           `SELECT sequence, hash FROM ${this.#t.facts} WHERE query = ${lit(batch.query)} ` +
           "ORDER BY sequence DESC LIMIT 1",
-      )) as unknown as pg.QueryResult<{ sequence: number; hash: string }>[];
-      const last = results.at(-1)?.rows[0];
+      )) as unknown as pg.QueryResult[];
+      if (token !== undefined) {
+        const lease = leaseOf(results[3]);
+        if (lease?.token !== token) {
+          await client.query("ROLLBACK");
+          throw leaseLost(batch.query, token, lease);
+        }
+      }
+      const last = (results.at(-1) as pg.QueryResult<{ sequence: number; hash: string }>).rows[0];
       const lastSequence = last?.sequence ?? 0;
       if (lastSequence !== batch.expectedLastSequence) {
         await client.query("ROLLBACK");
@@ -184,6 +233,7 @@ export class PostgresLedgerStore implements LedgerStore {
       this.#remember(batch.query, stored.at(-1));
       return { ok: true, stored };
     } catch (e) {
+      if (e instanceof WarrantError && e.code === "store/lease-lost") throw e;
       // After a failed statement the transaction is aborted (or, if COMMIT failed, already over):
       // ROLLBACK ends it either way; if even that fails the connection is dropped, not reused.
       try {
@@ -193,10 +243,54 @@ export class PostgresLedgerStore implements LedgerStore {
       }
       const conflict = constraintConflict(e, batch.query);
       if (conflict !== undefined) return conflict;
-      throw mapPgError(e, this.uri);
+      throw e;
     } finally {
       client.release(broken);
     }
+  }
+
+  /**
+   * The batch's facts as stored, when they are at the sequences it expected with exactly its
+   * content, and its records are stored too: an earlier attempt (or a writer with the very same
+   * facts) committed them. The facts commit only with their records, so both are checked.
+   */
+  async #landed(
+    batch: AppendBatch,
+    records: readonly StoredRecord[],
+  ): Promise<AppendOutcome | undefined> {
+    const { rows } = await this.#pool.query<{ fact: string; charge_key: string; hash: string }>(
+      `SELECT fact, charge_key, hash FROM ${this.#t.facts} WHERE query = $1 AND sequence > $2 ` +
+        "ORDER BY sequence LIMIT $3",
+      [batch.query, batch.expectedLastSequence, batch.facts.length],
+    );
+    if (rows.length !== batch.facts.length) return undefined;
+    if (!rows.every((r, i) => r.fact === storedText(batch.facts[i]))) return undefined;
+    if (!(await this.#allStored(records))) return undefined;
+    const stored = rows.map((r) => ({
+      fact: JSON.parse(r.fact) as Fact,
+      chargeKey: r.charge_key,
+      hash: r.hash,
+    }));
+    this.#remember(batch.query, stored.at(-1));
+    return { ok: true, stored };
+  }
+
+  async #allStored(records: readonly StoredRecord[]): Promise<boolean> {
+    if (records.length === 0) return true;
+    const { rows } = await this.#pool.query<StoredRecord>(
+      `SELECT ref, kind, query, body FROM ${this.#t.records} WHERE ref = ANY($1)`,
+      [records.map((r) => r.ref)],
+    );
+    const byRef = new Map(rows.map((r) => [r.ref, r]));
+    return records.every((r) => {
+      const old = byRef.get(r.ref);
+      return old !== undefined && sameRecord(old, r);
+    });
+  }
+
+  /** The statement reading a loop's lease row (under the loop's lock: no takeover until COMMIT). */
+  #leaseOf(queryLiteral: string): string {
+    return `SELECT holder, token FROM ${this.#t.leases} WHERE query = ${queryLiteral}`;
   }
 
   async readFacts(query: string, afterSequence = 0): Promise<readonly StoredFact[]> {
@@ -213,15 +307,29 @@ export class PostgresLedgerStore implements LedgerStore {
     return stored;
   }
 
-  async putRecords(records: readonly LedgerRecord[]): Promise<void> {
-    for (const r of records) assertRecordShape(r);
+  async putRecords(records: readonly LedgerRecord[], fence?: Fence): Promise<void> {
+    for (const r of records) assertRecordShape(r, fence?.query);
+    if (fence !== undefined) assertToken(fence.token);
     const stored = toStoredRecords(records);
-    if (stored.length === 0) return;
-    try {
-      await inTransaction(this.#pool, "BEGIN", (client) => this.#insertRecords(client, stored));
-    } catch (e) {
-      throw mapPgError(e, this.uri);
-    }
+    if (stored.length === 0 && fence === undefined) return;
+    await this.#retry("putRecords", async (attempt) => {
+      try {
+        await inTransaction(this.#pool, async (client) => {
+          if (fence !== undefined) {
+            await client.query(loopLock(this.#schema, fence.query));
+            const lease = leaseOf(
+              await client.query(this.#leaseOf(client.escapeLiteral(fence.query))),
+            );
+            if (lease?.token !== fence.token) throw leaseLost(fence.query, fence.token, lease);
+          }
+          await this.#insertRecords(client, stored);
+        });
+      } catch (e) {
+        const lost = e instanceof WarrantError && e.code === "store/lease-lost";
+        if (lost && attempt.afterFailure && (await this.#allStored(stored))) return;
+        throw e;
+      }
+    });
   }
 
   async readRecord(ref: string): Promise<LedgerRecord | undefined> {
@@ -248,9 +356,19 @@ export class PostgresLedgerStore implements LedgerStore {
   }
 
   async postOperatorAct(act: OperatorAct): Promise<void> {
-    await this.#query(
-      `INSERT INTO ${this.#t.acts} (query, kind, target, text, operator, at) VALUES ($1, $2, $3, $4, $5, $6)`,
-      [act.query, act.kind, act.target, act.text ?? null, act.operator, act.at],
+    const values = [act.query, act.kind, act.target, act.text ?? null, act.operator, act.at];
+    await this.#retry("postOperatorAct", (attempt) =>
+      // A retry posts the act only if an earlier attempt did not: the same act (every field, to
+      // the millisecond of `at`) is one act.
+      this.#pool.query(
+        attempt.afterFailure
+          ? `INSERT INTO ${this.#t.acts} (query, kind, target, text, operator, at) ` +
+              "SELECT $1::text, $2::text, $3::text, $4::text, $5::text, $6::text WHERE NOT EXISTS (" +
+              `SELECT 1 FROM ${this.#t.acts} WHERE query = $1 AND kind = $2 AND target = $3 ` +
+              "AND text IS NOT DISTINCT FROM $4 AND operator = $5 AND at = $6)"
+          : `INSERT INTO ${this.#t.acts} (query, kind, target, text, operator, at) VALUES ($1, $2, $3, $4, $5, $6)`,
+        values,
+      ),
     );
   }
 
@@ -269,22 +387,53 @@ export class PostgresLedgerStore implements LedgerStore {
     return rows.map(({ text, ...rest }): OperatorAct => (text === null ? rest : { ...rest, text }));
   }
 
-  async acquireLease(query: string, holder: string, ttlMs: number, now: Date): Promise<boolean> {
-    // One statement: the row lock taken by ON CONFLICT makes check-and-take atomic.
-    const { rowCount } = await this.#query(
-      `INSERT INTO ${this.#t.leases} AS l (query, holder, expires_at) VALUES ($1, $2, $3) ` +
-        "ON CONFLICT (query) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at " +
-        "WHERE l.holder = EXCLUDED.holder OR l.expires_at <= $4",
-      [query, holder, new Date(now.getTime() + ttlMs), now],
-    );
-    return rowCount === 1;
+  acquireLease(
+    query: string,
+    holder: string,
+    ttlMs: number,
+    now: Date,
+  ): Promise<LeaseGrant | undefined> {
+    // A retry after a cut connection finds its own lease (taken by the attempt that committed)
+    // and extends it under the same token.
+    return this.#retry("acquireLease", () => this.#leases.acquire(query, holder, ttlMs, now));
   }
 
-  async releaseLease(query: string, holder: string): Promise<void> {
-    await this.#query(`DELETE FROM ${this.#t.leases} WHERE query = $1 AND holder = $2`, [
-      query,
-      holder,
-    ]);
+  renewLease(
+    query: string,
+    holder: string,
+    token: number,
+    ttlMs: number,
+    now: Date,
+  ): Promise<boolean> {
+    return this.#retry("renewLease", () => this.#leases.renew(query, holder, token, ttlMs, now));
+  }
+
+  releaseLease(query: string, holder: string): Promise<void> {
+    return this.#retry("releaseLease", () => this.#leases.release(query, holder));
+  }
+
+  leases(): Promise<readonly LeaseInfo[]> {
+    return this.#retry("leases", () => this.#leases.list());
+  }
+
+  registerWorker(worker: WorkerRegistration): Promise<void> {
+    return this.#retry("registerWorker", () => this.#leases.register(worker));
+  }
+
+  heartbeatWorker(id: string, now: Date): Promise<boolean> {
+    return this.#retry("heartbeatWorker", () => this.#leases.heartbeat(id, now));
+  }
+
+  deregisterWorker(id: string): Promise<void> {
+    return this.#retry("deregisterWorker", () => this.#leases.deregister(id));
+  }
+
+  listWorkers(): Promise<readonly WorkerInfo[]> {
+    return this.#retry("listWorkers", () => this.#leases.workers());
+  }
+
+  pruneWorkers(before: Date): Promise<readonly string[]> {
+    return this.#retry("pruneWorkers", () => this.#leases.prune(before));
   }
 
   async close(): Promise<void> {
@@ -309,10 +458,11 @@ export class PostgresLedgerStore implements LedgerStore {
     previousHash: string | undefined,
   ): Promise<AppendOutcome> {
     const stored = chainFacts(previousHash, batch.facts);
-    const client = await this.#connect();
+    const client = await this.#pool.connect();
     let broken: Error | undefined;
     try {
       const lit = (v: string) => client.escapeLiteral(v);
+      const token = batch.fencingToken;
       const rows = stored.map(
         (s) =>
           `(${lit(batch.query)}, ${s.fact.sequence}, ${lit(s.chargeKey)}, ${lit(s.fact.step.kind)}, ` +
@@ -320,12 +470,21 @@ export class PostgresLedgerStore implements LedgerStore {
       );
       const results = (await client.query(
         "BEGIN; SET LOCAL synchronous_commit TO on; " +
-          `SELECT pg_advisory_xact_lock(${lockKey(`${this.#schema}\0${batch.query}`)}); ` +
+          `${loopLock(this.#schema, batch.query)}; ` +
+          (token === undefined ? "" : `${this.#leaseOf(lit(batch.query))}; `) +
           `INSERT INTO ${this.#t.facts} (query, sequence, charge_key, kind, fact, hash) ` +
           `SELECT * FROM (VALUES ${rows.join(", ")}) AS v (query, sequence, charge_key, kind, fact, hash) ` +
-          `WHERE (SELECT COALESCE(MAX(sequence), 0) FROM ${this.#t.facts} WHERE query = ${lit(batch.query)}) = ${batch.expectedLastSequence}; ` +
-          "COMMIT",
+          `WHERE (SELECT COALESCE(MAX(sequence), 0) FROM ${this.#t.facts} WHERE query = ${lit(batch.query)}) = ${batch.expectedLastSequence}` +
+          // Under the loop's lock no takeover commits: the token seen before is the token here.
+          (token === undefined
+            ? ""
+            : ` AND EXISTS (SELECT 1 FROM ${this.#t.leases} WHERE query = ${lit(batch.query)} AND token = ${token})`) +
+          "; COMMIT",
       )) as unknown as pg.QueryResult[];
+      if (token !== undefined) {
+        const lease = leaseOf(results[3]);
+        if (lease?.token !== token) throw leaseLost(batch.query, token, lease);
+      }
       const inserted = results.find((r) => r.command === "INSERT")?.rowCount ?? 0;
       if (inserted !== stored.length) {
         this.#heads.delete(batch.query);
@@ -338,6 +497,7 @@ export class PostgresLedgerStore implements LedgerStore {
       this.#remember(batch.query, stored.at(-1));
       return { ok: true, stored };
     } catch (e) {
+      if (e instanceof WarrantError && e.code === "store/lease-lost") throw e;
       try {
         await client.query("ROLLBACK");
       } catch (rollbackError) {
@@ -345,15 +505,16 @@ export class PostgresLedgerStore implements LedgerStore {
       }
       const conflict = constraintConflict(e, batch.query);
       if (conflict !== undefined) return conflict;
-      throw mapPgError(e, this.uri);
+      throw e;
     } finally {
       client.release(broken);
     }
   }
 
-  async #connect(): Promise<pg.PoolClient> {
+  /** `op` retried while it fails transiently; what it finally throws, as a store error. */
+  async #retry<T>(operation: string, op: (attempt: Attempt) => Promise<T>): Promise<T> {
     try {
-      return await this.#pool.connect();
+      return await retryTransient(operation, this.#retryOptions, isTransientPgError, op);
     } catch (e) {
       throw mapPgError(e, this.uri);
     }
@@ -374,89 +535,18 @@ export class PostgresLedgerStore implements LedgerStore {
     }
   }
 
-  async #query<R extends pg.QueryResultRow>(
+  #query<R extends pg.QueryResultRow>(
     text: string,
     values?: unknown[],
   ): Promise<pg.QueryResult<R>> {
-    try {
-      return await this.#pool.query<R>(text, values);
-    } catch (e) {
-      throw mapPgError(e, this.uri);
-    }
+    return this.#retry("query", () => this.#pool.query<R>(text, values));
   }
 }
 
-/** A unique violation on the facts table, as the conflict it stands for. */
-function constraintConflict(e: unknown, query: string): AppendOutcome | undefined {
-  const err = e as { code?: unknown; constraint?: unknown };
-  if (err.code !== "23505") return undefined;
-  if (err.constraint === "warrant_facts_charge_key") {
-    return { ok: false, conflict: "charge-key", message: chargeKeyConflictMessage(query) };
-  }
-  if (err.constraint === "warrant_facts_pkey") {
-    return {
-      ok: false,
-      conflict: "sequence",
-      message: `loop ${query} already has a fact at one of these sequences`,
-    };
-  }
-  return undefined;
-}
-
-/** Run `fn` after `begin` and COMMIT on one pooled client; ROLLBACK and rethrow on any error. */
-async function inTransaction<T>(
-  pool: pg.Pool,
-  begin: string,
-  fn: (client: pg.PoolClient) => Promise<T>,
-): Promise<T> {
-  const client = await pool.connect();
-  let broken: Error | undefined;
-  try {
-    await client.query(begin);
-    const result = await fn(client);
-    await client.query("COMMIT");
-    return result;
-  } catch (e) {
-    try {
-      await client.query("ROLLBACK");
-    } catch (rollbackError) {
-      broken = rollbackError as Error;
-    }
-    throw e;
-  } finally {
-    client.release(broken);
-  }
-}
-
-function quote(identifier: string): string {
-  return `"${identifier.replaceAll('"', '""')}"`;
-}
-
-/** A signed 64-bit advisory lock key for `name` (inlined as an integer literal: no injection). */
-function lockKey(name: string): string {
-  const b = sha256(new TextEncoder().encode(name));
-  let n = 0n;
-  for (let i = 0; i < 8; i++) n = (n << 8n) | BigInt(b[i] as number);
-  return BigInt.asIntN(64, n).toString();
-}
-
-/** Driver errors become WarrantError with a store code and the password-free URI. */
-function mapPgError(e: unknown, uri: string): unknown {
-  if (e instanceof WarrantError) return e;
-  const code = (e as { code?: unknown }).code;
-  const message = e instanceof Error ? e.message : String(e);
-  if (
-    code === "ECONNREFUSED" ||
-    code === "ENOTFOUND" ||
-    code === "ETIMEDOUT" ||
-    code === "ECONNRESET" ||
-    code === "3D000" ||
-    code === "28000" ||
-    code === "28P01"
-  ) {
-    return new WarrantError("store/unreachable", `cannot use PostgreSQL at ${uri}: ${message}`, {
-      cause: e,
-    });
-  }
-  return new WarrantError("store/io", `${uri}: ${message}`, { cause: e });
+/** The lease row a `#leaseOf` statement returned, if the loop has a lease. */
+function leaseOf(
+  result: pg.QueryResult | undefined,
+): { readonly holder: string; readonly token: number } | undefined {
+  const row = result?.rows[0] as { holder: string; token: string } | undefined;
+  return row === undefined ? undefined : { holder: row.holder, token: Number(row.token) };
 }

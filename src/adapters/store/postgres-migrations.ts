@@ -53,4 +53,25 @@ CREATE TABLE warrant_leases (
 );
 `,
   },
+  {
+    version: 3,
+    summary: "fencing tokens on leases (never reused per loop) and the worker registry",
+    sql: `
+ALTER TABLE warrant_leases ADD COLUMN token BIGINT NOT NULL DEFAULT 1 CHECK (token >= 1);
+ALTER TABLE warrant_leases ALTER COLUMN token DROP DEFAULT;
+CREATE INDEX warrant_leases_by_holder ON warrant_leases (holder);
+CREATE TABLE warrant_lease_tokens (
+  query TEXT PRIMARY KEY,
+  last_token BIGINT NOT NULL CHECK (last_token >= 1)
+);
+INSERT INTO warrant_lease_tokens (query, last_token) SELECT query, token FROM warrant_leases;
+CREATE TABLE warrant_workers (
+  id TEXT PRIMARY KEY,
+  host TEXT NOT NULL,
+  pid INTEGER NOT NULL,
+  started_at TIMESTAMPTZ NOT NULL,
+  heartbeat_at TIMESTAMPTZ NOT NULL
+);
+`,
+  },
 ];

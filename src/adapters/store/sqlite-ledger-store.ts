@@ -1,15 +1,22 @@
 // The SQLite LedgerStore (better-sqlite3 12): WAL with synchronous=FULL, so a commit is on disk
-// before append() resolves; each append checks the expected sequence and writes its facts and
-// records together, in a savepoint of an IMMEDIATE transaction shared by concurrent appends.
+// before append() resolves; each append checks the expected sequence (and a fenced one its lease
+// token) and writes its facts and records together, in a savepoint of an IMMEDIATE transaction
+// shared by concurrent appends. A lock another process holds past the busy timeout is waited for
+// again, with back-off, for the retry window.
 import Database from "better-sqlite3";
 import type {
   AppendBatch,
   AppendOutcome,
+  Fence,
+  LeaseGrant,
+  LeaseInfo,
   LedgerRecord,
   LedgerStore,
   LoopSummary,
   OperatorAct,
   StoredFact,
+  WorkerInfo,
+  WorkerRegistration,
 } from "../../core/loop/ledger-store.js";
 import type { Fact } from "../../core/loop/types.js";
 import { WarrantError } from "../../core/result.js";
@@ -26,19 +33,29 @@ import {
   storedText,
   toStoredRecords,
 } from "./batch.js";
+import { assertToken } from "./lease-rules.js";
 import {
   LATEST_SCHEMA_VERSION,
   parseVersion,
   pendingMigrations,
   versionTooNew,
 } from "./schema-version.js";
+import { SqliteLeases } from "./sqlite-leases.js";
 import { SQLITE_META_DDL, SQLITE_MIGRATIONS } from "./sqlite-migrations.js";
+import {
+  DEFAULT_STORE_RETRY_MS,
+  type RetryOptions,
+  retryDelayMs,
+  retryTransient,
+} from "./transient-retry.js";
 
 export interface SqliteStoreOptions {
   /** How long a writer waits for another process's write lock, in ms (default 10 000). */
   readonly busyTimeoutMs?: number;
   /** The URI to report (default `sqlite:<path>`). */
   readonly uri?: string;
+  /** Retries of an operation that found the lock busy past the busy timeout (default: 60 s). */
+  readonly retry?: RetryOptions;
 }
 
 interface FactRow {
@@ -51,6 +68,9 @@ interface Pending {
   readonly batch: AppendBatch;
   readonly resolve: (outcome: AppendOutcome) => void;
   readonly reject: (error: unknown) => void;
+  /** When its group first found the lock busy (epoch ms). */
+  busySince?: number;
+  busyAttempts?: number;
 }
 
 type Settled =
@@ -79,7 +99,7 @@ export function openSqliteLedgerStore(
     db.pragma("journal_mode = WAL");
     db.pragma("synchronous = FULL");
     migrateSqlite(db, uri);
-    return new SqliteLedgerStore(db, uri);
+    return new SqliteLedgerStore(db, uri, opts.retry ?? {});
   } catch (e) {
     db.close();
     throw mapSqliteError(e, uri);
@@ -116,12 +136,19 @@ export class SqliteLedgerStore implements LedgerStore {
   readonly #groupTx: Database.Transaction<(group: readonly Pending[], settled: Settled[]) => void>;
   readonly #pending: Pending[] = [];
   #flushScheduled = false;
-  readonly #putRecordsTx: Database.Transaction<(records: readonly StoredRecord[]) => void>;
+  #retryTimer: NodeJS.Timeout | undefined;
+  readonly #putRecordsTx: Database.Transaction<
+    (records: readonly StoredRecord[], fence: Fence | undefined) => void
+  >;
+  readonly #leases: SqliteLeases;
+  readonly #retryOptions: RetryOptions;
   readonly #stmt;
 
-  constructor(db: Database.Database, uri: string) {
+  constructor(db: Database.Database, uri: string, retry: RetryOptions = {}) {
     this.#db = db;
     this.uri = uri;
+    this.#retryOptions = retry;
+    this.#leases = new SqliteLeases(db);
     this.#stmt = {
       last: db.prepare(
         "SELECT sequence, hash FROM warrant_facts WHERE query = ? ORDER BY sequence DESC LIMIT 1",
@@ -148,12 +175,6 @@ export class SqliteLedgerStore implements LedgerStore {
       readActs: db.prepare(
         "SELECT query, kind, target, text, operator, at FROM warrant_operator_acts WHERE query = ? ORDER BY id",
       ),
-      acquireLease: db.prepare(
-        "INSERT INTO warrant_leases (query, holder, expires_at) VALUES (?, ?, ?) " +
-          "ON CONFLICT (query) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at " +
-          "WHERE warrant_leases.holder = excluded.holder OR warrant_leases.expires_at <= ?",
-      ),
-      releaseLease: db.prepare("DELETE FROM warrant_leases WHERE query = ? AND holder = ?"),
     };
     const insertRecords = (records: readonly StoredRecord[]): void => {
       for (const r of records) {
@@ -163,6 +184,9 @@ export class SqliteLedgerStore implements LedgerStore {
       }
     };
     this.#appendTx = db.transaction((batch: AppendBatch): AppendOutcome => {
+      if (batch.fencingToken !== undefined) {
+        this.#leases.checkFence(batch.query, batch.fencingToken);
+      }
       const last = this.#stmt.last.get(batch.query) as
         | { sequence: number; hash: string }
         | undefined;
@@ -188,7 +212,12 @@ export class SqliteLedgerStore implements LedgerStore {
       insertRecords(toStoredRecords(batch.records ?? []));
       return { ok: true, stored };
     });
-    this.#putRecordsTx = db.transaction(insertRecords);
+    this.#putRecordsTx = db.transaction(
+      (records: readonly StoredRecord[], fence: Fence | undefined) => {
+        if (fence !== undefined) this.#leases.checkFence(fence.query, fence.token);
+        insertRecords(records);
+      },
+    );
     this.#groupTx = db.transaction((group: readonly Pending[], settled: Settled[]) => {
       for (const p of group) settled.push(this.#appendOne(p.batch));
     });
@@ -202,6 +231,7 @@ export class SqliteLedgerStore implements LedgerStore {
    */
   async append(batch: AppendBatch): Promise<AppendOutcome> {
     assertBatchShape(batch);
+    if (batch.fencingToken !== undefined) assertToken(batch.fencingToken);
     return new Promise<AppendOutcome>((resolve, reject) => {
       this.#pending.push({ batch, resolve, reject });
       if (!this.#flushScheduled) {
@@ -211,8 +241,15 @@ export class SqliteLedgerStore implements LedgerStore {
     });
   }
 
-  #flush(): void {
+  /**
+   * Write the waiting appends as one group. A group that finds the lock busy past the busy timeout
+   * (nothing of it written) goes back to the head of the queue and is tried again after a back-off,
+   * until the retry window since its first busy attempt has passed (or the store closes): then its
+   * appends reject with `store/busy`.
+   */
+  #flush(closing = false): void {
     this.#flushScheduled = false;
+    this.#retryTimer = undefined;
     const group = this.#pending.splice(0);
     if (group.length === 0) return;
     const settled: Settled[] = [];
@@ -221,6 +258,22 @@ export class SqliteLedgerStore implements LedgerStore {
       // between a check and its insert. The constraints are the backstop.
       this.#groupTx.immediate(group, settled);
     } catch (e) {
+      const now = Date.now();
+      const windowMs = this.#retryOptions.windowMs ?? DEFAULT_STORE_RETRY_MS;
+      const since = Math.min(...group.map((p) => p.busySince ?? now));
+      if (isBusy(e) && !closing && now - since < windowMs) {
+        const attempt = Math.max(...group.map((p) => p.busyAttempts ?? 0)) + 1;
+        for (const p of group) {
+          p.busySince ??= now;
+          p.busyAttempts = attempt;
+        }
+        this.#pending.unshift(...group);
+        const delayMs = retryDelayMs(attempt, since + windowMs - now);
+        this.#retryOptions.onRetry?.({ operation: "append", attempt, error: e, delayMs });
+        this.#flushScheduled = true;
+        this.#retryTimer = setTimeout(() => this.#flush(), delayMs);
+        return;
+      }
       const error = mapSqliteError(e, this.uri);
       for (const p of group) p.reject(error);
       return;
@@ -263,7 +316,10 @@ export class SqliteLedgerStore implements LedgerStore {
   }
 
   async readFacts(query: string, afterSequence = 0): Promise<readonly StoredFact[]> {
-    const rows = this.#run(() => this.#stmt.readFacts.all(query, afterSequence) as FactRow[]);
+    const rows = await this.#run(
+      "readFacts",
+      () => this.#stmt.readFacts.all(query, afterSequence) as FactRow[],
+    );
     return rows.map((r) => ({
       fact: JSON.parse(r.fact) as Fact,
       chargeKey: r.charge_key,
@@ -271,29 +327,39 @@ export class SqliteLedgerStore implements LedgerStore {
     }));
   }
 
-  async putRecords(records: readonly LedgerRecord[]): Promise<void> {
-    for (const r of records) assertRecordShape(r);
+  async putRecords(records: readonly LedgerRecord[], fence?: Fence): Promise<void> {
+    for (const r of records) assertRecordShape(r, fence?.query);
+    if (fence !== undefined) assertToken(fence.token);
     const stored = toStoredRecords(records);
-    this.#run(() => this.#putRecordsTx.immediate(stored));
+    await this.#run("putRecords", () => this.#putRecordsTx.immediate(stored, fence));
   }
 
   async readRecord(ref: string): Promise<LedgerRecord | undefined> {
-    const row = this.#run(() => this.#stmt.readRecord.get(ref) as StoredRecord | undefined);
+    const row = await this.#run(
+      "readRecord",
+      () => this.#stmt.readRecord.get(ref) as StoredRecord | undefined,
+    );
     return row === undefined ? undefined : fromStoredRecord(row);
   }
 
   async listRecords(query: string): Promise<readonly LedgerRecord[]> {
-    const rows = this.#run(() => this.#stmt.listRecords.all(query) as StoredRecord[]);
+    const rows = await this.#run(
+      "listRecords",
+      () => this.#stmt.listRecords.all(query) as StoredRecord[],
+    );
     return rows.map(fromStoredRecord);
   }
 
   async listLoops(): Promise<readonly LoopSummary[]> {
-    const rows = this.#run(() => this.#stmt.listLoops.all() as { query: string; last: number }[]);
+    const rows = await this.#run(
+      "listLoops",
+      () => this.#stmt.listLoops.all() as { query: string; last: number }[],
+    );
     return rows.map((r) => ({ query: r.query, lastSequence: r.last }));
   }
 
   async postOperatorAct(act: OperatorAct): Promise<void> {
-    this.#run(() =>
+    await this.#run("postOperatorAct", () =>
       this.#stmt.insertAct.run(
         act.query,
         act.kind,
@@ -306,23 +372,64 @@ export class SqliteLedgerStore implements LedgerStore {
   }
 
   async readOperatorActs(query: string): Promise<readonly OperatorAct[]> {
-    const rows = this.#run(() => this.#stmt.readActs.all(query) as ActRow[]);
+    const rows = await this.#run(
+      "readOperatorActs",
+      () => this.#stmt.readActs.all(query) as ActRow[],
+    );
     return rows.map(({ text, ...rest }): OperatorAct => (text === null ? rest : { ...rest, text }));
   }
 
-  async acquireLease(query: string, holder: string, ttlMs: number, now: Date): Promise<boolean> {
-    const at = now.getTime();
-    const { changes } = this.#run(() => this.#stmt.acquireLease.run(query, holder, at + ttlMs, at));
-    return changes === 1;
+  acquireLease(
+    query: string,
+    holder: string,
+    ttlMs: number,
+    now: Date,
+  ): Promise<LeaseGrant | undefined> {
+    return this.#run("acquireLease", () => this.#leases.acquire(query, holder, ttlMs, now));
+  }
+
+  renewLease(
+    query: string,
+    holder: string,
+    token: number,
+    ttlMs: number,
+    now: Date,
+  ): Promise<boolean> {
+    return this.#run("renewLease", () => this.#leases.renew(query, holder, token, ttlMs, now));
   }
 
   async releaseLease(query: string, holder: string): Promise<void> {
-    this.#run(() => this.#stmt.releaseLease.run(query, holder));
+    await this.#run("releaseLease", () => this.#leases.release(query, holder));
+  }
+
+  leases(): Promise<readonly LeaseInfo[]> {
+    return this.#run("leases", () => this.#leases.list());
+  }
+
+  async registerWorker(worker: WorkerRegistration): Promise<void> {
+    await this.#run("registerWorker", () => this.#leases.register(worker));
+  }
+
+  heartbeatWorker(id: string, now: Date): Promise<boolean> {
+    return this.#run("heartbeatWorker", () => this.#leases.heartbeat(id, now));
+  }
+
+  async deregisterWorker(id: string): Promise<void> {
+    await this.#run("deregisterWorker", () => this.#leases.deregister(id));
+  }
+
+  listWorkers(): Promise<readonly WorkerInfo[]> {
+    return this.#run("listWorkers", () => this.#leases.workers());
+  }
+
+  pruneWorkers(before: Date): Promise<readonly string[]> {
+    return this.#run("pruneWorkers", () => this.#leases.prune(before));
   }
 
   async close(): Promise<void> {
     if (!this.#db.open) return;
-    this.#flush();
+    if (this.#retryTimer !== undefined) clearTimeout(this.#retryTimer);
+    this.#flush(true);
     this.#db.close();
   }
 
@@ -337,13 +444,20 @@ export class SqliteLedgerStore implements LedgerStore {
     };
   }
 
-  #run<T>(fn: () => T): T {
+  /** `fn` retried while the lock stays busy past the busy timeout; errors as store errors. */
+  async #run<T>(operation: string, fn: () => T): Promise<T> {
     try {
-      return fn();
+      return await retryTransient(operation, this.#retryOptions, isBusy, async () => fn());
     } catch (e) {
       throw mapSqliteError(e, this.uri);
     }
   }
+}
+
+/** Another connection held the lock past the busy timeout: nothing of the statement was written. */
+function isBusy(e: unknown): boolean {
+  const code = (e as { code?: unknown } | undefined)?.code;
+  return typeof code === "string" && code.startsWith("SQLITE_BUSY");
 }
 
 /** Driver errors become WarrantError with a store code; our own WarrantErrors pass through. */
@@ -351,7 +465,7 @@ function mapSqliteError(e: unknown, uri: string): unknown {
   if (e instanceof WarrantError) return e;
   const code = (e as { code?: unknown }).code;
   const message = e instanceof Error ? e.message : String(e);
-  if (code === "SQLITE_BUSY") {
+  if (isBusy(e)) {
     return new WarrantError("store/busy", `${uri}: another process held the lock too long`, {
       cause: e,
     });

@@ -51,4 +51,24 @@ CREATE TABLE warrant_leases (
 );
 `,
   },
+  {
+    version: 3,
+    summary: "fencing tokens on leases (never reused per loop) and the worker registry",
+    sql: `
+ALTER TABLE warrant_leases ADD COLUMN token INTEGER NOT NULL DEFAULT 1 CHECK (token >= 1);
+CREATE INDEX warrant_leases_by_holder ON warrant_leases (holder);
+CREATE TABLE warrant_lease_tokens (
+  query TEXT PRIMARY KEY,
+  last_token INTEGER NOT NULL CHECK (last_token >= 1)
+);
+INSERT INTO warrant_lease_tokens (query, last_token) SELECT query, token FROM warrant_leases;
+CREATE TABLE warrant_workers (
+  id TEXT PRIMARY KEY,
+  host TEXT NOT NULL,
+  pid INTEGER NOT NULL,
+  started_at INTEGER NOT NULL,
+  heartbeat_at INTEGER NOT NULL
+);
+`,
+  },
 ];

@@ -31,6 +31,51 @@ export interface AppendBatch {
   readonly facts: readonly Fact[];
   /** Records introduced by these facts: stored in the same transaction, or not at all. */
   readonly records?: readonly LedgerRecord[];
+  /**
+   * The fencing token of the lease the writer drives under. The store checks it in the same
+   * transaction as the write and throws WarrantError `store/lease-lost` (storing nothing) unless
+   * the loop's lease is held under exactly this token. Absent: an unfenced write (a loop's first
+   * `open`, an operator's `renew` or `cancel` from another terminal).
+   */
+  readonly fencingToken?: number;
+}
+
+/** A write made under a loop's lease: its records are refused unless `token` is still current. */
+export interface Fence {
+  readonly query: string;
+  readonly token: number;
+}
+
+/** A lease just granted or extended. */
+export interface LeaseGrant {
+  /**
+   * The lease's fencing token: per loop, greater than every token granted before for that loop
+   * (also across releases and restarts), and unchanged while the same holder extends its lease.
+   */
+  readonly token: number;
+}
+
+/** A loop's lease as the store holds it; an expired one stays until another holder takes it. */
+export interface LeaseInfo {
+  readonly query: string;
+  readonly holder: string;
+  readonly token: number;
+  readonly until: Date;
+}
+
+/** A worker process as it announces itself. */
+export interface WorkerRegistration {
+  /** The worker's id: its drives take leases as `<id>` or `<id>/<drive>`. */
+  readonly id: string;
+  readonly host: string;
+  readonly pid: number;
+  readonly started: Date;
+}
+
+export interface WorkerInfo extends WorkerRegistration {
+  readonly lastHeartbeat: Date;
+  /** The loops whose lease rows name this worker or one of its drives (live or expired), by query. */
+  readonly loops: readonly string[];
 }
 
 export type AppendOutcome =
@@ -59,18 +104,50 @@ export interface LedgerStore {
   append(batch: AppendBatch): Promise<AppendOutcome>;
   /** Facts of one loop in sequence order, from `afterSequence + 1` (default: all). */
   readFacts(query: string, afterSequence?: number): Promise<readonly StoredFact[]>;
-  /** Store records not introduced by a fact (transcripts, reviews). Idempotent per ref. */
-  putRecords(records: readonly LedgerRecord[]): Promise<void>;
+  /**
+   * Store records not introduced by a fact (transcripts, reviews). Idempotent per ref. With a
+   * fence, every record must belong to `fence.query`, and the write is refused like a fenced append.
+   */
+  putRecords(records: readonly LedgerRecord[], fence?: Fence): Promise<void>;
   readRecord(ref: string): Promise<LedgerRecord | undefined>;
   listRecords(query: string): Promise<readonly LedgerRecord[]>;
   listLoops(): Promise<readonly LoopSummary[]>;
   postOperatorAct(act: OperatorAct): Promise<void>;
   readOperatorActs(query: string): Promise<readonly OperatorAct[]>;
   /**
-   * Take or extend the lease to drive a loop: true when `holder` now holds it until now+ttl (free,
-   * expired, or already its own); false when another holder's lease is still live.
+   * Take or extend the lease to drive a loop: its grant when `holder` now holds it until now+ttl
+   * (free, expired, or already its own); undefined while another holder's lease is still live.
    */
-  acquireLease(query: string, holder: string, ttlMs: number, now: Date): Promise<boolean>;
+  acquireLease(
+    query: string,
+    holder: string,
+    ttlMs: number,
+    now: Date,
+  ): Promise<LeaseGrant | undefined>;
+  /**
+   * Extend a lease to now+ttl only while the loop's lease row is still `holder`'s under `token`
+   * (live, or expired and not taken): false once it was taken or released. A renewal never takes
+   * a loop, so a driver that lost its lease cannot get it back by renewing.
+   */
+  renewLease(
+    query: string,
+    holder: string,
+    token: number,
+    ttlMs: number,
+    now: Date,
+  ): Promise<boolean>;
+  /** Removes the lease only while `holder` holds it; its token is never granted again. */
   releaseLease(query: string, holder: string): Promise<void>;
+  /** Every lease held, live or expired, ordered by query. */
+  leases(): Promise<readonly LeaseInfo[]>;
+  /** Announce a worker (again: its host, pid, start and heartbeat are replaced). */
+  registerWorker(worker: WorkerRegistration): Promise<void>;
+  /** Record a worker's heartbeat; false when it is not registered (deregistered or pruned). */
+  heartbeatWorker(id: string, now: Date): Promise<boolean>;
+  deregisterWorker(id: string): Promise<void>;
+  /** Registered workers ordered by id, each with the loops it holds. */
+  listWorkers(): Promise<readonly WorkerInfo[]>;
+  /** Deregister the workers whose last heartbeat is before `before`; their ids. */
+  pruneWorkers(before: Date): Promise<readonly string[]>;
   close(): Promise<void>;
 }

@@ -1,0 +1,201 @@
+// A drive that loses its lease stops at once: when the store refuses a write under its fencing
+// token (another driver took the loop), or when a renewal finds the lease taken, the drive's
+// environment is destroyed (its processes killed), nothing more of it is written, and the caller
+// gets store/lease-lost.
+import { readdirSync, readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import type { LedgerRecord, LedgerStore } from "../../src/core/loop/ledger-store.js";
+import { WarrantError } from "../../src/core/result.js";
+import { accept, type Harness, harness, plan, result, turn } from "./harness.js";
+
+/** A 300 ms lease, renewed every 100 ms, held as `worker-a`. */
+const WORKER_A = { ttlMs: 300, holder: "worker-a" };
+
+const longStep = turn("Plan", {
+  hypothesis: "Wait for the long observation, then read the implementation.",
+  steps: [{ id: "wait", action: "observe", profile: "wait-long" }],
+  expected_checks: ["tests-pass"],
+});
+
+/** Another driver takes the loop over (its lease long expired by then) just before `kind` is written. */
+function takenOverBefore(kind: string): (s: LedgerStore) => LedgerStore {
+  return (store) =>
+    new Proxy(store, {
+      get(target, prop, receiver) {
+        const v = Reflect.get(target, prop, receiver) as unknown;
+        if (typeof v !== "function") return v;
+        if (prop !== "putRecords") return v.bind(target);
+        return async (records: readonly LedgerRecord[], ...rest: unknown[]) => {
+          const query = records[0]?.query;
+          if (query !== undefined && records.some((r) => r.kind === kind)) {
+            const later = new Date(Date.now() + 3_600_000);
+            expect(await target.acquireLease(query, "worker-b", 60_000, later)).toBeDefined();
+          }
+          return (v as (...a: unknown[]) => Promise<unknown>).call(target, records, ...rest);
+        };
+      },
+    });
+}
+
+/** Processes running the long step's command (`sleep 613`), by pid, read from /proc. */
+function stepProcesses(): string[] {
+  return readdirSync("/proc").filter((pid) => {
+    if (!/^\d+$/.test(pid)) return false;
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, "utf8") === "sleep\u0000613\u0000";
+    } catch {
+      return false;
+    }
+  });
+}
+
+const envDirs = (h: Harness) => readdirSync(h.envRoot).filter((n) => n.startsWith("warrant-env-"));
+
+async function written(h: Harness) {
+  return {
+    facts: (await h.store.readFacts(h.query)).length,
+    records: (await h.store.listRecords(h.query)).map((r) => r.ref),
+  };
+}
+
+async function until(check: () => boolean | Promise<boolean>): Promise<void> {
+  while (!(await check())) await new Promise((resolve) => setTimeout(resolve, 20));
+}
+
+describe("a drive that loses its lease", () => {
+  it("stops when the store refuses its write: no step starts, the environment is destroyed", async () => {
+    const h = await harness(
+      { implementer: [longStep], reviewer: [accept] },
+      {
+        pack: "long-step.task-pack.json",
+        wrapStore: takenOverBefore("stepStarted"),
+        lease: WORKER_A,
+      },
+    );
+    await expect(h.warrant.resume(h.query, { waitMs: 0 }).result).rejects.toMatchObject({
+      code: "store/lease-lost",
+    });
+    expect(h.events).toContainEqual(
+      expect.objectContaining({ kind: "lease-lost", code: "store/lease-lost" }),
+    );
+    const after = await written(h);
+    expect((await h.store.listRecords(h.query)).map((r) => r.kind)).toContain("runStarted");
+    expect((await h.store.listRecords(h.query)).map((r) => r.kind)).not.toContain("stepStarted");
+    await until(() => envDirs(h).length === 0);
+    // The abandoned drive writes nothing more, and worker-b still holds the loop.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await written(h)).toEqual(after);
+    expect((await h.store.leases()).map((l) => l.holder)).toEqual(["worker-b"]);
+  });
+
+  it("stops mid-step when a renewal finds the lease taken: the step's process is killed", async () => {
+    const h = await harness(
+      { implementer: [longStep], reviewer: [accept] },
+      { pack: "long-step.task-pack.json", lease: WORKER_A },
+    );
+    const driving = h.warrant.resume(h.query, { waitMs: 0 }).result;
+    driving.catch(() => undefined);
+    await until(async () =>
+      (await h.store.listRecords(h.query)).some((r) => r.kind === "stepStarted"),
+    );
+    expect(envDirs(h)).toHaveLength(1);
+    // The step's command (the pack's `sleep 613`) runs.
+    await until(() => stepProcesses().length > 0);
+    const before = await written(h);
+    // worker-a is frozen past its lease (as far as the store can tell): worker-b takes the loop.
+    const later = new Date(Date.now() + 3_600_000);
+    expect(await h.store.acquireLease(h.query, "worker-b", 60_000, later)).toBeDefined();
+    await expect(driving).rejects.toMatchObject({ code: "store/lease-lost" });
+    // The ten-minute step is killed with its environment.
+    await until(() => stepProcesses().length === 0);
+    await until(() => envDirs(h).length === 0);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await written(h)).toEqual(before);
+    expect((await h.store.listRecords(h.query)).map((r) => r.kind)).not.toContain("execution");
+  });
+
+  it("renews a held lease under one token while the drive runs, and releases it at the end", async () => {
+    const h = await harness(
+      { implementer: [turn("Plan", plan("good-fix"))], reviewer: [accept], summarizer: [result] },
+      { lease: WORKER_A },
+    );
+    const seen: { holder: string; token: number; until: number }[] = [];
+    let done = false;
+    const watching = (async () => {
+      while (!done) {
+        for (const l of await h.store.leases()) {
+          seen.push({ holder: l.holder, token: l.token, until: l.until.getTime() });
+        }
+        await new Promise((resolve) => setTimeout(resolve, 30));
+      }
+    })();
+    const r = await h.warrant.resume(h.query, { waitMs: 0 }).result;
+    done = true;
+    await watching;
+    expect(r).toMatchObject({ status: "stopped", document: { stop: { reason: "succeeded" } } });
+    expect(new Set(seen.map((l) => `${l.holder} ${l.token}`)).size).toBe(1);
+    expect(seen[0]?.holder).toBe("worker-a");
+    // Extended more than once (every 100 ms with a 300 ms ttl).
+    expect(new Set(seen.map((l) => l.until)).size).toBeGreaterThan(1);
+    expect(await h.store.leases()).toEqual([]);
+  });
+
+  it("lets a renewal in flight when the drive ends settle before the release", async () => {
+    // Renewals are held until the loop has concluded, so one is in flight when the drive ends.
+    let calls = 0;
+    const slowRenewals = (store: LedgerStore): LedgerStore =>
+      new Proxy(store, {
+        get(target, prop, receiver) {
+          const v = Reflect.get(target, prop, receiver) as unknown;
+          if (typeof v !== "function") return v;
+          if (prop !== "renewLease") return v.bind(target);
+          return async (query: string, ...rest: unknown[]) => {
+            calls++;
+            await until(async () =>
+              (await target.readFacts(query)).some((f) => f.fact.step.kind === "concluded"),
+            );
+            return (v as (...a: unknown[]) => Promise<unknown>).call(target, query, ...rest);
+          };
+        },
+      });
+    const h = await harness(
+      { implementer: [turn("Plan", plan("good-fix"))], reviewer: [accept], summarizer: [result] },
+      { wrapStore: slowRenewals, lease: WORKER_A },
+    );
+    const r = await h.warrant.resume(h.query, { waitMs: 0 }).result;
+    expect(r).toMatchObject({ status: "stopped", document: { stop: { reason: "succeeded" } } });
+    expect(calls).toBeGreaterThan(0);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await h.store.leases()).toEqual([]);
+    expect(h.events.filter((e) => e.kind === "lease-lost")).toEqual([]);
+    // No renewal took the loop again after the release: its next lease gets the next token.
+    expect((await h.store.acquireLease(h.query, "worker-b", 1000, new Date()))?.token).toBe(2);
+  });
+
+  it("leaves no environment behind when the drive fails otherwise (its store gone)", async () => {
+    const storeGone = (store: LedgerStore): LedgerStore =>
+      new Proxy(store, {
+        get(target, prop, receiver) {
+          const v = Reflect.get(target, prop, receiver) as unknown;
+          if (typeof v !== "function") return v;
+          if (prop !== "putRecords") return v.bind(target);
+          return async (records: readonly LedgerRecord[], ...rest: unknown[]) => {
+            if (records.some((r) => r.kind === "stepStarted")) {
+              throw new WarrantError("store/unreachable", "the database went away");
+            }
+            return (v as (...a: unknown[]) => Promise<unknown>).call(target, records, ...rest);
+          };
+        },
+      });
+    const h = await harness(
+      { implementer: [longStep], reviewer: [accept] },
+      { pack: "long-step.task-pack.json", wrapStore: storeGone, lease: WORKER_A },
+    );
+    await expect(h.warrant.resume(h.query, { waitMs: 0 }).result).rejects.toMatchObject({
+      code: "store/unreachable",
+    });
+    expect((await h.store.listRecords(h.query)).map((r) => r.kind)).toContain("runStarted");
+    expect(envDirs(h)).toEqual([]);
+    expect(await h.store.leases()).toEqual([]);
+  });
+});
