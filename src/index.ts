@@ -49,6 +49,7 @@ export type {
   ToolResultEntry,
   Usage,
 } from "./core/turn/model-provider.js";
+export type { ModelTarget } from "./core/turn/model-target.js";
 export type { ToolCallOptions, ToolHost, ToolResult } from "./core/turn/tool-host.js";
 export type { ToolEffect, ToolSpec } from "./core/turn/tool-registry.js";
 export type { MessageType, ModelTurn, ValidTurn } from "./core/turn/types.js";
@@ -96,6 +97,7 @@ export type {
   AskingApprover,
   ModelContext,
   ModelResolver,
+  TelemetryOptions,
   WarrantOptions,
   WarrantSubscriber,
 } from "./library/options.js";
@@ -108,6 +110,7 @@ export {
   type ProviderModelOptions,
 } from "./library/providers.js";
 export type { LoopOutcome, RunHandle } from "./library/run-handle.js";
+export type { WarrantTelemetry } from "./library/telemetry.js";
 export type {
   ApprovalAnswer,
   ApprovalAnswerer,

@@ -117,6 +117,12 @@ const HEAVY = [
   "openai",
   "@anthropic-ai/sdk",
   "@modelcontextprotocol/sdk",
+  // Tracing loads its API, SDK and exporters only when a traced drive starts.
+  "@opentelemetry/api",
+  "@opentelemetry/sdk-trace",
+  "@opentelemetry/sdk-metrics",
+  "@opentelemetry/exporter-trace-otlp-proto",
+  "@opentelemetry/exporter-trace-otlp-http",
 ];
 
 describe("what importing the library loads", () => {

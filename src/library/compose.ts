@@ -25,6 +25,7 @@ import { hostKeySigner, operatorBinding } from "./host.js";
 import { type Model, providerOf } from "./model.js";
 import type { ModelResolver, WarrantOptions, WarrantSubscriber } from "./options.js";
 import type { EventLog } from "./run-handle.js";
+import { createTelemetry, type Telemetry } from "./telemetry.js";
 
 const systemClock: Clock = { now: () => new Date() };
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -50,6 +51,7 @@ export interface Composition {
   context(recorded: Readonly<Record<string, string>>, emit: Emit): Promise<DriveContext>;
   /** Stamps each event and hands it to `log` (when given) and to every subscriber. */
   emitter(log?: EventLog): Emit;
+  readonly telemetry: Telemetry;
   queue(): JobQueue;
   close(): Promise<void>;
 }
@@ -98,6 +100,7 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
   const operator = o.operator ?? operatorBinding();
   const resolve = resolverOf(o.models);
   const publish = fanOut(o.telemetry);
+  const telemetry = createTelemetry(o.openTelemetry);
   const code = o.tools === undefined || o.tools.length === 0 ? undefined : codeToolHost(o.tools);
   const codeNames = new Set(o.tools?.map((t) => t.spec.name));
 
@@ -160,6 +163,7 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
       return Object.fromEntries(roles.map((r) => [r, modelOf(r, 0, "").id]));
     },
     async context(recorded, emit) {
+      const tracing = await telemetry.start();
       const found = await sandbox();
       const contained = found !== undefined && isSandbox(found) ? found : undefined;
       const tools = createPassageTools({
@@ -186,6 +190,7 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
           tools: tools.toolsFor,
           emit,
           toolKind,
+          captureContent: telemetry.captureContent,
         }),
         sandbox: found === undefined || isSandbox(found) ? sandboxPort(found) : found,
         approver: createApprover({
@@ -204,6 +209,7 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
         emit,
         operator,
         ...(sign === undefined ? {} : { signer: sign }),
+        ...(tracing === undefined ? {} : { traceparent: (query) => tracing.traceparent(query) }),
         loadPack,
         close: () => tools.close(),
       };
@@ -213,6 +219,7 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
         const event: WarrantEvent = { ...body, at: clock.now().toISOString() };
         log?.push(event);
         publish(event);
+        telemetry.observe(event);
       };
     },
     queue() {
@@ -220,7 +227,9 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
         throw new WarrantError("runtime/no-queue", "dispatching and workers need a job queue");
       return o.queue;
     },
+    telemetry,
     close: async () => {
+      await telemetry.close();
       if (owned) await store.close();
     },
   };

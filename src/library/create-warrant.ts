@@ -24,6 +24,7 @@ import {
 } from "./operator-acts.js";
 import type { WarrantOptions } from "./options.js";
 import { EventLog, type LoopOutcome, type RunHandle, startHandle } from "./run-handle.js";
+import type { WarrantTelemetry } from "./telemetry.js";
 
 export interface RunOptions {
   /** The loop's query id (default `query:<pack>-<time>-<random>`). */
@@ -83,7 +84,9 @@ export interface Warrant {
   renew(query: string, deadline: Date | string): Promise<ActResult>;
   cancel(query: string): Promise<ActResult>;
   answer(query: string, text: string): Promise<ActResult>;
-  /** Closes the store when this runtime opened it. */
+  /** OpenTelemetry tracing of the drives: whether it is on, and flushing it. */
+  readonly telemetry: WarrantTelemetry;
+  /** Flushes telemetry and closes the store when this runtime opened it. */
   close(): Promise<void>;
 }
 
@@ -222,6 +225,11 @@ export async function createWarrant(options: WarrantOptions = {}): Promise<Warra
     renew: (query, deadline) => renewLoop(acts, query, new Date(deadline)),
     cancel: (query) => cancelLoop(acts, query),
     answer: (query, text) => answerLoop(acts, query, text),
+    telemetry: {
+      enabled: c.telemetry.enabled,
+      flush: () => c.telemetry.flush(),
+      interrupted: () => c.telemetry.interrupted(),
+    },
     close: () => c.close(),
   };
 }

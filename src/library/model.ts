@@ -8,6 +8,7 @@ import {
   type ModelResponse,
   NO_USAGE,
 } from "../core/turn/model-provider.js";
+import { modelTarget } from "../core/turn/model-target.js";
 import type { ModelTurn } from "../core/turn/types.js";
 
 /** The version of the ModelProvider contract this library speaks. */
@@ -92,16 +93,22 @@ export function versioned(provider: CoreModelProvider): ModelProvider {
   return {
     specificationVersion: MODEL_SPECIFICATION_VERSION,
     id: provider.id,
+    ...(provider.target === undefined ? {} : { target: provider.target }),
     complete: (request, opts) => provider.complete(request, opts),
   };
 }
 
-/** A provider whose SDK adapter is imported on its first call. */
-export function lazyModel(id: string, load: () => Promise<CoreModelProvider>): ModelProvider {
+/** A provider whose SDK adapter is imported on its first call; `baseURL`: the server it calls. */
+export function lazyModel(
+  id: string,
+  baseURL: string | undefined,
+  load: () => Promise<CoreModelProvider>,
+): ModelProvider {
   let loaded: Promise<CoreModelProvider> | undefined;
   return {
     specificationVersion: MODEL_SPECIFICATION_VERSION,
     id,
+    target: modelTarget(id, baseURL),
     async complete(request, opts) {
       loaded ??= load();
       return (await loaded).complete(request, opts);

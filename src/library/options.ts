@@ -1,6 +1,7 @@
 // What createWarrant is assembled from: the ports a runtime needs, each with a default that mirrors
 // the command line (SQLite at .warrant/ledger.db, the detected sandbox, the host key beside the
 // store, the system clock).
+import type { MeterProvider, TracerProvider } from "@opentelemetry/api";
 import type { LedgerStore } from "../core/loop/ledger-store.js";
 import type { Role } from "../core/loop/types.js";
 import type { Clock } from "../core/ports.js";
@@ -33,6 +34,28 @@ export interface AskingApprover {
 /** An observer of every event of every drive; it cannot reach back into the drive. */
 export type WarrantSubscriber = (event: WarrantEvent) => void;
 
+/**
+ * OpenTelemetry traces and metrics of every drive (GenAI semantic conventions). Without a
+ * `tracerProvider`, drives are traced when the environment names an OTLP endpoint
+ * (`OTEL_EXPORTER_OTLP_ENDPOINT` or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, unless
+ * `OTEL_SDK_DISABLED=true`): the runtime then loads the SDK and exports over OTLP/HTTP itself.
+ */
+export interface TelemetryOptions {
+  /** Your tracer provider: spans go there, and the environment is not read for an endpoint. */
+  readonly tracerProvider?: TracerProvider;
+  /** Your meter provider, for the metrics (with a `tracerProvider`). */
+  readonly meterProvider?: MeterProvider;
+  /**
+   * Record prompts, answers, tool arguments and results on spans. Default: whether
+   * `WARRANT_OTEL_CAPTURE_CONTENT=1`. API keys are never recorded.
+   */
+  readonly captureContent?: boolean;
+  /** Where the `OTEL_*` variables are read. Default: process.env. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** Told once when telemetry is lost (a collector unreachable). Default: a line on stderr. */
+  readonly onWarning?: (message: string) => void;
+}
+
 export interface WarrantOptions {
   /**
    * The ledger: a store, or its URI (`sqlite:PATH`, `postgres://…`, `memory:`). Default
@@ -63,8 +86,13 @@ export interface WarrantOptions {
    * use. Default: the Ed25519 host key kept beside the store (`host.key`, created mode 0600).
    */
   readonly signer?: RecordSigner | "none" | (() => Promise<RecordSigner>);
-  /** Observers of every drive's events (the live view, tracing). */
+  /** Observers of every drive's events (the live view, say). */
   readonly telemetry?: WarrantSubscriber | readonly WarrantSubscriber[];
+  /**
+   * OpenTelemetry tracing and metrics: providers of yours, or (default) whatever the standard
+   * `OTEL_*` environment asks for; `false` turns it off whatever the environment says.
+   */
+  readonly openTelemetry?: TelemetryOptions | false;
   /** The operator binding acting for this host. Default `node-operator-binding:$USER`. */
   readonly operator?: string;
   /** Hands dispatched loops to workers (warrant/postgres: graphileJobQueue). */

@@ -45,7 +45,7 @@ export function openaiModel(o: OpenAIModelOptions): ModelProvider {
   const apiKey = keyOf(o.apiKey, "OPENAI_API_KEY", "openaiModel");
   const base = o.baseURL ?? process.env.OPENAI_BASE_URL;
   const id = `openai:${o.model}`;
-  return lazyModel(id, async () =>
+  return lazyModel(id, present(base) ? base : undefined, async () =>
     (await import("../adapters/models/openai-model.js")).createOpenAIModel({
       model: o.model,
       apiKey,
@@ -74,7 +74,7 @@ export function openaiCompatibleModel(o: OpenAICompatibleModelOptions): ModelPro
   }
   const apiKey = o.apiKey ?? process.env.OPENAI_API_KEY;
   const id = `openai-compatible:${o.baseURL}#${o.model}`;
-  return lazyModel(id, async () =>
+  return lazyModel(id, o.baseURL, async () =>
     (await import("../adapters/models/openai-model.js")).createOpenAIModel({
       model: o.model,
       // Local servers ignore the key, but the SDK must send one.
@@ -92,7 +92,7 @@ export function anthropicModel(o: ProviderModelOptions): ModelProvider {
   const apiKey = keyOf(o.apiKey, "ANTHROPIC_API_KEY", "anthropicModel");
   const base = o.baseURL ?? process.env.ANTHROPIC_BASE_URL;
   const id = `anthropic:${o.model}`;
-  return lazyModel(id, async () =>
+  return lazyModel(id, present(base) ? base : undefined, async () =>
     (await import("../adapters/models/anthropic-model.js")).createAnthropicModel({
       model: o.model,
       apiKey,

@@ -4,6 +4,7 @@
 import type { Role } from "../core/loop/types.js";
 import { ok, type Result, WarrantError } from "../core/result.js";
 import type { ModelProvider } from "../core/turn/model-provider.js";
+import { targetOf } from "../core/turn/model-target.js";
 import type { TypedMessage } from "../core/turn/payloads.js";
 import { registryOf, type ToolHost, toolFailure } from "../core/turn/tool-host.js";
 import type { ToolRegistry } from "../core/turn/tool-registry.js";
@@ -53,6 +54,11 @@ export interface AgentPassagesOptions {
   readonly emit?: Emit;
   /** Which kind of tool a name is, for the events (default: `workspace`). */
   readonly toolKind?: (name: string) => ToolKind;
+  /**
+   * Put prompts, answers, tool arguments and tool results in the events (default false): only for
+   * an observer that was asked to record content.
+   */
+  readonly captureContent?: boolean;
 }
 
 export function createAgentPassages(options: AgentPassagesOptions): PassageRunner {
@@ -60,6 +66,7 @@ export function createAgentPassages(options: AgentPassagesOptions): PassageRunne
   const toolsFor = options.tools ?? (async () => ok(noTools));
   const emit = options.emit ?? (() => undefined);
   const toolKind = options.toolKind ?? (() => "workspace");
+  const content = options.captureContent === true;
   // Input schemas compile once per tool host, not once per passage.
   const registries = new WeakMap<ToolHost, ToolRegistry>();
   const registryFor = (host: ToolHost): ToolRegistry => {
@@ -91,16 +98,32 @@ export function createAgentPassages(options: AgentPassagesOptions): PassageRunne
       }
       const host = tools.value;
       const provider = modelFor(request.role, request.priorCalls, request.query);
+      const target = targetOf(provider);
       const where = { query: request.query, role: request.role, passageRef: request.passageRef };
       const callId = (turn: number, call: number) => `${request.passageRef}#${turn}.${call}`;
       const onEvent = (e: PassageEvent): void => {
         switch (e.kind) {
           case "model-call-start":
-            emit({ kind: "model-call-start", ...where, index: e.index, provider: provider.id });
+            emit({
+              kind: "model-call-start",
+              ...where,
+              index: e.index,
+              provider: provider.id,
+              target,
+              ...(content ? { request: e.request } : {}),
+            });
             break;
-          case "model-call-end":
-            emit({ ...e, ...where, provider: provider.id });
+          case "model-call-end": {
+            const { response, ...rest } = e;
+            emit({
+              ...rest,
+              ...where,
+              provider: provider.id,
+              ...(response === undefined ? {} : { response: response.meta }),
+              ...(content && response !== undefined ? { output: response.candidate } : {}),
+            });
             break;
+          }
           case "repair":
             emit({ ...e, ...where });
             break;
@@ -111,11 +134,18 @@ export function createAgentPassages(options: AgentPassagesOptions): PassageRunne
               name: e.name,
               callId: callId(e.turn, e.call),
               tool: toolKind(e.name),
+              ...(content ? { args: e.args } : {}),
             });
             break;
           case "tool-call-end": {
-            const { turn, call, ...rest } = e;
-            emit({ ...rest, ...where, callId: callId(turn, call), tool: toolKind(e.name) });
+            const { turn, call, content: result, ...rest } = e;
+            emit({
+              ...rest,
+              ...where,
+              callId: callId(turn, call),
+              tool: toolKind(e.name),
+              ...(content ? { result } : {}),
+            });
             break;
           }
           default:

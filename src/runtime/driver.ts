@@ -224,12 +224,14 @@ async function passage(
   const ordinal = view.passages.filter((p) => p.role === role && p.agentId === agent.id).length + 1;
   const ref = pending?.ref ?? passageRef(opts.query, role, agent.id, ordinal);
   await charge(ctx, opts.query, { op: "charge-passage", role, agent: agent.id, passage: ref });
+  const version = (agent.definition as { version?: unknown }).version;
   ctx.emit({
     kind: "passage-start",
     query: opts.query,
     role,
     passageRef: ref,
     agentId: agent.id,
+    ...(typeof version === "string" ? { agentVersion: version } : {}),
     redone: pending !== undefined,
   });
   const outcome = await ctx.passages.run({

@@ -2,7 +2,8 @@
 // source for every observer (the live view, a console's server-sent events, tracing spans); none of
 // them reaches back into the drive. Every event carries the loop's query and the runtime clock's time.
 import type { LimitKey, LoopDocument, Outcome, Role, Step, Stop } from "../core/loop/types.js";
-import type { StopKind, Usage } from "../core/turn/model-provider.js";
+import type { ModelRequest, ResponseMeta, StopKind, Usage } from "../core/turn/model-provider.js";
+import type { ModelTarget } from "../core/turn/model-target.js";
 import type { MessageType } from "../core/turn/types.js";
 import type { TranscriptUsage } from "./passage-transcript.js";
 
@@ -64,13 +65,24 @@ export type WarrantEvent =
       readonly pack: string;
       readonly binding: string;
       readonly holder: string;
+      /** The store's URI scheme (`sqlite`, `postgres`, `memory`): never the rest of its URI. */
+      readonly store: string;
+      /**
+       * The W3C trace contexts (`traceparent`) of this loop's earlier traced drives, oldest first,
+       * as their drives journaled them; present only when this drive is traced.
+       */
+      readonly earlierTraces?: readonly string[];
     })
-  /** The drive ended: the loop stopped, blocked, or another process holds its lease. */
+  /**
+   * The drive ended: the loop stopped, blocked, another process holds its lease, or the drive
+   * failed (`error`: the code; the lease lost, the store gone, …).
+   */
   | (Base & {
       readonly kind: "drive-end";
-      readonly status: "stopped" | "blocked" | "leased-elsewhere";
+      readonly status: "stopped" | "blocked" | "leased-elsewhere" | "failed";
       readonly stop?: Stop["reason"];
       readonly blocked?: BlockReason;
+      readonly error?: string;
     })
   /** A fact was appended (`summary` says it in one line); the document is the loop after it. */
   | (Base & {
@@ -83,6 +95,8 @@ export type WarrantEvent =
   | (InPassage & {
       readonly kind: "passage-start";
       readonly agentId: string;
+      /** The agent definition's `version`, when it states one. */
+      readonly agentVersion?: string;
       /** The passage was charged before an interruption and is run again under the same ref. */
       readonly redone: boolean;
     })
@@ -104,6 +118,10 @@ export type WarrantEvent =
       readonly index: number;
       /** The provider's printable id (`openai:gpt-4.1`); never a key. */
       readonly provider: string;
+      /** The provider's name, the model asked for and the server called. */
+      readonly target: ModelTarget;
+      /** The request (its conversation read up to `length`): only when content is captured. */
+      readonly request?: ModelRequest;
     })
   | (InPassage & {
       readonly kind: "model-call-end";
@@ -116,6 +134,10 @@ export type WarrantEvent =
       readonly valid?: boolean | null;
       readonly usage?: Usage;
       readonly error?: string;
+      /** What the provider named the response: its id, the model that answered, the finish reason. */
+      readonly response?: ResponseMeta;
+      /** The candidate turn as the model gave it: only when content is captured. */
+      readonly output?: unknown;
     })
   | (InPassage & {
       readonly kind: "repair";
@@ -128,6 +150,8 @@ export type WarrantEvent =
       /** `<passage ref>#<model call>.<call>`: stable across a replay of the same passage. */
       readonly callId: string;
       readonly tool: ToolKind;
+      /** The call's arguments: only when content is captured. */
+      readonly args?: Readonly<Record<string, unknown>>;
     })
   | (InPassage & {
       readonly kind: "tool-call-end";
@@ -138,6 +162,8 @@ export type WarrantEvent =
       /** Set when the host got no answer from the tool (`tool/…`). */
       readonly code?: string;
       readonly latencyMs: number;
+      /** What the model reads back: only when content is captured. */
+      readonly result?: string;
     })
   | (InRun & {
       readonly kind: "run-start";
@@ -168,6 +194,8 @@ export type WarrantEvent =
       readonly name: string;
       readonly passed: boolean;
       readonly detail: string;
+      /** How long the check took (a command's run, a snapshot comparison). */
+      readonly durationMs: number;
     })
   | (InRun & {
       readonly kind: "run-end";

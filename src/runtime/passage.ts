@@ -51,7 +51,7 @@ export interface PassageLimits {
 
 /** What happens inside a passage, as it happens (the transcript keeps the same, in full). */
 export type PassageEvent =
-  | { readonly kind: "model-call-start"; readonly index: number }
+  | { readonly kind: "model-call-start"; readonly index: number; readonly request: ModelRequest }
   | {
       readonly kind: "model-call-end";
       readonly index: number;
@@ -61,6 +61,8 @@ export type PassageEvent =
       readonly valid?: boolean | null;
       readonly usage?: Usage;
       readonly error?: string;
+      /** The answer (absent when the call failed). */
+      readonly response?: ModelResponse;
     }
   | { readonly kind: "repair"; readonly index: number; readonly codes: readonly string[] }
   | {
@@ -69,6 +71,7 @@ export type PassageEvent =
       readonly turn: number;
       readonly call: number;
       readonly name: string;
+      readonly args: Readonly<Record<string, unknown>>;
     }
   | {
       readonly kind: "tool-call-end";
@@ -78,6 +81,8 @@ export type PassageEvent =
       readonly isError: boolean;
       readonly code?: string;
       readonly latencyMs: number;
+      /** What the model reads back. */
+      readonly content: string;
     };
 
 export interface PassageInput {
@@ -209,7 +214,7 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
     const index = modelCalls++;
     const requestDigest = digests.digest(request);
     let response: ModelResponse;
-    onEvent?.({ kind: "model-call-start", index });
+    onEvent?.({ kind: "model-call-start", index, request });
     const callStarted = performance.now();
     try {
       response = await provider.complete(request, signal === undefined ? undefined : { signal });
@@ -246,6 +251,7 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
         stop: response.stop,
         valid: null,
         usage: response.usage,
+        response,
       });
       return response.stop === "refusal"
         ? failed(
@@ -267,6 +273,7 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
       stop: response.stop,
       valid: checked.ok,
       usage: response.usage,
+      response,
     });
     if (!checked.ok) {
       entries.push({
@@ -322,7 +329,13 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
 
     const results: ToolResultEntry[] = [];
     for (const [n, call] of valid.calls.entries()) {
-      onEvent?.({ kind: "tool-call-start", turn: index, call: n, name: call.name });
+      onEvent?.({
+        kind: "tool-call-start",
+        turn: index,
+        call: n,
+        name: call.name,
+        args: call.args,
+      });
       const started = performance.now();
       let result: ToolResult;
       try {
@@ -353,6 +366,7 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
         isError: result.isError,
         ...(result.code === undefined ? {} : { code: result.code }),
         latencyMs,
+        content: result.content,
       });
       results.push({
         name: call.name,

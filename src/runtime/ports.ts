@@ -164,4 +164,10 @@ export interface RuntimeContext {
   readonly signer?: RecordSigner;
   /** Reads a loop's task pack again on resume. */
   readonly loadPack: PackLoader;
+  /**
+   * The W3C `traceparent` of the span that traces a drive of `query`, when a tracing subscriber
+   * follows the events; the drive journals it (a `driveTrace` record) so a later drive links to it.
+   * Absent when nothing traces: then nothing is read or written for tracing.
+   */
+  readonly traceparent?: (query: string) => string | undefined;
 }

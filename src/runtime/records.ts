@@ -17,6 +17,7 @@ export const RECORD_PREFIX = {
   runStarted: "warrant-run-started",
   stepStarted: "warrant-step-started",
   runReport: "warrant-run-report",
+  driveTrace: "warrant-drive-trace",
 } as const;
 
 export interface BindingBody {
@@ -61,6 +62,18 @@ export interface StepStartedBody {
   readonly "proposal/ref": string;
   readonly "step/id": string;
   readonly index: number;
+  readonly "started-at": string;
+}
+
+/**
+ * A traced drive's trace context, journaled when the drive starts so that a later drive of the loop
+ * (a resume after a crash, on any host) links its trace to this one.
+ */
+export interface DriveTraceBody {
+  readonly "query/id": string;
+  /** W3C `traceparent` of the drive's root span. */
+  readonly traceparent: string;
+  readonly holder: string;
   readonly "started-at": string;
 }
 

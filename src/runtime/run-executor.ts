@@ -334,9 +334,12 @@ async function verify(
 ): Promise<Verdict> {
   const { pack } = input.pack;
   const checks: CheckRecord[] = [];
+  // Each check is timed from the end of the one before (the first from the verifier's start).
+  let checkStarted = performance.now();
   const add = (check: CheckRecord): void => {
     checks.push(check);
     const { name, passed, detail } = check;
+    const now = performance.now();
     ctx.emit({
       kind: "check",
       query: input.query,
@@ -344,7 +347,9 @@ async function verify(
       name,
       passed,
       detail,
+      durationMs: now - checkStarted,
     });
+    checkStarted = now;
   };
   const names = new Set(pack.verifier.checks.map((c) => c.name));
   const missing = input.plan.expectedChecks.filter((n) => !names.has(n));

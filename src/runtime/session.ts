@@ -6,7 +6,7 @@ import { type DriveResult, drive } from "./driver.js";
 import { underLease } from "./fenced-drive.js";
 import { bindingRefOf, openLoop } from "./open-loop.js";
 import type { RuntimeContext } from "./ports.js";
-import type { BindingBody } from "./records.js";
+import { type BindingBody, type DriveTraceBody, makeRecord } from "./records.js";
 import type { LoadedPack } from "./task-pack.js";
 
 /** How long a driver's lease lasts unless extended (it is extended every third of it). */
@@ -53,17 +53,23 @@ export async function driveUnderLease(
     grant = await ctx.store.acquireLease(query, holder, ttl, new Date());
   }
   opts.onLeased?.();
-  ctx.emit({
-    kind: "drive-start",
-    query,
-    pack: pack.pack.name,
-    binding: bindingRefOf(pack),
-    holder,
-  });
   try {
+    const earlier = ctx.traceparent === undefined ? undefined : await earlierTraces(ctx, query);
+    ctx.emit({
+      kind: "drive-start",
+      query,
+      pack: pack.pack.name,
+      binding: bindingRefOf(pack),
+      holder,
+      store: schemeOf(ctx.store.uri),
+      ...(earlier === undefined ? {} : { earlierTraces: earlier }),
+    });
     // Every write carries the lease's fencing token; a lost lease stops the drive (store/lease-lost).
     const lease = { query, holder, token: grant.token, ttlMs: ttl };
-    const result = await underLease(ctx, lease, (fenced) => drive(fenced, { query, pack }));
+    const result = await underLease(ctx, lease, async (fenced) => {
+      await journalTrace(fenced, query, holder);
+      return drive(fenced, { query, pack });
+    });
     ctx.emit({
       kind: "drive-end",
       query,
@@ -75,9 +81,39 @@ export async function driveUnderLease(
         : { blocked: result.reason }),
     });
     return result;
+  } catch (e) {
+    const error = e instanceof WarrantError ? e.code : "runtime/failed";
+    ctx.emit({ kind: "drive-end", query, status: "failed", error });
+    throw e;
   } finally {
     await ctx.store.releaseLease(query, holder).catch(() => undefined);
   }
+}
+
+/** The URI scheme of a store (`sqlite`, `postgres`, `memory`): nothing after it, so no password. */
+function schemeOf(uri: string): string {
+  const colon = uri.indexOf(":");
+  return colon < 0 ? uri : uri.slice(0, colon);
+}
+
+/** The trace contexts earlier traced drives of the loop journaled, oldest first. */
+async function earlierTraces(ctx: RuntimeContext, query: string): Promise<string[]> {
+  return (await ctx.store.listRecords(query))
+    .filter((r) => r.kind === "driveTrace")
+    .map((r) => (r.body as DriveTraceBody).traceparent);
+}
+
+/** Journals the trace context of this drive, when something traces it. */
+async function journalTrace(ctx: RuntimeContext, query: string, holder: string): Promise<void> {
+  const traceparent = ctx.traceparent?.(query);
+  if (traceparent === undefined) return;
+  const body: DriveTraceBody = {
+    "query/id": query,
+    traceparent,
+    holder,
+    "started-at": ctx.clock.now().toISOString(),
+  };
+  await ctx.store.putRecords([makeRecord("driveTrace", query, body)]);
 }
 
 export async function startLoop(

@@ -146,9 +146,18 @@ describe("the live view's lines", () => {
         passageRef: "p",
         index: 0,
         provider: "scripted",
+        target: { provider: "scripted", model: "s" },
       },
       { kind: "run-phase", at, query: "q", proposalRef: run, phase: "steps", durationMs: 1 },
-      { kind: "drive-start", at, query: "q", pack: "p", binding: "b", holder: "h" },
+      {
+        kind: "drive-start",
+        at,
+        query: "q",
+        pack: "p",
+        binding: "b",
+        holder: "h",
+        store: "memory",
+      },
     ];
     for (const e of quiet) expect(lineOf(e)).toBeUndefined();
   });

@@ -57,7 +57,9 @@ describe("warrant run with a live model", () => {
     )
       .trim()
       .split("\n")
-      .map((l) => JSON.parse(l) as { message: { type: string; payload_json: string } });
+      .map((l) => JSON.parse(l) as { message: { type: string; payload_json: string } | null })
+      // The plans alone: the scripted turn that reads a file first is not replayed here.
+      .flatMap((t) => (t.message === null ? [] : [{ message: t.message }]));
     const server = await startWireServer(turns.map(completion));
     const cwd = mkdtempSync(path.join(tmpdir(), "warrant-live-"));
     dirs.push(cwd);

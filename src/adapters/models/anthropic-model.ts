@@ -19,6 +19,7 @@ import {
   tokenCount,
   type Usage,
 } from "../../core/turn/model-provider.js";
+import { modelTarget } from "../../core/turn/model-target.js";
 import { encodeToolName, normaliseSchema } from "../../core/turn/provider-schema.js";
 import {
   type ConvertedConversation as Converted,
@@ -172,6 +173,7 @@ export function createAnthropicModel(options: AnthropicModelOptions): ModelProvi
 
   return {
     id,
+    target: modelTarget(id, options.baseURL),
     async complete(request, opts): Promise<ModelResponse> {
       const body = {
         model: options.model,

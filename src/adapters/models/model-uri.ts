@@ -4,6 +4,7 @@
 // a refusal or an error.
 import { fail, ok, type Problem, type Result, WarrantError } from "../../core/result.js";
 import type { ModelProvider } from "../../core/turn/model-provider.js";
+import { modelTarget } from "../../core/turn/model-target.js";
 import type { OpenAIMode } from "./openai-model.js";
 import { loadScriptedModel } from "./scripted-model.js";
 
@@ -108,10 +109,15 @@ function present(value: string | undefined): value is string {
  * A provider whose SDK adapter is imported on its first call, so that a command that never calls a
  * live model never loads a provider SDK (they cost most of the CLI's start-up).
  */
-function lazyProvider(id: string, load: () => Promise<ModelProvider>): ModelProvider {
+function lazyProvider(
+  id: string,
+  baseURL: string,
+  load: () => Promise<ModelProvider>,
+): ModelProvider {
   let loaded: Promise<ModelProvider> | undefined;
   return {
     id,
+    target: modelTarget(id, baseURL),
     async complete(request, opts) {
       loaded ??= load();
       return (await loaded).complete(request, opts);
@@ -148,12 +154,13 @@ export function createModelFromUri(
         ]);
       }
       const id = `openai:${u.model}`;
+      const baseURL = present(env.OPENAI_BASE_URL) ? env.OPENAI_BASE_URL : OPENAI_API;
       return ok(
-        lazyProvider(id, async () =>
+        lazyProvider(id, baseURL, async () =>
           (await import("./openai-model.js")).createOpenAIModel({
             model: u.model,
             apiKey,
-            baseURL: present(env.OPENAI_BASE_URL) ? env.OPENAI_BASE_URL : OPENAI_API,
+            baseURL,
             maxTokensField: "max_completion_tokens",
             mode: u.mode,
             id,
@@ -165,7 +172,7 @@ export function createModelFromUri(
     case "openai-compatible": {
       const id = `openai-compatible:${u.baseURL}#${u.model}`;
       return ok(
-        lazyProvider(id, async () =>
+        lazyProvider(id, u.baseURL, async () =>
           (await import("./openai-model.js")).createOpenAIModel({
             model: u.model,
             apiKey: present(env.OPENAI_API_KEY) ? env.OPENAI_API_KEY : NO_KEY,
@@ -185,12 +192,13 @@ export function createModelFromUri(
         ]);
       }
       const id = `anthropic:${u.model}`;
+      const baseURL = present(env.ANTHROPIC_BASE_URL) ? env.ANTHROPIC_BASE_URL : ANTHROPIC_API;
       return ok(
-        lazyProvider(id, async () =>
+        lazyProvider(id, baseURL, async () =>
           (await import("./anthropic-model.js")).createAnthropicModel({
             model: u.model,
             apiKey,
-            baseURL: present(env.ANTHROPIC_BASE_URL) ? env.ANTHROPIC_BASE_URL : ANTHROPIC_API,
+            baseURL,
             id,
             ...sdk,
           }),

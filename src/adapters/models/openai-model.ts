@@ -27,6 +27,7 @@ import type {
   Usage,
 } from "../../core/turn/model-provider.js";
 import { textOrNull, tokenCount } from "../../core/turn/model-provider.js";
+import { modelTarget } from "../../core/turn/model-target.js";
 import {
   encodeToolName,
   isStrictCompatible,
@@ -238,6 +239,7 @@ export function createOpenAIModel(options: OpenAIModelOptions): ModelProvider {
 
   return {
     id,
+    target: modelTarget(id, options.baseURL),
     async complete(request, opts): Promise<ModelResponse> {
       const started = performance.now();
       let completion: ChatCompletion;

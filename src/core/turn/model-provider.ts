@@ -2,6 +2,7 @@
 // candidate turn. Adapters (scripted, OpenAI, Anthropic) implement it; the core never does I/O.
 import type { Role } from "../loop/types.js";
 import type { Problem } from "../result.js";
+import type { ModelTarget } from "./model-target.js";
 import type { MessageType } from "./types.js";
 
 /** A tool as a provider sees it: the registry's name (unencoded), description and input schema. */
@@ -128,6 +129,11 @@ export interface ModelResponse {
 export interface ModelProvider {
   /** A printable name of the provider and model (`openai:gpt-4.1`); never carries a key. */
   readonly id: string;
+  /**
+   * Where the calls go (provider, model asked for, server), for tracing; when absent it is read
+   * from `id`. Stated by adapters whose server the id does not name (a base URL from the env).
+   */
+  readonly target?: ModelTarget;
   /**
    * One model call. Transport failures that survive the SDK's own retries throw a WarrantError
    * with a `model/…` code and a message that carries no credential.

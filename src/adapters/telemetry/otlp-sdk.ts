@@ -1,0 +1,186 @@
+// The OpenTelemetry SDK behind tracing when Warrant exports itself: a tracer provider whose spans
+// wait in a bounded queue (OTEL_BSP_MAX_QUEUE_SIZE) and leave in batches over OTLP/HTTP
+// (protobuf or JSON), and a meter provider exported on an interval. Loaded only when tracing is on.
+// A collector that cannot be reached never holds a drive up: export runs beside it, spans that do
+// not fit the queue are dropped, and the first loss is said once, naming only the collector's origin.
+import type {
+  MeterProvider as ApiMeterProvider,
+  TracerProvider as ApiTracerProvider,
+  Context,
+} from "@opentelemetry/api";
+import { resourceFromAttributes } from "@opentelemetry/resources";
+import {
+  MeterProvider,
+  PeriodicExportingMetricReader,
+  type PushMetricExporter,
+} from "@opentelemetry/sdk-metrics";
+import {
+  BatchSpanProcessor,
+  type ReadableSpan,
+  type Span,
+  type SpanExporter,
+  type SpanProcessor,
+  TracerProvider,
+} from "@opentelemetry/sdk-trace";
+import { type OtlpConfig, type OtlpTarget, originOf } from "./otlp-env.js";
+
+/** How long closing waits for the last export while the collector has answered so far. */
+export const CLOSE_WAIT_MS = 2000;
+
+export interface OtlpProviders {
+  readonly tracerProvider: ApiTracerProvider;
+  readonly meterProvider?: ApiMeterProvider;
+  /** Sends what is held now; waits at most `CLOSE_WAIT_MS`, and not at all once an export failed. */
+  flush(): Promise<void>;
+  /** Flushes as `flush` does, then stops both providers. */
+  shutdown(): Promise<void>;
+}
+
+/** Export succeeded (ExportResultCode.SUCCESS). */
+const SUCCESS = 0;
+const SAMPLED = 1;
+
+type SpanResult = Parameters<Parameters<SpanExporter["export"]>[1]>[0];
+
+function within(ms: number, work: Promise<unknown>): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    timer.unref();
+    work.then(
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+    );
+  });
+}
+
+async function traceExporter(t: OtlpTarget): Promise<SpanExporter> {
+  const options = { url: t.url, headers: { ...t.headers }, timeoutMillis: t.timeoutMs };
+  return t.protocol === "http/json"
+    ? new (await import("@opentelemetry/exporter-trace-otlp-http")).OTLPTraceExporter(options)
+    : new (await import("@opentelemetry/exporter-trace-otlp-proto")).OTLPTraceExporter(options);
+}
+
+async function metricExporter(t: OtlpTarget): Promise<PushMetricExporter> {
+  const options = { url: t.url, headers: { ...t.headers }, timeoutMillis: t.timeoutMs };
+  return t.protocol === "http/json"
+    ? new (await import("@opentelemetry/exporter-metrics-otlp-http")).OTLPMetricExporter(options)
+    : new (await import("@opentelemetry/exporter-metrics-otlp-proto")).OTLPMetricExporter(options);
+}
+
+/**
+ * Builds both providers from a configuration read from the environment. `warn` is told, once, when
+ * telemetry is first lost (a failed export, a full queue); it never hears a header or a path.
+ */
+export async function startOtlp(
+  config: OtlpConfig,
+  warn: (message: string) => void,
+): Promise<OtlpProviders> {
+  let warned = false;
+  let failed = false;
+  const lost = (what: string) => {
+    failed = true;
+    if (warned) return;
+    warned = true;
+    warn(`telemetry: ${what}; telemetry is dropped while this lasts (said once)`);
+  };
+  const resource = resourceFromAttributes({
+    ...config.resourceAttributes,
+    "service.name": config.serviceName,
+  });
+
+  // Spans waiting in the batch processor's queue: ended and sampled, not yet handed to an export.
+  let queued = 0;
+  const inner = await traceExporter(config.traces);
+  const traces = config.traces;
+  const exporter: SpanExporter = {
+    export(spans: ReadableSpan[], done: (result: SpanResult) => void) {
+      queued -= spans.length;
+      inner.export(spans, (result) => {
+        if (result.code !== SUCCESS)
+          lost(`the collector at ${originOf(traces.url)} did not take ${spans.length} span(s)`);
+        done(result);
+      });
+    },
+    shutdown: () => inner.shutdown(),
+    forceFlush: () => inner.forceFlush?.() ?? Promise.resolve(),
+  };
+  const batch = new BatchSpanProcessor({
+    exporter,
+    maxQueueSize: config.maxQueueSize,
+    maxExportBatchSize: Math.min(512, config.maxQueueSize),
+    exportTimeoutMillis: traces.timeoutMs,
+  });
+  const processor: SpanProcessor = {
+    onStart: (span: Span, parent: Context) => batch.onStart(span, parent),
+    onEnd(span: ReadableSpan) {
+      if ((span.spanContext().traceFlags & SAMPLED) !== 0) {
+        // The batch processor drops a span that finds its queue full.
+        if (queued >= config.maxQueueSize)
+          lost(`the span queue is full (${config.maxQueueSize}) and spans were dropped`);
+        else queued++;
+      }
+      batch.onEnd(span);
+    },
+    forceFlush: () => batch.forceFlush(),
+    shutdown: () => batch.shutdown(),
+  };
+  const tracerProvider = new TracerProvider({ resource, spanProcessors: [processor] });
+
+  let meterProvider: MeterProvider | undefined;
+  const metrics = config.metrics;
+  if (metrics !== undefined) {
+    const innerMetrics = await metricExporter(metrics);
+    const watched: PushMetricExporter = {
+      export(data, done) {
+        innerMetrics.export(data, (result) => {
+          if (result.code !== SUCCESS)
+            lost(`the collector at ${originOf(metrics.url)} did not take the metrics`);
+          done(result);
+        });
+      },
+      forceFlush: () => innerMetrics.forceFlush(),
+      shutdown: () => innerMetrics.shutdown(),
+      ...(innerMetrics.selectAggregationTemporality === undefined
+        ? {}
+        : {
+            selectAggregationTemporality: (t) =>
+              innerMetrics.selectAggregationTemporality?.(t) as never,
+          }),
+      ...(innerMetrics.selectAggregation === undefined
+        ? {}
+        : { selectAggregation: (t) => innerMetrics.selectAggregation?.(t) as never }),
+    };
+    meterProvider = new MeterProvider({
+      resource,
+      readers: [
+        new PeriodicExportingMetricReader({
+          exporter: watched,
+          exportIntervalMillis: config.metricIntervalMs,
+          exportTimeoutMillis: Math.min(metrics.timeoutMs, config.metricIntervalMs),
+        }),
+      ],
+    });
+  }
+
+  const flushAll = () =>
+    Promise.allSettled([tracerProvider.forceFlush(), meterProvider?.forceFlush()]);
+  const flush = () => within(failed ? 0 : CLOSE_WAIT_MS, flushAll());
+  return {
+    tracerProvider,
+    ...(meterProvider === undefined ? {} : { meterProvider }),
+    flush,
+    async shutdown() {
+      await flush();
+      await within(
+        failed ? 0 : CLOSE_WAIT_MS,
+        Promise.allSettled([tracerProvider.shutdown(), meterProvider?.shutdown()]),
+      );
+    },
+  };
+}

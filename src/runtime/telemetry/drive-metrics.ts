@@ -1,0 +1,74 @@
+// The metrics a drive's events feed: model-call duration and token usage (GenAI client histograms,
+// by provider, model and role), loop stops by reason, and budget spent by counter.
+import type { Attributes, Counter, Histogram, MeterProvider } from "@opentelemetry/api";
+import type { LimitKey, Step, Stop } from "../../core/loop/types.js";
+import type { Usage } from "../../core/turn/model-provider.js";
+import { BUCKETS, GEN_AI, METRIC, SCHEMA_URL, SCOPE_NAME, WARRANT } from "./names.js";
+
+export interface DriveMetrics {
+  /** One model call: its duration, and its tokens when it was answered. */
+  modelCall(attributes: Attributes, latencyMs: number, usage: Usage | undefined): void;
+  loopStopped(reason: Stop["reason"]): void;
+  /** What an appended fact spent of the loop's budget. */
+  factAppended(step: Step): void;
+}
+
+/** The budget counters a fact spends (the loop's limits it counts against). */
+function countersSpentBy(step: Step): readonly LimitKey[] {
+  switch (step.kind) {
+    case "passage-charged":
+      return step.role === "implementer"
+        ? ["max/passages", "max/solver-passages"]
+        : step.role === "reviewer"
+          ? ["max/passages", "max/reviewer-passages"]
+          : ["max/passages"];
+    case "cycle-opened":
+      return ["max/cycles"];
+    case "run-admitted":
+      return ["max/experiments"];
+    case "opened":
+    case "concluded":
+    case "renewed":
+    case "cancelled":
+      return [];
+    default:
+      return step satisfies never;
+  }
+}
+
+export function createDriveMetrics(provider: MeterProvider, version: string): DriveMetrics {
+  const meter = provider.getMeter(SCOPE_NAME, version, { schemaUrl: SCHEMA_URL });
+  const duration: Histogram = meter.createHistogram(METRIC.operationDuration, {
+    unit: "s",
+    description: "GenAI operation duration",
+    advice: { explicitBucketBoundaries: [...BUCKETS.durationSeconds] },
+  });
+  const tokens: Histogram = meter.createHistogram(METRIC.tokenUsage, {
+    unit: "{token}",
+    description: "Number of input and output tokens used",
+    advice: { explicitBucketBoundaries: [...BUCKETS.tokens] },
+  });
+  const stops: Counter = meter.createCounter(METRIC.loopStops, {
+    unit: "{stop}",
+    description: "Loops stopped, by reason",
+  });
+  const spent: Counter = meter.createCounter(METRIC.budgetSpent, {
+    unit: "{charge}",
+    description: "Budget spent, by the loop limit it counts against",
+  });
+  return {
+    modelCall(attributes, latencyMs, usage) {
+      duration.record(latencyMs / 1000, attributes);
+      if (usage === undefined) return;
+      tokens.record(usage.inputTokens, { ...attributes, [GEN_AI.tokenType]: "input" });
+      tokens.record(usage.outputTokens, { ...attributes, [GEN_AI.tokenType]: "output" });
+    },
+    loopStopped(reason) {
+      stops.add(1, { [WARRANT.stopReason]: reason });
+    },
+    factAppended(step) {
+      for (const counter of countersSpentBy(step))
+        spent.add(1, { [WARRANT.budgetCounter]: counter });
+    },
+  };
+}
