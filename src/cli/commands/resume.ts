@@ -5,6 +5,7 @@ import { driveOptions, liveView, withWarrant } from "../compose.js";
 import { reportDrive } from "../drive-report.js";
 import { EXIT_INVALID, EXIT_OK, err, out, printJson } from "../io.js";
 import { STORE_OPTION, STORE_OPTION_HELP } from "../store-option.js";
+import { flushingOnSignals } from "../telemetry-signals.js";
 
 interface ResumeFlags {
   readonly yes?: boolean;
@@ -32,10 +33,12 @@ export function registerResumeCommand(program: Command): void {
           const uri = warrant.store.uri;
           let drove = false;
           const handle = warrant.resume(query);
-          const outcome = await handle.result.catch((e: unknown) => {
-            if (isWarrantError(e) && e.code === "loop/not-opened") return undefined;
-            throw e;
-          });
+          const outcome = await flushingOnSignals(warrant, () =>
+            handle.result.catch((e: unknown) => {
+              if (isWarrantError(e) && e.code === "loop/not-opened") return undefined;
+              throw e;
+            }),
+          );
           view.close();
           if (outcome === undefined) {
             err(`warrant: loop/not-opened: no loop ${query} in ${uri}`);

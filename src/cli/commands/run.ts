@@ -10,6 +10,7 @@ import { reportDrive } from "../drive-report.js";
 import { out, printJson, UsageError } from "../io.js";
 import { loadOrFail } from "../packs.js";
 import { STORE_OPTION, STORE_OPTION_HELP } from "../store-option.js";
+import { flushingOnSignals } from "../telemetry-signals.js";
 import { postgresQueue } from "./worker.js";
 
 interface RunFlags {
@@ -48,7 +49,7 @@ export async function runPack(
   const view = liveView(flags.json);
   try {
     await withWarrant(flags.store, driveOptions(flags, view), async (warrant) => {
-      const outcome = await warrant.run(pack, { models }).result;
+      const outcome = await flushingOnSignals(warrant, () => warrant.run(pack, { models }).result);
       view.close();
       reportDrive(outcome, warrant.store.uri, flags.json);
     });
