@@ -11,6 +11,7 @@ import { uriModels } from "../library/uri-models.js";
 import type { Ask } from "../runtime/hil.js";
 import { err } from "./io.js";
 import { createLiveView, type LiveView } from "./live-view.js";
+import { exitWhenOnlyTelemetryRemains } from "./telemetry-signals.js";
 
 const systemClock = { now: () => new Date() };
 
@@ -25,6 +26,7 @@ export async function withWarrant<T>(
     return await f(warrant);
   } finally {
     await warrant.close();
+    exitWhenOnlyTelemetryRemains(warrant);
   }
 }
 

@@ -139,6 +139,8 @@ export interface HarnessOptions {
   readonly tools?: WarrantOptions["tools"];
   /** The drive's lease (default: a 60 s ttl and a random holder). */
   readonly lease?: WarrantOptions["lease"];
+  /** OpenTelemetry (default off, whatever the environment of the test says). */
+  readonly openTelemetry?: WarrantOptions["openTelemetry"];
 }
 
 export async function harness(
@@ -181,6 +183,7 @@ export async function harness(
     },
     pollIntervalMs: 5,
     lease: opts.lease ?? { ttlMs: 60_000 },
+    openTelemetry: opts.openTelemetry ?? false,
     ...(opts.mcp === undefined ? {} : { mcp: opts.mcp }),
     ...(opts.tools === undefined ? {} : { tools: opts.tools }),
   });

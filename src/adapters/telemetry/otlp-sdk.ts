@@ -24,7 +24,7 @@ import {
 } from "@opentelemetry/sdk-trace";
 import { type OtlpConfig, type OtlpTarget, originOf } from "./otlp-env.js";
 
-/** How long closing waits for the last export while the collector has answered so far. */
+/** How long a flush, or a close, waits for the collector (not at all once an export failed). */
 export const CLOSE_WAIT_MS = 2000;
 
 export interface OtlpProviders {
@@ -32,7 +32,7 @@ export interface OtlpProviders {
   readonly meterProvider?: ApiMeterProvider;
   /** Sends what is held now; waits at most `CLOSE_WAIT_MS`, and not at all once an export failed. */
   flush(): Promise<void>;
-  /** Flushes as `flush` does, then stops both providers. */
+  /** Sends what is held and stops both providers, within the same bound as `flush`. */
   shutdown(): Promise<void>;
 }
 
@@ -42,20 +42,16 @@ const SAMPLED = 1;
 
 type SpanResult = Parameters<Parameters<SpanExporter["export"]>[1]>[0];
 
-function within(ms: number, work: Promise<unknown>): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, ms);
+/** Whether `work` settled within `ms` (it runs on either way). */
+function within(ms: number, work: Promise<unknown>): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms);
     timer.unref();
-    work.then(
-      () => {
-        clearTimeout(timer);
-        resolve();
-      },
-      () => {
-        clearTimeout(timer);
-        resolve();
-      },
-    );
+    const settled = () => {
+      clearTimeout(timer);
+      resolve(true);
+    };
+    work.then(settled, settled);
   });
 }
 
@@ -168,19 +164,18 @@ export async function startOtlp(
     });
   }
 
-  const flushAll = () =>
-    Promise.allSettled([tracerProvider.forceFlush(), meterProvider?.forceFlush()]);
-  const flush = () => within(failed ? 0 : CLOSE_WAIT_MS, flushAll());
+  /** Waits for `work` until the bound; a collector that did not answer in time is a loss. */
+  const bounded = async (work: Promise<unknown>): Promise<void> => {
+    if (!(await within(failed ? 0 : CLOSE_WAIT_MS, work)) && !failed)
+      lost(`the collector at ${originOf(traces.url)} did not answer within ${CLOSE_WAIT_MS} ms`);
+  };
   return {
     tracerProvider,
     ...(meterProvider === undefined ? {} : { meterProvider }),
-    flush,
-    async shutdown() {
-      await flush();
-      await within(
-        failed ? 0 : CLOSE_WAIT_MS,
-        Promise.allSettled([tracerProvider.shutdown(), meterProvider?.shutdown()]),
-      );
-    },
+    flush: () =>
+      bounded(Promise.allSettled([tracerProvider.forceFlush(), meterProvider?.forceFlush()])),
+    // Shutting down flushes both providers first.
+    shutdown: () =>
+      bounded(Promise.allSettled([tracerProvider.shutdown(), meterProvider?.shutdown()])),
   };
 }

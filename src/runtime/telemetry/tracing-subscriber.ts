@@ -54,8 +54,8 @@ export interface TracingSubscriber {
 
 interface ChatSpan {
   readonly span: Span;
-  /** Set once the call ended with an invalid turn: the span stays open for the repair event. */
-  endedAt?: number;
+  /** The call ended with an invalid turn: the span stays open for the repair that follows. */
+  awaitsRepair: boolean;
 }
 
 interface PassageSpans {
@@ -154,13 +154,13 @@ export function createTracingSubscriber(options: TracingOptions): TracingSubscri
     const chat = p.chat;
     if (chat === undefined) return;
     p.chat = undefined;
-    chat.span.end(chat.endedAt);
+    chat.span.end();
   };
 
   const endPassage = (p: PassageSpans, interrupted: boolean): void => {
     if (interrupted) {
       if (p.tool !== undefined) fail(p.tool, "interrupted");
-      if (p.chat !== undefined && p.chat.endedAt === undefined) fail(p.chat.span, "interrupted");
+      if (p.chat !== undefined && !p.chat.awaitsRepair) fail(p.chat.span, "interrupted");
       fail(p.span, "interrupted");
     }
     p.tool?.end();
@@ -327,7 +327,7 @@ export function createTracingSubscriber(options: TracingOptions): TracingSubscri
           span.setAttribute(GEN_AI.systemInstructions, systemInstructions(e.request));
           span.setAttribute(GEN_AI.inputMessages, inputMessages(e.request));
         }
-        p.chat = { span };
+        p.chat = { span, awaitsRepair: false };
         return;
       }
       case "model-call-end": {
@@ -362,8 +362,9 @@ export function createTracingSubscriber(options: TracingOptions): TracingSubscri
                 : p.metricAttributes;
           metrics.modelCall(attributes, e.latencyMs, e.usage);
         }
-        // An invalid turn is followed by its repair: the span takes that event, then ends here.
-        if (e.valid === false) chat.endedAt = now();
+        // An invalid turn is followed at once by its repair (when one is left): the span takes
+        // that event first.
+        if (e.valid === false) chat.awaitsRepair = true;
         else endChat(p);
         return;
       }
@@ -371,8 +372,8 @@ export function createTracingSubscriber(options: TracingOptions): TracingSubscri
         const p = passageOf(d, e.passageRef);
         if (p === undefined) return;
         const attributes = { [WARRANT.repairCodes]: [...e.codes] };
-        if (p.chat?.endedAt !== undefined) {
-          p.chat.span.addEvent(EVENT.repair, attributes, p.chat.endedAt);
+        if (p.chat?.awaitsRepair === true) {
+          p.chat.span.addEvent(EVENT.repair, attributes);
           endChat(p);
         } else p.span.addEvent(EVENT.repair, attributes);
         return;
