@@ -1,6 +1,5 @@
 // The `loop` command group: `warrant loop simulate SCRIPT.json` runs a command script through the
 // decider; `warrant loop check LOOP.json` and `warrant loop check --store URI QUERY` check a loop.
-import { readFileSync } from "node:fs";
 import type { Command } from "commander";
 import { openStore } from "../../adapters/store/open-store.js";
 import { checkLoopDocument, checkStoredLoop } from "../../core/loop/check.js";
@@ -10,16 +9,23 @@ import { simulate } from "../../core/loop/simulate.js";
 import { type LoopState, stateNameAt } from "../../core/loop/state.js";
 import { parseInstant } from "../../core/loop/time.js";
 import type { Problem, Result } from "../../core/result.js";
-import { EXIT_INVALID, EXIT_OK, formatProblem, out, printJson, UsageError } from "../io.js";
+import {
+  EXIT_INVALID,
+  EXIT_OK,
+  formatProblem,
+  maxBytesOf,
+  out,
+  printJson,
+  readInputText,
+  UsageError,
+  withMaxBytes,
+} from "../io.js";
 
-function readJson(file: string, what: string): Result<unknown> {
-  let text: string;
-  try {
-    text = readFileSync(file, "utf8");
-  } catch (e) {
-    throw new UsageError(
-      `cannot read ${what} ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
-    );
+/** A JSON input file (a usage error when unreadable, not regular or too large; `loop/json` when not JSON). */
+function readJson(file: string, what: string, maxBytes: number): Result<unknown> {
+  const text = readInputText(file, maxBytes, what);
+  if (text === undefined) {
+    return { ok: false, errors: [{ code: "loop/json", path: "", message: "not UTF-8 text" }] };
   }
   try {
     return { ok: true, value: JSON.parse(text) as unknown };
@@ -40,8 +46,8 @@ function parseNow(text: string | undefined): Date | undefined {
   return new Date(ms);
 }
 
-function simulateAction(file: string, opts: { json?: boolean }): void {
-  const read = readJson(file, "script");
+function simulateAction(file: string, opts: { json?: boolean; maxBytes?: string }): void {
+  const read = readJson(file, "script", maxBytesOf(opts));
   const script = read.ok ? parseScript(read.value) : read;
   if (!script.ok) {
     if (opts.json === true) printJson({ valid: false, errors: script.errors.map(wire) });
@@ -103,14 +109,18 @@ function report(
   }
 }
 
-async function checkAction(
-  target: string,
-  opts: { now?: string; store?: string; json?: boolean },
-): Promise<void> {
+interface CheckOpts {
+  readonly now?: string;
+  readonly store?: string;
+  readonly json?: boolean;
+  readonly maxBytes?: string;
+}
+
+async function checkAction(target: string, opts: CheckOpts): Promise<void> {
   const now = parseNow(opts.now);
   const json = opts.json === true;
   if (opts.store === undefined) {
-    const read = readJson(target, "loop document");
+    const read = readJson(target, "loop document", maxBytesOf(opts));
     report(
       { file: target },
       read.ok ? checkLoopDocument(read.value, now === undefined ? {} : { now }) : read,
@@ -136,14 +146,14 @@ export function registerLoopCommands(program: Command): void {
   const loop = program
     .command("loop")
     .description("simulate and check bounded experiment loops (corpus-task-pack-loop.v1)");
-  loop
-    .command("simulate")
+  withMaxBytes(loop.command("simulate"))
     .description("run a loop command script through the loop core (no model, no sandbox)")
     .argument("<script>", "SCRIPT.json (SPEC §10)")
     .option("--json", "machine output: {outcomes, loop}")
-    .action((file: string, opts: { json?: boolean }) => simulateAction(file, opts));
-  loop
-    .command("check")
+    .action((file: string, opts: { json?: boolean; maxBytes?: string }) =>
+      simulateAction(file, opts),
+    );
+  withMaxBytes(loop.command("check"))
     .description(
       "check a loop document (schema, contiguous facts, every fact legal in order, projection " +
         "equal to the fold), or with --store a stored loop (also its hash chain and records)",
@@ -155,9 +165,7 @@ export function registerLoopCommands(program: Command): void {
       "check the loop QUERY in this store (sqlite:PATH, postgres://…, memory:)",
     )
     .option("--json", "machine output: {file | query, valid, state?, facts?, errors}")
-    .action((target: string, opts: { now?: string; store?: string; json?: boolean }) =>
-      checkAction(target, opts),
-    );
+    .action((target: string, opts: CheckOpts) => checkAction(target, opts));
   for (const c of loop.commands) c.exitOverride();
   loop.exitOverride();
 }

@@ -2,6 +2,8 @@
 // fact legal in order, projection equal to the fold) or a stored loop (also its hash chain and the
 // records its facts introduce). The first bad fact is named by its path `/facts/N`.
 import { contractValidators } from "../contracts/ajv.js";
+import { contractSources } from "../contracts/contract-sources.js";
+import { validateLinear } from "../contracts/linear-validation.js";
 import { canonicalJson } from "../records/canonical.js";
 import { hasValidContentRef } from "../records/content-ref.js";
 import { EXECUTION_PREFIX, EXECUTION_REF_FIELD } from "../records/execution.js";
@@ -170,10 +172,10 @@ export function checkLoopDocument(
   value: unknown,
   options: DocumentCheckOptions = {},
 ): Result<LoopState> {
-  const validate = contractValidators().loop;
-  if (!validate(value)) {
+  const errors = validateLinear(contractValidators().loop, contractSources().loop, value);
+  if (errors !== null) {
     return fail(
-      (validate.errors ?? []).map((e) =>
+      errors.map((e) =>
         problem("loop/schema", e.instancePath, `${e.message ?? "is invalid"} (${e.keyword})`),
       ),
     );
