@@ -1,6 +1,8 @@
 // Human approval of mutations and admissions: an approve or deny the operator posted (from this
 // terminal or another: `warrant approve RUN STEP`) decides; `--yes` approves at once and records
 // that it did; otherwise the run waits, polling, until an answer, a cancellation or the deadline.
+// The act that decides is the one the store counts (the first for its target): when this host's
+// own act loses a race, the act that won decides.
 import type { LedgerStore } from "../core/loop/ledger-store.js";
 import type { Clock } from "../core/ports.js";
 import { approvalTarget, operatorDecision } from "./ledger-view.js";
@@ -30,8 +32,9 @@ export function createApprover(o: ApproverOptions): Approver {
   return {
     async approve(request: ApprovalRequest): Promise<ApprovalAnswer> {
       const target = approvalTarget(request.run, request.step);
-      const post = async (kind: "approve" | "deny", text: string) =>
-        o.store.postOperatorAct({
+      /** Posts this host's act; the answer is the act that counts, this one or an earlier one. */
+      const post = async (kind: "approve" | "deny", text: string): Promise<ApprovalAnswer> => {
+        const posted = await o.store.postOperatorAct({
           query: request.query,
           kind,
           target,
@@ -39,12 +42,21 @@ export function createApprover(o: ApproverOptions): Approver {
           operator: o.operator,
           at: o.clock.now().toISOString(),
         });
+        const counting = posted.posted ? kind : posted.counting.kind;
+        return counting === "approve" ? "approved" : "denied";
+      };
       const decided = operatorDecision(await o.store.readOperatorActs(request.query), target);
       if (decided !== undefined) return decided === "approve" ? "approved" : "denied";
       if (o.autoApprove) {
-        await post("approve", "approved automatically (--yes)");
-        o.emit({ kind: "note", text: `  approved ${request.step} automatically (--yes)` });
-        return "approved";
+        const answer = await post("approve", "approved automatically (--yes)");
+        o.emit({
+          kind: "note",
+          text:
+            answer === "approved"
+              ? `  approved ${request.step} automatically (--yes)`
+              : `  ${request.step} was denied by the operator first`,
+        });
+        return answer;
       }
       o.emit({
         kind: "waiting",
@@ -60,10 +72,7 @@ export function createApprover(o: ApproverOptions): Approver {
       );
       try {
         for (;;) {
-          if (asked !== undefined) {
-            await post(asked, "answered at the terminal");
-            return asked === "approve" ? "approved" : "denied";
-          }
+          if (asked !== undefined) return await post(asked, "answered at the terminal");
           const act = operatorDecision(await o.store.readOperatorActs(request.query), target);
           if (act !== undefined) return act === "approve" ? "approved" : "denied";
           const now = o.clock.now();

@@ -8,6 +8,7 @@ import type {
   LedgerStore,
   LoopSummary,
   OperatorAct,
+  PostedAct,
   StoredFact,
 } from "../../src/core/loop/ledger-store.js";
 import { chargeKeyOf } from "../../src/core/loop/types.js";
@@ -62,7 +63,9 @@ export class FakeStore implements LedgerStore {
   async listLoops(): Promise<readonly LoopSummary[]> {
     return [...this.loops].map(([query, rows]) => ({ query, lastSequence: rows.length }));
   }
-  async postOperatorAct(_act: OperatorAct): Promise<void> {}
+  async postOperatorAct(_act: OperatorAct): Promise<PostedAct> {
+    return { posted: true };
+  }
   async readOperatorActs(_query: string): Promise<readonly OperatorAct[]> {
     return [];
   }

@@ -4,6 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
+import { LATEST_SCHEMA_VERSION } from "../../src/adapters/store/schema-version.js";
 import { openSqliteLedgerStore } from "../../src/adapters/store/sqlite-ledger-store.js";
 import { opened, passage } from "./facts.js";
 import { ledgerStoreContract } from "./ledger-store-contract.js";
@@ -84,7 +85,7 @@ describe("SQLite store settings", () => {
     expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
     expect(db.prepare("SELECT value FROM warrant_meta WHERE key = 'schema_version'").get()).toEqual(
       {
-        value: "2",
+        value: String(LATEST_SCHEMA_VERSION),
       },
     );
     db.close();

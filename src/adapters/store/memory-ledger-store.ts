@@ -7,6 +7,7 @@ import type {
   LedgerStore,
   LoopSummary,
   OperatorAct,
+  PostedAct,
   StoredFact,
 } from "../../core/loop/ledger-store.js";
 import {
@@ -93,8 +94,11 @@ export class MemoryLedgerStore implements LedgerStore {
       .sort((a, b) => compareBytes(a.query, b.query));
   }
 
-  async postOperatorAct(act: OperatorAct): Promise<void> {
+  async postOperatorAct(act: OperatorAct): Promise<PostedAct> {
+    const counting = this.#acts.find((a) => a.query === act.query && a.target === act.target);
+    if (counting !== undefined) return { posted: false, counting: { ...counting } };
     this.#acts.push({ ...act });
+    return { posted: true };
   }
 
   async readOperatorActs(query: string): Promise<readonly OperatorAct[]> {

@@ -11,6 +11,7 @@ import type {
   LedgerStore,
   LoopSummary,
   OperatorAct,
+  PostedAct,
   StoredFact,
 } from "../../core/loop/ledger-store.js";
 import type { Fact } from "../../core/loop/types.js";
@@ -247,26 +248,28 @@ export class PostgresLedgerStore implements LedgerStore {
     return rows.map((r) => ({ query: r.query, lastSequence: r.last }));
   }
 
-  async postOperatorAct(act: OperatorAct): Promise<void> {
-    await this.#query(
-      `INSERT INTO ${this.#t.acts} (query, kind, target, text, operator, at) VALUES ($1, $2, $3, $4, $5, $6)`,
+  async postOperatorAct(act: OperatorAct): Promise<PostedAct> {
+    // The partial unique index on (query, target) of counting acts makes the first act win; a
+    // concurrent insert of the same target waits for the first to commit, then does nothing.
+    const inserted = await this.#query(
+      `INSERT INTO ${this.#t.acts} (query, kind, target, text, operator, at) VALUES ($1, $2, $3, $4, $5, $6) ` +
+        "ON CONFLICT DO NOTHING",
       [act.query, act.kind, act.target, act.text ?? null, act.operator, act.at],
     );
+    if (inserted.rowCount === 1) return { posted: true };
+    const { rows } = await this.#query<ActRow>(
+      `SELECT query, kind, target, text, operator, at FROM ${this.#t.acts} WHERE query = $1 AND target = $2 AND counts`,
+      [act.query, act.target],
+    );
+    return { posted: false, counting: actOfRow(rows[0] as ActRow) };
   }
 
   async readOperatorActs(query: string): Promise<readonly OperatorAct[]> {
-    const { rows } = await this.#query<{
-      query: string;
-      kind: OperatorAct["kind"];
-      target: string;
-      text: string | null;
-      operator: string;
-      at: string;
-    }>(
-      `SELECT query, kind, target, text, operator, at FROM ${this.#t.acts} WHERE query = $1 ORDER BY id`,
+    const { rows } = await this.#query<ActRow>(
+      `SELECT query, kind, target, text, operator, at FROM ${this.#t.acts} WHERE query = $1 AND counts ORDER BY id`,
       [query],
     );
-    return rows.map(({ text, ...rest }): OperatorAct => (text === null ? rest : { ...rest, text }));
+    return rows.map(actOfRow);
   }
 
   async acquireLease(query: string, holder: string, ttlMs: number, now: Date): Promise<boolean> {
@@ -384,6 +387,19 @@ export class PostgresLedgerStore implements LedgerStore {
       throw mapPgError(e, this.uri);
     }
   }
+}
+
+interface ActRow {
+  readonly query: string;
+  readonly kind: OperatorAct["kind"];
+  readonly target: string;
+  readonly text: string | null;
+  readonly operator: string;
+  readonly at: string;
+}
+
+function actOfRow({ text, ...rest }: ActRow): OperatorAct {
+  return text === null ? rest : { ...rest, text };
 }
 
 /** A unique violation on the facts table, as the conflict it stands for. */

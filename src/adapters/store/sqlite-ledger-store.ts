@@ -9,6 +9,7 @@ import type {
   LedgerStore,
   LoopSummary,
   OperatorAct,
+  PostedAct,
   StoredFact,
 } from "../../core/loop/ledger-store.js";
 import type { Fact } from "../../core/loop/types.js";
@@ -142,11 +143,17 @@ export class SqliteLedgerStore implements LedgerStore {
       listLoops: db.prepare(
         "SELECT query, MAX(sequence) AS last FROM warrant_facts GROUP BY query ORDER BY query",
       ),
+      // The partial unique index on (query, target) of counting acts makes the first act win.
       insertAct: db.prepare(
-        "INSERT INTO warrant_operator_acts (query, kind, target, text, operator, at) VALUES (?, ?, ?, ?, ?, ?)",
+        "INSERT INTO warrant_operator_acts (query, kind, target, text, operator, at) VALUES (?, ?, ?, ?, ?, ?) " +
+          "ON CONFLICT DO NOTHING",
+      ),
+      countingAct: db.prepare(
+        "SELECT query, kind, target, text, operator, at FROM warrant_operator_acts " +
+          "WHERE query = ? AND target = ? AND counts = 1",
       ),
       readActs: db.prepare(
-        "SELECT query, kind, target, text, operator, at FROM warrant_operator_acts WHERE query = ? ORDER BY id",
+        "SELECT query, kind, target, text, operator, at FROM warrant_operator_acts WHERE query = ? AND counts = 1 ORDER BY id",
       ),
       acquireLease: db.prepare(
         "INSERT INTO warrant_leases (query, holder, expires_at) VALUES (?, ?, ?) " +
@@ -292,8 +299,8 @@ export class SqliteLedgerStore implements LedgerStore {
     return rows.map((r) => ({ query: r.query, lastSequence: r.last }));
   }
 
-  async postOperatorAct(act: OperatorAct): Promise<void> {
-    this.#run(() =>
+  async postOperatorAct(act: OperatorAct): Promise<PostedAct> {
+    const { changes } = this.#run(() =>
       this.#stmt.insertAct.run(
         act.query,
         act.kind,
@@ -303,11 +310,14 @@ export class SqliteLedgerStore implements LedgerStore {
         act.at,
       ),
     );
+    if (changes === 1) return { posted: true };
+    const row = this.#run(() => this.#stmt.countingAct.get(act.query, act.target) as ActRow);
+    return { posted: false, counting: actOfRow(row) };
   }
 
   async readOperatorActs(query: string): Promise<readonly OperatorAct[]> {
     const rows = this.#run(() => this.#stmt.readActs.all(query) as ActRow[]);
-    return rows.map(({ text, ...rest }): OperatorAct => (text === null ? rest : { ...rest, text }));
+    return rows.map(actOfRow);
   }
 
   async acquireLease(query: string, holder: string, ttlMs: number, now: Date): Promise<boolean> {
@@ -344,6 +354,10 @@ export class SqliteLedgerStore implements LedgerStore {
       throw mapSqliteError(e, this.uri);
     }
   }
+}
+
+function actOfRow({ text, ...rest }: ActRow): OperatorAct {
+  return text === null ? rest : { ...rest, text };
 }
 
 /** Driver errors become WarrantError with a store code; our own WarrantErrors pass through. */

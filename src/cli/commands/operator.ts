@@ -1,7 +1,16 @@
 // Operator acts from any terminal: `renew`, `cancel` (loop facts) and `approve`, `deny`, `answer`
-// (operator acts a waiting run polls for). With `--json`: `{ok, result?, code?, message}`.
+// (operator acts a waiting run polls for). With `--json`: `{ok, result?, code?, message}`. An act
+// says `posted` only when it is the one that counts: the first for its target, as the store decides
+// atomically; a later one is refused `hil/already-answered` with the act that counts, and an act on
+// a stopped loop (or a run already concluded) is refused before it is posted.
 import type { Command } from "commander";
-import type { LedgerStore } from "../../core/loop/ledger-store.js";
+import type {
+  LedgerStore,
+  OperatorAct,
+  PostedAct,
+  StoredFact,
+} from "../../core/loop/ledger-store.js";
+import { fold } from "../../core/loop/state.js";
 import type { LoopCommand } from "../../core/loop/types.js";
 import { ADMISSION_STEP, approvalTarget, readLedger } from "../../runtime/ledger-view.js";
 import { LoopLedger } from "../../runtime/loop-ledger.js";
@@ -13,10 +22,26 @@ import { operatorBinding } from "./run.js";
 class Reply {
   constructor(private readonly json: boolean) {}
 
-  refuse(code: string, message: string): void {
-    if (this.json) printJson({ ok: false, code, message });
+  refuse(code: string, message: string, answer?: OperatorAct): void {
+    if (this.json)
+      printJson({ ok: false, code, message, ...(answer === undefined ? {} : { answer }) });
     else err(`warrant: ${code}: ${message}`);
     process.exitCode = EXIT_INVALID;
+  }
+
+  /** `posted` when the act counts; else `hil/already-answered` with the act that does. */
+  posted(outcome: PostedAct, message: string): void {
+    if (outcome.posted) {
+      this.done(message, "posted");
+      return;
+    }
+    const c = outcome.counting;
+    const what = c.kind === "answer" ? `answered ${JSON.stringify(c.text ?? "")}` : `${c.kind}d`;
+    this.refuse(
+      "hil/already-answered",
+      `not posted: ${c.target} was already ${what} by ${c.operator} at ${c.at}; that act counts`,
+      c,
+    );
   }
 
   done(message: string, result: "appended" | "replayed" | "posted"): void {
@@ -43,6 +68,31 @@ async function loopAct(
   else reply.done(`${message} (already recorded: nothing appended)`, "replayed");
 }
 
+/** A refusal when the loop has stopped, or (for a run) when the run was already concluded. */
+function closed(
+  facts: readonly StoredFact[],
+  query: string,
+  run?: string,
+): { code: string; message: string } | undefined {
+  const state = fold(facts.map((f) => f.fact));
+  if (state.stop !== undefined) {
+    return {
+      code: "loop/already-stopped",
+      message: `${query} stopped ${state.stop.reason} at fact ${state.stop.sequence}: nothing waits for this act`,
+    };
+  }
+  const concluded = state.facts.find(
+    (f) => f.step.kind === "concluded" && f.step["proposal/ref"] === run,
+  );
+  if (run !== undefined && concluded !== undefined) {
+    return {
+      code: "loop/already-concluded",
+      message: `the run of ${run} was concluded at fact ${concluded.sequence}: nothing waits for this act`,
+    };
+  }
+  return undefined;
+}
+
 /** Approve or deny STEP of RUN (a proposal ref, or `admission` for an operator-admitted run). */
 async function decide(
   reply: Reply,
@@ -62,14 +112,19 @@ async function decide(
     reply.refuse("loop/run-missing", `run ${run} has no step ${step} (steps: ${steps.join(", ")})`);
     return;
   }
-  await store.postOperatorAct({
+  const refusal = closed(await store.readFacts(proposal.query), proposal.query, run);
+  if (refusal !== undefined) {
+    reply.refuse(refusal.code, refusal.message);
+    return;
+  }
+  const outcome = await store.postOperatorAct({
     query: proposal.query,
     kind,
     target: approvalTarget(run, step),
     operator: operatorBinding(),
     at: new Date().toISOString(),
   });
-  reply.done(`${kind === "approve" ? "approved" : "denied"} ${step} of ${run}`, "posted");
+  reply.posted(outcome, `${kind === "approve" ? "approved" : "denied"} ${step} of ${run}`);
 }
 
 async function answer(
@@ -83,23 +138,32 @@ async function answer(
     store.listRecords(query),
     store.readOperatorActs(query),
   ]);
+  const refusal = closed(facts, query);
+  if (refusal !== undefined) {
+    reply.refuse(refusal.code, refusal.message);
+    return;
+  }
   const view = readLedger(
     facts.map((f) => f.fact),
     records,
     acts,
   );
+  // The latest question is the one the loop waits on; once answered, a later answer is refused
+  // with the answer that counts.
   const pending = [...view.passages].reverse().find((p) => {
     const type = p.end?.message?.type;
-    return (
-      (type === "Question" || type === "DeadEnd") &&
-      !acts.some((a) => a.kind === "answer" && a.target === p.ref)
-    );
+    return type === "Question" || type === "DeadEnd";
   });
   if (pending === undefined) {
     reply.refuse("runtime/no-question", `${query} waits for no answer`);
     return;
   }
-  await store.postOperatorAct({
+  const answered = acts.find((a) => a.kind === "answer" && a.target === pending.ref);
+  if (answered !== undefined) {
+    reply.posted({ posted: false, counting: answered }, "");
+    return;
+  }
+  const outcome = await store.postOperatorAct({
     query,
     kind: "answer",
     target: pending.ref,
@@ -107,7 +171,7 @@ async function answer(
     operator: operatorBinding(),
     at: new Date().toISOString(),
   });
-  reply.done(`answered ${pending.ref}; continue with: warrant resume ${query}`, "posted");
+  reply.posted(outcome, `answered ${pending.ref}; continue with: warrant resume ${query}`);
 }
 
 async function renewDeadline(

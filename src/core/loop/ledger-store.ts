@@ -48,6 +48,15 @@ export interface OperatorAct {
   readonly at: string;
 }
 
+/**
+ * What posting an operator act did. The first act for a target (`query`, `target`) is the one that
+ * counts, decided by the store atomically; a later one is not stored, and is told the act that
+ * counts.
+ */
+export type PostedAct =
+  | { readonly posted: true }
+  | { readonly posted: false; readonly counting: OperatorAct };
+
 export interface LoopSummary {
   readonly query: string;
   readonly lastSequence: number;
@@ -64,7 +73,9 @@ export interface LedgerStore {
   readRecord(ref: string): Promise<LedgerRecord | undefined>;
   listRecords(query: string): Promise<readonly LedgerRecord[]>;
   listLoops(): Promise<readonly LoopSummary[]>;
-  postOperatorAct(act: OperatorAct): Promise<void>;
+  /** Store the act if it is the first for its target (atomically, against every writer). */
+  postOperatorAct(act: OperatorAct): Promise<PostedAct>;
+  /** The acts that count (one per target), in the order they were posted. */
   readOperatorActs(query: string): Promise<readonly OperatorAct[]>;
   /**
    * Take or extend the lease to drive a loop: true when `holder` now holds it until now+ttl (free,
