@@ -132,6 +132,8 @@ export interface RuntimeContext {
   readonly operator: string;
   /** The host's Ed25519 key: proposals and execution records are signed with it when given. */
   readonly hostKey?: Uint8Array;
+  /** Signs the loop's chain head; called when a drive stops or blocks (see signing-store.ts). */
+  readonly sealHead?: (query: string, reason: "stop" | "block") => Promise<void>;
   /** Where a run spends its time (the benchmark listens; nothing else needs it). */
   readonly measure?: (phase: RunPhase, ms: number) => void;
 }

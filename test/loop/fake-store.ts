@@ -9,6 +9,7 @@ import type {
   LoopSummary,
   OperatorAct,
   PostedAct,
+  RawLoop,
   StoredFact,
 } from "../../src/core/loop/ledger-store.js";
 import { chargeKeyOf } from "../../src/core/loop/types.js";
@@ -62,6 +63,9 @@ export class FakeStore implements LedgerStore {
   }
   async listLoops(): Promise<readonly LoopSummary[]> {
     return [...this.loops].map(([query, rows]) => ({ query, lastSequence: rows.length }));
+  }
+  async readRawLoop(_query: string): Promise<RawLoop> {
+    return { facts: [], records: [] };
   }
   async postOperatorAct(_act: OperatorAct): Promise<PostedAct> {
     return { posted: true };

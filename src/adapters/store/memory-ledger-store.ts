@@ -8,6 +8,7 @@ import type {
   LoopSummary,
   OperatorAct,
   PostedAct,
+  RawLoop,
   StoredFact,
 } from "../../core/loop/ledger-store.js";
 import {
@@ -22,6 +23,7 @@ import {
   type StoredRecord,
   sameRecord,
   sequenceConflictMessage,
+  storedText,
   toStoredRecords,
 } from "./batch.js";
 
@@ -92,6 +94,21 @@ export class MemoryLedgerStore implements LedgerStore {
     return [...this.#facts.entries()]
       .map(([query, facts]) => ({ query, lastSequence: facts.length }))
       .sort((a, b) => compareBytes(a.query, b.query));
+  }
+
+  async readRawLoop(query: string): Promise<RawLoop> {
+    return {
+      facts: (this.#facts.get(query) ?? []).map((s) => ({
+        sequence: s.fact.sequence,
+        chargeKey: s.chargeKey,
+        kind: s.fact.step.kind,
+        text: storedText(s.fact),
+        hash: s.hash,
+      })),
+      records: [...this.#records.values()]
+        .filter((r) => r.query === query)
+        .map((r) => ({ ref: r.ref, kind: r.kind, query: r.query, text: r.body })),
+    };
   }
 
   async postOperatorAct(act: OperatorAct): Promise<PostedAct> {

@@ -12,11 +12,14 @@ import type {
   LoopSummary,
   OperatorAct,
   PostedAct,
+  RawLoop,
   StoredFact,
 } from "../../core/loop/ledger-store.js";
 import type { Fact } from "../../core/loop/types.js";
 import { WarrantError } from "../../core/result.js";
 import {
+  type ActRow,
+  actOfRow,
   assertBatchShape,
   assertRecordShape,
   chainFacts,
@@ -248,6 +251,18 @@ export class PostgresLedgerStore implements LedgerStore {
     return rows.map((r) => ({ query: r.query, lastSequence: r.last }));
   }
 
+  async readRawLoop(query: string): Promise<RawLoop> {
+    const facts = await this.#query<RawLoop["facts"][number]>(
+      `SELECT sequence, charge_key AS "chargeKey", kind, fact AS text, hash FROM ${this.#t.facts} WHERE query = $1 ORDER BY sequence`,
+      [query],
+    );
+    const records = await this.#query<RawLoop["records"][number]>(
+      `SELECT ref, kind, query, body AS text FROM ${this.#t.records} WHERE query = $1 ORDER BY position`,
+      [query],
+    );
+    return { facts: facts.rows, records: records.rows };
+  }
+
   async postOperatorAct(act: OperatorAct): Promise<PostedAct> {
     // The partial unique index on (query, target) of counting acts makes the first act win; a
     // concurrent insert of the same target waits for the first to commit, then does nothing.
@@ -387,19 +402,6 @@ export class PostgresLedgerStore implements LedgerStore {
       throw mapPgError(e, this.uri);
     }
   }
-}
-
-interface ActRow {
-  readonly query: string;
-  readonly kind: OperatorAct["kind"];
-  readonly target: string;
-  readonly text: string | null;
-  readonly operator: string;
-  readonly at: string;
-}
-
-function actOfRow({ text, ...rest }: ActRow): OperatorAct {
-  return text === null ? rest : { ...rest, text };
 }
 
 /** A unique violation on the facts table, as the conflict it stands for. */

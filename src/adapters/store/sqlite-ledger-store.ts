@@ -10,11 +10,14 @@ import type {
   LoopSummary,
   OperatorAct,
   PostedAct,
+  RawLoop,
   StoredFact,
 } from "../../core/loop/ledger-store.js";
 import type { Fact } from "../../core/loop/types.js";
 import { WarrantError } from "../../core/result.js";
 import {
+  type ActRow,
+  actOfRow,
   assertBatchShape,
   assertRecordShape,
   chainFacts,
@@ -57,15 +60,6 @@ interface Pending {
 type Settled =
   | { readonly ok: true; readonly outcome: AppendOutcome }
   | { readonly ok: false; readonly error: unknown };
-
-interface ActRow {
-  readonly query: string;
-  readonly kind: OperatorAct["kind"];
-  readonly target: string;
-  readonly text: string | null;
-  readonly operator: string;
-  readonly at: string;
-}
 
 /** Open (creating if absent) and migrate the SQLite file at `path`; the folder must exist. */
 export function openSqliteLedgerStore(
@@ -154,6 +148,12 @@ export class SqliteLedgerStore implements LedgerStore {
       ),
       readActs: db.prepare(
         "SELECT query, kind, target, text, operator, at FROM warrant_operator_acts WHERE query = ? AND counts = 1 ORDER BY id",
+      ),
+      rawFacts: db.prepare(
+        "SELECT sequence, charge_key AS chargeKey, kind, fact AS text, hash FROM warrant_facts WHERE query = ? ORDER BY sequence",
+      ),
+      rawRecords: db.prepare(
+        "SELECT ref, kind, query, body AS text FROM warrant_records WHERE query = ? ORDER BY rowid",
       ),
       acquireLease: db.prepare(
         "INSERT INTO warrant_leases (query, holder, expires_at) VALUES (?, ?, ?) " +
@@ -299,6 +299,13 @@ export class SqliteLedgerStore implements LedgerStore {
     return rows.map((r) => ({ query: r.query, lastSequence: r.last }));
   }
 
+  async readRawLoop(query: string): Promise<RawLoop> {
+    return this.#run(() => ({
+      facts: this.#stmt.rawFacts.all(query) as RawLoop["facts"][number][],
+      records: this.#stmt.rawRecords.all(query) as RawLoop["records"][number][],
+    }));
+  }
+
   async postOperatorAct(act: OperatorAct): Promise<PostedAct> {
     const { changes } = this.#run(() =>
       this.#stmt.insertAct.run(
@@ -354,10 +361,6 @@ export class SqliteLedgerStore implements LedgerStore {
       throw mapSqliteError(e, this.uri);
     }
   }
-}
-
-function actOfRow({ text, ...rest }: ActRow): OperatorAct {
-  return text === null ? rest : { ...rest, text };
 }
 
 /** Driver errors become WarrantError with a store code; our own WarrantErrors pass through. */

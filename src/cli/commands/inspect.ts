@@ -6,6 +6,7 @@ import type { LoopDocument } from "../../core/loop/types.js";
 import { budgets } from "../../runtime/live-view.js";
 import { LoopLedger } from "../../runtime/loop-ledger.js";
 import { EXIT_INVALID, err, out, printJson } from "../io.js";
+import { printBundle } from "./export-bundle.js";
 
 export async function withStore<T>(
   flag: string | undefined,
@@ -123,10 +124,18 @@ export function registerInspectCommands(program: Command): void {
       "ledger store URI (default: $WARRANT_STORE, else sqlite:.warrant/ledger.db)",
     )
     .option("--json", "the document is JSON either way")
-    .action(async (query: string, o: { store?: string }) => {
+    .option(
+      "--bundle",
+      "print an audit bundle instead: facts, records, signed heads, operator acts and host key, " +
+        "for warrant loop check BUNDLE",
+    )
+    .action(async (query: string, o: { store?: string; bundle?: boolean }) => {
       await withStore(o.store, async (store) => {
+        const now = new Date();
         const doc = await documentOr1(store, query);
-        if (doc !== undefined) printJson(doc);
+        if (doc === undefined) return;
+        if (o.bundle === true) await printBundle(store, query, doc, now);
+        else printJson(doc);
       });
     });
 }

@@ -38,6 +38,7 @@ import {
   packOf,
   startLoop,
 } from "../../runtime/session.js";
+import { signingStore } from "../../runtime/signing-store.js";
 import type { LoadedPack } from "../../runtime/task-pack.js";
 import {
   dispatchLoop,
@@ -161,12 +162,16 @@ export async function hostSandbox(): Promise<Sandbox | undefined> {
 }
 
 export function composeContext(
-  store: LedgerStore,
+  ledger: LedgerStore,
   models: ModelForPassage,
   flags: DriveFlags,
   view: LiveView,
   clock: Clock = systemClock,
 ): ComposedContext {
+  // With a host key, everything the drive writes is signed and its chain heads sealed.
+  const signing =
+    flags.hostKey === undefined ? undefined : signingStore(ledger, flags.hostKey, clock);
+  const store = signing ?? ledger;
   const loop = new LoopLedger(store);
   // Workspace reads of the baseline, the pack's observation profiles contained in the host's
   // sandbox (none detected: not offered), plus the MCP servers an agent definition declares.
@@ -204,6 +209,7 @@ export function composeContext(
     emit,
     operator,
     ...(flags.hostKey === undefined ? {} : { hostKey: flags.hostKey }),
+    ...(signing === undefined ? {} : { sealHead: signing.sealHead }),
     closeTools: () => tools.close(),
   };
 }

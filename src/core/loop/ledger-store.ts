@@ -20,6 +20,33 @@ export interface LedgerRecord {
   readonly body: unknown;
 }
 
+/** A fact row exactly as stored, unparsed: what an audit reads (a tampered row may not be JSON). */
+export interface RawFactRow {
+  readonly sequence: number;
+  readonly chargeKey: string;
+  /** The stored kind column: the step's kind, kept beside the fact. */
+  readonly kind: string;
+  /** The fact's stored JSON text. */
+  readonly text: string;
+  readonly hash: string;
+}
+
+/** A record row exactly as stored, unparsed. */
+export interface RawRecordRow {
+  readonly ref: string;
+  readonly kind: string;
+  readonly query: string;
+  /** The body's stored JSON text. */
+  readonly text: string;
+}
+
+export interface RawLoop {
+  /** In sequence order. */
+  readonly facts: readonly RawFactRow[];
+  /** In the order they were stored. */
+  readonly records: readonly RawRecordRow[];
+}
+
 export interface AppendBatch {
   readonly query: string;
   /**
@@ -73,6 +100,8 @@ export interface LedgerStore {
   readRecord(ref: string): Promise<LedgerRecord | undefined>;
   listRecords(query: string): Promise<readonly LedgerRecord[]>;
   listLoops(): Promise<readonly LoopSummary[]>;
+  /** One loop's fact and record rows as stored, unparsed, for an audit (`warrant loop check`). */
+  readRawLoop(query: string): Promise<RawLoop>;
   /** Store the act if it is the first for its target (atomically, against every writer). */
   postOperatorAct(act: OperatorAct): Promise<PostedAct>;
   /** The acts that count (one per target), in the order they were posted. */
