@@ -6,10 +6,11 @@ import { describe, expect, it } from "vitest";
 import { MemoryLedgerStore } from "../../src/adapters/store/memory-ledger-store.js";
 import { auditLoop } from "../../src/core/loop/audit.js";
 import { auditBundle, makeBundle } from "../../src/core/loop/bundle.js";
+import { chainHash, GENESIS_HASH } from "../../src/core/loop/chain.js";
 import type { OperatorAct, RawLoop } from "../../src/core/loop/ledger-store.js";
 import { project } from "../../src/core/loop/project.js";
-import type { LoopCommand, LoopDocument } from "../../src/core/loop/types.js";
-import { base64url, canonicalJson } from "../../src/core/records/canonical.js";
+import type { Fact, LoopCommand, LoopDocument } from "../../src/core/loop/types.js";
+import { base64url, canonicalJson, contentRef } from "../../src/core/records/canonical.js";
 import { buildExecution } from "../../src/core/records/execution.js";
 import { keyRotationRecord } from "../../src/core/records/host-records.js";
 import { toLedgerRecord } from "../../src/core/records/ledger-record.js";
@@ -19,6 +20,7 @@ import { buildReview } from "../../src/core/records/review.js";
 import { publicKeyOf, signRecord } from "../../src/core/records/signature.js";
 import { approvalTarget } from "../../src/runtime/ledger-view.js";
 import { LoopLedger } from "../../src/runtime/loop-ledger.js";
+import { type PassageTranscript, transcriptRecord } from "../../src/runtime/passage-transcript.js";
 import { makeRecord } from "../../src/runtime/records.js";
 import { signingStore } from "../../src/runtime/signing-store.js";
 import { at, BINDING, OPERATOR, open, QUERY } from "./gwt.js";
@@ -60,7 +62,20 @@ async function built(): Promise<Built> {
       ...extra,
     });
   await exec({ op: "charge-passage", role: "implementer", agent: AGENT, passage: "passage:p1" });
-  await signing.putRecords([end("passage:p1", "implementer", { type: "Plan", payload: PLAN })]);
+  const transcript = transcriptRecord(
+    QUERY,
+    { schema: "warrant.passage-transcript.v1", entries: [] } as unknown as PassageTranscript,
+    "passage:p1",
+  );
+  await signing.putRecords([
+    transcript,
+    end(
+      "passage:p1",
+      "implementer",
+      { type: "Plan", payload: PLAN },
+      { "transcript/ref": transcript.ref },
+    ),
+  ]);
   const proposal = toLedgerRecord(
     "proposal",
     buildProposal({
@@ -217,6 +232,7 @@ describe("auditLoop", () => {
         "runReport",
         "runStarted",
         "stepStarted",
+        "transcript",
       ].sort(),
     );
   });
@@ -394,6 +410,119 @@ describe("auditLoop", () => {
     const b = await built();
     for (const f of b.rows.facts) expect(JSON.parse(f.text).step.kind).toBe(f.kind);
   });
+});
+
+/** The rows with fact `i` replaced and every hash from it on recomputed, as a careful forger would. */
+function rechained(b: Built, i: number, fact: Fact): Built {
+  const facts = [...b.rows.facts];
+  let prev = i === 0 ? GENESIS_HASH : (facts[i - 1]?.hash ?? "");
+  for (let j = i; j < facts.length; j++) {
+    const f = j === i ? fact : (JSON.parse(facts[j]?.text ?? "") as Fact);
+    const hash = chainHash(prev, f);
+    facts[j] = { ...(facts[j] as RawLoop["facts"][number]), text: canonicalJson(f), hash };
+    prev = hash;
+  }
+  return { ...b, rows: { ...b.rows, facts } };
+}
+
+const bodyWhere = (
+  b: Built,
+  kind: string,
+  where: (x: Record<string, unknown>) => boolean = () => true,
+) => b.rows.records.find((r) => r.kind === kind && where(body(r))) as Row;
+const edit = (
+  b: Built,
+  ref: string,
+  f: (x: Record<string, unknown>) => Record<string, unknown>,
+  newRef = ref,
+) =>
+  withRecords(b, (r) =>
+    r.ref === ref ? { ...r, ref: newRef, text: JSON.stringify(f(body(r))) } : r,
+  );
+
+/** The tamperings of the store tests, on the memory store's rows: where each must be reported. */
+const MEMORY_TAMPERINGS: Record<string, (b: Built) => Promise<[Built, string, string[]]>> = {
+  "a signature corrupted": async (b) => {
+    const e = bodyWhere(b, "execution");
+    const t = edit(b, e.ref, (x) => {
+      const sig = x.signature as { value: string };
+      return { ...x, signature: { ...sig, value: `${sig.value.slice(0, -2)}AA` } };
+    });
+    return [t, `/facts/${factOf(b, "concluded") - 1}`, ["records/signature-invalid"]];
+  },
+  "a signature removed": async (b) => {
+    const r = bodyWhere(b, "review");
+    const t = edit(b, r.ref, ({ signature: _s, ...x }) => x);
+    return [t, `/facts/${factOf(b, "passage-charged", 1) - 1}`, ["records/signature-missing"]];
+  },
+  "a signature swapped": async (b) => {
+    const p = body(bodyWhere(b, "proposal"));
+    const r = bodyWhere(b, "review");
+    const t = edit(b, r.ref, (x) => ({ ...x, signature: p.signature }));
+    return [t, `/facts/${factOf(b, "passage-charged", 1) - 1}`, ["records/signature-invalid"]];
+  },
+  "a record re-keyed": async (b) => {
+    const e = bodyWhere(b, "passageEnd");
+    const { signature: _s, ...rest } = body(e);
+    const signed = await signRecord(rest, OTHER);
+    const t = edit(b, e.ref, () => signed as Record<string, unknown>);
+    return [t, "/facts/1", ["records/signature-key"]];
+  },
+  "a forged execution with its ref, fact and chain recomputed": async (b) => {
+    const e = bodyWhere(b, "execution");
+    const forged = { ...body(e), outcome: "verification-failed", "ended-at": at(99).toISOString() };
+    const ref = contentRef("corpus-task-pack-execution", forged, "execution/ref");
+    const c = factOf(b, "concluded") - 1;
+    const fact = JSON.parse(b.rows.facts[c]?.text ?? "") as Fact;
+    const t = rechained(
+      edit(b, e.ref, () => ({ ...forged, "execution/ref": ref }), ref),
+      c,
+      { ...fact, step: { ...fact.step, "execution/ref": ref } as Fact["step"] },
+    );
+    return [t, `/facts/${c}`, ["records/signature-invalid", "store/head-mismatch"]];
+  },
+  "a review flipped": async (b) => {
+    const r = bodyWhere(b, "review");
+    const t = edit(b, r.ref, (x) => ({
+      ...x,
+      verdict: { ...(x.verdict as object), decision: "reject" },
+    }));
+    return [t, `/facts/${factOf(b, "passage-charged", 1) - 1}`, ["store/record-mismatch"]];
+  },
+  "a review deleted": async (b) => {
+    const t = withRecords(b, (r) => (r.kind === "review" ? undefined : r));
+    return [t, `/facts/${factOf(b, "passage-charged", 1) - 1}`, ["records/missing"]];
+  },
+  "a run report deleted": async (b) => {
+    const t = withRecords(b, (r) => (r.kind === "runReport" ? undefined : r));
+    return [t, `/facts/${factOf(b, "concluded") - 1}`, ["records/missing"]];
+  },
+  "a transcript edited": async (b) => {
+    const tr = bodyWhere(b, "transcript");
+    const t = edit(b, tr.ref, (x) => ({ ...x, entries: [{ kind: "model-error" }] }));
+    return [t, "/facts/1", ["store/record-mismatch"]];
+  },
+  "an approval deleted": async (b) => [
+    { ...b, acts: [] },
+    `/facts/${factOf(b, "concluded") - 1}`,
+    ["records/missing"],
+  ],
+  "the last fact removed": async (b) => [
+    { ...b, rows: { ...b.rows, facts: b.rows.facts.slice(0, -1) } },
+    `/facts/${b.rows.facts.length - 1}`,
+    ["store/truncated"],
+  ],
+};
+
+describe("every tampering on the memory store's rows", () => {
+  for (const [name, tamper] of Object.entries(MEMORY_TAMPERINGS)) {
+    it(`${name}: refused at the first fact it touches`, async () => {
+      const [t, path, codes] = await tamper(await built());
+      const e = await firstError(t, await pub(KEY));
+      expect(e?.path, JSON.stringify(e)).toBe(path);
+      expect(codes).toContain(e?.code);
+    });
+  }
 });
 
 describe("audit bundles", () => {
