@@ -100,6 +100,8 @@ interface Walk {
   readonly split: number;
   readonly max: number;
   readonly resolved: Map<string, { node: Json; pointer: string } | undefined>;
+  /** Memo of combinatorsMention by schema pointer and property. */
+  readonly mentioned: Map<string, boolean>;
 }
 
 function resolved(walk: Walk, pointer: string): { node: Json; pointer: string } | undefined {
@@ -145,7 +147,14 @@ function findLongArrays(
   }
   if (!isObject(value) || !isObject(node.properties)) return;
   for (const key of Object.keys(node.properties)) {
-    if (!Object.hasOwn(value, key) || combinatorsMention(node, key)) continue;
+    if (!Object.hasOwn(value, key)) continue;
+    const memo = `${at.pointer}\u0000${key}`;
+    let mentioned = walk.mentioned.get(memo);
+    if (mentioned === undefined) {
+      mentioned = combinatorsMention(node, key);
+      walk.mentioned.set(memo, mentioned);
+    }
+    if (mentioned) continue;
     path.push(key);
     findLongArrays(
       walk,
@@ -226,6 +235,7 @@ export function validateLinear(
     split: options.splitLength ?? SPLIT_LENGTH,
     max: options.maxErrors ?? MAX_ERRORS,
     resolved: new Map(),
+    mentioned: new Map(),
   };
   return validateAt(walk, validate, "", value);
 }
