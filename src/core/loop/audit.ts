@@ -184,9 +184,9 @@ async function loopKeys(
     found.add({ fact: 0 }, "records/key-conflict", `${pins.length} host keys are pinned`);
     return keys;
   }
-  const pin = (pins[0] as AuditedRecord).body as unknown as HostKeyBody;
-  const pinned = pin["key/public"];
-  if (typeof pinned !== "string" || !(await verifiedBy(pin as never, pinned))) {
+  const pin = (pins[0] as AuditedRecord).body as Readonly<Record<string, unknown>>;
+  const pinned = (pin as Partial<HostKeyBody>)["key/public"];
+  if (typeof pinned !== "string" || !(await verifiedBy(pin, pinned))) {
     found.add(
       { fact: 0 },
       "records/signature-invalid",
@@ -199,11 +199,11 @@ async function loopKeys(
   for (let grew = true; grew; ) {
     grew = false;
     for (const r of rotations) {
-      const body = r.body as unknown as KeyRotationBody;
-      const next = body["key/next"];
-      if (keys.has(next) || !keys.has(body["key/previous"])) continue;
-      if (keyBytes(next) === undefined) continue;
-      if (!(await verifiedBy(r.body as never, body["key/previous"]))) continue;
+      const body = r.body as Readonly<Record<string, unknown>>;
+      const { "key/next": next, "key/previous": previous } = body as Partial<KeyRotationBody>;
+      if (typeof next !== "string" || typeof previous !== "string") continue;
+      if (keys.has(next) || !keys.has(previous) || keyBytes(next) === undefined) continue;
+      if (!(await verifiedBy(body, previous))) continue;
       keys.add(next);
       grew = true;
     }
