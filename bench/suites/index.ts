@@ -2,6 +2,7 @@
 import { cliSuite } from "./cli.js";
 import { definitionSuite } from "./definition.js";
 import { demoSuite } from "./demo.js";
+import { inputSuite } from "./input.js";
 import { loopSuite } from "./loop.js";
 import { passageSuite } from "./passage.js";
 import { sandboxSuite } from "./sandbox.js";
@@ -16,6 +17,7 @@ export interface BenchSuite {
 export const suites: readonly BenchSuite[] = [
   definitionSuite,
   loopSuite,
+  inputSuite,
   turnSuite,
   sandboxSuite,
   passageSuite,

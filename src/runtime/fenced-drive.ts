@@ -54,6 +54,11 @@ export async function underLease<T>(
     sandbox: tracked(ctx.sandbox, environments, () => store.lost),
     passages: { run: (request) => refuseOnceLost(() => ctx.passages.run(request)) },
     approver: { approve: (request) => refuseOnceLost(() => ctx.approver.approve(request)) },
+    ...(ctx.sealHead === undefined
+      ? {}
+      : {
+          sealHead: (q, reason) => refuseOnceLost(() => ctx.sealHead?.(q, reason) as Promise<void>),
+        }),
     // An abandoned drive says nothing more either.
     emit: (event) => {
       if (store.lost === undefined) ctx.emit(event);

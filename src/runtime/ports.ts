@@ -4,6 +4,7 @@
 import type { LedgerRecord, LedgerStore } from "../core/loop/ledger-store.js";
 import type { Decision, LoopCommand, LoopDocument, Role } from "../core/loop/types.js";
 import type { Clock } from "../core/ports.js";
+import type { HostSigner } from "../core/records/host-records.js";
 import type { Problem, Result } from "../core/result.js";
 import type { TypedMessage } from "../core/turn/payloads.js";
 import type { ApprovalAnswer, ApprovalKind, Emit, PassageUsage } from "./events.js";
@@ -116,10 +117,11 @@ export interface Approver {
   approve(request: ApprovalRequest): Promise<ApprovalAnswer>;
 }
 
-/** Signs proposals and execution records (the host key); records are stored unsigned without one. */
-export interface RecordSigner {
-  sign<T extends object>(record: T): Promise<T>;
-}
+/**
+ * Signs the records a drive writes (the host key), and gives the public key pinned in each loop so
+ * that `loop check` verifies every signature; records are stored unsigned without one.
+ */
+export type RecordSigner = HostSigner;
 
 /**
  * Reads a task pack from where it lives (its file, its baseline folder, its agent definitions) and
@@ -162,6 +164,8 @@ export interface RuntimeContext {
   readonly operator: string;
   /** Signs proposals and execution records when given. */
   readonly signer?: RecordSigner;
+  /** Signs the loop's chain head; called when a drive stops or blocks (see signing-store.ts). */
+  readonly sealHead?: (query: string, reason: "stop" | "block") => Promise<void>;
   /** Reads a loop's task pack again on resume. */
   readonly loadPack: PackLoader;
 }

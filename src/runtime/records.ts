@@ -4,19 +4,20 @@
 import type { LedgerRecord } from "../core/loop/ledger-store.js";
 import type { Outcome, Role } from "../core/loop/types.js";
 import { contentRef, digestOfBytes } from "../core/records/canonical.js";
-import { buildExecution } from "../core/records/execution.js";
+import { type AdmittedBy, buildExecution } from "../core/records/execution.js";
 import { toLedgerRecord } from "../core/records/ledger-record.js";
-import { signRecord } from "../core/records/signature.js";
+import { RECORD_KIND_TABLE } from "../core/records/record-kinds.js";
+import { publicKeyOf, signRecord } from "../core/records/signature.js";
 import type { Problem } from "../core/result.js";
 import type { TypedMessage } from "../core/turn/payloads.js";
 import type { RecordSigner } from "./ports.js";
 
 export const RECORD_PREFIX = {
-  binding: "warrant-loop-binding",
-  passageEnd: "warrant-passage-end",
-  runStarted: "warrant-run-started",
-  stepStarted: "warrant-step-started",
-  runReport: "warrant-run-report",
+  binding: RECORD_KIND_TABLE.binding.prefix,
+  passageEnd: RECORD_KIND_TABLE.passageEnd.prefix,
+  runStarted: RECORD_KIND_TABLE.runStarted.prefix,
+  stepStarted: RECORD_KIND_TABLE.stepStarted.prefix,
+  runReport: RECORD_KIND_TABLE.runReport.prefix,
 } as const;
 
 export interface BindingBody {
@@ -124,6 +125,7 @@ export async function runRecords(
   startedAt: string,
   endedAt: string,
   signer: RecordSigner | undefined,
+  admitted?: AdmittedBy,
 ): Promise<{ execution: LedgerRecord; report: LedgerRecord }> {
   const empty = digestOfBytes(new Uint8Array());
   const built = buildExecution({
@@ -149,6 +151,7 @@ export async function runRecords(
     ...(report["refusal/code"] === undefined ? {} : { refusalCode: report["refusal/code"] }),
     startedAt,
     endedAt,
+    ...(admitted === undefined ? {} : { admittedBy: admitted }),
   });
   const execution = toLedgerRecord("execution", await signed(built, signer));
   return {
@@ -174,5 +177,5 @@ export async function signed<T extends object>(
  */
 export function keySigner(secretKey: Uint8Array): RecordSigner {
   const key = new Uint8Array(secretKey);
-  return { sign: (record) => signRecord(record, key) };
+  return { sign: (record) => signRecord(record, key), publicKey: () => publicKeyOf(key) };
 }

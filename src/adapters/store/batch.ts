@@ -2,7 +2,12 @@
 // over its facts, and how facts (JCS text) and record bodies (JSON text) are written.
 
 import { chainHash, GENESIS_HASH } from "../../core/loop/chain.js";
-import type { AppendBatch, LedgerRecord, StoredFact } from "../../core/loop/ledger-store.js";
+import type {
+  AppendBatch,
+  LedgerRecord,
+  OperatorAct,
+  StoredFact,
+} from "../../core/loop/ledger-store.js";
 import { chargeKeyOf, type Fact } from "../../core/loop/types.js";
 import { canonicalJson } from "../../core/records/canonical.js";
 import { WarrantError } from "../../core/result.js";
@@ -147,4 +152,18 @@ export function chargeKeyConflictMessage(query: string, key?: string): string {
   return key === undefined
     ? `loop ${query} already has a fact with one of these charge keys`
     : `loop ${query} already has a fact with charge key "${key}"`;
+}
+
+/** An operator act as the SQL stores read it (`text` NULL when the act has none). */
+export interface ActRow {
+  readonly query: string;
+  readonly kind: OperatorAct["kind"];
+  readonly target: string;
+  readonly text: string | null;
+  readonly operator: string;
+  readonly at: string;
+}
+
+export function actOfRow({ text, ...rest }: ActRow): OperatorAct {
+  return text === null ? rest : { ...rest, text };
 }
