@@ -417,7 +417,10 @@ async function discardLeftovers(
   return journaled && named;
 }
 
-/** A run whose step had started when the driver died: never repeated, concluded `unknown`. */
+/**
+ * A run whose step had started when the driver died: never repeated, concluded `unknown` — or
+ * `refused` with `rollback/destroy-unconfirmed` when its environment cannot be removed.
+ */
 async function abandon(ctx: RuntimeContext, query: string, cycle: CycleView): Promise<void> {
   const destroyed = await discardLeftovers(ctx, query, cycle);
   const now = ctx.clock.now().toISOString();
@@ -435,7 +438,9 @@ async function abandon(ctx: RuntimeContext, query: string, cycle: CycleView): Pr
       "environment/ref": cycle.runStarted?.["environment/ref"] ?? "environment:none",
       steps,
       checks: [],
-      outcome: "unknown",
+      // An environment that could not be removed is the conclusion, whatever the step did.
+      outcome: destroyed ? "unknown" : "refused",
+      ...(destroyed ? {} : { "refusal/code": "rollback/destroy-unconfirmed" }),
       "environment/destroyed": destroyed,
     },
     cycle.runStarted?.["started-at"] ?? now,
@@ -444,7 +449,9 @@ async function abandon(ctx: RuntimeContext, query: string, cycle: CycleView): Pr
   );
   ctx.emit({
     kind: "note",
-    text: `run interrupted mid-step: concluded unknown, environment destroyed${destroyed ? "" : " (NOT confirmed)"}`,
+    text: destroyed
+      ? "run interrupted mid-step: concluded unknown, environment destroyed"
+      : "run interrupted mid-step: environment destroyed (NOT confirmed): rollback/destroy-unconfirmed",
   });
   await ctx.store.putRecords([execution, report]);
 }

@@ -78,7 +78,7 @@ export async function startWorker(o: WorkerOptions): Promise<Runner> {
         const holder = `${o.holder}/job-${helpers.job.id}`;
         const result = await driveUnderLease(ctx, query, pack, holder, {
           onLeased: () => o.onEvent({ kind: "start", query }),
-        });
+        }).finally(() => ctx.sandbox.close?.());
         if (result === "leased-elsewhere") {
           // Another driver holds the loop; it drives it on (or its lease expires and a retry takes it).
           o.onEvent({ kind: "busy", query });

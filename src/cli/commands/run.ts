@@ -127,7 +127,8 @@ const terminalAsk =
 
 /** A drive's context, and what ends the MCP connections its passages opened. */
 export interface ComposedContext extends RuntimeContext {
-  /** Closes every MCP connection and stdio server of this context's passages; idempotent. */
+  /** Closes every MCP connection and stdio server of this context's passages and gives back the
+   * baselines its runs pinned; idempotent. */
   closeTools(): Promise<void>;
 }
 
@@ -179,6 +180,7 @@ export function composeContext(
     return tools.toolsFor(request);
   };
   const operator = operatorBinding();
+  const sandbox = sandboxPort(flags.sandbox);
   const emit = view.emit.bind(view);
   const ask =
     flags.interactive && process.stdin.isTTY === true
@@ -188,7 +190,7 @@ export function composeContext(
     store,
     loop,
     passages: createAgentPassages(models, toolsFor),
-    sandbox: sandboxPort(flags.sandbox),
+    sandbox,
     approver: createApprover({
       store,
       loop,
@@ -204,7 +206,11 @@ export function composeContext(
     emit,
     operator,
     ...(flags.hostKey === undefined ? {} : { hostKey: flags.hostKey }),
-    closeTools: () => tools.close(),
+    // The drive's end: its passages' tools, and the baselines its runs pinned.
+    closeTools: async () => {
+      await tools.close();
+      await sandbox.close?.();
+    },
   };
 }
 
