@@ -25,6 +25,7 @@ import type {
 } from "../../src/core/sandbox/sandbox-port.js";
 import { checkPlan } from "../../src/core/taskpack/plan-check.js";
 import { validPack } from "../taskpack/fixtures.js";
+import { hostileTreeContract } from "./hostile-tree-contract.js";
 
 const LIMITS: ExecOptions = { timeoutMs: 10_000, maxOutputBytes: 1 << 20 };
 const text = (s: string) => new TextEncoder().encode(s);
@@ -547,6 +548,14 @@ export function sandboxContract(
           });
         }
         expect(readdirSync(tmpdir()).filter((n) => n === "warrant-env-")).toEqual([]);
+      });
+
+      hostileTreeContract({
+        sandbox: () => sandbox as Sandbox,
+        mode,
+        fresh,
+        baseline: () => baseline,
+        outsideFile: () => outsideFile,
       });
 
       it("destroy removes the directory, confirms it, and ends running commands", async () => {
