@@ -497,7 +497,8 @@ export function sandboxContract(
         writeFileSync(path.join(base, "stray"), "left\n");
         // `dead` is never destroyed: its process is gone.
         const again = await sb.createEnvironment(baseline, { name });
-        envs.push(again);
+        // `dead` is destroyed after `again` only to give back the baseline it pinned.
+        envs.push(again, dead);
         expect(again.root).toBe(dead.root);
         expect(again.id).not.toBe(dead.id);
         expect(existsSync(path.join(base, "stray"))).toBe(false);
