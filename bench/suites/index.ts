@@ -7,6 +7,7 @@ import { passageSuite } from "./passage.js";
 import { sandboxSuite } from "./sandbox.js";
 import { storeSuite } from "./store.js";
 import { turnSuite } from "./turn.js";
+import { workspaceSuite } from "./workspace.js";
 
 export interface BenchSuite {
   readonly name: string;
@@ -18,6 +19,7 @@ export const suites: readonly BenchSuite[] = [
   loopSuite,
   turnSuite,
   sandboxSuite,
+  workspaceSuite,
   passageSuite,
   demoSuite,
   storeSuite,

@@ -2,6 +2,7 @@
 // command changes read from the upper layer alone (deletions, opaque directories, bytes restored),
 // the host's writes and removals landing with overlay semantics, change detection that hashes
 // nothing of an untouched tree, and the copy fallback.
+import { spawnSync } from "node:child_process";
 import {
   chmodSync,
   existsSync,
@@ -10,6 +11,7 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  readlinkSync,
   rmSync,
   statSync,
   writeFileSync,
@@ -290,4 +292,45 @@ describe("change detection cost", () => {
       },
     );
   }
+});
+
+describe("pins left by dead processes", () => {
+  it.skipIf(firstWorking === undefined)(
+    "are removed before a sandbox pins its first baseline; live, foreign and unknown ones stay",
+    async () => {
+      const root = freshRoot();
+      const me = {
+        boot: readFileSync("/proc/sys/kernel/random/boot_id", "latin1").trim(),
+        pidns: readlinkSync("/proc/self/ns/pid"),
+      };
+      const exited = spawnSync("true");
+      const deadPid = exited.pid as number;
+      const stat = readFileSync(`/proc/${process.pid}/stat`, "latin1");
+      const myStart = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+      const leave = (name: string, owner: object | undefined) => {
+        const base = path.join(root, `warrant-base-${name}`);
+        mkdirSync(path.join(base, "tree/locked"), { recursive: true });
+        writeFileSync(path.join(base, "tree/locked/f"), "x");
+        chmodSync(path.join(base, "tree/locked"), 0);
+        if (owner !== undefined)
+          writeFileSync(path.join(base, "owner.json"), JSON.stringify(owner));
+      };
+      leave("dead", { ...me, pid: deadPid, start: "1" });
+      leave("reused", { ...me, pid: process.pid, start: "1" });
+      leave("reboot", { ...me, boot: "another-boot", pid: process.pid, start: myStart });
+      leave("live", { ...me, pid: process.pid, start: myStart });
+      leave("foreign", { ...me, pidns: "pid:[1]", pid: deadPid, start: "1" });
+      leave("unknown", undefined);
+      const sandbox = make(firstWorking as "bwrap" | "unshare", { tempRoot: root });
+      const pin = await sandbox.openBaseline(baselineDir("sweep", BASE));
+      const left = pins(root).filter((n) => !/^warrant-base-[A-Za-z0-9]{6}$/.test(n));
+      expect(left.sort()).toEqual([
+        "warrant-base-foreign",
+        "warrant-base-live",
+        "warrant-base-unknown",
+      ]);
+      await pin.release();
+      for (const n of left) chmodSync(path.join(root, n, "tree/locked"), 0o700);
+    },
+  );
 });

@@ -22,6 +22,7 @@ import {
   openRegularAt,
   readlinkAt,
 } from "./host-fs.js";
+import { claimPin } from "./pin-owner.js";
 import { type PathNode, partsOf, removePath, walkTree } from "./tree-walk.js";
 
 /** The uid/gid that sandboxed commands run as when the host runs as root. */
@@ -88,6 +89,7 @@ export async function pinBaseline(source: string, opts: PinOptions): Promise<Pin
   const base = await mkdtemp(path.join(opts.tempRoot, BASE_DIR_PREFIX));
   const tree = path.join(base, "tree");
   try {
+    await claimPin(base);
     // -a keeps symlinks as links, modes and times; ownership is set below, never the source's.
     await hostCommand("sandbox/baseline-copy", [
       "cp",

@@ -15,7 +15,13 @@ import type {
   Sandbox,
   SandboxBackend,
 } from "../../core/sandbox/sandbox-port.js";
-import { type HashHook, type PinnedBaseline, pinBaseline, type RunAs } from "./baseline-pin.js";
+import {
+  BASE_DIR_PREFIX,
+  type HashHook,
+  type PinnedBaseline,
+  pinBaseline,
+  type RunAs,
+} from "./baseline-pin.js";
 import {
   createEnvironmentDir,
   discardNamedEnvironmentDir,
@@ -26,6 +32,7 @@ import {
 import { copyChanges, overlayChanges } from "./layered-changes.js";
 import { createLayeredView, DEFAULT_READ_LIMIT } from "./layered-view.js";
 import { type NamespaceCommand, overlayOptions, probeOverlay } from "./overlay-mount.js";
+import { sweepDeadPins } from "./pin-owner.js";
 
 export interface SandboxHooks {
   /** Told of every file hashed (tests count hashing with it). */
@@ -113,6 +120,12 @@ export function managedSandbox(
   };
 
   const shares = new Map<string, Share>();
+  // Before this sandbox's first pin: the pins of processes that died holding theirs go.
+  let swept: Promise<unknown> | undefined;
+  const sweepOnce = () => {
+    swept ??= sweepDeadPins(tempRoot, BASE_DIR_PREFIX).catch(() => 0);
+    return swept;
+  };
   const handles = new WeakMap<Baseline, Share>();
   const acquire = (dir: string): Share => {
     const key = path.resolve(dir);
@@ -120,7 +133,9 @@ export function managedSandbox(
     if (share === undefined) {
       share = {
         key,
-        pin: pinBaseline(key, { tempRoot, runAs, onHash: options.hooks?.onHash }),
+        pin: sweepOnce().then(() =>
+          pinBaseline(key, { tempRoot, runAs, onHash: options.hooks?.onHash }),
+        ),
         refs: 0,
       };
       shares.set(key, share);
