@@ -22,9 +22,9 @@ const PER_DIR = 100;
 const CHANGED = 5;
 const LIMITS = { timeoutMs: 60_000, maxOutputBytes: 4096 };
 
-function repeatsFor(files: number, legacy = false): number {
-  if (legacy) return files >= 20_000 ? 2 : files >= 2000 ? 3 : 5;
-  return files >= 20_000 ? 5 : 9;
+/** Cycles per size: many where they are cheap, few where each is a full copy. */
+function repeatsFor(layers: EnvironmentMode | "legacy"): number {
+  return layers === "overlay" ? 21 : 3;
 }
 
 interface Row {
@@ -78,35 +78,55 @@ async function time<T>(into: number[], f: () => Promise<T>): Promise<T> {
   return v;
 }
 
-/** One environment's life, `repeats` times: untouched (`change` false) or with 5 files changed. */
-async function cycles(
+type Samples = Record<"create" | "exec" | "snapshot" | "destroy", number[]>;
+
+const emptySamples = (): Samples => ({ create: [], exec: [], snapshot: [], destroy: [] });
+
+/** One environment's life: untouched (`change` false) or with 5 files changed. */
+async function cycle(
   sandbox: Sandbox,
   baseline: Baseline,
-  files: number,
   change: boolean,
-): Promise<Row> {
-  const repeats = repeatsFor(files);
-  const s: Record<string, number[]> = { create: [], exec: [], snapshot: [], destroy: [] };
-  for (let i = 0; i < repeats + 1; i++) {
-    // The first cycle warms caches and is not counted.
-    const into = (k: string) => (i === 0 ? [] : (s[k] as number[]));
-    const env = await time(into("create"), () => sandbox.createEnvironment(baseline));
-    const r = await time(into("exec"), () =>
-      env.exec(change ? ["sh", "-c", changeScript] : ["true"], LIMITS),
-    );
-    if (r.exitCode !== 0) throw new Error(`exec failed: ${r.stderr}`);
-    const c = await time(into("snapshot"), () => env.changes());
-    const seen = c.added.length + c.modified.length + c.deleted.length;
-    if (seen !== (change ? CHANGED : 0))
-      throw new Error(`expected ${CHANGED} changes, saw ${seen}`);
-    const d = await time(into("destroy"), () => env.destroy());
-    if (!d.confirmed) throw new Error("destroy not confirmed");
+  into: Samples | undefined,
+): Promise<void> {
+  const s = into ?? emptySamples();
+  const env = await time(s.create, () => sandbox.createEnvironment(baseline));
+  const r = await time(s.exec, () =>
+    env.exec(change ? ["sh", "-c", changeScript] : ["true"], LIMITS),
+  );
+  if (r.exitCode !== 0) throw new Error(`exec failed: ${r.stderr}`);
+  const c = await time(s.snapshot, () => env.changes());
+  const seen = c.added.length + c.modified.length + c.deleted.length;
+  if (seen !== (change ? CHANGED : 0)) throw new Error(`expected ${CHANGED} changes, saw ${seen}`);
+  const d = await time(s.destroy, () => env.destroy());
+  if (!d.confirmed) throw new Error("destroy not confirmed");
+}
+
+/**
+ * Every size's cycles, interleaved (one of each size per round, after a round of warm-up), so
+ * that drift in the machine's load falls on all sizes alike.
+ */
+async function rounds(
+  sandbox: Sandbox,
+  baselines: readonly Baseline[],
+  repeats: number,
+): Promise<{ untouched: Row[]; changed: Row[] }> {
+  const untouched = baselines.map(emptySamples);
+  const changed = baselines.map(emptySamples);
+  for (let round = 0; round <= repeats; round++) {
+    for (const [i, baseline] of baselines.entries()) {
+      await cycle(sandbox, baseline, false, round === 0 ? undefined : untouched[i]);
+      await cycle(sandbox, baseline, true, round === 0 ? undefined : changed[i]);
+    }
   }
-  return row(files, s, repeats);
+  return {
+    untouched: untouched.map((s, i) => row(SIZES[i] as number, s, repeats)),
+    changed: changed.map((s, i) => row(SIZES[i] as number, s, repeats)),
+  };
 }
 
 async function legacyCycles(source: string, tempRoot: string, files: number): Promise<Row> {
-  const repeats = repeatsFor(files, true);
+  const repeats = files >= 20_000 ? 2 : repeatsFor("legacy");
   const runAs = hostRunAs({});
   const s: Record<string, number[]> = { create: [], snapshot: [], destroy: [] };
   for (let i = 0; i < repeats; i++) {
@@ -160,21 +180,21 @@ export const workspaceSuite: BenchSuite = {
             byMode[layers] = { unavailable: why };
             continue;
           }
-          const untouched: Row[] = [];
-          const changed: Row[] = [];
+          const baselines: Baseline[] = [];
           const pinMs: number[] = [];
-          for (const files of SIZES) {
-            process.stderr.write(`bench: workspace: ${backend} ${layers}, ${files} files\n`);
-            const t0 = performance.now();
-            const baseline = await sandbox.openBaseline(sources.get(files) as string);
-            pinMs.push(round(performance.now() - t0));
-            try {
-              untouched.push(await cycles(sandbox, baseline, files, false));
-              changed.push(await cycles(sandbox, baseline, files, true));
-            } finally {
-              await baseline.release();
+          let measured: { untouched: Row[]; changed: Row[] };
+          try {
+            for (const files of SIZES) {
+              const t0 = performance.now();
+              baselines.push(await sandbox.openBaseline(sources.get(files) as string));
+              pinMs.push(round(performance.now() - t0));
             }
+            process.stderr.write(`bench: workspace: ${backend} ${layers}\n`);
+            measured = await rounds(sandbox, baselines, repeatsFor(layers));
+          } finally {
+            for (const b of baselines) await b.release();
           }
+          const { untouched, changed } = measured;
           const first = untouched[0] as Row;
           const last = untouched[untouched.length - 1] as Row;
           const legacyLast = legacy[legacy.length - 1] as Row;
