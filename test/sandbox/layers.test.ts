@@ -192,6 +192,10 @@ for (const backend of ["bwrap", "unshare"] as const) {
         const env = await sandbox.createEnvironment(second);
         expect(await sh(env, "cat src/a.js")).toBe(BASE["src/a.js"]);
         await first.release();
+        // A handle given back is refused even while another holds the same pin.
+        await expect(sandbox.createEnvironment(first)).rejects.toMatchObject({
+          code: "sandbox/baseline-released",
+        });
         await second.release();
         // The environment still holds the pin.
         expect(pins(root)).toHaveLength(1);

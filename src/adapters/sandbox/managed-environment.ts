@@ -177,6 +177,7 @@ export function managedSandbox(
         async release() {
           if (released) return;
           released = true;
+          handles.delete(handle);
           await release(share);
         },
       };
@@ -188,7 +189,7 @@ export function managedSandbox(
       if (typeof baseline === "string") share = acquire(baseline);
       else {
         const held = handles.get(baseline);
-        if (held === undefined || !shares.has(held.key)) {
+        if (held === undefined || shares.get(held.key) !== held) {
           throw new WarrantError("sandbox/baseline-released", "that baseline is not held here");
         }
         share = held;
