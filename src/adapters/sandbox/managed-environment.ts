@@ -92,12 +92,17 @@ interface Share {
   refs: number;
 }
 
-/** A Sandbox for `backend`: `prepare` readies an environment's directory and returns its exec. */
-export function managedSandbox(
-  backend: SandboxBackend,
-  options: BackendOptions,
-  prepare: (dir: EnvironmentDir, defaults: EnvironmentOptions) => ExecLine | Promise<ExecLine>,
-): Sandbox {
+/** What a backend's Sandbox shares with every other: all but how a command is started. */
+export interface EnvironmentHost extends Omit<Sandbox, "backend" | "createEnvironment"> {
+  /** A fresh environment; `prepare` readies its directory and returns how it runs a command. */
+  createEnvironment(
+    baseline: string | Baseline,
+    opts: EnvironmentOptions,
+    prepare: (dir: EnvironmentDir) => ExecLine | Promise<ExecLine>,
+  ): Promise<Environment>;
+}
+
+export function environmentHost(backend: SandboxBackend, options: BackendOptions): EnvironmentHost {
   const runAs = hostRunAs(options);
   const tempRoot = options.tempRoot ?? tmpdir();
   const ns: NamespaceCommand = {
@@ -156,7 +161,6 @@ export function managedSandbox(
   };
 
   return {
-    backend,
     environmentMode,
     discardEnvironment: (name: string) => discardNamedEnvironmentDir(tempRoot, name),
     async openBaseline(dir: string): Promise<Baseline> {
@@ -184,7 +188,7 @@ export function managedSandbox(
       handles.set(handle, share);
       return handle;
     },
-    async createEnvironment(baseline: string | Baseline, opts: EnvironmentOptions = {}) {
+    async createEnvironment(baseline, opts, prepare) {
       let share: Share;
       if (typeof baseline === "string") share = acquire(baseline);
       else {
@@ -206,7 +210,7 @@ export function managedSandbox(
         );
         let run: ExecLine;
         try {
-          run = await prepare(dir, opts);
+          run = await prepare(dir);
         } catch (e) {
           await removeEnvironmentDir(dir);
           throw e;

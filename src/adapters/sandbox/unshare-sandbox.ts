@@ -10,11 +10,17 @@
 import { existsSync } from "node:fs";
 import { lchown, mkdir, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
-import type { ExecOptions, ExecResult, Sandbox } from "../../core/sandbox/sandbox-port.js";
+import type {
+  Baseline,
+  EnvironmentOptions,
+  ExecOptions,
+  ExecResult,
+  Sandbox,
+} from "../../core/sandbox/sandbox-port.js";
 import { DEFAULT_MAX_PROCESSES } from "./bwrap-sandbox.js";
 import { runLimited, SANDBOX_PATH, scrubbedEnv } from "./contained-exec.js";
 import type { EnvironmentDir, RunAs } from "./environment-dir.js";
-import { type BackendOptions, hostRunAs, managedSandbox } from "./managed-environment.js";
+import { type BackendOptions, environmentHost, hostRunAs } from "./managed-environment.js";
 import { DEVICE_NODES, type LayoutEntry, readOnlyLayout } from "./root-layout.js";
 
 // Arguments: workspace, stage, nproc, the overlay's mount options (`-` in copy mode), count of
@@ -72,57 +78,70 @@ export function createUnshareSandbox(options: BackendOptions = {}): Sandbox {
   const runAs = hostRunAs(options);
   const layout = readOnlyLayout(options.readOnlyPaths);
   const roDirs = layout.filter((e) => e.kind === "ro-dir").map((e) => e.path);
-  return managedSandbox("unshare", options, async (dir: EnvironmentDir, opts) => {
-    const defaultNproc = opts.maxProcesses ?? DEFAULT_MAX_PROCESSES;
-    await buildSkeleton(dir.stage, layout, runAs);
-    return (argv: readonly string[], exec: ExecOptions, mount): Promise<ExecResult> => {
-      const env = scrubbedEnv(dir.workspace, exec.env);
-      const line: string[] = [];
-      if (runAs !== undefined) {
-        line.push(
-          options.setprivPath ?? "setpriv",
-          "--reuid",
-          String(runAs.uid),
-          "--regid",
-          String(runAs.gid),
-          "--clear-groups",
-          "--",
-        );
-      }
-      const nproc = String(exec.maxProcesses ?? defaultNproc);
-      line.push(
-        unshare,
-        "--user",
-        "--map-root-user",
-        "--mount",
-        "--net",
-        "--pid",
-        "--ipc",
-        "--uts",
-        "--fork",
-        "--kill-child=SIGKILL",
-        "--",
-        "/bin/sh",
-        "-c",
-        SETUP_SCRIPT,
-        "warrant-sandbox",
-        dir.workspace,
-        dir.stage,
-        nproc,
-        mount ?? "-",
-        String(roDirs.length),
-        ...roDirs,
-        "/usr/bin/env",
-        "-i",
-        ...Object.entries(env).map(([k, v]) => `${k}=${v}`),
-        "/bin/sh",
-        "-c",
-        'cd "$0" && exec "$@"',
-        dir.workspace,
-        ...argv,
-      );
-      // The host-side chain and the setup get only PATH; the command gets exactly `env`.
-      return runLimited(line, { PATH: SANDBOX_PATH }, exec);
-    };
-  });
+  const host = environmentHost("unshare", options);
+  return {
+    backend: "unshare",
+    discardEnvironment: host.discardEnvironment,
+    environmentMode: host.environmentMode,
+    openBaseline: host.openBaseline,
+    async createEnvironment(baseline: string | Baseline, opts: EnvironmentOptions = {}) {
+      const defaultNproc = opts.maxProcesses ?? DEFAULT_MAX_PROCESSES;
+      return host.createEnvironment(baseline, opts, async (dir: EnvironmentDir) => {
+        await buildSkeleton(dir.stage, layout, runAs);
+        return (
+          argv: readonly string[],
+          exec: ExecOptions,
+          mount?: string,
+        ): Promise<ExecResult> => {
+          const env = scrubbedEnv(dir.workspace, exec.env);
+          const line: string[] = [];
+          if (runAs !== undefined) {
+            line.push(
+              options.setprivPath ?? "setpriv",
+              "--reuid",
+              String(runAs.uid),
+              "--regid",
+              String(runAs.gid),
+              "--clear-groups",
+              "--",
+            );
+          }
+          const nproc = String(exec.maxProcesses ?? defaultNproc);
+          line.push(
+            unshare,
+            "--user",
+            "--map-root-user",
+            "--mount",
+            "--net",
+            "--pid",
+            "--ipc",
+            "--uts",
+            "--fork",
+            "--kill-child=SIGKILL",
+            "--",
+            "/bin/sh",
+            "-c",
+            SETUP_SCRIPT,
+            "warrant-sandbox",
+            dir.workspace,
+            dir.stage,
+            nproc,
+            mount ?? "-",
+            String(roDirs.length),
+            ...roDirs,
+            "/usr/bin/env",
+            "-i",
+            ...Object.entries(env).map(([k, v]) => `${k}=${v}`),
+            "/bin/sh",
+            "-c",
+            'cd "$0" && exec "$@"',
+            dir.workspace,
+            ...argv,
+          );
+          // The host-side chain and the setup get only PATH; the command gets exactly `env`.
+          return runLimited(line, { PATH: SANDBOX_PATH }, exec);
+        };
+      });
+    },
+  };
 }
