@@ -67,6 +67,8 @@ export interface RunEnvironment {
   readonly ref: string;
   /** Host path of the environment's directory (journaled so a resumed run can destroy it). */
   readonly dir: string;
+  /** How it holds its workspace: `overlay` over the pinned baseline, or a `copy`. */
+  readonly mode?: string;
   exec(
     argv: readonly string[],
     opts: { timeoutMs: number; maxOutputBytes: number },

@@ -121,7 +121,7 @@ export async function executeRun(ctx: RuntimeContext, input: RunInput): Promise<
   ]);
   ctx.emit({
     kind: "note",
-    text: `run started in a fresh environment (${ctx.sandbox.backend ?? "uncontained"})`,
+    text: `run started in a fresh environment (${ctx.sandbox.backend ?? "uncontained"}${env.mode === undefined ? "" : `, ${env.mode}`})`,
   });
 
   const steps: StepRecord[] = [];

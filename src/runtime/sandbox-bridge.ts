@@ -29,6 +29,7 @@ export function sandboxPort(sandbox: Sandbox | undefined): SandboxPort {
       return {
         ref,
         dir: env.root,
+        mode: env.mode,
         exec: (argv, opts) => env.exec(argv, opts),
         async readFile(p) {
           const r = await env.readFile(p);
