@@ -8,6 +8,7 @@ import { passageSuite } from "./passage.js";
 import { sandboxSuite } from "./sandbox.js";
 import { storeSuite } from "./store.js";
 import { turnSuite } from "./turn.js";
+import { workspaceSuite } from "./workspace.js";
 
 export interface BenchSuite {
   readonly name: string;
@@ -20,6 +21,7 @@ export const suites: readonly BenchSuite[] = [
   inputSuite,
   turnSuite,
   sandboxSuite,
+  workspaceSuite,
   passageSuite,
   demoSuite,
   storeSuite,

@@ -177,6 +177,8 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
           : { connectTimeoutMs: o.mcp.connectTimeoutMs }),
         ...(o.mcp?.callTimeoutMs === undefined ? {} : { callTimeoutMs: o.mcp.callTimeoutMs }),
       });
+      // One port per drive: the baselines its runs pin are given back when the drive ends.
+      const port = found === undefined || isSandbox(found) ? sandboxPort(found) : found;
       const sign = await signer();
       // With a signer, everything the drive writes is signed and its chain heads sealed.
       const signing = sign === undefined ? undefined : signingStore(store, sign, clock);
@@ -191,7 +193,7 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
           emit,
           toolKind,
         }),
-        sandbox: found === undefined || isSandbox(found) ? sandboxPort(found) : found,
+        sandbox: port,
         approver: createApprover({
           store: ledger,
           loop,
@@ -210,7 +212,10 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
         ...(sign === undefined ? {} : { signer: sign }),
         ...(signing === undefined ? {} : { sealHead: signing.sealHead }),
         loadPack,
-        close: () => tools.close(),
+        close: async () => {
+          await tools.close();
+          await port.close?.();
+        },
       };
     },
     emitter(log) {

@@ -450,7 +450,10 @@ async function discardLeftovers(
   return journaled && named;
 }
 
-/** A run whose step had started when the driver died: never repeated, concluded `unknown`. */
+/**
+ * A run whose step had started when the driver died: never repeated, concluded `unknown` — or
+ * `refused` with `rollback/destroy-unconfirmed` when its environment cannot be removed.
+ */
 async function abandon(ctx: RuntimeContext, opts: DriveOptions, cycle: CycleView): Promise<void> {
   const { query } = opts;
   const destroyed = await discardLeftovers(ctx, query, cycle);
@@ -469,7 +472,9 @@ async function abandon(ctx: RuntimeContext, opts: DriveOptions, cycle: CycleView
       "environment/ref": cycle.runStarted?.["environment/ref"] ?? "environment:none",
       steps,
       checks: [],
-      outcome: "unknown",
+      // An environment that could not be removed is the conclusion, whatever the step did.
+      outcome: destroyed ? "unknown" : "refused",
+      ...(destroyed ? {} : { "refusal/code": "rollback/destroy-unconfirmed" }),
       "environment/destroyed": destroyed,
     },
     cycle.runStarted?.["started-at"] ?? now,
@@ -482,7 +487,8 @@ async function abandon(ctx: RuntimeContext, opts: DriveOptions, cycle: CycleView
     query,
     proposalRef: cycle.proposalRef,
     environmentRef: cycle.runStarted?.["environment/ref"] ?? "environment:none",
-    outcome: "unknown",
+    outcome: destroyed ? "unknown" : "refused",
+    ...(destroyed ? {} : { refusal: "rollback/destroy-unconfirmed" }),
     environmentMade: true,
     environmentDestroyed: destroyed,
     interrupted: true,

@@ -6,6 +6,7 @@ import type { Decision, LoopCommand, LoopDocument, Role } from "../core/loop/typ
 import type { Clock } from "../core/ports.js";
 import type { HostSigner } from "../core/records/host-records.js";
 import type { Problem, Result } from "../core/result.js";
+import type { EnvironmentChanges } from "../core/sandbox/sandbox-port.js";
 import type { TypedMessage } from "../core/turn/payloads.js";
 import type { ApprovalAnswer, ApprovalKind, Emit, PassageUsage } from "./events.js";
 import type { LoadedPack } from "./task-pack.js";
@@ -71,15 +72,27 @@ export interface RunEnvironment {
   readonly ref: string;
   /** Host path of the environment's directory (journaled so a resumed run can destroy it). */
   readonly dir: string;
+  /** How it holds its workspace: `overlay` over the pinned baseline, or a `copy`. */
+  readonly mode?: string;
   exec(
     argv: readonly string[],
     opts: { timeoutMs: number; maxOutputBytes: number },
   ): Promise<RunExecResult>;
   readFile(path: string): Promise<Uint8Array | undefined>;
+  /**
+   * At most `maxBytes` of a file, `truncated` when more was there; refused with `sandbox/not-found`,
+   * `environment/special-file` (a FIFO, socket or device: never opened), or a symlink escape.
+   */
+  read(
+    path: string,
+    maxBytes: number,
+  ): Promise<Result<{ readonly bytes: Uint8Array; readonly truncated: boolean }>>;
   /** Undefined once written; the refusal when the path leaves the workspace (a symlink escape). */
   writeFile(path: string, bytes: Uint8Array): Promise<Problem | undefined>;
   /** The digest of every regular file under the workspace, by `/`-separated relative path. */
   snapshot(): Promise<ReadonlyMap<string, string>>;
+  /** What changed against the baseline the environment was made from (cost: the changes). */
+  changes(): Promise<EnvironmentChanges>;
   /** Destroys the environment; true once its directory is confirmed gone. */
   destroy(): Promise<boolean>;
 }
@@ -101,6 +114,8 @@ export interface SandboxPort {
   discard(name: string): Promise<boolean>;
   /** The digest of every regular file under a host directory (the baseline), by relative path. */
   snapshotDir(dir: string): Promise<ReadonlyMap<string, string>>;
+  /** Gives back the baselines pinned for this drive's environments (once the drive ends). */
+  close?(): Promise<void>;
 }
 
 export interface ApprovalRequest {

@@ -82,6 +82,8 @@ export interface StepRecord {
   readonly refusal?: string;
   /** A digest of the step's output (a command's stdout and stderr together, a read's text). */
   readonly "output/digest"?: string;
+  /** What the host met and would not touch (`environment/special-file`, …). */
+  readonly findings?: readonly Problem[];
 }
 
 export interface CheckRecord {
@@ -91,6 +93,8 @@ export interface CheckRecord {
   readonly "exit/code"?: number | null;
   readonly "output/digest"?: string;
   readonly truncated?: boolean;
+  /** What the change walk met and would not open (`environment/special-file`, …). */
+  readonly findings?: readonly Problem[];
 }
 
 /**
