@@ -1,13 +1,159 @@
 // Canonical JSON (RFC 8785 / JCS) and the content refs and digests taken over it (SPEC §1).
+//
+// JCS is JSON with every object's keys sorted by UTF-16 code units, numbers as ECMAScript writes
+// them and strings as JSON.stringify escapes them. The writer here produces exactly that for plain
+// JSON data; anything it does not vouch for (non-finite numbers, lone surrogates, toJSON, objects
+// that are not plain, functions, bigints, very deep or cyclic values) goes to the reference
+// implementation (`canonicalize`), so the text is byte-identical to it on all JSON data.
 import { sha256 } from "@noble/hashes/sha2.js";
 import canonicalizeImpl from "canonicalize";
 import { WarrantError } from "../result.js";
 
 const encoder = new TextEncoder();
 
-/** JCS text of a JSON value. Throws on values JSON cannot carry (undefined root, cycles). */
-export function canonicalJson(value: unknown): string {
-  const text = canonicalizeImpl(value);
+/** Deeper values go to the reference implementation (which also detects cycles). */
+const MAX_FAST_DEPTH = 256;
+
+/** Thrown inside the writer when a value needs the reference implementation. */
+const SLOW: unique symbol = Symbol("slow");
+
+/** Object texts already made, by identity: each must be the object's canonical JSON. */
+export type CanonicalTexts = Pick<WeakMap<object, string>, "get">;
+
+type WellFormed = { isWellFormed(): boolean };
+
+/** One-byte strings answer at once: only two-byte strings are scanned for lone surrogates. */
+function wellFormed(s: string): boolean {
+  return (s as unknown as WellFormed).isWellFormed();
+}
+
+/**
+ * Quoted object keys, bounded: keys repeat across entries far more than values do. The memo only
+ * saves work; a miss computes the same text.
+ */
+const QUOTED_LIMIT = 4096;
+const quotedKeys = new Map<string, string>();
+
+function quotedKey(k: string): string {
+  let q = quotedKeys.get(k);
+  if (q === undefined) {
+    if (!wellFormed(k)) throw SLOW;
+    q = JSON.stringify(k);
+    if (quotedKeys.size < QUOTED_LIMIT) quotedKeys.set(k, q);
+  }
+  return q;
+}
+
+/** What JSON.stringify escapes in a string (`"`, `\\`, controls), and any surrogate. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it finds.
+const MAY_NEED_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+function quotedEscaped(s: string): string {
+  if (!wellFormed(s)) throw SLOW;
+  return JSON.stringify(s);
+}
+
+/** No JSON value (undefined, a symbol): skipped as a member, null as an array item. */
+function absent(x: unknown): boolean {
+  return x === undefined || typeof x === "symbol";
+}
+
+/**
+ * Appends the JCS text of `v` to `out` in pieces, joined once at the end: the result is one flat
+ * string, not a tree of concatenations.
+ */
+function write(v: unknown, depth: number, known: CanonicalTexts | undefined, out: string[]): void {
+  switch (typeof v) {
+    case "string":
+      out.push(MAY_NEED_ESCAPE.test(v) ? quotedEscaped(v) : `"${v}"`);
+      return;
+    case "number":
+      if (!Number.isFinite(v)) throw SLOW;
+      out.push(`${v}`);
+      return;
+    case "boolean":
+      out.push(v ? "true" : "false");
+      return;
+    case "object":
+      if (v === null) out.push("null");
+      else writeObject(v, depth, known, out);
+      return;
+    case "undefined":
+    case "symbol":
+      out.push("null");
+      return;
+    case "function":
+    case "bigint":
+      throw SLOW;
+  }
+}
+
+function writeObject(
+  v: object,
+  depth: number,
+  known: CanonicalTexts | undefined,
+  out: string[],
+): void {
+  if (known !== undefined) {
+    const made = known.get(v);
+    if (made !== undefined) {
+      out.push(made);
+      return;
+    }
+  }
+  if (depth > MAX_FAST_DEPTH) throw SLOW;
+  if (Array.isArray(v)) {
+    out.push("[");
+    for (let i = 0; i < v.length; i++) {
+      if (i > 0) out.push(",");
+      write(v[i], depth + 1, known, out);
+    }
+    out.push("]");
+    return;
+  }
+  const proto: unknown = Object.getPrototypeOf(v);
+  if (proto !== Object.prototype && proto !== null) throw SLOW;
+  if (typeof (v as { toJSON?: unknown }).toJSON === "function") throw SLOW;
+  const o = v as Record<string, unknown>;
+  const keys = Object.keys(o);
+  // Insertion sort: objects have few keys, and most arrive nearly sorted.
+  for (let j = 1; j < keys.length; j++) {
+    const k = keys[j] as string;
+    let i = j;
+    while (i > 0 && (keys[i - 1] as string) > k) {
+      keys[i] = keys[i - 1] as string;
+      i--;
+    }
+    keys[i] = k;
+  }
+  let sep = "{";
+  for (const k of keys) {
+    const x = o[k];
+    if (absent(x)) continue;
+    out.push(sep, quotedKey(k), ":");
+    write(x, depth + 1, known, out);
+    sep = ",";
+  }
+  out.push(sep === "{" ? "{}" : "}");
+}
+
+/**
+ * JCS text of a JSON value. Throws on values JSON cannot carry (undefined root, cycles, NaN, lone
+ * surrogates). `known` supplies texts already made for some of the value's objects (by identity),
+ * so a part shared by two documents is written once.
+ */
+export function canonicalJson(value: unknown, known?: CanonicalTexts): string {
+  let text: string | undefined;
+  try {
+    if (!absent(value)) {
+      const out: string[] = [];
+      write(value, 0, known, out);
+      text = out.join("");
+    }
+  } catch (e) {
+    if (e !== SLOW) throw e;
+    text = canonicalizeImpl(value);
+  }
   if (text === undefined) throw new WarrantError("records/not-json", "value has no JSON form");
   return text;
 }
