@@ -2,9 +2,10 @@
 //   sha256(digest of request k−1 ‖ "\n" ‖ JCS({entries appended since request k−1, length, maxOutputTokens}))
 // seeded with the digest of what every request shares (system prompt, tools, message types). Each
 // digest so commits to its whole request while each turn hashes only what it appended: the cost
-// per turn stays flat however long the passage grows.
+// per turn stays flat however long the passage grows. A model's raw output, already canonicalised
+// for the transcript, is not canonicalised again (`known`).
 import { createHash } from "node:crypto";
-import { canonicalJson } from "../core/records/canonical.js";
+import { type CanonicalTexts, canonicalJson } from "../core/records/canonical.js";
 import type { ConversationEntry, ModelRequest } from "../core/turn/model-provider.js";
 
 function sha256(text: string): string {
@@ -26,12 +27,17 @@ function digestable(entry: ConversationEntry): unknown {
 export class RequestDigests {
   private head: string;
   private length = 0;
+  private readonly known: CanonicalTexts | undefined;
 
-  constructor(fixed: {
-    system: string;
-    tools: readonly unknown[];
-    messageTypes: readonly string[];
-  }) {
+  constructor(
+    fixed: {
+      system: string;
+      tools: readonly unknown[];
+      messageTypes: readonly string[];
+    },
+    known?: CanonicalTexts,
+  ) {
+    this.known = known;
     this.head = sha256(canonicalJson({ "warrant.passage.request": fixed }));
   }
 
@@ -46,7 +52,7 @@ export class RequestDigests {
       length: request.length,
       maxOutputTokens: request.maxOutputTokens,
     };
-    this.head = sha256(`${this.head}\n${canonicalJson(step)}`);
+    this.head = sha256(`${this.head}\n${canonicalJson(step, this.known)}`);
     return this.head;
   }
 }

@@ -1,9 +1,14 @@
 // The passage transcript (SPEC §5): every model request digest, raw response, parsed turn,
 // validation result, tool call and tool result of one passage, and its usage. It is plain JSON,
 // stored as a content-addressed record beside the facts.
+//
+// Entries are canonicalised once, as they are appended (TranscriptLog), and only their canonical
+// text is kept: the record's text is those texts joined into the document, and its content ref a
+// SHA-256 over that text, so a passage's finish costs a hash, not a second pass over the entries.
+import { createHash } from "node:crypto";
 import type { LedgerRecord } from "../core/loop/ledger-store.js";
 import type { Role } from "../core/loop/types.js";
-import { contentRef } from "../core/records/canonical.js";
+import { type CanonicalTexts, canonicalJson } from "../core/records/canonical.js";
 import type { Problem } from "../core/result.js";
 import type { StopKind, Usage } from "../core/turn/model-provider.js";
 import type { ToolResult } from "../core/turn/tool-host.js";
@@ -71,19 +76,96 @@ export interface PassageTranscript {
     | { readonly ok: false; readonly code: string; readonly message: string };
 }
 
+/** Everything of a transcript but its entries. */
+export type TranscriptHead = Omit<PassageTranscript, "entries">;
+
+/** The canonical texts of a transcript's entries, on transcripts a TranscriptLog finished. */
+const ENTRY_TEXTS: unique symbol = Symbol("transcript entry texts");
+
+type WithTexts = PassageTranscript & { readonly [ENTRY_TEXTS]?: readonly string[] };
+
+/**
+ * The entries of one passage, each kept only as its canonical (JCS) text, made when it is
+ * appended. A model's raw output is canonicalised once, for its entry and for the request digests
+ * that replay it (`known`).
+ */
+export class TranscriptLog {
+  readonly #texts: string[] = [];
+  readonly #known = new WeakMap<object, string>();
+
+  /** Texts already made for objects that entries and request digests share (raw outputs). */
+  get known(): CanonicalTexts {
+    return this.#known;
+  }
+
+  get length(): number {
+    return this.#texts.length;
+  }
+
+  append(entry: TranscriptEntry): void {
+    if (entry.kind === "model-call" && typeof entry.raw === "object" && entry.raw !== null) {
+      this.#known.set(entry.raw, canonicalJson(entry.raw));
+    }
+    this.#texts.push(canonicalJson(entry, this.#known));
+  }
+
+  /**
+   * The finished transcript. Its `entries` are parsed back from their texts on first read (nothing
+   * on the passage's own path reads them); `transcriptRecord` uses the texts themselves.
+   */
+  finish(head: TranscriptHead): PassageTranscript {
+    const texts = this.#texts;
+    let parsed: readonly TranscriptEntry[] | undefined;
+    const transcript: PassageTranscript = {
+      ...head,
+      get entries(): readonly TranscriptEntry[] {
+        parsed ??= JSON.parse(`[${texts.join(",")}]`) as TranscriptEntry[];
+        return parsed;
+      },
+    };
+    Object.defineProperty(transcript, ENTRY_TEXTS, { value: texts, enumerable: false });
+    return transcript;
+  }
+}
+
+/** `sha256:<43 base64url>` over text already canonical: the same digest `digestOf` gives. */
+function sha256OfText(text: string): string {
+  return `sha256:${createHash("sha256").update(text, "utf8").digest("base64url")}`;
+}
+
 /**
  * The transcript as a ledger record (`passage-transcript:sha256:…`) of a query. The body names its
- * query (and passage, when given), so identical passages of two loops are two records.
+ * query (and passage, when given), so identical passages of two loops are two records. The record
+ * carries the body's canonical text, from which the ref is computed and which the store keeps.
  */
 export function transcriptRecord(
   query: string,
   transcript: PassageTranscript,
   passageRef?: string,
 ): LedgerRecord {
-  const body: Readonly<Record<string, unknown>> = {
-    ...transcript,
-    "query/id": query,
-    ...(passageRef === undefined ? {} : { "passage/ref": passageRef }),
+  const texts = (transcript as WithTexts)[ENTRY_TEXTS];
+  const body: Record<string, unknown> = {};
+  for (const key of Object.keys(transcript)) {
+    // Copied without reading `entries`, which a finished transcript would parse.
+    if (key !== "entries") body[key] = transcript[key as keyof TranscriptHead];
+  }
+  body["query/id"] = query;
+  if (passageRef !== undefined) body["passage/ref"] = passageRef;
+  const entries: readonly unknown[] = texts ?? transcript.entries;
+  body.entries = entries;
+  const known = new WeakMap<object, string>();
+  if (texts !== undefined) known.set(texts, `[${texts.join(",")}]`);
+  const text = canonicalJson(body, known);
+  const ref = `${TRANSCRIPT_REF_PREFIX}:${sha256OfText(text)}`;
+  let parsedBody: unknown;
+  return {
+    ref,
+    kind: "transcript",
+    query,
+    text,
+    get body(): unknown {
+      parsedBody ??= texts === undefined ? body : JSON.parse(text);
+      return parsedBody;
+    },
   };
-  return { ref: contentRef(TRANSCRIPT_REF_PREFIX, body, "ref"), kind: "transcript", query, body };
 }

@@ -22,7 +22,11 @@ import { ROLE_MESSAGE_TYPES, type ValidMessage } from "../core/turn/types.js";
 import { validateTurn } from "../core/turn/validate-turn.js";
 import { RequestDigests } from "./passage-digest.js";
 import { repairText } from "./passage-repair.js";
-import type { PassageTranscript, TranscriptEntry } from "./passage-transcript.js";
+import {
+  type PassageTranscript,
+  type TranscriptHead,
+  TranscriptLog,
+} from "./passage-transcript.js";
 
 export interface PassageEvidence {
   readonly ref: string;
@@ -127,8 +131,8 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
   }));
   const evidenceText = renderEvidence(input.evidence);
   const conversation: ConversationEntry[] = [{ kind: "user", text: evidenceText }];
-  const digests = new RequestDigests({ system: input.system, tools, messageTypes });
-  const entries: TranscriptEntry[] = [];
+  const log = new TranscriptLog();
+  const digests = new RequestDigests({ system: input.system, tools, messageTypes }, log.known);
   const perCall = outputTokensOf(input);
 
   let inputTokens = 0;
@@ -138,7 +142,7 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
   let toolCalls = 0;
   let repairsUsed = 0;
 
-  const transcript = (outcome: PassageTranscript["outcome"]): PassageTranscript => ({
+  const transcript = (outcome: PassageTranscript["outcome"]): TranscriptHead => ({
     schema: "warrant.passage-transcript.v1",
     role: input.role,
     "agent/id": input.agentId,
@@ -148,7 +152,6 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
     ...(typeof input.evidence === "string"
       ? {}
       : { evidenceRefs: input.evidence.map((e) => e.ref) }),
-    entries,
     usage: { inputTokens, outputTokens, latencyMs, modelCalls, toolCalls, repairs: repairsUsed },
     outcome,
   });
@@ -158,7 +161,7 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
       code,
       message,
       errors,
-      transcript: transcript({ ok: false, code, message }),
+      transcript: log.finish(transcript({ ok: false, code, message })),
     }) as const;
 
   for (;;) {
@@ -192,7 +195,7 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
     } catch (e) {
       const code = e instanceof WarrantError ? e.code : "model/failed";
       const message = e instanceof WarrantError ? e.message : "the model call failed unexpectedly";
-      entries.push({ kind: "model-error", index, requestDigest, code, message });
+      log.append({ kind: "model-error", index, requestDigest, code, message });
       if (aborted(signal)) return failed("passage/cancelled", "the passage was cancelled");
       return failed(code, message);
     }
@@ -202,7 +205,7 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
     conversation.push({ kind: "model", response });
 
     if (response.stop !== "complete") {
-      entries.push({
+      log.append({
         kind: "model-call",
         index,
         requestDigest,
@@ -235,7 +238,7 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
       ...response.usage,
     });
     if (!checked.ok) {
-      entries.push({
+      log.append({
         kind: "model-call",
         index,
         requestDigest,
@@ -265,7 +268,7 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
     }
 
     const valid = checked.value;
-    entries.push({
+    log.append({
       kind: "model-call",
       index,
       requestDigest,
@@ -280,7 +283,7 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
       return {
         ok: true,
         message: valid.message,
-        transcript: transcript({ ok: true, type: valid.message.type }),
+        transcript: log.finish(transcript({ ok: true, type: valid.message.type })),
       };
     }
 
@@ -299,7 +302,7 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
         result = { ok: false, content: `the tool failed (${code})`, isError: true, code };
       }
       toolCalls++;
-      entries.push({
+      log.append({
         kind: "tool-call",
         turn: index,
         name: call.name,
