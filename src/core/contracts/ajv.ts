@@ -1,24 +1,62 @@
-// Ajv instances set up for the contracts. Validators are compiled once per process (lazily) and
-// are immutable afterwards, so sharing them is safe.
-import Ajv2020Module, { type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
-import addFormatsModule from "ajv-formats";
+// The one place Ajv instances are made, for every schema the project compiles at run time (task
+// pack argument schemas, tool input schemas, loop scripts), and the seed validators, precompiled to
+// standalone code in ./generated (so a process compiles none of them). The Ajv library itself is
+// loaded on the first instance made: a process that compiles nothing never loads it.
+import { createRequire } from "node:module";
+import type Ajv2020Module from "ajv/dist/2020.js";
+import type { ErrorObject, Options, ValidateFunction } from "ajv/dist/2020.js";
+import type Ajv07Module from "ajv/dist/ajv.js";
+import type addFormatsModule from "ajv-formats";
 import fastUri from "fast-uri";
-import {
-  agentDefinitionSchema,
-  COMMON_SCHEMA_REF,
-  loopSchema,
-  modelTurnSchema,
-  operatorTaskCommonSchema,
-} from "./schemas.js";
+import { CONTRACT_FORMATS } from "./formats.js";
+import { validate as agentDefinition } from "./generated/agent-definition.js";
+import { validate as loop } from "./generated/loop.js";
+import { validate as modelTurn } from "./generated/model-turn.js";
 
-// CommonJS default-export interop under NodeNext.
-const Ajv2020 = Ajv2020Module as unknown as typeof Ajv2020Module.default;
-const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
-type Ajv = InstanceType<typeof Ajv2020>;
+type Ajv2020Class = typeof Ajv2020Module.default;
+type Ajv = InstanceType<Ajv2020Class>;
 
-const U64_MAX = 18446744073709551615n;
-const I64_MIN = -9223372036854775808n;
-const I64_MAX = 9223372036854775807n;
+/**
+ * What an instance is for:
+ * - `contract`: our schemas, strict mode, the contract formats (`urn:` ids resolve);
+ * - `contract-loose`: the same with strictTypes/strictRequired off, for schemas that, like the loop
+ *   seed, use `required` in if/then/else without `type`;
+ * - `tool`, `tool-draft-07`: tool input schemas from definitions and MCP servers, tolerant (unknown
+ *   keywords and formats ignored, every ajv-formats format and keyword known);
+ * - `schema-check`: only whether a schema compiles as draft 2020-12 (formats not checked).
+ */
+export type AjvProfile = "contract" | "contract-loose" | "tool" | "tool-draft-07" | "schema-check";
+
+/** A compiled validator: an Ajv-compiled function or a precompiled (standalone) one. */
+export interface Validator {
+  (data: unknown): boolean;
+  errors?: ErrorObject[] | null;
+}
+
+interface AjvLibrary {
+  readonly Ajv2020: Ajv2020Class;
+  readonly Ajv07: typeof Ajv07Module.default;
+  readonly addFormats: typeof addFormatsModule.default;
+}
+
+let library: AjvLibrary | undefined;
+
+/** Ajv and ajv-formats are CommonJS: required synchronously, once, on first use. */
+function ajvLibrary(): AjvLibrary {
+  if (library === undefined) {
+    const require = createRequire(import.meta.url);
+    const load = <T>(id: string): T => {
+      const m = require(id) as { default?: T };
+      return m.default ?? (m as T);
+    };
+    library = {
+      Ajv2020: load("ajv/dist/2020.js"),
+      Ajv07: load("ajv/dist/ajv.js"),
+      addFormats: load("ajv-formats"),
+    };
+  }
+  return library;
+}
 
 /**
  * RFC 3986 resolution of a relative reference against a URN base yields a URN without a namespace
@@ -36,89 +74,59 @@ const uriResolver = {
   },
 };
 
-function isBigIntText(n: number): bigint | undefined {
-  return Number.isInteger(n) ? BigInt(n) : undefined;
-}
+const TOLERANT: Options = { strict: false, allErrors: true, logger: false };
 
-/** A fresh Ajv 2020 instance with the formats and keywords the contracts use, in strict mode. */
-export function createAjv(options: { strictLoop?: boolean } = {}): Ajv {
-  const loose = options.strictLoop === true;
-  const ajv = new Ajv2020({
-    strict: true,
-    strictTypes: !loose,
-    strictRequired: !loose,
-    allErrors: true,
-    uriResolver,
-    // Contract patterns use \u escapes and classes that need the unicode flag.
-    unicodeRegExp: true,
-  });
-  addFormats(ajv, { formats: ["date-time", "date", "time", "uri", "email", "uuid"] });
-  ajv.addFormat("uint64", {
-    type: "number",
-    validate: (n: number) => {
-      const b = isBigIntText(n);
-      return b !== undefined && b >= 0n && b <= U64_MAX;
-    },
-  });
-  ajv.addFormat("int64", {
-    type: "number",
-    validate: (n: number) => {
-      const b = isBigIntText(n);
-      return b !== undefined && b >= I64_MIN && b <= I64_MAX;
-    },
-  });
-  ajv.addFormat("double", { type: "number", validate: (n: number) => Number.isFinite(n) });
-  ajv.addKeyword({ keyword: "x-dia-status", schemaType: "string" });
-  return ajv;
+/**
+ * A fresh Ajv instance for `profile`. `extra` adds constructor options (the standalone generator
+ * asks for source code).
+ */
+export function createAjv(profile: AjvProfile = "contract", extra: Options = {}): Ajv {
+  const { Ajv2020, Ajv07, addFormats } = ajvLibrary();
+  switch (profile) {
+    case "contract":
+    case "contract-loose": {
+      const loose = profile === "contract-loose";
+      const ajv = new Ajv2020({
+        strict: true,
+        strictTypes: !loose,
+        strictRequired: !loose,
+        allErrors: true,
+        uriResolver,
+        // Contract patterns use \u escapes and classes that need the unicode flag.
+        unicodeRegExp: true,
+        ...extra,
+      });
+      for (const [name, format] of Object.entries(CONTRACT_FORMATS)) {
+        ajv.addFormat(name, format as Parameters<Ajv["addFormat"]>[1]);
+      }
+      ajv.addKeyword({ keyword: "x-dia-status", schemaType: "string" });
+      return ajv;
+    }
+    case "tool":
+      return addFormats(new Ajv2020({ ...TOLERANT, ...extra }));
+    case "tool-draft-07":
+      // Draft-07 and draft 2020-12 instances share the methods callers use.
+      return addFormats(new Ajv07({ ...TOLERANT, ...extra }) as never) as unknown as Ajv;
+    case "schema-check":
+      return new Ajv2020({ ...TOLERANT, validateFormats: false, ...extra });
+    default: {
+      const unknownProfile: never = profile;
+      throw new Error(`unknown Ajv profile ${String(unknownProfile)}`);
+    }
+  }
 }
 
 export interface ContractValidators {
-  readonly agentDefinition: ValidateFunction;
-  readonly modelTurn: ValidateFunction;
-  readonly loop: ValidateFunction;
-  /** The strict Ajv instance the definition and turn validators live in, for further schemas. */
-  readonly ajv: Ajv;
+  readonly agentDefinition: Validator;
+  readonly modelTurn: Validator;
+  readonly loop: Validator;
 }
 
-let cached: ContractValidators | undefined;
+const SEED_VALIDATORS: ContractValidators = { agentDefinition, modelTurn, loop };
 
-/**
- * The seed validators, each compiled once per process on first use (a process that only checks
- * turns never pays for compiling the definition or loop schemas).
- */
+/** The seed validators, precompiled: the same functions for the whole process, never compiled. */
 export function contractValidators(): ContractValidators {
-  if (cached !== undefined) return cached;
-  let ajv: Ajv | undefined;
-  let agentDefinition: ValidateFunction | undefined;
-  let modelTurn: ValidateFunction | undefined;
-  let loop: ValidateFunction | undefined;
-  const strictAjv = (): Ajv => {
-    ajv ??= createAjv();
-    return ajv;
-  };
-  cached = {
-    get ajv() {
-      return strictAjv();
-    },
-    get agentDefinition() {
-      agentDefinition ??= strictAjv().compile(agentDefinitionSchema);
-      return agentDefinition;
-    },
-    get modelTurn() {
-      modelTurn ??= strictAjv().compile(modelTurnSchema);
-      return modelTurn;
-    },
-    get loop() {
-      if (loop === undefined) {
-        // The loop seed's if/then/else uses `required` without `type`: strictTypes/strictRequired off.
-        const loopAjv = createAjv({ strictLoop: true });
-        loopAjv.addSchema(operatorTaskCommonSchema, COMMON_SCHEMA_REF);
-        loop = loopAjv.compile(loopSchema);
-      }
-      return loop;
-    },
-  };
-  return cached;
+  return SEED_VALIDATORS;
 }
 
 export type { ErrorObject, ValidateFunction };

@@ -102,7 +102,7 @@ let cache: Validators | undefined;
 function validators(): Validators {
   if (cache !== undefined) return cache;
   // if/then/else with `required` and no `type`, as in the loop seed.
-  const ajv = createAjv({ strictLoop: true });
+  const ajv = createAjv("contract-loose");
   ajv.addSchema(operatorTaskCommonSchema, COMMON_SCHEMA_REF);
   const script = ajv.compile(SCRIPT_SCHEMA);
   const commands = new Map(
