@@ -4,12 +4,20 @@
 // digest so commits to its whole request while each turn hashes only what it appended: the cost
 // per turn stays flat however long the passage grows. A model's raw output, already canonicalised
 // for the transcript, is not canonicalised again (`known`).
-import { createHash } from "node:crypto";
+import * as crypto from "node:crypto";
 import { type CanonicalTexts, canonicalJson } from "../core/records/canonical.js";
 import type { ConversationEntry, ModelRequest } from "../core/turn/model-provider.js";
 
-function sha256(text: string): string {
-  return `sha256:${createHash("sha256").update(text).digest("base64url")}`;
+/** `crypto.hash` (one call, no Hash object) where Node has it (20.12 and later). */
+const oneShot = (crypto as { hash?: typeof crypto.hash }).hash;
+
+/** `sha256:<43 base64url>` over the UTF-8 bytes of `text`: what `digestOf` gives for JCS text. */
+export function sha256Text(text: string): string {
+  const digest =
+    oneShot === undefined
+      ? crypto.createHash("sha256").update(text, "utf8").digest("base64url")
+      : oneShot("sha256", text, "base64url");
+  return `sha256:${digest}`;
 }
 
 /** What an entry contributes: the model's raw output, not the adapter's parse of it. */
@@ -38,7 +46,7 @@ export class RequestDigests {
     known?: CanonicalTexts,
   ) {
     this.known = known;
-    this.head = sha256(canonicalJson({ "warrant.passage.request": fixed }));
+    this.head = sha256Text(canonicalJson({ "warrant.passage.request": fixed }));
   }
 
   /** The digest of the next request; requests come in order, each covering a longer prefix. */
@@ -52,7 +60,7 @@ export class RequestDigests {
       length: request.length,
       maxOutputTokens: request.maxOutputTokens,
     };
-    this.head = sha256(`${this.head}\n${canonicalJson(step, this.known)}`);
+    this.head = sha256Text(`${this.head}\n${canonicalJson(step, this.known)}`);
     return this.head;
   }
 }

@@ -5,13 +5,13 @@
 // Entries are canonicalised once, as they are appended (TranscriptLog), and only their canonical
 // text is kept: the record's text is those texts joined into the document, and its content ref a
 // SHA-256 over that text, so a passage's finish costs a hash, not a second pass over the entries.
-import { createHash } from "node:crypto";
 import type { LedgerRecord } from "../core/loop/ledger-store.js";
 import type { Role } from "../core/loop/types.js";
 import { type CanonicalTexts, canonicalJson } from "../core/records/canonical.js";
 import type { Problem } from "../core/result.js";
 import type { StopKind, Usage } from "../core/turn/model-provider.js";
 import type { ToolResult } from "../core/turn/tool-host.js";
+import { sha256Text } from "./passage-digest.js";
 
 export const TRANSCRIPT_REF_PREFIX = "passage-transcript";
 
@@ -128,11 +128,6 @@ export class TranscriptLog {
   }
 }
 
-/** `sha256:<43 base64url>` over text already canonical: the same digest `digestOf` gives. */
-function sha256OfText(text: string): string {
-  return `sha256:${createHash("sha256").update(text, "utf8").digest("base64url")}`;
-}
-
 /**
  * The transcript as a ledger record (`passage-transcript:sha256:…`) of a query. The body names its
  * query (and passage, when given), so identical passages of two loops are two records. The record
@@ -156,7 +151,7 @@ export function transcriptRecord(
   const known = new WeakMap<object, string>();
   if (texts !== undefined) known.set(texts, `[${texts.join(",")}]`);
   const text = canonicalJson(body, known);
-  const ref = `${TRANSCRIPT_REF_PREFIX}:${sha256OfText(text)}`;
+  const ref = `${TRANSCRIPT_REF_PREFIX}:${sha256Text(text)}`;
   let parsedBody: unknown;
   return {
     ref,

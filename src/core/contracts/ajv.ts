@@ -7,7 +7,7 @@ import type Ajv2020Module from "ajv/dist/2020.js";
 import type { ErrorObject, Options, ValidateFunction } from "ajv/dist/2020.js";
 import type Ajv07Module from "ajv/dist/ajv.js";
 import type addFormatsModule from "ajv-formats";
-import fastUri from "fast-uri";
+import type fastUriModule from "fast-uri";
 import { CONTRACT_FORMATS } from "./formats.js";
 import { validate as agentDefinition } from "./generated/agent-definition.js";
 import { validate as loop } from "./generated/loop.js";
@@ -37,6 +37,7 @@ interface AjvLibrary {
   readonly Ajv2020: Ajv2020Class;
   readonly Ajv07: typeof Ajv07Module.default;
   readonly addFormats: typeof addFormatsModule.default;
+  readonly uriResolver: NonNullable<Options["uriResolver"]>;
 }
 
 let library: AjvLibrary | undefined;
@@ -53,6 +54,7 @@ function ajvLibrary(): AjvLibrary {
       Ajv2020: load("ajv/dist/2020.js"),
       Ajv07: load("ajv/dist/ajv.js"),
       addFormats: load("ajv-formats"),
+      uriResolver: urnAwareResolver(load("fast-uri")),
     };
   }
   return library;
@@ -63,16 +65,18 @@ function ajvLibrary(): AjvLibrary {
  * identifier, which fast-uri refuses to serialise. A relative reference against a URN base resolves
  * to the reference itself; everything else is resolved as usual.
  */
-const uriResolver = {
-  parse: fastUri.parse,
-  serialize: fastUri.serialize,
-  resolve(base: string, path: string): string {
-    if (/^urn:/i.test(base) && !/^[a-z][a-z0-9+.-]*:/i.test(path) && !path.startsWith("#")) {
-      return path;
-    }
-    return fastUri.resolve(base, path);
-  },
-};
+function urnAwareResolver(fastUri: typeof fastUriModule): AjvLibrary["uriResolver"] {
+  return {
+    parse: fastUri.parse,
+    serialize: fastUri.serialize,
+    resolve(base: string, path: string): string {
+      if (/^urn:/i.test(base) && !/^[a-z][a-z0-9+.-]*:/i.test(path) && !path.startsWith("#")) {
+        return path;
+      }
+      return fastUri.resolve(base, path);
+    },
+  };
+}
 
 const TOLERANT: Options = { strict: false, allErrors: true, logger: false };
 
@@ -81,7 +85,7 @@ const TOLERANT: Options = { strict: false, allErrors: true, logger: false };
  * asks for source code).
  */
 export function createAjv(profile: AjvProfile = "contract", extra: Options = {}): Ajv {
-  const { Ajv2020, Ajv07, addFormats } = ajvLibrary();
+  const { Ajv2020, Ajv07, addFormats, uriResolver } = ajvLibrary();
   switch (profile) {
     case "contract":
     case "contract-loose": {
