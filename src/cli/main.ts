@@ -1,16 +1,52 @@
 #!/usr/bin/env node
 // The command line: the one composition root. Each command group registers itself from its own file.
 import { Command, CommanderError } from "commander";
-import { registerCidCommands } from "./commands/cid.js";
-import { registerDefinitionCommands } from "./commands/definition.js";
-import { registerInspectCommands } from "./commands/inspect.js";
-import { registerLoopCommands } from "./commands/loop.js";
-import { registerOperatorCommands } from "./commands/operator.js";
-import { registerRunCommands } from "./commands/run.js";
-import { registerTurnCommands } from "./commands/turn.js";
 import { EXIT_INVALID, EXIT_USAGE, err, UsageError } from "./io.js";
 
-export function buildProgram(): Command {
+type Register = (program: Command) => void;
+
+/**
+ * Each command group's file and the commands it registers, in help order. A command's file is
+ * imported only when that command runs (or help lists them all), so start-up does not pay for
+ * modules the command does not use.
+ */
+const GROUPS: readonly { readonly commands: readonly string[]; load(): Promise<Register> }[] = [
+  {
+    commands: ["definition"],
+    load: async () => (await import("./commands/definition.js")).registerDefinitionCommands,
+  },
+  { commands: ["cid"], load: async () => (await import("./commands/cid.js")).registerCidCommands },
+  {
+    commands: ["turn"],
+    load: async () => (await import("./commands/turn.js")).registerTurnCommands,
+  },
+  {
+    commands: ["loop"],
+    load: async () => (await import("./commands/loop.js")).registerLoopCommands,
+  },
+  {
+    commands: ["demo", "run", "worker", "resume"],
+    load: async () => (await import("./commands/run.js")).registerRunCommands,
+  },
+  {
+    commands: ["loops", "show", "export"],
+    load: async () => (await import("./commands/inspect.js")).registerInspectCommands,
+  },
+  {
+    commands: ["renew", "cancel", "approve", "deny", "answer"],
+    load: async () => (await import("./commands/operator.js")).registerOperatorCommands,
+  },
+];
+
+/** The groups `argv` needs: the named command's, none for the version, else all (help). */
+function groupsFor(argv: readonly string[]): typeof GROUPS {
+  const first = argv[0];
+  if (first === "--version" || first === "-V") return [];
+  const named = GROUPS.find((g) => first !== undefined && g.commands.includes(first));
+  return named === undefined ? GROUPS : [named];
+}
+
+export async function buildProgram(argv: readonly string[] = []): Promise<Command> {
   const program = new Command();
   program
     .name("warrant")
@@ -27,19 +63,13 @@ export function buildProgram(): Command {
         "sqlite:.warrant/ledger.db (also postgres://… and memory:).",
     )
     .exitOverride();
-  registerDefinitionCommands(program);
-  registerCidCommands(program);
-  registerTurnCommands(program);
-  registerLoopCommands(program);
-  registerRunCommands(program);
-  registerInspectCommands(program);
-  registerOperatorCommands(program);
+  for (const group of groupsFor(argv)) (await group.load())(program);
   for (const cmd of program.commands) cmd.exitOverride();
   return program;
 }
 
 export async function main(argv: readonly string[]): Promise<void> {
-  const program = buildProgram();
+  const program = await buildProgram(argv);
   try {
     await program.parseAsync([...argv], { from: "user" });
   } catch (e) {
