@@ -79,51 +79,72 @@ export interface PassageTranscript {
 /** Everything of a transcript but its entries. */
 export type TranscriptHead = Omit<PassageTranscript, "entries">;
 
-/** The canonical texts of a transcript's entries, on transcripts a TranscriptLog finished. */
-const ENTRY_TEXTS: unique symbol = Symbol("transcript entry texts");
+/** The entries' canonical texts, comma-separated, on transcripts a TranscriptLog finished. */
+const ENTRY_TEXT: unique symbol = Symbol("transcript entry text");
 
-type WithTexts = PassageTranscript & { readonly [ENTRY_TEXTS]?: readonly string[] };
+type WithText = PassageTranscript & { readonly [ENTRY_TEXT]?: string };
+
+const INITIAL_BYTES = 16 * 1024;
+const COMMA = 0x2c;
 
 /**
  * The entries of one passage, each kept only as its canonical (JCS) text, made when it is
- * appended. A model's raw output is canonicalised once, for its entry and for the request digests
- * that replay it (`known`).
+ * appended, in UTF-8 outside the JavaScript heap: a long passage adds bytes to one buffer, not
+ * thousands of strings for the garbage collector to copy. A model's raw output is canonicalised
+ * once, for its entry and for the next request digest that replays it (`known`).
  */
 export class TranscriptLog {
-  readonly #texts: string[] = [];
-  readonly #known = new WeakMap<object, string>();
+  #bytes = Buffer.allocUnsafe(INITIAL_BYTES);
+  #used = 0;
+  #count = 0;
+  #raw: object | undefined;
+  #rawText: string | undefined;
+  readonly #known: CanonicalTexts = {
+    get: (o: object) => (o === this.#raw ? this.#rawText : undefined),
+  };
 
-  /** Texts already made for objects that entries and request digests share (raw outputs). */
+  /** The text already made for the last model output appended (read by request digests). */
   get known(): CanonicalTexts {
     return this.#known;
   }
 
   get length(): number {
-    return this.#texts.length;
+    return this.#count;
   }
 
   append(entry: TranscriptEntry): void {
     if (entry.kind === "model-call" && typeof entry.raw === "object" && entry.raw !== null) {
-      this.#known.set(entry.raw, canonicalJson(entry.raw));
+      this.#rawText = canonicalJson(entry.raw);
+      this.#raw = entry.raw;
     }
-    this.#texts.push(canonicalJson(entry, this.#known));
+    const text = canonicalJson(entry, this.#known);
+    // UTF-8 takes at most three bytes per UTF-16 code unit; one more for the separator.
+    const room = this.#used + 1 + 3 * text.length;
+    if (room > this.#bytes.length) {
+      const grown = Buffer.allocUnsafe(Math.max(room, 2 * this.#bytes.length));
+      this.#bytes.copy(grown, 0, 0, this.#used);
+      this.#bytes = grown;
+    }
+    if (this.#count > 0) this.#bytes[this.#used++] = COMMA;
+    this.#used += this.#bytes.write(text, this.#used, "utf8");
+    this.#count++;
   }
 
   /**
-   * The finished transcript. Its `entries` are parsed back from their texts on first read (nothing
-   * on the passage's own path reads them); `transcriptRecord` uses the texts themselves.
+   * The finished transcript. Its `entries` are parsed back from their text on first read (nothing
+   * on the passage's own path reads them); `transcriptRecord` uses the text itself.
    */
   finish(head: TranscriptHead): PassageTranscript {
-    const texts = this.#texts;
+    const text = this.#bytes.toString("utf8", 0, this.#used);
     let parsed: readonly TranscriptEntry[] | undefined;
     const transcript: PassageTranscript = {
       ...head,
       get entries(): readonly TranscriptEntry[] {
-        parsed ??= JSON.parse(`[${texts.join(",")}]`) as TranscriptEntry[];
+        parsed ??= JSON.parse(`[${text}]`) as TranscriptEntry[];
         return parsed;
       },
     };
-    Object.defineProperty(transcript, ENTRY_TEXTS, { value: texts, enumerable: false });
+    Object.defineProperty(transcript, ENTRY_TEXT, { value: text, enumerable: false });
     return transcript;
   }
 }
@@ -138,7 +159,7 @@ export function transcriptRecord(
   transcript: PassageTranscript,
   passageRef?: string,
 ): LedgerRecord {
-  const texts = (transcript as WithTexts)[ENTRY_TEXTS];
+  const entriesText = (transcript as WithText)[ENTRY_TEXT];
   const body: Record<string, unknown> = {};
   for (const key of Object.keys(transcript)) {
     // Copied without reading `entries`, which a finished transcript would parse.
@@ -146,10 +167,11 @@ export function transcriptRecord(
   }
   body["query/id"] = query;
   if (passageRef !== undefined) body["passage/ref"] = passageRef;
-  const entries: readonly unknown[] = texts ?? transcript.entries;
-  body.entries = entries;
+  // A finished transcript's entries stand in as an empty array whose text is already made.
+  const placeholder: readonly unknown[] = [];
+  body.entries = entriesText === undefined ? transcript.entries : placeholder;
   const known = new WeakMap<object, string>();
-  if (texts !== undefined) known.set(texts, `[${texts.join(",")}]`);
+  if (entriesText !== undefined) known.set(placeholder, `[${entriesText}]`);
   const text = canonicalJson(body, known);
   const ref = `${TRANSCRIPT_REF_PREFIX}:${sha256Text(text)}`;
   let parsedBody: unknown;
@@ -159,7 +181,7 @@ export function transcriptRecord(
     query,
     text,
     get body(): unknown {
-      parsedBody ??= texts === undefined ? body : JSON.parse(text);
+      parsedBody ??= entriesText === undefined ? body : JSON.parse(text);
       return parsedBody;
     },
   };

@@ -53,63 +53,44 @@ function quotedEscaped(s: string): string {
   return JSON.stringify(s);
 }
 
-/** No JSON value (undefined, a symbol): skipped as a member, null as an array item. */
-function absent(x: unknown): boolean {
-  return x === undefined || typeof x === "symbol";
-}
-
-/**
- * Appends the JCS text of `v` to `out` in pieces, joined once at the end: the result is one flat
- * string, not a tree of concatenations.
- */
-function write(v: unknown, depth: number, known: CanonicalTexts | undefined, out: string[]): void {
+/** The JCS text of `v`, or undefined where JSON has no value (undefined, a symbol). */
+function write(v: unknown, depth: number, known: CanonicalTexts | undefined): string | undefined {
   switch (typeof v) {
     case "string":
-      out.push(MAY_NEED_ESCAPE.test(v) ? quotedEscaped(v) : `"${v}"`);
-      return;
+      return MAY_NEED_ESCAPE.test(v) ? quotedEscaped(v) : `"${v}"`;
     case "number":
       if (!Number.isFinite(v)) throw SLOW;
-      out.push(`${v}`);
-      return;
+      return `${v}`;
     case "boolean":
-      out.push(v ? "true" : "false");
-      return;
+      return v ? "true" : "false";
     case "object":
-      if (v === null) out.push("null");
-      else writeObject(v, depth, known, out);
-      return;
+      if (v === null) return "null";
+      return writeObject(v, depth, known);
     case "undefined":
     case "symbol":
-      out.push("null");
-      return;
+      return undefined;
     case "function":
     case "bigint":
       throw SLOW;
   }
 }
 
-function writeObject(
-  v: object,
-  depth: number,
-  known: CanonicalTexts | undefined,
-  out: string[],
-): void {
+function writeItem(x: unknown, depth: number, known: CanonicalTexts | undefined): string {
+  return write(x, depth + 1, known) ?? "null";
+}
+
+function writeObject(v: object, depth: number, known: CanonicalTexts | undefined): string {
   if (known !== undefined) {
     const made = known.get(v);
-    if (made !== undefined) {
-      out.push(made);
-      return;
-    }
+    if (made !== undefined) return made;
   }
   if (depth > MAX_FAST_DEPTH) throw SLOW;
   if (Array.isArray(v)) {
-    out.push("[");
-    for (let i = 0; i < v.length; i++) {
-      if (i > 0) out.push(",");
-      write(v[i], depth + 1, known, out);
-    }
-    out.push("]");
-    return;
+    const n = v.length;
+    if (n === 0) return "[]";
+    let s = `[${writeItem(v[0], depth, known)}`;
+    for (let i = 1; i < n; i++) s += `,${writeItem(v[i], depth, known)}`;
+    return `${s}]`;
   }
   const proto: unknown = Object.getPrototypeOf(v);
   if (proto !== Object.prototype && proto !== null) throw SLOW;
@@ -126,30 +107,27 @@ function writeObject(
     }
     keys[i] = k;
   }
-  let sep = "{";
+  let s = "{";
+  let first = true;
   for (const k of keys) {
-    const x = o[k];
-    if (absent(x)) continue;
-    out.push(sep, quotedKey(k), ":");
-    write(x, depth + 1, known, out);
-    sep = ",";
+    const x = write(o[k], depth + 1, known);
+    if (x === undefined) continue;
+    s += first ? `${quotedKey(k)}:${x}` : `,${quotedKey(k)}:${x}`;
+    first = false;
   }
-  out.push(sep === "{" ? "{}" : "}");
+  return `${s}}`;
 }
 
 /**
  * JCS text of a JSON value. Throws on values JSON cannot carry (undefined root, cycles, NaN, lone
  * surrogates). `known` supplies texts already made for some of the value's objects (by identity),
- * so a part shared by two documents is written once.
+ * so a part shared by two documents is written once. The text is built by concatenation, which
+ * V8 flattens when it is first read as a whole (hashed, encoded, written).
  */
 export function canonicalJson(value: unknown, known?: CanonicalTexts): string {
   let text: string | undefined;
   try {
-    if (!absent(value)) {
-      const out: string[] = [];
-      write(value, 0, known, out);
-      text = out.join("");
-    }
+    text = write(value, 0, known);
   } catch (e) {
     if (e !== SLOW) throw e;
     text = canonicalizeImpl(value);
