@@ -11,11 +11,13 @@ import type { ConversationEntry, ModelRequest } from "../core/turn/model-provide
 /** `crypto.hash` (one call, no Hash object) where Node has it (20.12 and later). */
 const oneShot = (crypto as { hash?: typeof crypto.hash }).hash;
 
-/** `sha256:<43 base64url>` over the UTF-8 bytes of `text`: what `digestOf` gives for JCS text. */
-export function sha256Text(text: string): string {
+/**
+ * `sha256:<43 base64url>` over `text` (as UTF-8) or over bytes: what `digestOf` gives for JCS text.
+ */
+export function sha256Text(text: string | Uint8Array): string {
   const digest =
     oneShot === undefined
-      ? crypto.createHash("sha256").update(text, "utf8").digest("base64url")
+      ? crypto.createHash("sha256").update(text).digest("base64url")
       : oneShot("sha256", text, "base64url");
   return `sha256:${digest}`;
 }

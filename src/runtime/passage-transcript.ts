@@ -79,10 +79,16 @@ export interface PassageTranscript {
 /** Everything of a transcript but its entries. */
 export type TranscriptHead = Omit<PassageTranscript, "entries">;
 
-/** The entries' canonical texts, comma-separated, on transcripts a TranscriptLog finished. */
-const ENTRY_TEXT: unique symbol = Symbol("transcript entry text");
+/** The entries' canonical texts, comma-separated, in UTF-8, on transcripts a TranscriptLog finished. */
+const ENTRY_BYTES: unique symbol = Symbol("transcript entry bytes");
 
-type WithText = PassageTranscript & { readonly [ENTRY_TEXT]?: string };
+type WithBytes = PassageTranscript & { readonly [ENTRY_BYTES]?: Buffer };
+
+/**
+ * Stands for the entries in the body's text: JCS escapes every control character, so a raw NUL
+ * appears nowhere else.
+ */
+const ENTRIES_MARK = "\u0000";
 
 const INITIAL_BYTES = 16 * 1024;
 const COMMA = 0x2c;
@@ -135,18 +141,35 @@ export class TranscriptLog {
    * on the passage's own path reads them); `transcriptRecord` uses the text itself.
    */
   finish(head: TranscriptHead): PassageTranscript {
-    const text = this.#bytes.toString("utf8", 0, this.#used);
+    const bytes = this.#bytes.subarray(0, this.#used);
     let parsed: readonly TranscriptEntry[] | undefined;
     const transcript: PassageTranscript = {
       ...head,
       get entries(): readonly TranscriptEntry[] {
-        parsed ??= JSON.parse(`[${text}]`) as TranscriptEntry[];
+        parsed ??= JSON.parse(`[${bytes.toString("utf8")}]`) as TranscriptEntry[];
         return parsed;
       },
     };
-    Object.defineProperty(transcript, ENTRY_TEXT, { value: text, enumerable: false });
+    Object.defineProperty(transcript, ENTRY_BYTES, { value: bytes, enumerable: false });
     return transcript;
   }
+}
+
+/** The body's canonical bytes: its head's text around the entries' bytes, in the entries' place. */
+function bodyBytes(body: Readonly<Record<string, unknown>>, entries: Buffer): Buffer | undefined {
+  const placeholder: readonly unknown[] = [];
+  const text = canonicalJson(
+    { ...body, entries: placeholder },
+    { get: (o) => (o === placeholder ? ENTRIES_MARK : undefined) },
+  );
+  const at = text.indexOf(ENTRIES_MARK);
+  // Absent only if the head needed the reference implementation, which knows no placeholders.
+  if (at < 0) return undefined;
+  return Buffer.concat([
+    Buffer.from(`${text.slice(0, at)}[`, "utf8"),
+    entries,
+    Buffer.from(`]${text.slice(at + 1)}`, "utf8"),
+  ]);
 }
 
 /**
@@ -159,7 +182,7 @@ export function transcriptRecord(
   transcript: PassageTranscript,
   passageRef?: string,
 ): LedgerRecord {
-  const entriesText = (transcript as WithText)[ENTRY_TEXT];
+  const entries = (transcript as WithBytes)[ENTRY_BYTES];
   const body: Record<string, unknown> = {};
   for (const key of Object.keys(transcript)) {
     // Copied without reading `entries`, which a finished transcript would parse.
@@ -167,13 +190,17 @@ export function transcriptRecord(
   }
   body["query/id"] = query;
   if (passageRef !== undefined) body["passage/ref"] = passageRef;
-  // A finished transcript's entries stand in as an empty array whose text is already made.
-  const placeholder: readonly unknown[] = [];
-  body.entries = entriesText === undefined ? transcript.entries : placeholder;
-  const known = new WeakMap<object, string>();
-  if (entriesText !== undefined) known.set(placeholder, `[${entriesText}]`);
-  const text = canonicalJson(body, known);
-  const ref = `${TRANSCRIPT_REF_PREFIX}:${sha256Text(text)}`;
+  const bytes = entries === undefined ? undefined : bodyBytes(body, entries);
+  let text: string;
+  let ref: string;
+  if (bytes === undefined) {
+    body.entries = transcript.entries;
+    text = canonicalJson(body);
+    ref = `${TRANSCRIPT_REF_PREFIX}:${sha256Text(text)}`;
+  } else {
+    text = bytes.toString("utf8");
+    ref = `${TRANSCRIPT_REF_PREFIX}:${sha256Text(bytes)}`;
+  }
   let parsedBody: unknown;
   return {
     ref,
@@ -181,7 +208,7 @@ export function transcriptRecord(
     query,
     text,
     get body(): unknown {
-      parsedBody ??= entriesText === undefined ? body : JSON.parse(text);
+      parsedBody ??= bytes === undefined ? body : JSON.parse(text);
       return parsedBody;
     },
   };
