@@ -10,7 +10,7 @@ import plan from "../../../contracts/messages/plan.v1.json" with { type: "json" 
 import question from "../../../contracts/messages/question.v1.json" with { type: "json" };
 import result from "../../../contracts/messages/result.v1.json" with { type: "json" };
 import verdict from "../../../contracts/messages/verdict.v1.json" with { type: "json" };
-import { type AjvProfile, createAjv } from "./ajv.js";
+import { type AjvProfile, createAjv } from "./ajv-factory.js";
 import {
   agentDefinitionSchema,
   COMMON_SCHEMA_REF,
@@ -64,7 +64,7 @@ const MODULES: readonly Module[] = [
 
 /**
  * Ajv's output is an ES module that still `require`s its runtime helpers (CommonJS): give it a
- * `require` of its own, and import the formats it reads.
+ * `require` of its own, import the formats it reads, and type its exports.
  */
 function asEsModule(code: string): string {
   const requires = /\brequire\(/.test(code);
@@ -78,8 +78,12 @@ function asEsModule(code: string): string {
           "const require = createRequire(import.meta.url);",
         ]
       : []),
+    'import type { Validator } from "../ajv-factory.js";',
     `import { ${FORMATS_NAME} } from "../formats.js";`,
-    code.replace(/^"use strict";\n?/, ""),
+    // Typed exports: the file itself is not type-checked, its exports are.
+    code
+      .replace(/^"use strict";\n?/, "")
+      .replace(/^export const (\w+) = /gm, "export const $1: Validator = "),
     "",
   ].join("\n");
 }

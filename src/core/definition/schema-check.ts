@@ -4,7 +4,8 @@
 // `definition/url` when the URL check explains it) or left to the rule that reports them more exactly
 // (`maxLength` → the UTF-8 byte check of `definition/too-long`; duplicate betas →
 // `definition/betas-order`).
-import { contractValidators, type ErrorObject } from "../contracts/ajv.js";
+import type { ErrorObject } from "../contracts/ajv-factory.js";
+import { validate as agentDefinitionSchema } from "../contracts/generated/agent-definition.js";
 import type { Problem } from "../result.js";
 import { checkUrl } from "./url-check.js";
 
@@ -85,7 +86,7 @@ function collapse(errors: readonly ErrorObject[]): ErrorObject[] {
 
 /** Problems from the seed schema for a spelling-normalised definition (empty when it conforms). */
 export function schemaProblems(def: unknown): Problem[] {
-  const validate = contractValidators().agentDefinition;
+  const validate = agentDefinitionSchema;
   if (validate(def)) return [];
   const problems: Problem[] = [];
   const seen = new Set<string>();

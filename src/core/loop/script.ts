@@ -1,6 +1,6 @@
 // Loop command scripts (SPEC §10): the schema of a script, read at the boundary before the decider
 // sees any command.
-import { createAjv, type ValidateFunction } from "../contracts/ajv.js";
+import { createAjv, type ValidateFunction } from "../contracts/ajv-factory.js";
 import { COMMON_SCHEMA_REF, operatorTaskCommonSchema } from "../contracts/schemas.js";
 import { fail, ok, type Problem, type Result } from "../result.js";
 import { parseInstant } from "./time.js";

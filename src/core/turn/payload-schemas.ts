@@ -6,7 +6,7 @@ import plan from "../../../contracts/messages/plan.v1.json" with { type: "json" 
 import question from "../../../contracts/messages/question.v1.json" with { type: "json" };
 import result from "../../../contracts/messages/result.v1.json" with { type: "json" };
 import verdict from "../../../contracts/messages/verdict.v1.json" with { type: "json" };
-import type { Validator } from "../contracts/ajv.js";
+import type { Validator } from "../contracts/ajv-factory.js";
 import * as generated from "../contracts/generated/payloads.js";
 import type { MessageType } from "./types.js";
 

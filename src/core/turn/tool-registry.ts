@@ -3,7 +3,7 @@
 // tolerantly: unknown keywords and formats are ignored; draft-07 schemas (declared, or undeclared
 // and only valid as draft-07) use a draft-07 validator, all others draft 2020-12.
 
-import { createAjv, type ValidateFunction } from "../contracts/ajv.js";
+import { createAjv, type ValidateFunction } from "../contracts/ajv-factory.js";
 import { fail, ok, type Problem, pointer, type Result } from "../result.js";
 
 type AnyAjv = ReturnType<typeof createAjv>;

@@ -3,8 +3,9 @@
 // Do not edit: a test fails when this file differs from what the generator produces.
 import { createRequire } from "node:module";
 const require = createRequire(import.meta.url);
+import type { Validator } from "../ajv-factory.js";
 import { CONTRACT_FORMATS } from "../formats.js";
-export const Plan = validate20;
+export const Plan: Validator = validate20;
 const schema31 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"urn:warrant:plan:v1","title":"Plan payload v1: an experiment candidate","description":"Step kinds and their per-kind fields are checked by the host against the task pack (plan/unknown-action-kind), not by this schema.","type":"object","additionalProperties":false,"required":["hypothesis","steps"],"properties":{"hypothesis":{"type":"string"},"steps":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/step"}},"expected_checks":{"type":"array","items":{"type":"string"}}},"$defs":{"step":{"type":"object","additionalProperties":false,"required":["id","action"],"properties":{"id":{"type":"string"},"action":{"type":"string","minLength":1},"profile":{"type":"string"},"args":{"type":"object"},"read":{"type":"array","items":{"type":"string"}},"path":{"type":"string"},"diff":{"type":"string"},"content":{"type":"string"}}}}};
 const schema32 = {"type":"object","additionalProperties":false,"required":["id","action"],"properties":{"id":{"type":"string"},"action":{"type":"string","minLength":1},"profile":{"type":"string"},"args":{"type":"object"},"read":{"type":"array","items":{"type":"string"}},"path":{"type":"string"},"diff":{"type":"string"},"content":{"type":"string"}}};
 const func1 = require("ajv/dist/runtime/ucs2length").default;
@@ -308,7 +309,7 @@ return errors === 0;
 }
 validate20.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const Question = validate21;
+export const Question: Validator = validate21;
 const schema33 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"urn:warrant:question:v1","title":"Question payload v1: the passage waits for an operator answer","type":"object","additionalProperties":false,"required":["question"],"properties":{"question":{"type":"string"},"options":{"type":"array","items":{"type":"string"}}}};
 
 function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -401,7 +402,7 @@ return errors === 0;
 }
 validate21.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const Result = validate22;
+export const Result: Validator = validate22;
 const schema34 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"urn:warrant:result:v1","title":"Result payload v1","type":"object","additionalProperties":false,"required":["summary","outcome","evidence"],"properties":{"summary":{"type":"string"},"outcome":{"type":"string"},"evidence":{"type":"array","items":{"type":"string"}}}};
 
 function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -526,7 +527,7 @@ return errors === 0;
 }
 validate22.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const Verdict = validate23;
+export const Verdict: Validator = validate23;
 const schema35 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"urn:warrant:verdict:v1","title":"Verdict payload v1","type":"object","additionalProperties":false,"required":["decision","findings"],"properties":{"decision":{"type":"string","enum":["accept","reject","request-regeneration"]},"findings":{"type":"array","items":{"$ref":"urn:warrant:finding:v1"}}}};
 const schema36 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"urn:warrant:finding:v1","title":"Finding payload v1","type":"object","additionalProperties":false,"required":["severity","claim","evidence"],"properties":{"severity":{"type":"string","enum":["info","low","medium","high","critical"]},"claim":{"type":"string"},"evidence":{"type":"array","items":{"type":"string"}}}};
 
@@ -749,7 +750,7 @@ return errors === 0;
 }
 validate23.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const Finding = validate24;
+export const Finding: Validator = validate24;
 
 function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="urn:warrant:finding:v1" */;
@@ -884,7 +885,7 @@ return errors === 0;
 }
 validate24.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const DeadEnd = validate25;
+export const DeadEnd: Validator = validate25;
 const schema38 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"urn:warrant:dead-end:v1","title":"DeadEnd payload v1","type":"object","additionalProperties":false,"required":["reason","tried"],"properties":{"reason":{"type":"string"},"tried":{"type":"array","items":{"type":"string"}}}};
 
 function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
