@@ -79,7 +79,7 @@ export interface PassageTranscript {
 /** Everything of a transcript but its entries. */
 export type TranscriptHead = Omit<PassageTranscript, "entries">;
 
-/** The entries' canonical texts, comma-separated, in UTF-8, on transcripts a TranscriptLog finished. */
+/** The entries' canonical texts, comma-separated, in UTF-8: on transcripts a log finished. */
 const ENTRY_BYTES: unique symbol = Symbol("transcript entry bytes");
 
 type WithBytes = PassageTranscript & { readonly [ENTRY_BYTES]?: Buffer };
