@@ -1,6 +1,7 @@
 // The precompiled validators in src/core/contracts/generated are exactly what the generator makes
 // from contracts/ today (run `npm run build:validators` when this fails), and they judge documents
 // as validators compiled at run time by the same factory do.
+import { spawnSync } from "node:child_process";
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -82,5 +83,94 @@ describe("precompiled validators", () => {
         expect(validate.errors ?? null).toEqual(compiled.errors ?? null);
       }
     }
+  });
+});
+
+/** Every source file under `dir`. */
+function sources(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const p = path.join(dir, e.name);
+    return e.isDirectory() ? sources(p) : /\.(ts|mjs)$/.test(e.name) ? [p] : [];
+  });
+}
+
+/** Files that import an Ajv constructor (or ajv-formats) outside the one factory. */
+function ajvBuilders(files: readonly string[]): string[] {
+  const allowed = new Set(["src/core/contracts/ajv-factory.ts"]);
+  const constructors = /from\s+["'](ajv|ajv\/dist\/(2020|2019|ajv|jtd)(\.js)?|ajv-formats)["']/;
+  return files
+    .map((f) => path.relative(repoRoot, f))
+    .filter(
+      (f) => !allowed.has(f) && constructors.test(readFileSync(path.join(repoRoot, f), "utf8")),
+    );
+}
+
+describe("one Ajv factory", () => {
+  it("no module but the factory imports an Ajv constructor", () => {
+    const files = ["src", "test", "bench/suites", "scripts"].flatMap((d) =>
+      sources(path.join(repoRoot, d)),
+    );
+    expect(ajvBuilders(files)).toEqual([]);
+  });
+
+  it("the check names a module that builds its own Ajv", () => {
+    const dir = mkdtempSync(path.join(repoRoot, "test/.ajv-builder-"));
+    try {
+      const file = path.join(dir, "x.ts");
+      // Assembled, so this file does not itself match the check.
+      writeFileSync(file, `import Ajv2020 from "${"ajv/dist/2020"}.js";\n`);
+      expect(ajvBuilders([file])).toEqual([path.relative(repoRoot, file)]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+/**
+ * Which Ajv modules a fresh process has loaded after running `body` against the built modules
+ * (`npm test` builds first, as the CLI tests need).
+ */
+function ajvLoadedAfter(body: string): string[] {
+  const dist = JSON.stringify(path.join(repoRoot, "dist/src"));
+  const program = [
+    'import { createRequire } from "node:module";',
+    `const dist = ${dist};`,
+    body,
+    "const cache = Object.keys(createRequire(import.meta.url).cache);",
+    "process.stdout.write(JSON.stringify(cache.filter((k) => /node_modules\\/ajv\\/dist\\/(2020|ajv|core)\\.js$/.test(k))));",
+  ].join("\n");
+  const child = spawnSync(process.execPath, ["--input-type=module", "-e", program], {
+    encoding: "utf8",
+    cwd: repoRoot,
+  });
+  if (child.status !== 0) throw new Error(child.stderr);
+  return JSON.parse(child.stdout) as string[];
+}
+
+describe("Ajv is loaded only to compile", () => {
+  it("checking a definition and a turn with no tools loads no Ajv", () => {
+    const loaded = ajvLoadedAfter(`
+      const { validateDefinition } = await import(dist + "/core/definition/validate.js");
+      const { validateTurn } = await import(dist + "/core/turn/validate-turn.js");
+      const { createToolRegistry } = await import(dist + "/core/turn/tool-registry.js");
+      const fs = await import("node:fs");
+      const def = validateDefinition(fs.readFileSync("examples/agents/implementer.json", "utf8"));
+      if (!def.ok) throw new Error("definition invalid");
+      const registry = createToolRegistry([]);
+      const turn = { kind: "message", summary: "s", tool_calls: [], message: { type: "Finding",
+        payload_json: JSON.stringify({ severity: "info", claim: "c", evidence: [] }), paper_ref: null } };
+      if (!validateTurn(turn, { registry: registry.value }).ok) throw new Error("turn invalid");
+    `);
+    expect(loaded).toEqual([]);
+  });
+
+  it("compiling a tool's input schema loads it", () => {
+    const loaded = ajvLoadedAfter(`
+      const { createToolRegistry } = await import(dist + "/core/turn/tool-registry.js");
+      const r = createToolRegistry([{ name: "t.x", description: "d", effect: "observation",
+        inputSchema: { type: "object", properties: { a: { type: "integer" } } } }]);
+      if (!r.ok) throw new Error("registry invalid");
+    `);
+    expect(loaded.length).toBeGreaterThan(0);
   });
 });
