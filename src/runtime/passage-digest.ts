@@ -11,15 +11,20 @@ import type { ConversationEntry, ModelRequest } from "../core/turn/model-provide
 /** `crypto.hash` (one call, no Hash object) where Node has it (20.12 and later). */
 const oneShot = (crypto as { hash?: typeof crypto.hash }).hash;
 
-/**
- * `sha256:<43 base64url>` over `text` (as UTF-8) or over bytes: what `digestOf` gives for JCS text.
- */
+/** `sha256:<43 base64url>` over `text` as UTF-8 (or bytes): what `digestOf` gives for JCS text. */
 export function sha256Text(text: string | Uint8Array): string {
   const digest =
     oneShot === undefined
       ? crypto.createHash("sha256").update(text).digest("base64url")
       : oneShot("sha256", text, "base64url");
   return `sha256:${digest}`;
+}
+
+/** `sha256:<43 base64url>` over pieces (UTF-8 text or bytes) taken in order, never joined. */
+export function sha256Of(pieces: readonly (string | Uint8Array)[]): string {
+  const h = crypto.createHash("sha256");
+  for (const p of pieces) h.update(p);
+  return `sha256:${h.digest("base64url")}`;
 }
 
 /** What an entry contributes: the model's raw output, not the adapter's parse of it. */

@@ -11,7 +11,7 @@ import { type CanonicalTexts, canonicalJson } from "../core/records/canonical.js
 import type { Problem } from "../core/result.js";
 import type { StopKind, Usage } from "../core/turn/model-provider.js";
 import type { ToolResult } from "../core/turn/tool-host.js";
-import { sha256Text } from "./passage-digest.js";
+import { sha256Of, sha256Text } from "./passage-digest.js";
 
 export const TRANSCRIPT_REF_PREFIX = "passage-transcript";
 
@@ -79,10 +79,10 @@ export interface PassageTranscript {
 /** Everything of a transcript but its entries. */
 export type TranscriptHead = Omit<PassageTranscript, "entries">;
 
-/** The entries' canonical texts, comma-separated, in UTF-8: on transcripts a log finished. */
-const ENTRY_BYTES: unique symbol = Symbol("transcript entry bytes");
+/** The entries' canonical texts, comma-separated, in UTF-8 chunks: on transcripts a log finished. */
+const ENTRY_CHUNKS: unique symbol = Symbol("transcript entry chunks");
 
-type WithBytes = PassageTranscript & { readonly [ENTRY_BYTES]?: Buffer };
+type WithChunks = PassageTranscript & { readonly [ENTRY_CHUNKS]?: readonly Buffer[] };
 
 /**
  * Stands for the entries in the body's text: JCS escapes every control character, so a raw NUL
@@ -90,17 +90,23 @@ type WithBytes = PassageTranscript & { readonly [ENTRY_BYTES]?: Buffer };
  */
 const ENTRIES_MARK = "\u0000";
 
-const INITIAL_BYTES = 16 * 1024;
+const CHUNK_BYTES = 32 * 1024;
 const COMMA = 0x2c;
+
+function textOf(chunks: readonly Buffer[]): string {
+  return chunks.map((c) => c.toString("utf8")).join("");
+}
 
 /**
  * The entries of one passage, each kept only as its canonical (JCS) text, made when it is
- * appended, in UTF-8 outside the JavaScript heap: a long passage adds bytes to one buffer, not
- * thousands of strings for the garbage collector to copy. A model's raw output is canonicalised
- * once, for its entry and for the next request digest that replays it (`known`).
+ * appended, in UTF-8 outside the JavaScript heap: a long passage fills fixed-size chunks (never
+ * copied to grow), not thousands of strings for the garbage collector to copy. A model's raw
+ * output is canonicalised once, for its entry and for the next request digest that replays it
+ * (`known`).
  */
 export class TranscriptLog {
-  #bytes = Buffer.allocUnsafe(INITIAL_BYTES);
+  readonly #full: Buffer[] = [];
+  #chunk = Buffer.allocUnsafe(CHUNK_BYTES);
   #used = 0;
   #count = 0;
   #raw: object | undefined;
@@ -125,51 +131,51 @@ export class TranscriptLog {
     }
     const text = canonicalJson(entry, this.#known);
     // UTF-8 takes at most three bytes per UTF-16 code unit; one more for the separator.
-    const room = this.#used + 1 + 3 * text.length;
-    if (room > this.#bytes.length) {
-      const grown = Buffer.allocUnsafe(Math.max(room, 2 * this.#bytes.length));
-      this.#bytes.copy(grown, 0, 0, this.#used);
-      this.#bytes = grown;
+    const room = 1 + 3 * text.length;
+    if (this.#used + room > this.#chunk.length) {
+      this.#full.push(this.#chunk.subarray(0, this.#used));
+      this.#chunk = Buffer.allocUnsafe(Math.max(room, CHUNK_BYTES));
+      this.#used = 0;
     }
-    if (this.#count > 0) this.#bytes[this.#used++] = COMMA;
-    this.#used += this.#bytes.write(text, this.#used, "utf8");
+    if (this.#count > 0) this.#chunk[this.#used++] = COMMA;
+    this.#used += this.#chunk.write(text, this.#used, "utf8");
     this.#count++;
   }
 
   /**
    * The finished transcript. Its `entries` are parsed back from their text on first read (nothing
-   * on the passage's own path reads them); `transcriptRecord` uses the text itself.
+   * on the passage's own path reads them); `transcriptRecord` uses the bytes themselves.
    */
   finish(head: TranscriptHead): PassageTranscript {
-    const bytes = this.#bytes.subarray(0, this.#used);
+    const chunks = [...this.#full, this.#chunk.subarray(0, this.#used)];
     let parsed: readonly TranscriptEntry[] | undefined;
     const transcript: PassageTranscript = {
       ...head,
       get entries(): readonly TranscriptEntry[] {
-        parsed ??= JSON.parse(`[${bytes.toString("utf8")}]`) as TranscriptEntry[];
+        parsed ??= JSON.parse(`[${textOf(chunks)}]`) as TranscriptEntry[];
         return parsed;
       },
     };
-    Object.defineProperty(transcript, ENTRY_BYTES, { value: bytes, enumerable: false });
+    Object.defineProperty(transcript, ENTRY_CHUNKS, { value: chunks, enumerable: false });
     return transcript;
   }
 }
 
-/** The body's canonical bytes: its head's text around the entries' bytes, in the entries' place. */
-function bodyBytes(body: Readonly<Record<string, unknown>>, entries: Buffer): Buffer | undefined {
+/**
+ * The body's canonical text on either side of its entries, whose text is already made; undefined
+ * only if the head needed the reference implementation, which knows no placeholders.
+ */
+function aroundEntries(
+  body: Readonly<Record<string, unknown>>,
+): { readonly before: string; readonly after: string } | undefined {
   const placeholder: readonly unknown[] = [];
   const text = canonicalJson(
     { ...body, entries: placeholder },
     { get: (o) => (o === placeholder ? ENTRIES_MARK : undefined) },
   );
   const at = text.indexOf(ENTRIES_MARK);
-  // Absent only if the head needed the reference implementation, which knows no placeholders.
   if (at < 0) return undefined;
-  return Buffer.concat([
-    Buffer.from(`${text.slice(0, at)}[`, "utf8"),
-    entries,
-    Buffer.from(`]${text.slice(at + 1)}`, "utf8"),
-  ]);
+  return { before: `${text.slice(0, at)}[`, after: `]${text.slice(at + 1)}` };
 }
 
 /**
@@ -182,7 +188,7 @@ export function transcriptRecord(
   transcript: PassageTranscript,
   passageRef?: string,
 ): LedgerRecord {
-  const entries = (transcript as WithBytes)[ENTRY_BYTES];
+  const chunks = (transcript as WithChunks)[ENTRY_CHUNKS];
   const body: Record<string, unknown> = {};
   for (const key of Object.keys(transcript)) {
     // Copied without reading `entries`, which a finished transcript would parse.
@@ -190,16 +196,17 @@ export function transcriptRecord(
   }
   body["query/id"] = query;
   if (passageRef !== undefined) body["passage/ref"] = passageRef;
-  const bytes = entries === undefined ? undefined : bodyBytes(body, entries);
+  const parts = chunks === undefined ? undefined : aroundEntries(body);
   let text: string;
   let ref: string;
-  if (bytes === undefined) {
+  if (chunks === undefined || parts === undefined) {
     body.entries = transcript.entries;
     text = canonicalJson(body);
     ref = `${TRANSCRIPT_REF_PREFIX}:${sha256Text(text)}`;
   } else {
-    text = bytes.toString("utf8");
-    ref = `${TRANSCRIPT_REF_PREFIX}:${sha256Text(bytes)}`;
+    // Hashed piece by piece: the bytes are never joined; the text is made once, for the store.
+    ref = `${TRANSCRIPT_REF_PREFIX}:${sha256Of([parts.before, ...chunks, parts.after])}`;
+    text = `${parts.before}${textOf(chunks)}${parts.after}`;
   }
   let parsedBody: unknown;
   return {
@@ -208,7 +215,7 @@ export function transcriptRecord(
     query,
     text,
     get body(): unknown {
-      parsedBody ??= bytes === undefined ? body : JSON.parse(text);
+      parsedBody ??= parts === undefined ? body : JSON.parse(text);
       return parsedBody;
     },
   };

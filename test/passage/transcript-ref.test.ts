@@ -164,6 +164,27 @@ describe("transcript records", () => {
     );
   });
 
+  it("holds for transcripts larger than the log's chunks, with entries larger than a chunk", () => {
+    const big = (n: number, i: number): TranscriptEntry => ({
+      kind: "tool-call",
+      turn: i,
+      name: "workspace.read_file",
+      args: { path: `f${i}` },
+      result: { ok: true, isError: false, content: `ą😀"\\\n${"x".repeat(n)}` },
+      latencyMs: i + 0.25,
+    });
+    const entries = [big(10, 0), big(20_000, 1), big(50_000, 2), big(5, 3), big(30_000, 4)];
+    for (let i = 5; i < 400; i++) entries.push(big(100, i));
+    fc.assert(
+      fc.property(head, text, (h, query) => {
+        const record = transcriptRecord(query, logged(h, entries));
+        expect(record.ref).toBe(referenceRef({ ...h, entries, "query/id": query }));
+        expect(record.text).toBe(canonicalize({ ...h, entries, "query/id": query }));
+      }),
+      { numRuns: 5 },
+    );
+  });
+
   it("a logged transcript's entries read back equal to what was appended", () => {
     fc.assert(
       fc.property(head, fc.array(entry, { maxLength: 6 }), (h, entries) => {
