@@ -69,7 +69,14 @@ describe("precompiled validators", () => {
     const doc = JSON.parse(
       readFileSync(path.join(sharedDir, "seeds/examples/open.corpus-task-pack-loop.json"), "utf8"),
     );
-    expect(contractValidators().loop(doc)).toBe(true);
+    const { loop } = contractValidators();
+    expect(loop(doc)).toBe(true);
+    // Formats are checked (date-time comes from ajv-formats, loaded on first use).
+    expect(loop({ ...doc, deadline: "2026-02-30T25:00:00Z" })).toBe(false);
+    expect(loop.errors?.map((e) => [e.instancePath, e.keyword])).toContainEqual([
+      "/deadline",
+      "format",
+    ]);
     const payloads = payloadValidators();
     // Payload schemas refer to one another by `$id`: compiled together, as before.
     const ajv = createAjv("contract");
