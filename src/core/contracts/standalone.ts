@@ -4,12 +4,7 @@
 // this produces, so they cannot go stale against contracts/.
 import { _ } from "ajv/dist/compile/codegen/index.js";
 import standaloneCodeModule from "ajv/dist/standalone/index.js";
-import deadEnd from "../../../contracts/messages/dead-end.v1.json" with { type: "json" };
-import finding from "../../../contracts/messages/finding.v1.json" with { type: "json" };
-import plan from "../../../contracts/messages/plan.v1.json" with { type: "json" };
-import question from "../../../contracts/messages/question.v1.json" with { type: "json" };
-import result from "../../../contracts/messages/result.v1.json" with { type: "json" };
-import verdict from "../../../contracts/messages/verdict.v1.json" with { type: "json" };
+import { PAYLOAD_SCHEMAS } from "../turn/payload-schemas.js";
 import { type AjvProfile, createAjv } from "./ajv-factory.js";
 import {
   agentDefinitionSchema,
@@ -51,14 +46,7 @@ const MODULES: readonly Module[] = [
   {
     file: "payloads.ts",
     profile: "contract",
-    exports: {
-      Plan: plan,
-      Question: question,
-      Result: result,
-      Verdict: verdict,
-      Finding: finding,
-      DeadEnd: deadEnd,
-    },
+    exports: PAYLOAD_SCHEMAS,
   },
 ];
 
