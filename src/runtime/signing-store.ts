@@ -35,7 +35,9 @@ export function signingStore(
       records.map(async (r) => {
         const body = r.body as Record<string, unknown> | null;
         if (typeof body !== "object" || body === null || body.signature !== undefined) return r;
-        return { ...r, body: await signer.sign(body) };
+        // The signed body is a new text: the unsigned one the producer made is not kept.
+        const { text: _unsigned, ...record } = r;
+        return { ...record, body: await signer.sign(body) };
       }),
     );
   const seal = async (query: string, head: StoredFact, reason: HeadReason) => {

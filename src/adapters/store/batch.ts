@@ -100,7 +100,8 @@ export interface StoredRecord {
 export function toStoredRecords(records: readonly LedgerRecord[]): StoredRecord[] {
   const byRef = new Map<string, StoredRecord>();
   for (const r of records) {
-    const s: StoredRecord = { ref: r.ref, kind: r.kind, query: r.query, body: recordText(r.body) };
+    const body = r.text ?? recordText(r.body);
+    const s: StoredRecord = { ref: r.ref, kind: r.kind, query: r.query, body };
     const seen = byRef.get(s.ref);
     if (seen === undefined) byRef.set(s.ref, s);
     else if (!sameRecord(seen, s)) throw recordConflict(s.ref);

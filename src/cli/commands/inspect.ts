@@ -3,10 +3,10 @@ import type { Command } from "commander";
 import type { LoopDocument } from "../../core/loop/types.js";
 import type { Warrant } from "../../library/create-warrant.js";
 import { withWarrant } from "../compose.js";
+import { printBundle } from "../export-bundle.js";
 import { EXIT_INVALID, err, out, printJson } from "../io.js";
 import { budgets } from "../live-view.js";
 import { STORE_OPTION, STORE_OPTION_HELP } from "../store-option.js";
-import { printBundle } from "./export-bundle.js";
 
 interface InspectFlags {
   readonly json?: boolean;

@@ -44,7 +44,7 @@ export function contractSources(): ContractSources {
       return ajv;
     }),
     loop: sourceOf(loopSchema, () => {
-      const ajv = createAjv({ strictLoop: true });
+      const ajv = createAjv("contract-loose");
       ajv.addSchema(operatorTaskCommonSchema, COMMON_SCHEMA_REF);
       ajv.addSchema(loopSchema);
       return ajv;

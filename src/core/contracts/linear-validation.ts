@@ -6,7 +6,7 @@
 // rest of the value is validated with that array emptied, and the array's own length keywords are
 // checked from the schema. Errors are bounded (MAX_ERRORS): once that many are found, the elements
 // left are not checked, and one more error says so.
-import type { ErrorObject, ValidateFunction } from "./ajv.js";
+import type { ErrorObject, Validator } from "./ajv.js";
 
 /** Arrays longer than this are validated element by element. */
 export const SPLIT_LENGTH = 256;
@@ -19,7 +19,7 @@ export interface SchemaSource {
   /** The root schema document: local `$ref`s (`#…`) resolve in it. */
   readonly root: object;
   /** A validator for the subschema at `pointer` (a JSON Pointer into root), compiled once. */
-  validatorAt(pointer: string): ValidateFunction;
+  validatorAt(pointer: string): Validator;
 }
 
 export interface LinearOptions {
@@ -225,7 +225,7 @@ function lengthError(
  * per split array names the elements left unchecked).
  */
 export function validateLinear(
-  validate: ValidateFunction,
+  validate: Validator,
   source: SchemaSource,
   value: unknown,
   options: LinearOptions = {},
@@ -242,7 +242,7 @@ export function validateLinear(
 
 function validateAt(
   walk: Walk,
-  validate: ValidateFunction,
+  validate: Validator,
   pointer: string,
   value: unknown,
 ): ErrorObject[] | null {

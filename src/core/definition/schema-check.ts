@@ -4,8 +4,9 @@
 // `definition/url` when the URL check explains it) or left to the rule that reports them more exactly
 // (`maxLength` → the UTF-8 byte check of `definition/too-long`; duplicate betas →
 // `definition/betas-order`).
-import { contractValidators, type ErrorObject } from "../contracts/ajv.js";
+import type { ErrorObject } from "../contracts/ajv-factory.js";
 import { contractSources } from "../contracts/contract-sources.js";
+import { validate as agentDefinitionSchema } from "../contracts/generated/agent-definition.js";
 import { validateLinear } from "../contracts/linear-validation.js";
 import type { Problem } from "../result.js";
 import { checkUrl } from "./url-check.js";
@@ -87,11 +88,7 @@ function collapse(errors: readonly ErrorObject[]): ErrorObject[] {
 
 /** Problems from the seed schema for a spelling-normalised definition (empty when it conforms). */
 export function schemaProblems(def: unknown): Problem[] {
-  const found = validateLinear(
-    contractValidators().agentDefinition,
-    contractSources().agentDefinition,
-    def,
-  );
+  const found = validateLinear(agentDefinitionSchema, contractSources().agentDefinition, def);
   if (found === null) return [];
   const problems: Problem[] = [];
   const seen = new Set<string>();

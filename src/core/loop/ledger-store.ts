@@ -18,6 +18,11 @@ export interface LedgerRecord {
   readonly kind: string;
   readonly query: string;
   readonly body: unknown;
+  /**
+   * The body's canonical (JCS) text, when the producer already made it to compute `ref`: a store
+   * keeps this text instead of serialising `body` again.
+   */
+  readonly text?: string;
 }
 
 /** A fact row exactly as stored, unparsed: what an audit reads (a tampered row may not be JSON). */
