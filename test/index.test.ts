@@ -129,7 +129,9 @@ describe("what importing the library loads", () => {
   it("no entry point loads a driver, the job queue or an SDK until it is used", () => {
     const dist = path.join(repoRoot, "dist/src");
     const main = packagesLoadedBy(path.join(dist, "index.js"));
-    expect(main).toContain("ajv");
+    // Something loads (the check reads real imports), but not Ajv: the validators are precompiled.
+    expect(main).toContain("@noble/ed25519");
+    expect(main).not.toContain("ajv");
     for (const heavy of HEAVY) expect(main).not.toContain(heavy);
     const tests = packagesLoadedBy(path.join(dist, "testing.js"));
     for (const heavy of HEAVY) expect(tests).not.toContain(heavy);

@@ -41,7 +41,7 @@ const toolHost = {
   call: async (_name, args) => toolAnswer(String(args.a + args.b)),
 };
 const registry = registryOf(toolHost).value;
-mark("tool registry (schema compiled)");
+mark("tool registry (Ajv loaded, the tool schema compiled)");
 
 const call = {
   kind: "tool_calls",
@@ -85,7 +85,7 @@ for (let i = 0; i < LOOPS; i++) {
   const t3 = performance.now();
   await sqlite.putRecords([record]);
   const t4 = performance.now();
-  if (i === 0) mark("first loop (lazy validators compiled)");
+  if (i === 0) mark("first loop (code warming up; contract validators are precompiled)");
   loops.push({
     passageMs: t1 - t0,
     transcriptRecordMs: t2 - t1,

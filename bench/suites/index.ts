@@ -2,11 +2,13 @@
 import { cliSuite } from "./cli.js";
 import { definitionSuite } from "./definition.js";
 import { demoSuite } from "./demo.js";
+import { inputSuite } from "./input.js";
 import { loopSuite } from "./loop.js";
 import { passageSuite } from "./passage.js";
 import { sandboxSuite } from "./sandbox.js";
 import { storeSuite } from "./store.js";
 import { turnSuite } from "./turn.js";
+import { workspaceSuite } from "./workspace.js";
 
 export interface BenchSuite {
   readonly name: string;
@@ -16,8 +18,10 @@ export interface BenchSuite {
 export const suites: readonly BenchSuite[] = [
   definitionSuite,
   loopSuite,
+  inputSuite,
   turnSuite,
   sandboxSuite,
+  workspaceSuite,
   passageSuite,
   demoSuite,
   storeSuite,

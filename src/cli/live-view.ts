@@ -66,7 +66,7 @@ export function lineOf(e: WarrantEvent): string | undefined {
         ? `  ${e.role} → ${e.outcome.type}${e.outcome.refused === undefined ? "" : ` refused: ${e.outcome.refused.join(", ")}`}`
         : `refused: ${e.outcome.code}: ${e.role} passage failed: ${e.outcome.message}`;
     case "run-start":
-      return `run started in a fresh environment (${e.backend})`;
+      return `run started in a fresh environment (${e.backend}${e.mode === undefined ? "" : `, ${e.mode}`})`;
     case "step-end": {
       const exit = e.exitCode === undefined ? "" : ` (exit ${String(e.exitCode)})`;
       return `  step ${e.stepId} ${e.action}: ${e.status}${exit}`;
@@ -75,7 +75,9 @@ export function lineOf(e: WarrantEvent): string | undefined {
       return `  check ${e.name}: ${e.passed ? "passed" : "failed"}`;
     case "run-end":
       if (e.interrupted)
-        return `run interrupted mid-step: concluded unknown, environment destroyed${e.environmentDestroyed ? "" : " (NOT confirmed)"}`;
+        return e.environmentDestroyed
+          ? "run interrupted mid-step: concluded unknown, environment destroyed"
+          : "run interrupted mid-step: environment destroyed (NOT confirmed): rollback/destroy-unconfirmed";
       if (!e.environmentMade) return undefined;
       return `  environment destroyed${e.environmentDestroyed ? " (confirmed)" : " (NOT confirmed)"}`;
     case "approval-requested":

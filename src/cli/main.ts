@@ -2,22 +2,73 @@
 // The command line, a client of the library (createWarrant): each command registers itself from its
 // own file; this file parses the arguments and turns errors into exit codes.
 import { Command, CommanderError } from "commander";
-import { registerAnswerCommand } from "./commands/answer.js";
-import { registerApproveCommands } from "./commands/approve.js";
-import { registerCancelCommand } from "./commands/cancel.js";
-import { registerCidCommands } from "./commands/cid.js";
-import { registerDefinitionCommands } from "./commands/definition.js";
-import { registerDemoCommand } from "./commands/demo.js";
-import { registerInspectCommands } from "./commands/inspect.js";
-import { registerLoopCommands } from "./commands/loop.js";
-import { registerRenewCommand } from "./commands/renew.js";
-import { registerResumeCommand } from "./commands/resume.js";
-import { registerRunCommand } from "./commands/run.js";
-import { registerTurnCommands } from "./commands/turn.js";
-import { registerWorkerCommand } from "./commands/worker.js";
 import { EXIT_INVALID, EXIT_USAGE, err, UsageError } from "./io.js";
 
-export function buildProgram(): Command {
+type Register = (program: Command) => void;
+
+/**
+ * Each command group's file and the commands it registers, in help order. A command's file is
+ * imported only when that command runs (or help lists them all), so start-up does not pay for
+ * modules the command does not use.
+ */
+const GROUPS: readonly { readonly commands: readonly string[]; load(): Promise<Register> }[] = [
+  {
+    commands: ["definition"],
+    load: async () => (await import("./commands/definition.js")).registerDefinitionCommands,
+  },
+  { commands: ["cid"], load: async () => (await import("./commands/cid.js")).registerCidCommands },
+  {
+    commands: ["turn"],
+    load: async () => (await import("./commands/turn.js")).registerTurnCommands,
+  },
+  {
+    commands: ["loop"],
+    load: async () => (await import("./commands/loop.js")).registerLoopCommands,
+  },
+  {
+    commands: ["demo"],
+    load: async () => (await import("./commands/demo.js")).registerDemoCommand,
+  },
+  { commands: ["run"], load: async () => (await import("./commands/run.js")).registerRunCommand },
+  {
+    commands: ["worker"],
+    load: async () => (await import("./commands/worker.js")).registerWorkerCommand,
+  },
+  {
+    commands: ["resume"],
+    load: async () => (await import("./commands/resume.js")).registerResumeCommand,
+  },
+  {
+    commands: ["loops", "show", "export"],
+    load: async () => (await import("./commands/inspect.js")).registerInspectCommands,
+  },
+  {
+    commands: ["renew"],
+    load: async () => (await import("./commands/renew.js")).registerRenewCommand,
+  },
+  {
+    commands: ["cancel"],
+    load: async () => (await import("./commands/cancel.js")).registerCancelCommand,
+  },
+  {
+    commands: ["approve", "deny"],
+    load: async () => (await import("./commands/approve.js")).registerApproveCommands,
+  },
+  {
+    commands: ["answer"],
+    load: async () => (await import("./commands/answer.js")).registerAnswerCommand,
+  },
+];
+
+/** The groups `argv` needs: the named command's, none for the version, else all (help). */
+function groupsFor(argv: readonly string[]): typeof GROUPS {
+  const first = argv[0];
+  if (first === "--version" || first === "-V") return [];
+  const named = GROUPS.find((g) => first !== undefined && g.commands.includes(first));
+  return named === undefined ? GROUPS : [named];
+}
+
+export async function buildProgram(argv: readonly string[] = []): Promise<Command> {
   const program = new Command();
   program
     .name("warrant")
@@ -34,25 +85,13 @@ export function buildProgram(): Command {
         "sqlite:.warrant/ledger.db (also postgres://… and memory:).",
     )
     .exitOverride();
-  registerDefinitionCommands(program);
-  registerCidCommands(program);
-  registerTurnCommands(program);
-  registerLoopCommands(program);
-  registerDemoCommand(program);
-  registerRunCommand(program);
-  registerWorkerCommand(program);
-  registerResumeCommand(program);
-  registerInspectCommands(program);
-  registerRenewCommand(program);
-  registerCancelCommand(program);
-  registerApproveCommands(program);
-  registerAnswerCommand(program);
+  for (const group of groupsFor(argv)) (await group.load())(program);
   for (const cmd of program.commands) cmd.exitOverride();
   return program;
 }
 
 export async function main(argv: readonly string[]): Promise<void> {
-  const program = buildProgram();
+  const program = await buildProgram(argv);
   try {
     await program.parseAsync([...argv], { from: "user" });
   } catch (e) {

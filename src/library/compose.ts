@@ -19,6 +19,7 @@ import { createApprover } from "../runtime/hil.js";
 import { LoopLedger } from "../runtime/loop-ledger.js";
 import { createPassageTools, type McpConnect } from "../runtime/passage-tools.js";
 import type { JobQueue, RecordSigner, RuntimeContext, SandboxPort } from "../runtime/ports.js";
+import { signingStore } from "../runtime/signing-store.js";
 import type { LoadedPack } from "../runtime/task-pack.js";
 import { codeToolHost } from "./define-tool.js";
 import { hostKeySigner, operatorBinding } from "./host.js";
@@ -180,10 +181,15 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
           : { connectTimeoutMs: o.mcp.connectTimeoutMs }),
         ...(o.mcp?.callTimeoutMs === undefined ? {} : { callTimeoutMs: o.mcp.callTimeoutMs }),
       });
-      const loop = new LoopLedger(store);
+      // One port per drive: the baselines its runs pin are given back when the drive ends.
+      const port = found === undefined || isSandbox(found) ? sandboxPort(found) : found;
       const sign = await signer();
+      // With a signer, everything the drive writes is signed and its chain heads sealed.
+      const signing = sign === undefined ? undefined : signingStore(store, sign, clock);
+      const ledger = signing ?? store;
+      const loop = new LoopLedger(ledger);
       return {
-        store,
+        store: ledger,
         loop,
         passages: createAgentPassages({
           models: (role, priorCalls, query) => modelOf(role, priorCalls, query, recorded[role]),
@@ -192,9 +198,9 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
           toolKind,
           captureContent: telemetry.captureContent,
         }),
-        sandbox: found === undefined || isSandbox(found) ? sandboxPort(found) : found,
+        sandbox: port,
         approver: createApprover({
-          store,
+          store: ledger,
           loop,
           clock,
           sleep,
@@ -209,9 +215,13 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
         emit,
         operator,
         ...(sign === undefined ? {} : { signer: sign }),
+        ...(signing === undefined ? {} : { sealHead: signing.sealHead }),
         ...(tracing === undefined ? {} : { traceparent: (query) => tracing.traceparent(query) }),
         loadPack,
-        close: () => tools.close(),
+        close: async () => {
+          await tools.close();
+          await port.close?.();
+        },
       };
     },
     emitter(log) {

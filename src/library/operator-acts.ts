@@ -1,7 +1,11 @@
 // Operator acts on a loop, from any process: `renew` and `cancel` append loop facts; `approve`,
 // `deny` and `answer` post acts that a waiting drive polls for. Each answers what it did, or why it
-// was refused, with a stable code.
-import type { LedgerStore } from "../core/loop/ledger-store.js";
+// was refused, with a stable code. An act says `posted` only when it is the one that counts: the
+// first for its target, as the store decides atomically; a later one is refused
+// `hil/already-answered` with the act that counts, and an act on a stopped loop (or a run already
+// concluded) is refused before it is posted.
+import type { LedgerStore, OperatorAct, PostedAct, StoredFact } from "../core/loop/ledger-store.js";
+import { fold } from "../core/loop/state.js";
 import type { LoopCommand } from "../core/loop/types.js";
 import { ADMISSION_STEP, approvalTarget, readLedger } from "../runtime/ledger-view.js";
 import { LoopLedger } from "../runtime/loop-ledger.js";
@@ -13,7 +17,13 @@ export type ActResult =
       readonly result: "appended" | "replayed" | "posted";
       readonly message: string;
     }
-  | { readonly ok: false; readonly code: string; readonly message: string };
+  | {
+      readonly ok: false;
+      readonly code: string;
+      readonly message: string;
+      /** With `hil/already-answered`: the act that counts. */
+      readonly answer?: OperatorAct;
+    };
 
 export interface ActContext {
   readonly store: LedgerStore;
@@ -27,6 +37,40 @@ const done = (result: "appended" | "replayed" | "posted", message: string): ActR
   result,
   message,
 });
+
+/** `posted` when the act counts; else `hil/already-answered` with the act that does. */
+function posted(outcome: PostedAct, message: string): ActResult {
+  if (outcome.posted) return done("posted", message);
+  const c = outcome.counting;
+  const what = c.kind === "answer" ? `answered ${JSON.stringify(c.text ?? "")}` : `${c.kind}d`;
+  return {
+    ok: false,
+    code: "hil/already-answered",
+    message: `not posted: ${c.target} was already ${what} by ${c.operator} at ${c.at}; that act counts`,
+    answer: c,
+  };
+}
+
+/** A refusal when the loop has stopped, or (for a run) when the run was already concluded. */
+function closed(facts: readonly StoredFact[], query: string, run?: string): ActResult | undefined {
+  const state = fold(facts.map((f) => f.fact));
+  if (state.stop !== undefined) {
+    return refused(
+      "loop/already-stopped",
+      `${query} stopped ${state.stop.reason} at fact ${state.stop.sequence}: nothing waits for this act`,
+    );
+  }
+  const concluded = state.facts.find(
+    (f) => f.step.kind === "concluded" && f.step["proposal/ref"] === run,
+  );
+  if (run !== undefined && concluded !== undefined) {
+    return refused(
+      "loop/already-concluded",
+      `the run of ${run} was concluded at fact ${concluded.sequence}: nothing waits for this act`,
+    );
+  }
+  return undefined;
+}
 
 async function loopAct(
   c: ActContext,
@@ -71,14 +115,16 @@ export async function decideStep(
       "loop/run-missing",
       `run ${run} has no step ${step} (steps: ${steps.join(", ")})`,
     );
-  await c.store.postOperatorAct({
+  const closedRun = closed(await c.store.readFacts(proposal.query), proposal.query, run);
+  if (closedRun !== undefined) return closedRun;
+  const outcome = await c.store.postOperatorAct({
     query: proposal.query,
     kind,
     target: approvalTarget(run, step),
     operator: c.operator,
     at: c.now().toISOString(),
   });
-  return done("posted", `${kind === "approve" ? "approved" : "denied"} ${step} of ${run}`);
+  return posted(outcome, `${kind === "approve" ? "approved" : "denied"} ${step} of ${run}`);
 }
 
 /** Answers the question (or dead end) the loop's implementer is blocked on. */
@@ -88,20 +134,23 @@ export async function answerLoop(c: ActContext, query: string, text: string): Pr
     c.store.listRecords(query),
     c.store.readOperatorActs(query),
   ]);
+  const closedLoop = closed(facts, query);
+  if (closedLoop !== undefined) return closedLoop;
   const view = readLedger(
     facts.map((f) => f.fact),
     records,
     acts,
   );
+  // The latest question is the one the loop waits on; once answered, a later answer is refused
+  // with the answer that counts.
   const pending = [...view.passages].reverse().find((p) => {
     const type = p.end?.message?.type;
-    return (
-      (type === "Question" || type === "DeadEnd") &&
-      !acts.some((a) => a.kind === "answer" && a.target === p.ref)
-    );
+    return type === "Question" || type === "DeadEnd";
   });
   if (pending === undefined) return refused("runtime/no-question", `${query} waits for no answer`);
-  await c.store.postOperatorAct({
+  const answered = acts.find((a) => a.kind === "answer" && a.target === pending.ref);
+  if (answered !== undefined) return posted({ posted: false, counting: answered }, "");
+  const outcome = await c.store.postOperatorAct({
     query,
     kind: "answer",
     target: pending.ref,
@@ -109,5 +158,5 @@ export async function answerLoop(c: ActContext, query: string, text: string): Pr
     operator: c.operator,
     at: c.now().toISOString(),
   });
-  return done("posted", `answered ${pending.ref}; continue with: warrant resume ${query}`);
+  return posted(outcome, `answered ${pending.ref}; continue with: warrant resume ${query}`);
 }

@@ -12,6 +12,7 @@ import { buildReview } from "../core/records/review.js";
 import type { Problem } from "../core/result.js";
 import { WarrantError } from "../core/result.js";
 import { checkPlan } from "../core/taskpack/plan-check.js";
+import { admittedBy } from "./admitted-by.js";
 import type { BlockReason } from "./events.js";
 import {
   criticEvidence,
@@ -53,6 +54,13 @@ class Blocked extends Error {
 }
 
 export async function drive(ctx: RuntimeContext, opts: DriveOptions): Promise<DriveResult> {
+  const result = await driveLoop(ctx, opts);
+  // However a drive ends, the host signs the head it leaves the chain at.
+  await ctx.sealHead?.(opts.query, result.status === "stopped" ? "stop" : "block");
+  return result;
+}
+
+async function driveLoop(ctx: RuntimeContext, opts: DriveOptions): Promise<DriveResult> {
   const { query, pack } = opts;
   for (;;) {
     const document = await readDocument(ctx, query);
@@ -105,7 +113,7 @@ export async function drive(ctx: RuntimeContext, opts: DriveOptions): Promise<Dr
           await run(ctx, opts, document, action.cycle);
           break;
         case "abandon-run":
-          await abandon(ctx, query, action.cycle);
+          await abandon(ctx, opts, action.cycle);
           break;
         case "finish-run":
           await finish(ctx, opts, view, action.cycle);
@@ -427,6 +435,7 @@ async function run(
     result.startedAt,
     result.endedAt,
     ctx.signer,
+    admittedBy(cycle, await ctx.store.readOperatorActs(opts.query), opts.pack),
   );
   await ctx.store.putRecords([execution, report]);
 }
@@ -443,8 +452,12 @@ async function discardLeftovers(
   return journaled && named;
 }
 
-/** A run whose step had started when the driver died: never repeated, concluded `unknown`. */
-async function abandon(ctx: RuntimeContext, query: string, cycle: CycleView): Promise<void> {
+/**
+ * A run whose step had started when the driver died: never repeated, concluded `unknown` — or
+ * `refused` with `rollback/destroy-unconfirmed` when its environment cannot be removed.
+ */
+async function abandon(ctx: RuntimeContext, opts: DriveOptions, cycle: CycleView): Promise<void> {
+  const { query } = opts;
   const destroyed = await discardLeftovers(ctx, query, cycle);
   const now = ctx.clock.now().toISOString();
   const steps: StepRecord[] = cycle.stepsStarted.map((s) => ({
@@ -461,19 +474,23 @@ async function abandon(ctx: RuntimeContext, query: string, cycle: CycleView): Pr
       "environment/ref": cycle.runStarted?.["environment/ref"] ?? "environment:none",
       steps,
       checks: [],
-      outcome: "unknown",
+      // An environment that could not be removed is the conclusion, whatever the step did.
+      outcome: destroyed ? "unknown" : "refused",
+      ...(destroyed ? {} : { "refusal/code": "rollback/destroy-unconfirmed" }),
       "environment/destroyed": destroyed,
     },
     cycle.runStarted?.["started-at"] ?? now,
     now,
     ctx.signer,
+    admittedBy(cycle, await ctx.store.readOperatorActs(query), opts.pack),
   );
   ctx.emit({
     kind: "run-end",
     query,
     proposalRef: cycle.proposalRef,
     environmentRef: cycle.runStarted?.["environment/ref"] ?? "environment:none",
-    outcome: "unknown",
+    outcome: destroyed ? "unknown" : "refused",
+    ...(destroyed ? {} : { refusal: "rollback/destroy-unconfirmed" }),
     environmentMade: true,
     environmentDestroyed: destroyed,
     interrupted: true,

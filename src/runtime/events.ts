@@ -169,6 +169,8 @@ export type WarrantEvent =
       readonly kind: "run-start";
       readonly environmentRef: string;
       readonly backend: string;
+      /** How the environment holds the baseline: `overlay` (copy-on-write) or `copy`. */
+      readonly mode?: string;
     })
   | (InRun & { readonly kind: "run-phase"; readonly phase: RunPhase; readonly durationMs: number })
   | (InRun & {

@@ -54,6 +54,11 @@ export async function underLease<T>(
     sandbox: tracked(ctx.sandbox, environments, () => store.lost),
     passages: { run: (request) => refuseOnceLost(() => ctx.passages.run(request)) },
     approver: { approve: (request) => refuseOnceLost(() => ctx.approver.approve(request)) },
+    ...(ctx.sealHead === undefined
+      ? {}
+      : {
+          sealHead: (q, reason) => refuseOnceLost(() => ctx.sealHead?.(q, reason) as Promise<void>),
+        }),
     // An abandoned drive says nothing more either.
     emit: (event) => {
       if (store.lost === undefined) ctx.emit(event);
@@ -112,7 +117,7 @@ function tracked(
   live: Set<RunEnvironment>,
   lost: () => WarrantError | undefined,
 ): SandboxPort {
-  return {
+  const port: SandboxPort = {
     backend: sandbox.backend,
     async create(baselineDir, ref, name) {
       const env = await sandbox.create(baselineDir, ref, name);
@@ -122,13 +127,9 @@ function tracked(
         throw reason;
       }
       live.add(env);
+      // Every method of the environment as it is, but a destroy forgets it.
       return {
-        ref: env.ref,
-        dir: env.dir,
-        exec: (argv, opts) => env.exec(argv, opts),
-        readFile: (path) => env.readFile(path),
-        writeFile: (path, bytes) => env.writeFile(path, bytes),
-        snapshot: () => env.snapshot(),
+        ...env,
         destroy: () => {
           live.delete(env);
           return env.destroy();
@@ -139,4 +140,7 @@ function tracked(
     discard: (name) => sandbox.discard(name),
     snapshotDir: (dir) => sandbox.snapshotDir(dir),
   };
+  return sandbox.close === undefined
+    ? port
+    : { ...port, close: () => sandbox.close?.() as Promise<void> };
 }

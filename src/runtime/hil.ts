@@ -1,6 +1,8 @@
 // Human approval of mutations and admissions: an approve or deny the operator posted (from this
 // terminal or another: `warrant approve RUN STEP`) decides; `--yes` approves at once and records
 // that it did; otherwise the run waits, polling, until an answer, a cancellation or the deadline.
+// The act that decides is the one the store counts (the first for its target): when this host's
+// own act loses a race, the act that won decides.
 import type { LedgerStore } from "../core/loop/ledger-store.js";
 import type { Clock } from "../core/ports.js";
 import type { ApprovalAnswer, ApprovalAnswerer, Emit } from "./events.js";
@@ -43,8 +45,16 @@ export function createApprover(o: ApproverOptions): Approver {
         o.emit({ kind: "approval-answered", ...about, answer, by });
         return answer;
       };
-      const post = async (kind: "approve" | "deny", text: string) =>
-        o.store.postOperatorAct({
+      /**
+       * Posts this host's act: the answer is the act that counts, this one (answered by `by`) or
+       * an earlier one another process posted (answered by the operator).
+       */
+      const post = async (
+        kind: "approve" | "deny",
+        text: string,
+        by: ApprovalAnswerer,
+      ): Promise<ApprovalAnswer> => {
+        const posted = await o.store.postOperatorAct({
           query: request.query,
           kind,
           target,
@@ -52,12 +62,17 @@ export function createApprover(o: ApproverOptions): Approver {
           operator: o.operator,
           at: o.clock.now().toISOString(),
         });
+        const counting = posted.posted ? kind : posted.counting.kind;
+        return answered(
+          counting === "approve" ? "approved" : "denied",
+          posted.posted ? by : "operator",
+        );
+      };
       const decided = operatorDecision(await o.store.readOperatorActs(request.query), target);
       if (decided !== undefined)
         return answered(decided === "approve" ? "approved" : "denied", "operator");
       if (o.autoApprove) {
-        await post("approve", "approved automatically (--yes)");
-        return answered("approved", "auto");
+        return await post("approve", "approved automatically (--yes)", "auto");
       }
       o.emit({ kind: "approval-requested", ...about, description: request.description });
       const controller = new AbortController();
@@ -70,10 +85,8 @@ export function createApprover(o: ApproverOptions): Approver {
       );
       try {
         for (;;) {
-          if (asked !== undefined) {
-            await post(asked, o.askedText ?? "answered by the approver");
-            return answered(asked === "approve" ? "approved" : "denied", "prompt");
-          }
+          if (asked !== undefined)
+            return await post(asked, o.askedText ?? "answered by the approver", "prompt");
           const act = operatorDecision(await o.store.readOperatorActs(request.query), target);
           if (act !== undefined)
             return answered(act === "approve" ? "approved" : "denied", "operator");

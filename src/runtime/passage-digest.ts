@@ -2,13 +2,29 @@
 //   sha256(digest of request k−1 ‖ "\n" ‖ JCS({entries appended since request k−1, length, maxOutputTokens}))
 // seeded with the digest of what every request shares (system prompt, tools, message types). Each
 // digest so commits to its whole request while each turn hashes only what it appended: the cost
-// per turn stays flat however long the passage grows.
-import { createHash } from "node:crypto";
-import { canonicalJson } from "../core/records/canonical.js";
+// per turn stays flat however long the passage grows. A model's raw output, already canonicalised
+// for the transcript, is not canonicalised again (`known`).
+import * as crypto from "node:crypto";
+import { type CanonicalTexts, canonicalJson } from "../core/records/canonical.js";
 import type { ConversationEntry, ModelRequest } from "../core/turn/model-provider.js";
 
-function sha256(text: string): string {
-  return `sha256:${createHash("sha256").update(text).digest("base64url")}`;
+/** `crypto.hash` (one call, no Hash object) where Node has it (20.12 and later). */
+const oneShot = (crypto as { hash?: typeof crypto.hash }).hash;
+
+/** `sha256:<43 base64url>` over `text` as UTF-8 (or bytes): what `digestOf` gives for JCS text. */
+export function sha256Text(text: string | Uint8Array): string {
+  const digest =
+    oneShot === undefined
+      ? crypto.createHash("sha256").update(text).digest("base64url")
+      : oneShot("sha256", text, "base64url");
+  return `sha256:${digest}`;
+}
+
+/** `sha256:<43 base64url>` over pieces (UTF-8 text or bytes) taken in order, never joined. */
+export function sha256Of(pieces: readonly (string | Uint8Array)[]): string {
+  const h = crypto.createHash("sha256");
+  for (const p of pieces) h.update(p);
+  return `sha256:${h.digest("base64url")}`;
 }
 
 /** What an entry contributes: the model's raw output, not the adapter's parse of it. */
@@ -26,13 +42,18 @@ function digestable(entry: ConversationEntry): unknown {
 export class RequestDigests {
   private head: string;
   private length = 0;
+  private readonly known: CanonicalTexts | undefined;
 
-  constructor(fixed: {
-    system: string;
-    tools: readonly unknown[];
-    messageTypes: readonly string[];
-  }) {
-    this.head = sha256(canonicalJson({ "warrant.passage.request": fixed }));
+  constructor(
+    fixed: {
+      system: string;
+      tools: readonly unknown[];
+      messageTypes: readonly string[];
+    },
+    known?: CanonicalTexts,
+  ) {
+    this.known = known;
+    this.head = sha256Text(canonicalJson({ "warrant.passage.request": fixed }));
   }
 
   /** The digest of the next request; requests come in order, each covering a longer prefix. */
@@ -46,7 +67,7 @@ export class RequestDigests {
       length: request.length,
       maxOutputTokens: request.maxOutputTokens,
     };
-    this.head = sha256(`${this.head}\n${canonicalJson(step)}`);
+    this.head = sha256Text(`${this.head}\n${canonicalJson(step, this.known)}`);
     return this.head;
   }
 }

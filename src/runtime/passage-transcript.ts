@@ -1,12 +1,17 @@
 // The passage transcript (SPEC §5): every model request digest, raw response, parsed turn,
 // validation result, tool call and tool result of one passage, and its usage. It is plain JSON,
 // stored as a content-addressed record beside the facts.
+//
+// Entries are canonicalised once, as they are appended (TranscriptLog), and only their canonical
+// text is kept: the record's text is those texts joined into the document, and its content ref a
+// SHA-256 over that text, so a passage's finish costs a hash, not a second pass over the entries.
 import type { LedgerRecord } from "../core/loop/ledger-store.js";
 import type { Role } from "../core/loop/types.js";
-import { contentRef } from "../core/records/canonical.js";
+import { type CanonicalTexts, canonicalJson } from "../core/records/canonical.js";
 import type { Problem } from "../core/result.js";
 import type { ResponseMeta, StopKind, Usage } from "../core/turn/model-provider.js";
 import type { ToolResult } from "../core/turn/tool-host.js";
+import { sha256Of, sha256Text } from "./passage-digest.js";
 
 export const TRANSCRIPT_REF_PREFIX = "passage-transcript";
 
@@ -72,19 +77,147 @@ export interface PassageTranscript {
     | { readonly ok: false; readonly code: string; readonly message: string };
 }
 
+/** Everything of a transcript but its entries. */
+export type TranscriptHead = Omit<PassageTranscript, "entries">;
+
+/** The entries' canonical texts, comma-separated, in UTF-8 chunks: on transcripts a log finished. */
+const ENTRY_CHUNKS: unique symbol = Symbol("transcript entry chunks");
+
+type WithChunks = PassageTranscript & { readonly [ENTRY_CHUNKS]?: readonly Buffer[] };
+
+/**
+ * Stands for the entries in the body's text: JCS escapes every control character, so a raw NUL
+ * appears nowhere else.
+ */
+const ENTRIES_MARK = "\u0000";
+
+const CHUNK_BYTES = 32 * 1024;
+const COMMA = 0x2c;
+
+function textOf(chunks: readonly Buffer[]): string {
+  return chunks.map((c) => c.toString("utf8")).join("");
+}
+
+/**
+ * The entries of one passage, each kept only as its canonical (JCS) text, made when it is
+ * appended, in UTF-8 outside the JavaScript heap: a long passage fills fixed-size chunks (never
+ * copied to grow), not thousands of strings for the garbage collector to copy. A model's raw
+ * output is canonicalised once, for its entry and for the next request digest that replays it
+ * (`known`).
+ */
+export class TranscriptLog {
+  readonly #full: Buffer[] = [];
+  #chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+  #used = 0;
+  #count = 0;
+  #raw: object | undefined;
+  #rawText: string | undefined;
+  readonly #known: CanonicalTexts = {
+    get: (o: object) => (o === this.#raw ? this.#rawText : undefined),
+  };
+
+  /** The text already made for the last model output appended (read by request digests). */
+  get known(): CanonicalTexts {
+    return this.#known;
+  }
+
+  get length(): number {
+    return this.#count;
+  }
+
+  append(entry: TranscriptEntry): void {
+    if (entry.kind === "model-call" && typeof entry.raw === "object" && entry.raw !== null) {
+      this.#rawText = canonicalJson(entry.raw);
+      this.#raw = entry.raw;
+    }
+    const text = canonicalJson(entry, this.#known);
+    // UTF-8 takes at most three bytes per UTF-16 code unit; one more for the separator.
+    const room = 1 + 3 * text.length;
+    if (this.#used + room > this.#chunk.length) {
+      this.#full.push(this.#chunk.subarray(0, this.#used));
+      this.#chunk = Buffer.allocUnsafe(Math.max(room, CHUNK_BYTES));
+      this.#used = 0;
+    }
+    if (this.#count > 0) this.#chunk[this.#used++] = COMMA;
+    this.#used += this.#chunk.write(text, this.#used, "utf8");
+    this.#count++;
+  }
+
+  /**
+   * The finished transcript. Its `entries` are parsed back from their text on first read (nothing
+   * on the passage's own path reads them); `transcriptRecord` uses the bytes themselves.
+   */
+  finish(head: TranscriptHead): PassageTranscript {
+    const chunks = [...this.#full, this.#chunk.subarray(0, this.#used)];
+    let parsed: readonly TranscriptEntry[] | undefined;
+    const transcript: PassageTranscript = {
+      ...head,
+      get entries(): readonly TranscriptEntry[] {
+        parsed ??= JSON.parse(`[${textOf(chunks)}]`) as TranscriptEntry[];
+        return parsed;
+      },
+    };
+    Object.defineProperty(transcript, ENTRY_CHUNKS, { value: chunks, enumerable: false });
+    return transcript;
+  }
+}
+
+/**
+ * The body's canonical text on either side of its entries, whose text is already made; undefined
+ * only if the head needed the reference implementation, which knows no placeholders.
+ */
+function aroundEntries(
+  body: Readonly<Record<string, unknown>>,
+): { readonly before: string; readonly after: string } | undefined {
+  const placeholder: readonly unknown[] = [];
+  const text = canonicalJson(
+    { ...body, entries: placeholder },
+    { get: (o) => (o === placeholder ? ENTRIES_MARK : undefined) },
+  );
+  const at = text.indexOf(ENTRIES_MARK);
+  if (at < 0) return undefined;
+  return { before: `${text.slice(0, at)}[`, after: `]${text.slice(at + 1)}` };
+}
+
 /**
  * The transcript as a ledger record (`passage-transcript:sha256:…`) of a query. The body names its
- * query (and passage, when given), so identical passages of two loops are two records.
+ * query (and passage, when given), so identical passages of two loops are two records. The record
+ * carries the body's canonical text, from which the ref is computed and which the store keeps.
  */
 export function transcriptRecord(
   query: string,
   transcript: PassageTranscript,
   passageRef?: string,
 ): LedgerRecord {
-  const body: Readonly<Record<string, unknown>> = {
-    ...transcript,
-    "query/id": query,
-    ...(passageRef === undefined ? {} : { "passage/ref": passageRef }),
+  const chunks = (transcript as WithChunks)[ENTRY_CHUNKS];
+  const body: Record<string, unknown> = {};
+  for (const key of Object.keys(transcript)) {
+    // Copied without reading `entries`, which a finished transcript would parse.
+    if (key !== "entries") body[key] = transcript[key as keyof TranscriptHead];
+  }
+  body["query/id"] = query;
+  if (passageRef !== undefined) body["passage/ref"] = passageRef;
+  const parts = chunks === undefined ? undefined : aroundEntries(body);
+  let text: string;
+  let ref: string;
+  if (chunks === undefined || parts === undefined) {
+    body.entries = transcript.entries;
+    text = canonicalJson(body);
+    ref = `${TRANSCRIPT_REF_PREFIX}:${sha256Text(text)}`;
+  } else {
+    // Hashed piece by piece: the bytes are never joined; the text is made once, for the store.
+    ref = `${TRANSCRIPT_REF_PREFIX}:${sha256Of([parts.before, ...chunks, parts.after])}`;
+    text = `${parts.before}${textOf(chunks)}${parts.after}`;
+  }
+  let parsedBody: unknown;
+  return {
+    ref,
+    kind: "transcript",
+    query,
+    text,
+    get body(): unknown {
+      parsedBody ??= parts === undefined ? body : JSON.parse(text);
+      return parsedBody;
+    },
   };
-  return { ref: contentRef(TRANSCRIPT_REF_PREFIX, body, "ref"), kind: "transcript", query, body };
 }

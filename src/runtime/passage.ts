@@ -25,7 +25,11 @@ import type { ToolRegistry } from "../core/turn/tool-registry.js";
 import { ROLE_MESSAGE_TYPES, type ValidMessage } from "../core/turn/types.js";
 import { validateTurn } from "../core/turn/validate-turn.js";
 import { RequestDigests } from "./passage-digest.js";
-import type { PassageTranscript, TranscriptEntry } from "./passage-transcript.js";
+import {
+  type PassageTranscript,
+  type TranscriptHead,
+  TranscriptLog,
+} from "./passage-transcript.js";
 
 export interface PassageEvidence {
   readonly ref: string;
@@ -154,8 +158,8 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
   }));
   const evidenceText = renderEvidence(input.evidence);
   const conversation: ConversationEntry[] = [{ kind: "user", text: evidenceText }];
-  const digests = new RequestDigests({ system: input.system, tools, messageTypes });
-  const entries: TranscriptEntry[] = [];
+  const log = new TranscriptLog();
+  const digests = new RequestDigests({ system: input.system, tools, messageTypes }, log.known);
   const perCall = outputTokensOf(input);
 
   let usage = NO_USAGE;
@@ -164,7 +168,7 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
   let toolCalls = 0;
   let repairsUsed = 0;
 
-  const transcript = (outcome: PassageTranscript["outcome"]): PassageTranscript => ({
+  const transcript = (outcome: PassageTranscript["outcome"]): TranscriptHead => ({
     schema: "warrant.passage-transcript.v1",
     role: input.role,
     "agent/id": input.agentId,
@@ -174,7 +178,6 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
     ...(typeof input.evidence === "string"
       ? {}
       : { evidenceRefs: input.evidence.map((e) => e.ref) }),
-    entries,
     usage: { ...usage, latencyMs, modelCalls, toolCalls, repairs: repairsUsed },
     outcome,
   });
@@ -184,7 +187,7 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
       code,
       message,
       errors,
-      transcript: transcript({ ok: false, code, message }),
+      transcript: log.finish(transcript({ ok: false, code, message })),
     }) as const;
 
   for (;;) {
@@ -223,7 +226,7 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
       const message = e instanceof WarrantError ? e.message : "the model call failed unexpectedly";
       const latencyMs = performance.now() - callStarted;
       onEvent?.({ kind: "model-call-end", index, latencyMs, error: code });
-      entries.push({ kind: "model-error", index, requestDigest, code, message });
+      log.append({ kind: "model-error", index, requestDigest, code, message });
       if (aborted(signal)) return failed("passage/cancelled", "the passage was cancelled");
       return failed(code, message);
     }
@@ -232,7 +235,7 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
     conversation.push({ kind: "model", response });
 
     if (response.stop !== "complete") {
-      entries.push({
+      log.append({
         kind: "model-call",
         index,
         requestDigest,
@@ -276,7 +279,7 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
       response,
     });
     if (!checked.ok) {
-      entries.push({
+      log.append({
         kind: "model-call",
         index,
         requestDigest,
@@ -307,7 +310,7 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
     }
 
     const valid = checked.value;
-    entries.push({
+    log.append({
       kind: "model-call",
       index,
       requestDigest,
@@ -323,7 +326,7 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
       return {
         ok: true,
         message: valid.message,
-        transcript: transcript({ ok: true, type: valid.message.type }),
+        transcript: log.finish(transcript({ ok: true, type: valid.message.type })),
       };
     }
 
@@ -350,7 +353,7 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
       }
       toolCalls++;
       const latencyMs = performance.now() - started;
-      entries.push({
+      log.append({
         kind: "tool-call",
         turn: index,
         name: call.name,

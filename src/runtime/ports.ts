@@ -4,7 +4,9 @@
 import type { LedgerRecord, LedgerStore } from "../core/loop/ledger-store.js";
 import type { Decision, LoopCommand, LoopDocument, Role } from "../core/loop/types.js";
 import type { Clock } from "../core/ports.js";
+import type { HostSigner } from "../core/records/host-records.js";
 import type { Problem, Result } from "../core/result.js";
+import type { EnvironmentChanges } from "../core/sandbox/sandbox-port.js";
 import type { TypedMessage } from "../core/turn/payloads.js";
 import type { ApprovalAnswer, ApprovalKind, Emit, PassageUsage } from "./events.js";
 import type { LoadedPack } from "./task-pack.js";
@@ -70,15 +72,27 @@ export interface RunEnvironment {
   readonly ref: string;
   /** Host path of the environment's directory (journaled so a resumed run can destroy it). */
   readonly dir: string;
+  /** How it holds its workspace: `overlay` over the pinned baseline, or a `copy`. */
+  readonly mode?: string;
   exec(
     argv: readonly string[],
     opts: { timeoutMs: number; maxOutputBytes: number },
   ): Promise<RunExecResult>;
   readFile(path: string): Promise<Uint8Array | undefined>;
+  /**
+   * At most `maxBytes` of a file, `truncated` when more was there; refused with `sandbox/not-found`,
+   * `environment/special-file` (a FIFO, socket or device: never opened), or a symlink escape.
+   */
+  read(
+    path: string,
+    maxBytes: number,
+  ): Promise<Result<{ readonly bytes: Uint8Array; readonly truncated: boolean }>>;
   /** Undefined once written; the refusal when the path leaves the workspace (a symlink escape). */
   writeFile(path: string, bytes: Uint8Array): Promise<Problem | undefined>;
   /** The digest of every regular file under the workspace, by `/`-separated relative path. */
   snapshot(): Promise<ReadonlyMap<string, string>>;
+  /** What changed against the baseline the environment was made from (cost: the changes). */
+  changes(): Promise<EnvironmentChanges>;
   /** Destroys the environment; true once its directory is confirmed gone. */
   destroy(): Promise<boolean>;
 }
@@ -100,6 +114,8 @@ export interface SandboxPort {
   discard(name: string): Promise<boolean>;
   /** The digest of every regular file under a host directory (the baseline), by relative path. */
   snapshotDir(dir: string): Promise<ReadonlyMap<string, string>>;
+  /** Gives back the baselines pinned for this drive's environments (once the drive ends). */
+  close?(): Promise<void>;
 }
 
 export interface ApprovalRequest {
@@ -116,10 +132,11 @@ export interface Approver {
   approve(request: ApprovalRequest): Promise<ApprovalAnswer>;
 }
 
-/** Signs proposals and execution records (the host key); records are stored unsigned without one. */
-export interface RecordSigner {
-  sign<T extends object>(record: T): Promise<T>;
-}
+/**
+ * Signs the records a drive writes (the host key), and gives the public key pinned in each loop so
+ * that `loop check` verifies every signature; records are stored unsigned without one.
+ */
+export type RecordSigner = HostSigner;
 
 /**
  * Reads a task pack from where it lives (its file, its baseline folder, its agent definitions) and
@@ -162,6 +179,8 @@ export interface RuntimeContext {
   readonly operator: string;
   /** Signs proposals and execution records when given. */
   readonly signer?: RecordSigner;
+  /** Signs the loop's chain head; called when a drive stops or blocks (see signing-store.ts). */
+  readonly sealHead?: (query: string, reason: "stop" | "block") => Promise<void>;
   /** Reads a loop's task pack again on resume. */
   readonly loadPack: PackLoader;
   /**

@@ -4,20 +4,21 @@
 import type { LedgerRecord } from "../core/loop/ledger-store.js";
 import type { Outcome, Role } from "../core/loop/types.js";
 import { contentRef, digestOfBytes } from "../core/records/canonical.js";
-import { buildExecution } from "../core/records/execution.js";
+import { type AdmittedBy, buildExecution } from "../core/records/execution.js";
 import { toLedgerRecord } from "../core/records/ledger-record.js";
-import { signRecord } from "../core/records/signature.js";
+import { RECORD_KIND_TABLE } from "../core/records/record-kinds.js";
+import { publicKeyOf, signRecord } from "../core/records/signature.js";
 import type { Problem } from "../core/result.js";
 import type { TypedMessage } from "../core/turn/payloads.js";
 import type { RecordSigner } from "./ports.js";
 
 export const RECORD_PREFIX = {
-  binding: "warrant-loop-binding",
-  passageEnd: "warrant-passage-end",
-  runStarted: "warrant-run-started",
-  stepStarted: "warrant-step-started",
-  runReport: "warrant-run-report",
-  driveTrace: "warrant-drive-trace",
+  binding: RECORD_KIND_TABLE.binding.prefix,
+  passageEnd: RECORD_KIND_TABLE.passageEnd.prefix,
+  runStarted: RECORD_KIND_TABLE.runStarted.prefix,
+  stepStarted: RECORD_KIND_TABLE.stepStarted.prefix,
+  runReport: RECORD_KIND_TABLE.runReport.prefix,
+  driveTrace: RECORD_KIND_TABLE.driveTrace.prefix,
 } as const;
 
 export interface BindingBody {
@@ -94,6 +95,8 @@ export interface StepRecord {
   readonly refusal?: string;
   /** A digest of the step's output (a command's stdout and stderr together, a read's text). */
   readonly "output/digest"?: string;
+  /** What the host met and would not touch (`environment/special-file`, …). */
+  readonly findings?: readonly Problem[];
 }
 
 export interface CheckRecord {
@@ -103,6 +106,8 @@ export interface CheckRecord {
   readonly "exit/code"?: number | null;
   readonly "output/digest"?: string;
   readonly truncated?: boolean;
+  /** What the change walk met and would not open (`environment/special-file`, …). */
+  readonly findings?: readonly Problem[];
 }
 
 /**
@@ -137,6 +142,7 @@ export async function runRecords(
   startedAt: string,
   endedAt: string,
   signer: RecordSigner | undefined,
+  admitted?: AdmittedBy,
 ): Promise<{ execution: LedgerRecord; report: LedgerRecord }> {
   const empty = digestOfBytes(new Uint8Array());
   const built = buildExecution({
@@ -162,6 +168,7 @@ export async function runRecords(
     ...(report["refusal/code"] === undefined ? {} : { refusalCode: report["refusal/code"] }),
     startedAt,
     endedAt,
+    ...(admitted === undefined ? {} : { admittedBy: admitted }),
   });
   const execution = toLedgerRecord("execution", await signed(built, signer));
   return {
@@ -187,5 +194,5 @@ export async function signed<T extends object>(
  */
 export function keySigner(secretKey: Uint8Array): RecordSigner {
   const key = new Uint8Array(secretKey);
-  return { sign: (record) => signRecord(record, key) };
+  return { sign: (record) => signRecord(record, key), publicKey: () => publicKeyOf(key) };
 }

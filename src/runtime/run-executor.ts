@@ -7,12 +7,14 @@ import { createHash } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import type { Outcome } from "../core/loop/types.js";
 import { digestOfBytes } from "../core/records/canonical.js";
+import type { Problem } from "../core/result.js";
+import type { EnvironmentChanges } from "../core/sandbox/sandbox-port.js";
 import { applyParsedDiff } from "../core/taskpack/patch.js";
 import { type AdmittedPlan, type AdmittedStep, stepEffect } from "../core/taskpack/plan-check.js";
 import {
   changedOutside,
   changedUnder,
-  diffSnapshots,
+  changesAsDiff,
   type SnapshotDiff,
 } from "../core/taskpack/snapshot-diff.js";
 import type { RunPhase } from "./events.js";
@@ -22,6 +24,10 @@ import { makeRecord } from "./records.js";
 import type { LoadedPack } from "./task-pack.js";
 
 const EXCERPT_BYTES = 2048;
+/** An observe-read step reads at most this much in all (the rest is cut and flagged). */
+export const OBSERVE_READ_MAX_BYTES = 1 << 20;
+/** A diff is applied to a file of at most this size. */
+const PATCH_READ_MAX_BYTES = 16 << 20;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
@@ -118,11 +124,18 @@ export async function executeRun(ctx: RuntimeContext, input: RunInput): Promise<
     }
   };
   const backend = ctx.sandbox.backend;
-  ctx.emit({ kind: "run-start", query, proposalRef, environmentRef: envRef, backend });
   const env = await timed("sandbox-start", () =>
     ctx.sandbox.create(pack.baselineDir, envRef, environmentNameOf(query, proposalRef)),
   );
   environmentMade = true;
+  ctx.emit({
+    kind: "run-start",
+    query,
+    proposalRef,
+    environmentRef: envRef,
+    backend,
+    ...(env.mode === undefined ? {} : { mode: env.mode }),
+  });
   await ctx.store.putRecords([
     makeRecord("runStarted", query, {
       "query/id": query,
@@ -175,7 +188,9 @@ export async function executeRun(ctx: RuntimeContext, input: RunInput): Promise<
       class: stepClass,
       action: step.kind,
     });
-    const record = await timed("steps", () => runStep(env, step, approval));
+    const record = await timed("steps", () =>
+      runStep(env, step, approval).catch((e: unknown) => hostFailure(step, approval, e)),
+    );
     steps.push(record);
     ctx.emit({
       kind: "step-end",
@@ -203,7 +218,14 @@ export async function executeRun(ctx: RuntimeContext, input: RunInput): Promise<
     const destroyed = await timed("sandbox-destroy", () => env.destroy());
     return finish(halt.outcome, steps, [], destroyed, halt.refusal);
   }
-  const verdict = await timed("verifier", () => verify(ctx, env, input, mutationFailed));
+  const verdict = await timed("verifier", () =>
+    verify(ctx, env, input, mutationFailed).catch(
+      (e: unknown): Verdict => ({
+        outcome: "verification-failed",
+        checks: [{ name: "verifier", passed: false, detail: `the host failed: ${String(e)}` }],
+      }),
+    ),
+  );
   const destroyed = await timed("sandbox-destroy", () => env.destroy());
   if (!destroyed)
     return finish("refused", steps, verdict.checks, false, "rollback/destroy-unconfirmed");
@@ -224,6 +246,25 @@ function describeMutation(step: AdmittedStep): string {
     default:
       return step satisfies never;
   }
+}
+
+/** A step the host itself failed at (an I/O error, not the command): recorded, never thrown. */
+function hostFailure(step: AdmittedStep, approval: Approval, e: unknown): StepRecord {
+  const code = (e as { code?: unknown }).code;
+  const finding: Problem = {
+    code: "sandbox/host-error",
+    path: "",
+    message: `${typeof code === "string" ? `${code}: ` : ""}${(e as Error).message ?? String(e)}`,
+  };
+  return {
+    "step/id": step.id,
+    class: stepEffect(step),
+    action: step.kind,
+    status: "failed",
+    excerpt: finding.message,
+    approval,
+    findings: [finding],
+  };
 }
 
 function excerpt(text: string): string {
@@ -272,26 +313,61 @@ async function runStep(
         approval,
       );
     case "observe-read": {
+      // Reads are capped and never open a FIFO, socket or device (a finding instead).
       const parts: string[] = [];
+      const findings: Problem[] = [];
+      let left = OBSERVE_READ_MAX_BYTES;
+      let truncated = false;
       for (const p of step.paths) {
-        const bytes = await env.readFile(p);
-        parts.push(`--- ${p}\n${bytes === undefined ? "(missing)" : decoder.decode(bytes)}`);
+        const r = await env.read(p, left);
+        if (!r.ok) {
+          const e = r.errors[0] as Problem;
+          if (e.code === "sandbox/not-found") parts.push(`--- ${p}\n(missing)`);
+          else {
+            findings.push(e);
+            parts.push(`--- ${p}\n(refused: ${e.code}: ${e.message})`);
+          }
+          continue;
+        }
+        left -= r.value.bytes.length;
+        truncated ||= r.value.truncated;
+        parts.push(
+          `--- ${p}\n${decoder.decode(r.value.bytes)}${r.value.truncated ? "\n(cut)" : ""}`,
+        );
       }
       const text = parts.join("\n");
       return {
         ...base,
-        status: "ok",
+        status: findings.length === 0 ? "ok" : "failed",
         "stdout/digest": digestOfBytes(encoder.encode(text)),
         excerpt: excerpt(text),
+        ...(truncated ? { truncated } : {}),
+        ...(findings.length === 0 ? {} : { findings }),
       };
     }
     case "patch": {
       let next: string | null;
       if (step.change.kind === "content") next = step.change.content;
       else {
-        const current = await env.readFile(step.path);
+        const current = await env.read(step.path, PATCH_READ_MAX_BYTES);
+        const met = current.ok
+          ? current.value.truncated
+            ? {
+                code: "sandbox/too-large",
+                path: "",
+                message: `${step.path}: over ${PATCH_READ_MAX_BYTES} bytes`,
+              }
+            : undefined
+          : (current.errors[0] as Problem).code === "sandbox/not-found"
+            ? undefined
+            : (current.errors[0] as Problem);
+        if (met !== undefined) {
+          if (met.code === "workbench/patch-outside-policy")
+            return { ...base, status: "failed", excerpt: met.message, refusal: met.code };
+          return { ...base, status: "failed", excerpt: met.message, findings: [met] };
+        }
         const applied = applyParsedDiff(
-          current === undefined ? null : decoder.decode(current),
+          current.ok ? decoder.decode(current.value.bytes) : null,
           step.change.parsed,
         );
         if (!applied.ok)
@@ -311,6 +387,9 @@ async function runStep(
       const bytes = encoder.encode(next);
       const refused = await env.writeFile(step.path, bytes);
       if (refused !== undefined) {
+        // Only an escape refuses the run; anything else the write met fails the step.
+        if (refused.code !== "workbench/patch-outside-policy")
+          return { ...base, status: "failed", excerpt: refused.message, findings: [refused] };
         return { ...base, status: "failed", excerpt: refused.message, refusal: refused.code };
       }
       return { ...base, status: "ok", "stdout/digest": digestOfBytes(bytes) };
@@ -359,14 +438,24 @@ async function verify(
     return { outcome: "refused", refusal: "verifier/check-missing", checks };
   }
   const deadline = ctx.clock.now().getTime() + pack.verifier.timeoutMs;
-  let diff: SnapshotDiff | undefined;
-  const changes = async (): Promise<SnapshotDiff> => {
-    diff ??= diffSnapshots(
-      await ctx.sandbox.snapshotDir(input.pack.baselineDir),
-      await env.snapshot(),
-    );
-    return diff;
+  // The environment's changes against its baseline, read once (from its upper layer in overlay
+  // mode); a walk that failed or stopped at a bound fails every check that needs it.
+  let found: { diff: SnapshotDiff; raw: EnvironmentChanges } | { failed: string } | undefined;
+  const changes = async () => {
+    if (found === undefined) {
+      try {
+        const raw = await env.changes();
+        found = raw.complete
+          ? { diff: changesAsDiff(raw), raw }
+          : { failed: `the change walk stopped: ${raw.findings.map((f) => f.code).join(", ")}` };
+      } catch (e) {
+        found = { failed: `the change walk failed: ${(e as Error).message}` };
+      }
+    }
+    return found;
   };
+  const withFindings = (f: Awaited<ReturnType<typeof changes>>) =>
+    "raw" in f && f.raw.findings.length > 0 ? { findings: f.raw.findings } : {};
   for (const check of pack.verifier.checks) {
     const left = deadline - ctx.clock.now().getTime();
     if (left <= 0) return { outcome: "refused", refusal: "verifier/timeout", checks };
@@ -400,16 +489,27 @@ async function verify(
         break;
       }
       case "unchanged": {
-        const touched = changedUnder(await changes(), check.globs);
+        const c = await changes();
+        if ("failed" in c) {
+          add({ name: check.name, passed: false, detail: c.failed });
+          break;
+        }
+        const touched = changedUnder(c.diff, check.globs);
         add({
           name: check.name,
           passed: touched.length === 0,
           detail: touched.length === 0 ? "unchanged" : `changed: ${touched.join(", ")}`,
+          ...withFindings(c),
         });
         break;
       }
       case "only-allowed-changed": {
-        const outside = changedOutside(await changes(), pack.patchPolicy.allow);
+        const c = await changes();
+        if ("failed" in c) {
+          add({ name: check.name, passed: false, detail: c.failed });
+          break;
+        }
+        const outside = changedOutside(c.diff, pack.patchPolicy.allow);
         add({
           name: check.name,
           passed: outside.length === 0,
@@ -417,6 +517,7 @@ async function verify(
             outside.length === 0
               ? "only allowed files changed"
               : `outside the policy: ${outside.join(", ")}`,
+          ...withFindings(c),
         });
         break;
       }

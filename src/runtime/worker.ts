@@ -41,7 +41,7 @@ export function startWorker(o: WorkerOptions): Promise<WorkerRunner> {
           holder: `${o.holder}/job-${id}`,
           ...(o.ttlMs === undefined ? {} : { ttlMs: o.ttlMs }),
           onLeased: () => o.onEvent({ kind: "start", query }),
-        });
+        }).finally(() => ctx.sandbox.close?.());
         if (result === "leased-elsewhere") {
           // Another driver holds the loop; it drives it on (or its lease expires and a retry takes it).
           o.onEvent({ kind: "busy", query });

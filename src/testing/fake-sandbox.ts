@@ -1,11 +1,14 @@
 // A fake of the runtime's SandboxPort for tests on hosts without bwrap or unshare: each run gets a
 // plain copy of the baseline in a temporary folder, and commands are not run at all — the test
 // answers them (`exec`). Nothing is contained: never use it to run an untrusted plan.
-import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { cp, lstat, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { confinedPath, snapshotTree } from "../adapters/sandbox/environment-dir.js";
+import { snapshotTree } from "../adapters/sandbox/environment-dir.js";
 import { digestOf, digestOfBytes } from "../core/records/canonical.js";
+import { fail, ok, type Result } from "../core/result.js";
+import type { EnvironmentChanges } from "../core/sandbox/sandbox-port.js";
+import { normaliseRelativePath } from "../core/taskpack/relative-path.js";
 import type { RunEnvironment, SandboxPort } from "../runtime/ports.js";
 
 /** What a faked command printed and how it exited. */
@@ -36,6 +39,44 @@ export interface FakeSandbox extends SandboxPort {
 }
 
 const encoder = new TextEncoder();
+
+/**
+ * The host path of a workspace file: refused (`workbench/patch-outside-policy`) when the path is not
+ * a safe relative path or any part of it is a symlink. Simpler than the real sandboxes' rule (which
+ * follows symlinks that stay inside): the fake contains nothing and needs no more.
+ */
+async function confined(workspace: string, relPath: string): Promise<Result<string>> {
+  const refuse = (message: string) =>
+    fail([{ code: "workbench/patch-outside-policy", path: relPath, message }]);
+  const norm = normaliseRelativePath(relPath);
+  if (!norm.ok) return refuse(norm.errors[0]?.message ?? "not a safe relative path");
+  let current = workspace;
+  for (const part of norm.value.split("/")) {
+    current = path.join(current, part);
+    const st = await lstat(current).catch(() => undefined);
+    if (st === undefined) break;
+    if (st.isSymbolicLink()) return refuse("a symlink is on the path");
+  }
+  return ok(path.join(workspace, norm.value));
+}
+
+/** What changed from `before` to `after` (both digest maps by relative path). */
+function changesOf(
+  before: ReadonlyMap<string, string>,
+  after: ReadonlyMap<string, string>,
+): EnvironmentChanges {
+  const added = [...after].filter(([p]) => !before.has(p));
+  const modified = [...after].filter(([p, d]) => before.has(p) && before.get(p) !== d);
+  const deleted = [...before].filter(([p]) => !after.has(p));
+  const entries = (xs: [string, string][]) => xs.map(([p, digest]) => ({ path: p, digest }));
+  return {
+    added: entries(added),
+    modified: entries(modified),
+    deleted: entries(deleted),
+    findings: [],
+    complete: true,
+  };
+}
 const PREFIX = "warrant-env-";
 
 export function fakeSandbox(options: FakeSandboxOptions = {}): FakeSandbox {
@@ -79,7 +120,7 @@ export function fakeSandbox(options: FakeSandboxOptions = {}): FakeSandbox {
           };
         },
         async readFile(p) {
-          const target = await confinedPath(workspace, p);
+          const target = await confined(workspace, p);
           if (!target.ok) return undefined;
           return readFile(target.value).then(
             (b) => new Uint8Array(b),
@@ -87,13 +128,26 @@ export function fakeSandbox(options: FakeSandboxOptions = {}): FakeSandbox {
           );
         },
         async writeFile(p, bytes) {
-          const target = await confinedPath(workspace, p);
+          const target = await confined(workspace, p);
           if (!target.ok) return target.errors[0];
           await mkdir(path.dirname(target.value), { recursive: true });
           await writeFile(target.value, bytes);
           return undefined;
         },
+        async read(p, maxBytes) {
+          const target = await confined(workspace, p);
+          if (!target.ok) return target;
+          const bytes = await readFile(target.value).catch(() => undefined);
+          if (bytes === undefined)
+            return fail([{ code: "sandbox/not-found", path: p, message: `no file ${p}` }]);
+          return ok({
+            bytes: new Uint8Array(bytes.subarray(0, maxBytes)),
+            truncated: bytes.length > maxBytes,
+          });
+        },
         snapshot: () => snapshotTree(workspace),
+        changes: async () =>
+          changesOf(await snapshotTree(baselineDir), await snapshotTree(workspace)),
         async destroy() {
           await rm(base, { recursive: true, force: true });
           return true;

@@ -466,22 +466,24 @@ describe("operator acts: --json prints {ok, result?, code?, message}", () => {
     }
   });
 
-  it("approve of a run's real step posts the act (0): {ok: true, result: posted, message}", async () => {
+  it("approve of a run's real step on a stopped loop is refused (1): nothing waits for it", async () => {
     const proposals = (
       json(await cli(["show", query, "--json", "--store", store])) as {
         records: { ref: string; kind: string }[];
       }
     ).records.filter((x) => x.kind === "proposal");
     const last = proposals.at(-1)?.ref as string;
-    const r = await cli(["approve", last, "fix-slugify", "--json", "--store", store]);
-    expect(r.code, r.stderr).toBe(0);
-    const body = json(r) as Record<string, unknown>;
-    expect(keys(body)).toEqual(["message", "ok", "result"]);
-    expect(body).toMatchObject({ ok: true, result: "posted" });
+    refused(
+      await cli(["approve", last, "fix-slugify", "--json", "--store", store]),
+      "loop/already-stopped",
+    );
   });
 
-  it("answer when the loop waits for no answer is refused (1)", async () => {
-    refused(await cli(["answer", query, "yes", "--json", "--store", store]), "runtime/no-question");
+  it("answer on a stopped loop is refused (1)", async () => {
+    refused(
+      await cli(["answer", query, "yes", "--json", "--store", store]),
+      "loop/already-stopped",
+    );
   });
 });
 

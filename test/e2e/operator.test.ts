@@ -101,7 +101,11 @@ describe("operator acts from another terminal", () => {
     expect(JSON.parse(answered.stdout)).toMatchObject({ ok: true, result: "posted" });
     const again = await runCli(["answer", q, "twice", "--json"], { cwd });
     expect(again.code).toBe(1);
-    expect(JSON.parse(again.stdout)).toMatchObject({ ok: false, code: "runtime/no-question" });
+    expect(JSON.parse(again.stdout)).toMatchObject({
+      ok: false,
+      code: "hil/already-answered",
+      answer: { kind: "answer", text: "No: fix src/ only." },
+    });
     const tooFar = await runCli(["renew", q, "--extend", "700000", "--json"], { cwd });
     expect(JSON.parse(tooFar.stdout)).toMatchObject({ ok: false, code: "loop/renewal-invalid" });
     const renewed = await runCli(["renew", q, "--extend", "599900", "--json"], { cwd });

@@ -12,8 +12,10 @@ import type { Fact, LoopDocument } from "../../src/core/loop/types.js";
 import { toLedgerRecord } from "../../src/core/records/ledger-record.js";
 import { buildProposal } from "../../src/core/records/proposal.js";
 import { LoopLedger } from "../../src/runtime/loop-ledger.js";
+import { makeRecord } from "../../src/runtime/records.js";
+import { signingStore } from "../../src/runtime/signing-store.js";
 import { repoRoot, runCli, sharedDir } from "../helpers/cli.js";
-import { at, open, QUERY } from "./gwt.js";
+import { at, BINDING, open, QUERY } from "./gwt.js";
 
 const PUBLISHED = path.join(sharedDir, "seeds/examples/open.corpus-task-pack-loop.json");
 const DEMO = path.join(repoRoot, "examples/loop-scripts/demo.json");
@@ -218,23 +220,43 @@ describe("warrant loop check LOOP.json", () => {
 });
 
 describe("warrant loop check --store URI QUERY", () => {
+  /** A signed loop: opened with its binding, a planning passage, the cycle of its proposal. */
   async function seed(file: string, withRecord: boolean) {
-    const store = await openStore(`sqlite:${file}`);
+    const key = new Uint8Array(32).fill(3);
+    // The host key beside the store: `loop check --store` requires the loop to be pinned to it.
+    writeFileSync(path.join(path.dirname(file), "host.key"), key);
+    const store = signingStore(await openStore(`sqlite:${file}`), key, { now: () => at(0) });
     try {
       const ledger = new LoopLedger(store);
+      const candidate = { hypothesis: "h", steps: [] };
       const p = buildProposal({
         query: QUERY,
         agentId: "agent:a1",
         passageRef: "passage:p1",
-        candidate: { hypothesis: "h", steps: [] },
+        candidate,
         evidence: [],
         createdAt: "2026-12-01T10:00:01Z",
       });
-      await ledger.execute(QUERY, open(), at(0));
+      const binding = makeRecord("binding", QUERY, { "query/id": QUERY, "binding/ref": BINDING });
+      await ledger.execute(QUERY, open(), at(0), [binding]);
+      await ledger.execute(
+        QUERY,
+        { op: "charge-passage", role: "implementer", agent: "agent:a1", passage: "passage:p1" },
+        at(1),
+      );
+      await store.putRecords([
+        makeRecord("passageEnd", QUERY, {
+          "query/id": QUERY,
+          "passage/ref": "passage:p1",
+          role: "implementer",
+          "agent/id": "agent:a1",
+          message: { type: "Plan", payload: candidate, paper_ref: null },
+        }),
+      ]);
       await ledger.execute(
         QUERY,
         { op: "open-cycle", proposal: p["proposal/ref"] },
-        at(1),
+        at(2),
         withRecord ? [toLedgerRecord("proposal", p)] : [],
       );
     } finally {
@@ -260,7 +282,7 @@ describe("warrant loop check --store URI QUERY", () => {
       query: QUERY,
       valid: true,
       state: "open",
-      facts: 2,
+      facts: 3,
     });
   });
   it("refuses a stored cycle without its proposal record", async () => {
@@ -269,8 +291,8 @@ describe("warrant loop check --store URI QUERY", () => {
     const r = await runCli(["loop", "check", "--store", `sqlite:${file}`, QUERY, "--json"]);
     expect(r.code).toBe(1);
     expect(JSON.parse(r.stdout).errors[0]).toMatchObject({
-      code: "store/record-missing",
-      path: "/facts/1",
+      code: "records/missing",
+      path: "/facts/2",
     });
   });
   it("refuses a query the store does not hold", async () => {

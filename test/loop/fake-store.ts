@@ -10,6 +10,8 @@ import type {
   LedgerStore,
   LoopSummary,
   OperatorAct,
+  PostedAct,
+  RawLoop,
   StoredFact,
   WorkerInfo,
 } from "../../src/core/loop/ledger-store.js";
@@ -65,7 +67,12 @@ export class FakeStore implements LedgerStore {
   async listLoops(): Promise<readonly LoopSummary[]> {
     return [...this.loops].map(([query, rows]) => ({ query, lastSequence: rows.length }));
   }
-  async postOperatorAct(_act: OperatorAct): Promise<void> {}
+  async readRawLoop(_query: string): Promise<RawLoop> {
+    return { facts: [], records: [] };
+  }
+  async postOperatorAct(_act: OperatorAct): Promise<PostedAct> {
+    return { posted: true };
+  }
   async readOperatorActs(_query: string): Promise<readonly OperatorAct[]> {
     return [];
   }

@@ -1,7 +1,9 @@
 // A host that dies after making a run's environment but before journaling it (`runStarted`) leaves
 // a directory no record names: a resumed host finds it by the run's stable environment name and
 // removes it, whether the run then goes on, is cancelled before it starts, or was mid-step.
-import { existsSync, readdirSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { MemoryLedgerStore } from "../../src/adapters/store/memory-ledger-store.js";
@@ -48,17 +50,41 @@ function dyingAt(kind: string, when: "before" | "after", dead: { value: boolean 
 
 /** The sandbox of a host that may die: once dead, destroying its environments does nothing. */
 function undestroyedOnceDead(dead: { value: boolean }): (s: Sandbox) => Sandbox {
-  return (sandbox) => ({
-    backend: sandbox.backend,
-    discardEnvironment: (name) => sandbox.discardEnvironment(name),
-    async createEnvironment(baseline, opts) {
-      const env = await sandbox.createEnvironment(baseline, opts);
-      return Object.assign(Object.create(env) as Environment, {
-        destroy: () => (dead.value ? Promise.resolve({ confirmed: false }) : env.destroy()),
-      });
-    },
-  });
+  const keptOnceDead = (env: Environment): Environment =>
+    new Proxy(env, {
+      get(target, prop, receiver) {
+        if (prop === "destroy")
+          return () => (dead.value ? Promise.resolve({ confirmed: false }) : target.destroy());
+        const v = Reflect.get(target, prop, receiver) as unknown;
+        return typeof v === "function" ? v.bind(target) : v;
+      },
+    });
+  return (sandbox) =>
+    new Proxy(sandbox, {
+      get(target, prop, receiver) {
+        if (prop === "createEnvironment")
+          return async (...args: Parameters<Sandbox["createEnvironment"]>) =>
+            keptOnceDead(await target.createEnvironment(...args));
+        const v = Reflect.get(target, prop, receiver) as unknown;
+        return typeof v === "function" ? v.bind(target) : v;
+      },
+    });
 }
+/** Whether root may mark a file immutable in the temp directory (ext4, xfs, btrfs: yes). */
+function immutableFlagWorks(): boolean {
+  const probe = path.join(tmpdir(), `warrant-immutable-probe-${process.pid}`);
+  try {
+    writeFileSync(probe, "x");
+    if (spawnSync("chattr", ["+i", probe]).status !== 0) return false;
+    spawnSync("chattr", ["-i", probe]);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    rmSync(probe, { force: true });
+  }
+}
+const canSetImmutable = immutableFlagWorks();
 
 const envDirs = (h: Harness) => readdirSync(h.envRoot).filter((n) => n.startsWith("warrant-env-"));
 
@@ -159,4 +185,49 @@ describe("an environment journaled, then the host died", () => {
     expect(existsSync(leftover)).toBe(false);
     expect(envDirs(second)).toEqual([]);
   });
+
+  it("mid-step with a tree past PATH_MAX left in it: removed, and the run concludes unknown", async () => {
+    const { store, leftover } = await died("stepStarted", "after");
+    // What a command may leave: 400 nested directories of 16-byte names (6 800 bytes of path).
+    const deep = spawnSync(
+      process.execPath,
+      [
+        "-e",
+        'const fs = require("fs"); for (let i = 0; i < 400; i++) { fs.mkdirSync("d123456789abcdef"); process.chdir("d123456789abcdef"); } fs.writeFileSync("leaf", "x"); fs.chmodSync(".", 0o500);',
+      ],
+      { cwd: leftover },
+    );
+    expect(deep.status, String(deep.stderr)).toBe(0);
+    const second = await harness(scripts, { store });
+    const r = await second.drive();
+    expect(r.document.stop?.reason).toBe("unknown");
+    const reports = (await recordsOf(second, "runReport")).map((x) => x.body as RunReportBody);
+    expect(reports.map((b) => [b.outcome, b["environment/destroyed"]])).toEqual([
+      ["unknown", true],
+    ]);
+    expect(existsSync(leftover)).toBe(false);
+  });
+
+  it.skipIf(!canSetImmutable)(
+    `mid-step with a leftover that cannot be removed: refused, rollback/destroy-unconfirmed${canSetImmutable ? "" : " (skipped: no immutable flag on this file system)"}`,
+    async () => {
+      const { store, leftover } = await died("stepStarted", "after");
+      // An immutable file: not even root may unlink it (a mark the sandbox itself cannot set).
+      const pinned = path.join(leftover, "stuck");
+      spawnSync("sh", ["-c", 'echo x > "$1" && chattr +i "$1"', "sh", pinned]);
+      try {
+        const second = await harness(scripts, { store });
+        await second.drive();
+        const reports = (await recordsOf(second, "runReport")).map((x) => x.body as RunReportBody);
+        // The interrupted run's conclusion; the refusal does not stop the loop, which goes on.
+        const first = reports[0];
+        expect(
+          first && [first.outcome, first["refusal/code"], first["environment/destroyed"]],
+        ).toEqual(["refused", "rollback/destroy-unconfirmed", false]);
+        expect(existsSync(pinned)).toBe(true);
+      } finally {
+        spawnSync("chattr", ["-i", pinned]);
+      }
+    },
+  );
 });

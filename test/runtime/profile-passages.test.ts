@@ -66,8 +66,9 @@ describe("observation command profiles in passages", () => {
     expect(JSON.stringify(fedBack)).toContain("not ok 2 - collapses repeated separators");
     expect(model?.requests).toHaveLength(2);
 
-    // The call's environment is gone; only the run's own environments ever lived there.
-    const left = readdirSync(h.envRoot);
+    // The call's environment is gone; only the run's own environments ever lived there (beside
+    // the baseline the drive pinned for them).
+    const left = readdirSync(h.envRoot).filter((n) => !n.startsWith("warrant-base-"));
     expect(left).toEqual([]);
   });
 

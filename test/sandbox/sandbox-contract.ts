@@ -17,9 +17,15 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { applyPatchStep } from "../../src/adapters/sandbox/apply-patch-step.js";
-import type { Environment, ExecOptions, Sandbox } from "../../src/core/sandbox/sandbox-port.js";
+import type {
+  Environment,
+  EnvironmentMode,
+  ExecOptions,
+  Sandbox,
+} from "../../src/core/sandbox/sandbox-port.js";
 import { checkPlan } from "../../src/core/taskpack/plan-check.js";
 import { validPack } from "../taskpack/fixtures.js";
+import { hostileTreeContract } from "./hostile-tree-contract.js";
 
 const LIMITS: ExecOptions = { timeoutMs: 10_000, maxOutputBytes: 1 << 20 };
 const text = (s: string) => new TextEncoder().encode(s);
@@ -52,6 +58,12 @@ function processesWith(marker: string): string[] {
   });
 }
 
+/** A workspace file as the environment's commands see it; undefined when they cannot read it. */
+async function seen(env: Environment, rel: string): Promise<string | undefined> {
+  const r = await env.exec(["cat", "--", rel], LIMITS);
+  return r.exitCode === 0 ? r.stdout : undefined;
+}
+
 async function eventually(check: () => boolean, ms = 5000): Promise<boolean> {
   for (let waited = 0; waited < ms; waited += 50) {
     if (check()) return true;
@@ -64,6 +76,7 @@ export function sandboxContract(
   name: string,
   sandbox: Sandbox | undefined,
   skipReason: string,
+  mode: EnvironmentMode,
 ): void {
   describe.skipIf(sandbox === undefined)(
     `sandbox contract: ${name}${sandbox === undefined ? ` (skipped: ${skipReason})` : ""}`,
@@ -105,6 +118,7 @@ export function sandboxContract(
       it("reports its backend and runs in a copy of the baseline at its own root", async () => {
         const env = await fresh();
         expect(env.backend).toBe((sandbox as Sandbox).backend);
+        expect(env.mode).toBe(mode);
         expect(env.root).not.toBe(baseline);
         const r = await env.exec(["sh", "-c", 'pwd; echo "$HOME"; cat src/a.js'], LIMITS);
         expect(r.exitCode).toBe(0);
@@ -204,7 +218,7 @@ export function sandboxContract(
         expect(existsSync(`/tmp/${marker}`)).toBe(false);
         const ok = await env.exec(["sh", "-c", "echo new > src/made.js"], LIMITS);
         expect(ok.exitCode).toBe(0);
-        expect(readFileSync(path.join(env.root, "src/made.js"), "utf8")).toBe("new\n");
+        expect(await seen(env, "src/made.js")).toBe("new\n");
       });
 
       it("the rest of the host's file system is absent, the repository included", async () => {
@@ -313,7 +327,7 @@ export function sandboxContract(
         const env = await fresh();
         const w = await env.writeFile("src/deep/new.js", text("x\n"));
         expect(w).toEqual({ ok: true, value: { path: "src/deep/new.js" } });
-        expect(readFileSync(path.join(env.root, "src/deep/new.js"), "utf8")).toBe("x\n");
+        expect(await seen(env, "src/deep/new.js")).toBe("x\n");
         const edit = await env.exec(
           ["sh", "-c", "echo y >> src/deep/new.js && cat src/deep/new.js"],
           LIMITS,
@@ -345,7 +359,7 @@ export function sandboxContract(
         // A symlink that stays inside is followed.
         const alias = await env.writeFile("src/alias.js", text("export const a = 2;\n"));
         expect(alias.ok).toBe(true);
-        expect(readFileSync(path.join(env.root, "src/a.js"), "utf8")).toBe("export const a = 2;\n");
+        expect(await seen(env, "src/a.js")).toBe("export const a = 2;\n");
       });
 
       it("an admitted patch is applied inside, and refused through an escaping symlink", async () => {
@@ -372,7 +386,7 @@ export function sandboxContract(
           ok: true,
           value: { path: "src/a.js" },
         });
-        expect(readFileSync(path.join(env.root, "src/a.js"), "utf8")).toBe("export const a = 3;\n");
+        expect(await seen(env, "src/a.js")).toBe("export const a = 3;\n");
         const again = await applyPatchStep(env, step);
         expect(again.ok ? "" : again.errors[0]?.code).toBe("patch/hunk-failed");
         // `src/escape-dir/…` and `src/escape-file.js` are inside the policy (src/**): the plan
@@ -413,7 +427,7 @@ export function sandboxContract(
           "--- /dev/null\n+++ b/src/n/new.js\n@@ -0,0 +1 @@\n+new\n",
         );
         expect(await applyPatchStep(env, create)).toMatchObject({ ok: true });
-        expect(readFileSync(path.join(env.root, "src/n/new.js"), "utf8")).toBe("new\n");
+        expect(await seen(env, "src/n/new.js")).toBe("new\n");
         const remove = step(
           "src/a.js",
           "--- a/src/a.js\n+++ /dev/null\n@@ -1 +0,0 @@\n-export const a = 1;\n",
@@ -422,7 +436,7 @@ export function sandboxContract(
           ok: true,
           value: { path: "src/a.js", digest: null },
         });
-        expect(existsSync(path.join(env.root, "src/a.js"))).toBe(false);
+        expect(await seen(env, "src/a.js")).toBeUndefined();
         const missing = await applyPatchStep(env, remove);
         expect(missing.ok ? "" : missing.errors[0]?.code).toBe("patch/target-missing");
       });
@@ -483,7 +497,8 @@ export function sandboxContract(
         writeFileSync(path.join(base, "stray"), "left\n");
         // `dead` is never destroyed: its process is gone.
         const again = await sb.createEnvironment(baseline, { name });
-        envs.push(again);
+        // `dead` is destroyed after `again` only to give back the baseline it pinned.
+        envs.push(again, dead);
         expect(again.root).toBe(dead.root);
         expect(again.id).not.toBe(dead.id);
         expect(existsSync(path.join(base, "stray"))).toBe(false);
@@ -534,6 +549,14 @@ export function sandboxContract(
           });
         }
         expect(readdirSync(tmpdir()).filter((n) => n === "warrant-env-")).toEqual([]);
+      });
+
+      hostileTreeContract({
+        sandbox: () => sandbox as Sandbox,
+        mode,
+        fresh,
+        baseline: () => baseline,
+        outsideFile: () => outsideFile,
       });
 
       it("destroy removes the directory, confirms it, and ends running commands", async () => {

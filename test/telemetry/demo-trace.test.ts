@@ -8,6 +8,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadPack } from "../../src/adapters/fs/pack-loader.js";
 import { demoPack } from "../e2e/cli-run.js";
+import { runCli } from "../helpers/cli.js";
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "./otlp-receiver.js";
 import { runTracedCli, type TracedResult } from "./traced-cli.js";
 
@@ -38,18 +39,19 @@ const named = (spans: readonly ReceivedSpan[], prefix: string) =>
   spans.filter((s) => s.name.startsWith(prefix));
 
 let implementerId: string;
-let json: { result: TracedResult; spans: ReceivedSpan[]; receiver: OtlpReceiver };
+let json: { result: TracedResult; spans: ReceivedSpan[]; receiver: OtlpReceiver; cwd: string };
 
 beforeAll(async () => {
   const pack = await loadPack(demoPack);
   if (!pack.ok) throw new Error("the demo pack does not load");
   implementerId = pack.value.agents.implementer?.id ?? "";
   const r = await receiver();
+  const cwd = tempDir();
   const result = await runTracedCli(["demo"], {
-    cwd: tempDir(),
+    cwd,
     env: { OTEL_EXPORTER_OTLP_ENDPOINT: r.url, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" },
   });
-  json = { result, spans: r.spans, receiver: r };
+  json = { result, spans: r.spans, receiver: r, cwd };
 });
 
 describe("warrant demo with OTEL_EXPORTER_OTLP_ENDPOINT (http/json)", () => {
@@ -207,6 +209,19 @@ describe("warrant demo with OTEL_EXPORTER_OTLP_ENDPOINT (http/json)", () => {
         "warrant.approval.by": "auto",
       },
     ]);
+  });
+
+  it("journals the drive's trace context in a signed record that warrant loop check accepts", async () => {
+    const query = /query: (\S+)\s*$/.exec(json.result.stdout)?.[1] ?? "";
+    const store = ["--store", "sqlite:.warrant/ledger.db"];
+    const shown = await runCli(["show", query, "--json", ...store], { cwd: json.cwd });
+    const kinds = (JSON.parse(shown.stdout) as { records: { kind: string }[] }).records.map(
+      (r) => r.kind,
+    );
+    expect(kinds.filter((k) => k === "driveTrace")).toHaveLength(1);
+    const check = await runCli(["loop", "check", ...store, query], { cwd: json.cwd });
+    expect(check.stdout + check.stderr).toContain("valid");
+    expect(check.code).toBe(0);
   });
 
   it("records no prompt, answer or tool payload without WARRANT_OTEL_CAPTURE_CONTENT", () => {

@@ -93,6 +93,8 @@ function counting(sandbox: Sandbox): { sandbox: Sandbox; created: () => number }
   return {
     sandbox: {
       backend: sandbox.backend,
+      environmentMode: () => sandbox.environmentMode(),
+      openBaseline: (dir) => sandbox.openBaseline(dir),
       createEnvironment: (dir, opts) => {
         created++;
         return sandbox.createEnvironment(dir, opts);
@@ -101,6 +103,11 @@ function counting(sandbox: Sandbox): { sandbox: Sandbox; created: () => number }
     },
     created: () => created,
   };
+}
+
+/** The environments left under the backend's folder (the pinned baseline is not one). */
+function environments(): string[] {
+  return readdirSync(envRoot).filter((n) => n.startsWith("warrant-env-"));
 }
 
 function baselineFiles(): Record<string, string> {
@@ -162,7 +169,7 @@ describe.skipIf(!detected.ok)(
         "tool/arguments-invalid",
       );
       expect(created()).toBe(0);
-      expect(readdirSync(envRoot)).toEqual([]);
+      expect(environments()).toEqual([]);
     });
 
     it("a cancelled call runs nothing", async () => {
@@ -183,7 +190,7 @@ describe.skipIf(!detected.ok)(
       // It ran in an environment made under the backend's folder, which is empty again.
       expect(r.content).toContain(`${envRoot}/`);
       expect(baselineFiles()).toEqual({ "note.txt": "original\n" });
-      expect(readdirSync(envRoot)).toEqual([]);
+      expect(environments()).toEqual([]);
 
       // A later call gets a fresh copy: the earlier call's write is not there.
       const shown = await tools.call("profile.show-file", { file: "note.txt" });
@@ -192,6 +199,10 @@ describe.skipIf(!detected.ok)(
       expect(shown.content).toContain("original");
       expect(shown.content).not.toContain("changed");
       expect(created()).toBe(2);
+      expect(environments()).toEqual([]);
+      // Both calls shared one pinned baseline, given back when the host closes.
+      expect(readdirSync(envRoot).filter((n) => n.startsWith("warrant-base-"))).toHaveLength(1);
+      await tools.close?.();
       expect(readdirSync(envRoot)).toEqual([]);
     });
 
@@ -218,7 +229,7 @@ describe.skipIf(!detected.ok)(
       expect(r).toMatchObject({ ok: false, isError: true, code: "tool/timeout" });
       expect(r.content).toContain("timed out: yes, after the profile's 400 ms");
       expect(r.content).toContain("started");
-      expect(readdirSync(envRoot)).toEqual([]);
+      expect(environments()).toEqual([]);
     });
 
     it("an environment the backend cannot make is tool/sandbox, not a rejection", async () => {
@@ -230,7 +241,7 @@ describe.skipIf(!detected.ok)(
       const r = await tools.call("profile.write-note", {});
       expect(r).toMatchObject({ ok: false, isError: true, code: "tool/sandbox" });
       expect(r.content).toContain("profile.write-note");
-      expect(readdirSync(envRoot)).toEqual([]);
+      expect(environments()).toEqual([]);
     });
 
     it("a shorter time limit of the call applies over the profile's", async () => {

@@ -1,6 +1,9 @@
 // The bubblewrap backend: each command runs in fresh user, mount, pid, net, ipc, uts and cgroup
-// namespaces over a root assembled by bwrap (see root-layout.ts), as an unprivileged uid.
+// namespaces over a root assembled by bwrap (see root-layout.ts), as an unprivileged uid. In
+// overlay mode bwrap (0.8 has no --overlay) is started inside a user and mount namespace of its
+// own where the environment's overlay is mounted at the workspace path, which bwrap then binds.
 import type {
+  Baseline,
   EnvironmentOptions,
   ExecOptions,
   ExecResult,
@@ -9,10 +12,11 @@ import type {
 import { runLimited, SANDBOX_PATH, scrubbedEnv } from "./contained-exec.js";
 import {
   type BackendOptions,
-  discardEnvironment,
+  commandIds,
+  environmentHost,
   hostRunAs,
-  managedEnvironment,
 } from "./managed-environment.js";
+import { mountThen } from "./overlay-mount.js";
 import { readOnlyLayout } from "./root-layout.js";
 
 export const DEFAULT_MAX_PROCESSES = 256;
@@ -21,16 +25,24 @@ export function createBwrapSandbox(options: BackendOptions = {}): Sandbox {
   const bwrap = options.bwrapPath ?? "bwrap";
   const runAs = hostRunAs(options);
   const layout = readOnlyLayout(options.readOnlyPaths);
+  const host = environmentHost("bwrap", options);
+  const ids = commandIds(runAs);
   return {
     backend: "bwrap",
-    discardEnvironment: (name: string) => discardEnvironment(options, name),
-    async createEnvironment(baselineDir: string, opts: EnvironmentOptions = {}) {
+    discardEnvironment: host.discardEnvironment,
+    environmentMode: host.environmentMode,
+    openBaseline: host.openBaseline,
+    async createEnvironment(baseline: string | Baseline, opts: EnvironmentOptions = {}) {
       const defaultNproc = opts.maxProcesses ?? DEFAULT_MAX_PROCESSES;
-      return managedEnvironment("bwrap", baselineDir, runAs, options, opts.name, (dir) => {
-        return (argv: readonly string[], exec: ExecOptions): Promise<ExecResult> => {
+      return host.createEnvironment(baseline, opts, (dir) => {
+        return (
+          argv: readonly string[],
+          exec: ExecOptions,
+          mount?: string,
+        ): Promise<ExecResult> => {
           const env = scrubbedEnv(dir.workspace, exec.env);
           const line: string[] = [];
-          if (runAs !== undefined) {
+          if (runAs !== undefined && mount === undefined) {
             line.push(
               options.setprivPath ?? "setpriv",
               "--reuid",
@@ -42,6 +54,8 @@ export function createBwrapSandbox(options: BackendOptions = {}): Sandbox {
             );
           }
           line.push(bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--clearenv");
+          // Under the overlay's namespace the caller is its root: the command keeps its own ids.
+          if (mount !== undefined) line.push("--uid", String(ids.uid), "--gid", String(ids.gid));
           for (const [k, v] of Object.entries(env)) line.push("--setenv", k, v);
           for (const e of layout) {
             if (e.kind === "symlink") line.push("--symlink", e.target, e.path);
@@ -52,8 +66,22 @@ export function createBwrapSandbox(options: BackendOptions = {}): Sandbox {
           line.push("--chdir", dir.workspace, "--hostname", "warrant");
           const nproc = String(exec.maxProcesses ?? defaultNproc);
           line.push("--", "prlimit", `--nproc=${nproc}:${nproc}`, "--", ...argv);
+          // In overlay mode bwrap starts where the overlay is mounted at the workspace path.
+          const full =
+            mount === undefined
+              ? line
+              : mountThen(
+                  {
+                    unsharePath: options.unsharePath ?? "unshare",
+                    setprivPath: options.setprivPath ?? "setpriv",
+                    runAs,
+                  },
+                  mount,
+                  dir.workspace,
+                  line,
+                );
           // bwrap itself gets no host variables either.
-          return runLimited(line, { PATH: SANDBOX_PATH }, exec);
+          return runLimited(full, { PATH: SANDBOX_PATH }, exec);
         };
       });
     },

@@ -1,43 +1,37 @@
-// The host side of an environment: its private directory (a copy of the baseline), confined file
-// access inside it, snapshots and removal. Shared by every sandbox backend.
+// The host side of an environment: its private directory (`warrant-env-*`, mode 0700) laid out for
+// its mode, and its removal. Overlay mode: `workspace` (the mountpoint commands see the merged tree
+// at; empty on the host), `upper` (every change), `work-N` (overlayfs's work directories, one per
+// command running at once), `stage` (the unshare backend's root). Copy mode: `workspace` is a
+// reflinked copy of the pinned baseline, `stage` as above.
 import { randomBytes } from "node:crypto";
-import { constants } from "node:fs";
-import {
-  chmod,
-  cp,
-  lchown,
-  lstat,
-  mkdir,
-  mkdtemp,
-  open,
-  readdir,
-  readFile,
-  readlink,
-  realpath,
-  rm,
-  unlink,
-} from "node:fs/promises";
+import { closeSync, openSync, writeSync } from "node:fs";
+import { chmod, chown, lstat, mkdir, mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { digestOfBytes } from "../../core/records/canonical.js";
-import { fail, ok, type Problem, type Result, WarrantError } from "../../core/result.js";
-import { isEnvironmentName } from "../../core/sandbox/sandbox-port.js";
-import { normaliseRelativePath } from "../../core/taskpack/relative-path.js";
+import { WarrantError } from "../../core/result.js";
+import { type EnvironmentMode, isEnvironmentName } from "../../core/sandbox/sandbox-port.js";
+import { type PinnedBaseline, type RunAs, treeDigests } from "./baseline-pin.js";
+import { hostCommand } from "./host-command.js";
+import { fstatBig } from "./host-fs.js";
+import { removePath } from "./tree-walk.js";
 
-/** The uid/gid that sandboxed commands run as when the host runs as root. */
-export interface RunAs {
-  readonly uid: number;
-  readonly gid: number;
-}
+export type { RunAs } from "./baseline-pin.js";
 
 export interface EnvironmentDir {
   readonly id: string;
   /** The private directory holding everything of this environment (mode 0700). */
   readonly base: string;
-  /** The workspace copy: the only path a contained command may write. */
+  /** The workspace's path as commands see it (in copy mode also its host copy). */
   readonly workspace: string;
   /** An empty directory a backend may use to assemble the command's root. */
   readonly stage: string;
+  readonly mode: EnvironmentMode;
+  /** The writable layer on the host: `upper` in overlay mode, `workspace` in copy mode. */
+  readonly upper: string;
+  /** Overlay mode: the pinned baseline's tree, the read-only lower layer. */
+  readonly lower: string | undefined;
+  /** Copy mode: the ctime (ns) the copy was complete at; nothing older has changed since. */
+  readonly copiedUntilNs: bigint | undefined;
 }
 
 const ENV_DIR_PREFIX = "warrant-env-";
@@ -57,14 +51,26 @@ export function namedEnvironmentBase(tempRoot: string, name: string): string {
   return path.join(tempRoot, `${ENV_DIR_PREFIX}${checkedName(name)}`);
 }
 
+/** An overlayfs work directory for the `slot`-th command running at once in the environment. */
+export async function workDir(dir: EnvironmentDir, slot: number, runAs: RunAs | undefined) {
+  const p = path.join(dir.base, `work-${slot}`);
+  try {
+    await mkdir(p, { mode: 0o700 });
+    if (runAs !== undefined) await chown(p, runAs.uid, runAs.gid);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+  }
+  return p;
+}
+
 /**
- * Create the private directory and copy the baseline into it (symlinks copied as links). With a
- * name the directory is `warrant-env-<name>`, replacing whatever a dead attempt left there; a
- * directory appearing at that path between the removal and the creation is refused (EEXIST), never
- * adopted.
+ * Make the private directory over `pin` in `mode`. With a name the directory is
+ * `warrant-env-<name>`, replacing whatever a dead attempt left there; a directory appearing at
+ * that path between the removal and the creation is refused (EEXIST), never adopted.
  */
 export async function createEnvironmentDir(
-  baselineDir: string,
+  pin: PinnedBaseline,
+  mode: EnvironmentMode,
   runAs: RunAs | undefined,
   tempRoot: string = tmpdir(),
   name?: string,
@@ -74,24 +80,79 @@ export async function createEnvironmentDir(
   if (name === undefined) base = await mkdtemp(path.join(tempRoot, ENV_DIR_PREFIX));
   else {
     base = namedEnvironmentBase(tempRoot, name);
-    if (!(await removeTree(base))) {
+    if (!(await removePath(base))) {
       throw new WarrantError("sandbox/leftover", `cannot remove the leftover ${base}`);
     }
     await mkdir(base, { mode: 0o700 });
-    await chmod(base, 0o700);
   }
+  await chmod(base, 0o700);
   const workspace = path.join(base, "workspace");
   const stage = path.join(base, "stage");
+  const upper = mode === "overlay" ? path.join(base, "upper") : workspace;
+  let copiedUntilNs: bigint | undefined;
   try {
-    await cp(baselineDir, workspace, { recursive: true, verbatimSymlinks: true, force: true });
-    await mkdir(workspace, { recursive: true });
+    const own = async (p: string) => {
+      if (runAs !== undefined) await chown(p, runAs.uid, runAs.gid);
+    };
+    await own(base);
+    if (mode === "overlay") {
+      await mkdir(workspace, { mode: 0o755 });
+      await mkdir(upper);
+      // The merged root takes the upper root's mode: the baseline's.
+      await chmod(upper, pin.root.mode);
+      await own(workspace);
+      await own(upper);
+    } else {
+      // As root -a keeps the pin's owner (the commands' uid); otherwise the files are ours anyway.
+      await hostCommand("sandbox/copy-failed", [
+        "cp",
+        "-a",
+        "-T",
+        "--reflink=auto",
+        "--",
+        pin.tree,
+        workspace,
+      ]);
+      copiedUntilNs = await settledClock(base);
+    }
     await mkdir(stage);
-    if (runAs !== undefined) await chownTree(base, runAs);
+    await own(stage);
   } catch (e) {
-    await removeTree(base);
+    await removePath(base);
     throw e;
   }
-  return { id, base, workspace, stage };
+  return {
+    id,
+    base,
+    workspace,
+    stage,
+    mode,
+    upper,
+    lower: mode === "overlay" ? pin.tree : undefined,
+    copiedUntilNs,
+  };
+}
+
+/**
+ * The file system's clock once the copy is complete: a probe file's ctime after the copy, then
+ * waited past (the clock may be as coarse as a tick), so any later change carries a later ctime.
+ */
+async function settledClock(base: string): Promise<bigint> {
+  const probe = path.join(base, "clock");
+  const stamp = () => {
+    const fd = openSync(probe, "w", 0o600);
+    try {
+      writeSync(fd, "x");
+      return fstatBig(fd).ctimeNs;
+    } finally {
+      closeSync(fd);
+    }
+  };
+  const done = stamp();
+  for (let i = 0; i < 1000 && stamp() <= done; i += 1) {
+    await new Promise((r) => setTimeout(r, 1));
+  }
+  return done;
 }
 
 /** Remove the named environment's directory if a dead process left one; true once none is there. */
@@ -99,205 +160,22 @@ export async function discardNamedEnvironmentDir(
   tempRoot: string,
   name: string,
 ): Promise<{ confirmed: boolean }> {
-  return { confirmed: await removeTree(namedEnvironmentBase(tempRoot, name)) };
-}
-
-async function chownTree(dir: string, runAs: RunAs): Promise<void> {
-  await lchown(dir, runAs.uid, runAs.gid);
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
-    const p = path.join(dir, entry.name);
-    if (entry.isDirectory()) await chownTree(p, runAs);
-    else await lchown(p, runAs.uid, runAs.gid);
-  }
-}
-
-function outsidePolicy(relPath: string, message: string, reason: string): Problem {
-  return {
-    code: "workbench/patch-outside-policy",
-    path: "",
-    message: `${relPath}: ${message}`,
-    detail: { reason },
-  };
-}
-
-function inside(realRoot: string, p: string): boolean {
-  return p === realRoot || p.startsWith(`${realRoot}${path.sep}`);
-}
-
-/**
- * The host path a workspace-relative path may be written or read at: its existing part resolved
- * through symlinks must stay inside the workspace. A final symlink is followed only when its real
- * target is inside; a dangling one is refused (writing would create its target elsewhere).
- */
-export async function confinedPath(workspace: string, relPath: string): Promise<Result<string>> {
-  const norm = normaliseRelativePath(relPath);
-  if (!norm.ok) {
-    const e = norm.errors[0] as Problem;
-    return fail([outsidePolicy(relPath, e.message, String(e.detail?.reason))]);
-  }
-  const realRoot = await realpath(workspace);
-  const parts = norm.value.split("/");
-  let current = realRoot;
-  for (const [i, part] of parts.entries()) {
-    const next = path.join(current, part);
-    let st: Awaited<ReturnType<typeof lstat>>;
-    try {
-      st = await lstat(next);
-    } catch {
-      // The rest does not exist yet: it will be created inside `current`.
-      return ok(path.join(current, ...parts.slice(i)));
-    }
-    if (st.isSymbolicLink()) {
-      let real: string;
-      try {
-        real = await realpath(next);
-      } catch {
-        return fail([outsidePolicy(relPath, "a dangling symlink is on the path", "symlink")]);
-      }
-      if (!inside(realRoot, real)) {
-        return fail([
-          outsidePolicy(relPath, "a symlink on the path leaves the workspace", "symlink-escape"),
-        ]);
-      }
-      current = real;
-    } else {
-      current = next;
-    }
-  }
-  return ok(current);
-}
-
-export async function writeConfined(
-  dir: EnvironmentDir,
-  runAs: RunAs | undefined,
-  relPath: string,
-  bytes: Uint8Array,
-): Promise<Result<{ readonly path: string }>> {
-  const target = await confinedPath(dir.workspace, relPath);
-  if (!target.ok) return target;
-  const parent = path.dirname(target.value);
-  try {
-    const firstCreated = await mkdir(parent, { recursive: true });
-    // O_NOFOLLOW: a symlink planted between the check and the write is refused, not followed.
-    const fh = await open(
-      target.value,
-      constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW,
-      0o644,
-    );
-    try {
-      await fh.writeFile(bytes);
-      if (runAs !== undefined) await fh.chown(runAs.uid, runAs.gid);
-    } finally {
-      await fh.close();
-    }
-    if (runAs !== undefined && firstCreated !== undefined) {
-      for (let d = parent; d.length >= firstCreated.length; d = path.dirname(d)) {
-        await lchown(d, runAs.uid, runAs.gid);
-      }
-    }
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    return fail([
-      {
-        code: code === "ELOOP" ? "workbench/patch-outside-policy" : "sandbox/write-failed",
-        path: "",
-        message: `${relPath}: ${(e as Error).message}`,
-      },
-    ]);
-  }
-  const norm = normaliseRelativePath(relPath);
-  return ok({ path: norm.ok ? norm.value : relPath });
-}
-
-export async function readConfined(
-  dir: EnvironmentDir,
-  relPath: string,
-): Promise<Result<Uint8Array>> {
-  const target = await confinedPath(dir.workspace, relPath);
-  if (!target.ok) return target;
-  try {
-    const fh = await open(target.value, constants.O_RDONLY | constants.O_NOFOLLOW);
-    try {
-      return ok(new Uint8Array(await fh.readFile()));
-    } finally {
-      await fh.close();
-    }
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    return fail([
-      {
-        code: code === "ENOENT" ? "sandbox/not-found" : "sandbox/read-failed",
-        path: "",
-        message: `${relPath}: ${code === "ENOENT" ? "no such file" : (e as Error).message}`,
-      },
-    ]);
-  }
-}
-
-export async function removeConfined(
-  dir: EnvironmentDir,
-  relPath: string,
-): Promise<Result<{ readonly path: string }>> {
-  const target = await confinedPath(dir.workspace, relPath);
-  if (!target.ok) return target;
-  try {
-    await unlink(target.value);
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    return fail([
-      {
-        code: code === "ENOENT" ? "sandbox/not-found" : "sandbox/remove-failed",
-        path: "",
-        message: `${relPath}: ${(e as Error).message}`,
-      },
-    ]);
-  }
-  return ok({ path: path.relative(dir.workspace, target.value).split(path.sep).join("/") });
-}
-
-/** Digest of every entry under the workspace (see Environment.snapshot). */
-export async function snapshotTree(workspace: string): Promise<Map<string, string>> {
-  const out = new Map<string, string>();
-  const walk = async (dir: string, rel: string): Promise<void> => {
-    const entries = await readdir(dir, { withFileTypes: true });
-    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    for (const entry of entries) {
-      const p = path.join(dir, entry.name);
-      const r = rel === "" ? entry.name : `${rel}/${entry.name}`;
-      if (entry.isDirectory()) await walk(p, r);
-      else if (entry.isSymbolicLink()) {
-        out.set(r, `symlink:${digestOfBytes(new TextEncoder().encode(await readlink(p)))}`);
-      } else if (entry.isFile()) out.set(r, digestOfBytes(new Uint8Array(await readFile(p))));
-      else out.set(r, "special:");
-    }
-  };
-  await walk(workspace, "");
-  return out;
+  return { confirmed: await removePath(namedEnvironmentBase(tempRoot, name)) };
 }
 
 /** Remove the environment's directory; confirmed only when it no longer exists. */
-export async function removeEnvironmentDir(dir: EnvironmentDir): Promise<{ confirmed: boolean }> {
-  return { confirmed: await removeTree(dir.base) };
-}
-
-/** Remove a directory tree (a symlink itself, never its target); true once nothing is at `base`. */
-async function removeTree(base: string): Promise<boolean> {
-  try {
-    await rm(base, { recursive: true, force: true, maxRetries: 2 });
-  } catch {
-    // A command may have left directories without write permission: restore and retry.
-    await restoreWritable(base).catch(() => undefined);
-    await rm(base, { recursive: true, force: true }).catch(() => undefined);
-  }
-  return lstat(base).then(
+export async function removeEnvironmentDir(dir: {
+  readonly base: string;
+}): Promise<{ confirmed: boolean }> {
+  const gone = await removePath(dir.base);
+  const absent = await lstat(dir.base).then(
     () => false,
     (e: NodeJS.ErrnoException) => e.code === "ENOENT",
   );
+  return { confirmed: gone && absent };
 }
 
-async function restoreWritable(dir: string): Promise<void> {
-  await chmod(dir, 0o700);
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
-    if (entry.isDirectory()) await restoreWritable(path.join(dir, entry.name));
-  }
+/** Digest of every entry under a host folder (see Environment.snapshot), by relative path. */
+export async function snapshotTree(dir: string): Promise<Map<string, string>> {
+  return new Map(await treeDigests(dir));
 }

@@ -1,25 +1,45 @@
-// The Environment every backend hands out: its directory, confined file access, and the
-// bookkeeping that lets destroy() kill whatever still runs before removing the directory.
-
+// What every backend shares: the mode environments get here (overlay, proven once by a probe, or a
+// reflinked copy), the pinned baselines (one copy per folder for as long as a loop or an
+// environment holds it), the Environment handed out — its layered host view, change detection,
+// and the bookkeeping that lets destroy() kill whatever still runs before removing the directory.
 import { tmpdir } from "node:os";
-import { WarrantError } from "../../core/result.js";
+import path from "node:path";
+import { fail, ok, WarrantError } from "../../core/result.js";
 import type {
+  Baseline,
   Environment,
+  EnvironmentMode,
+  EnvironmentOptions,
   ExecOptions,
   ExecResult,
+  Sandbox,
   SandboxBackend,
 } from "../../core/sandbox/sandbox-port.js";
+import {
+  BASE_DIR_PREFIX,
+  type HashHook,
+  type PinnedBaseline,
+  pinBaseline,
+  type RunAs,
+} from "./baseline-pin.js";
 import {
   createEnvironmentDir,
   discardNamedEnvironmentDir,
   type EnvironmentDir,
-  type RunAs,
-  readConfined,
-  removeConfined,
   removeEnvironmentDir,
-  snapshotTree,
-  writeConfined,
+  workDir,
 } from "./environment-dir.js";
+import { copyChanges, overlayChanges } from "./layered-changes.js";
+import { createLayeredView, DEFAULT_READ_LIMIT } from "./layered-view.js";
+import { type NamespaceCommand, overlayOptions, probeOverlay } from "./overlay-mount.js";
+import { sweepDeadPins } from "./pin-owner.js";
+
+export interface SandboxHooks {
+  /** Told of every file hashed (tests count hashing with it). */
+  readonly onHash?: HashHook;
+  /** Runs between a host-side check of a workspace path and the open that follows it. */
+  readonly beforeOpen?: (relPath: string) => void | Promise<void>;
+}
 
 export interface BackendOptions {
   readonly bwrapPath?: string;
@@ -33,8 +53,14 @@ export interface BackendOptions {
    * files; otherwise the host's own user. `null` keeps the host's user even as root.
    */
   readonly runAs?: RunAs | null;
-  /** Where environment directories are made (default: the OS temp directory). */
+  /** Where environment and baseline directories are made (default: the OS temp directory). */
   readonly tempRoot?: string;
+  /**
+   * `overlay` or `copy` forces a mode (`overlay` throws `sandbox/overlay-unavailable` where the
+   * probe fails); `auto` (default) uses overlay where its probe passes.
+   */
+  readonly layers?: "auto" | EnvironmentMode;
+  readonly hooks?: SandboxHooks;
 }
 
 const NOBODY: RunAs = { uid: 65534, gid: 65534 };
@@ -45,29 +71,196 @@ export function hostRunAs(options: BackendOptions): RunAs | undefined {
   return process.getuid?.() === 0 ? NOBODY : undefined;
 }
 
-type Exec = (argv: readonly string[], opts: ExecOptions) => Promise<ExecResult>;
+/** The ids a command runs as: the commands' uid/gid, or the host's own. */
+export function commandIds(runAs: RunAs | undefined): RunAs {
+  return runAs ?? { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
+}
 
-export async function managedEnvironment(
+/**
+ * Run one command for an environment; `mount` is the overlay's mount options (overlay mode) — the
+ * backend mounts it at the workspace path inside the command's namespaces.
+ */
+export type ExecLine = (
+  argv: readonly string[],
+  opts: ExecOptions,
+  mount: string | undefined,
+) => Promise<ExecResult>;
+
+interface Share {
+  readonly key: string;
+  readonly pin: Promise<PinnedBaseline>;
+  refs: number;
+}
+
+/** What a backend's Sandbox shares with every other: all but how a command is started. */
+export interface EnvironmentHost extends Omit<Sandbox, "backend" | "createEnvironment"> {
+  /** A fresh environment; `prepare` readies its directory and returns how it runs a command. */
+  createEnvironment(
+    baseline: string | Baseline,
+    opts: EnvironmentOptions,
+    prepare: (dir: EnvironmentDir) => ExecLine | Promise<ExecLine>,
+  ): Promise<Environment>;
+}
+
+export function environmentHost(backend: SandboxBackend, options: BackendOptions): EnvironmentHost {
+  const runAs = hostRunAs(options);
+  const tempRoot = options.tempRoot ?? tmpdir();
+  const ns: NamespaceCommand = {
+    unsharePath: options.unsharePath ?? "unshare",
+    setprivPath: options.setprivPath ?? "setpriv",
+    runAs,
+  };
+  let mode: Promise<EnvironmentMode> | undefined;
+  const environmentMode = () => {
+    mode ??= (async (): Promise<EnvironmentMode> => {
+      if (options.layers === "copy") return "copy";
+      const why = await probeOverlay(tempRoot, ns);
+      if (why === undefined) return "overlay";
+      if (options.layers === "overlay") {
+        throw new WarrantError("sandbox/overlay-unavailable", `no overlay here: ${why}`);
+      }
+      return "copy";
+    })();
+    return mode;
+  };
+
+  const shares = new Map<string, Share>();
+  // Before this sandbox's first pin: the pins of processes that died holding theirs go.
+  let swept: Promise<unknown> | undefined;
+  const sweepOnce = () => {
+    swept ??= sweepDeadPins(tempRoot, BASE_DIR_PREFIX).catch(() => 0);
+    return swept;
+  };
+  const handles = new WeakMap<Baseline, Share>();
+  const acquire = (dir: string): Share => {
+    const key = path.resolve(dir);
+    let share = shares.get(key);
+    if (share === undefined) {
+      share = {
+        key,
+        pin: sweepOnce().then(() =>
+          pinBaseline(key, { tempRoot, runAs, onHash: options.hooks?.onHash }),
+        ),
+        refs: 0,
+      };
+      shares.set(key, share);
+      // A pin that fails is not kept for the next caller.
+      share.pin.catch(() => {
+        if (shares.get(key) === share) shares.delete(key);
+      });
+    }
+    share.refs += 1;
+    return share;
+  };
+  const release = async (share: Share) => {
+    share.refs -= 1;
+    if (share.refs > 0) return;
+    if (shares.get(share.key) === share) shares.delete(share.key);
+    const pin = await share.pin.catch(() => undefined);
+    await pin?.remove();
+  };
+
+  return {
+    environmentMode,
+    discardEnvironment: (name: string) => discardNamedEnvironmentDir(tempRoot, name),
+    async openBaseline(dir: string): Promise<Baseline> {
+      const share = acquire(dir);
+      let pin: PinnedBaseline;
+      try {
+        pin = await share.pin;
+      } catch (e) {
+        await release(share);
+        throw e;
+      }
+      let released = false;
+      const handle: Baseline = {
+        source: pin.source,
+        files: pin.files,
+        bytes: pin.bytes,
+        digests: () => pin.digests(),
+        async release() {
+          if (released) return;
+          released = true;
+          handles.delete(handle);
+          await release(share);
+        },
+      };
+      handles.set(handle, share);
+      return handle;
+    },
+    async createEnvironment(baseline, opts, prepare) {
+      let share: Share;
+      if (typeof baseline === "string") share = acquire(baseline);
+      else {
+        const held = handles.get(baseline);
+        if (held === undefined || shares.get(held.key) !== held) {
+          throw new WarrantError("sandbox/baseline-released", "that baseline is not held here");
+        }
+        share = held;
+        share.refs += 1;
+      }
+      try {
+        const pin = await share.pin;
+        const dir = await createEnvironmentDir(
+          pin,
+          await environmentMode(),
+          runAs,
+          tempRoot,
+          opts.name,
+        );
+        let run: ExecLine;
+        try {
+          run = await prepare(dir);
+        } catch (e) {
+          await removeEnvironmentDir(dir);
+          throw e;
+        }
+        return managedEnvironment(backend, dir, pin, run, runAs, options.hooks, () =>
+          release(share),
+        );
+      } catch (e) {
+        await release(share);
+        throw e;
+      }
+    },
+  };
+}
+
+function managedEnvironment(
   backend: SandboxBackend,
-  baselineDir: string,
+  dir: EnvironmentDir,
+  pin: PinnedBaseline,
+  run: ExecLine,
   runAs: RunAs | undefined,
-  options: BackendOptions,
-  name: string | undefined,
-  makeExec: (dir: EnvironmentDir) => Exec | Promise<Exec>,
-): Promise<Environment> {
-  const dir = await createEnvironmentDir(baselineDir, runAs, options.tempRoot, name);
-  let run: Exec;
-  try {
-    run = await makeExec(dir);
-  } catch (e) {
-    await removeEnvironmentDir(dir);
-    throw e;
-  }
+  hooks: SandboxHooks | undefined,
+  releasePin: () => Promise<void>,
+): Environment {
   const running = new Set<{ controller: AbortController; done: Promise<unknown> }>();
+  // Each command running at once gets its own overlayfs work directory.
+  const slots = new Set<number>();
   let destroyed = false;
+  let pinReleased = false;
+  const view = createLayeredView({
+    workspace: dir.workspace,
+    upper: dir.upper,
+    baseline: pin,
+    overlay: dir.mode === "overlay",
+    runAs,
+    hooks,
+  });
+  const changes = () =>
+    dir.mode === "overlay"
+      ? overlayChanges({ upper: dir.upper, baseline: pin, onHash: hooks?.onHash })
+      : copyChanges({
+          upper: dir.upper,
+          baseline: pin,
+          onHash: hooks?.onHash,
+          ...(dir.copiedUntilNs === undefined ? {} : { copiedUntilNs: dir.copiedUntilNs }),
+        });
   return {
     id: dir.id,
     backend,
+    mode: dir.mode,
     root: dir.workspace,
     async exec(argv, opts) {
       if (destroyed)
@@ -78,33 +271,66 @@ export async function managedEnvironment(
       const forward = () => controller.abort();
       if (outer?.aborted === true) controller.abort();
       else outer?.addEventListener("abort", forward, { once: true });
-      const done = run(argv, { ...opts, signal: controller.signal });
+      let slot = 0;
+      while (slots.has(slot)) slot += 1;
+      slots.add(slot);
+      const done = (async () => {
+        let mount: string | undefined;
+        if (dir.mode === "overlay") {
+          const work = await workDir(dir, slot, runAs);
+          mount = overlayOptions(dir.lower as string, dir.upper, work);
+          if (mount === undefined)
+            throw new WarrantError("sandbox/overlay-unavailable", `cannot mount over ${dir.base}`);
+        }
+        return run(argv, { ...opts, signal: controller.signal }, mount);
+      })();
       const entry = { controller, done };
       running.add(entry);
       try {
         return await done;
       } finally {
         running.delete(entry);
+        slots.delete(slot);
         outer?.removeEventListener("abort", forward);
       }
     },
-    writeFile: (relPath, bytes) => writeConfined(dir, runAs, relPath, bytes),
-    readFile: (relPath) => readConfined(dir, relPath),
-    removeFile: (relPath) => removeConfined(dir, relPath),
-    snapshot: () => snapshotTree(dir.workspace),
+    writeFile: (relPath, bytes) => view.write(relPath, bytes),
+    async readFile(relPath, opts) {
+      const max = opts?.maxBytes ?? DEFAULT_READ_LIMIT;
+      const r = await view.read(relPath, max);
+      if (!r.ok) return r;
+      if (r.value.truncated) {
+        return fail([
+          {
+            code: "sandbox/too-large",
+            path: "",
+            message: `${relPath}: larger than ${max} bytes`,
+            detail: { maxBytes: max },
+          },
+        ]);
+      }
+      return ok(r.value.bytes);
+    },
+    readPart: (relPath, maxBytes) => view.read(relPath, maxBytes),
+    removeFile: (relPath) => view.remove(relPath),
+    changes,
+    async snapshot() {
+      const out = new Map(await pin.digests());
+      const c = await changes();
+      for (const d of c.deleted) out.delete(d.path);
+      for (const d of [...c.added, ...c.modified]) out.set(d.path, d.digest);
+      return out;
+    },
     async destroy() {
       destroyed = true;
       for (const r of running) r.controller.abort();
       await Promise.allSettled([...running].map((r) => r.done));
-      return removeEnvironmentDir(dir);
+      const removed = await removeEnvironmentDir(dir);
+      if (!pinReleased) {
+        pinReleased = true;
+        await releasePin();
+      }
+      return removed;
     },
   };
-}
-
-/** Sandbox.discardEnvironment for a backend made with `options`. */
-export function discardEnvironment(
-  options: BackendOptions,
-  name: string,
-): Promise<{ readonly confirmed: boolean }> {
-  return discardNamedEnvironmentDir(options.tempRoot ?? tmpdir(), name);
 }

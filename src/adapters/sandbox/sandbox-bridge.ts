@@ -1,23 +1,35 @@
-// The runtime's SandboxPort over a contained sandbox (src/core/sandbox's Sandbox port): environments
-// for runs (named, so a dead process's leftover is found again), the baseline's snapshot, and
-// removal of an environment left behind by a dead process.
+// The runtime's SandboxPort over a contained sandbox (src/core/sandbox's Sandbox port): environments for
+// runs (named, so a dead process's leftover is found again) over a baseline pinned once per drive,
+// the baseline's snapshot, and removal of an environment left behind by a dead process.
 import path from "node:path";
-import type { Sandbox } from "../../core/sandbox/sandbox-port.js";
+import type { Baseline, Sandbox } from "../../core/sandbox/sandbox-port.js";
 import type { RunEnvironment, SandboxPort } from "../../runtime/ports.js";
 import { removeEnvironmentDir, snapshotTree } from "./environment-dir.js";
 
 const ENV_DIR_PREFIX = "warrant-env-";
 
 export function sandboxPort(sandbox: Sandbox | undefined): SandboxPort {
+  // The baseline each folder is pinned as, once for every run of this drive (its loop).
+  const pins = new Map<string, Promise<Baseline>>();
+  const pinned = (dir: string, s: Sandbox) => {
+    let pin = pins.get(dir);
+    if (pin === undefined) {
+      pin = s.openBaseline(dir);
+      pins.set(dir, pin);
+      pin.catch(() => pins.delete(dir));
+    }
+    return pin;
+  };
   return {
     backend: sandbox?.backend,
     async create(baselineDir: string, ref: string, name: string): Promise<RunEnvironment> {
       if (sandbox === undefined)
         throw new Error("no sandbox backend: runs are refused before this");
-      const env = await sandbox.createEnvironment(baselineDir, { name });
+      const env = await sandbox.createEnvironment(await pinned(baselineDir, sandbox), { name });
       return {
         ref,
         dir: env.root,
+        mode: env.mode,
         exec: (argv, opts) => env.exec(argv, opts),
         async readFile(p) {
           const r = await env.readFile(p);
@@ -27,7 +39,9 @@ export function sandboxPort(sandbox: Sandbox | undefined): SandboxPort {
           const r = await env.writeFile(p, bytes);
           return r.ok ? undefined : r.errors[0];
         },
+        read: (p, maxBytes) => env.readPart(p, maxBytes),
         snapshot: () => env.snapshot(),
+        changes: () => env.changes(),
         destroy: async () => (await env.destroy()).confirmed,
       };
     },
@@ -35,7 +49,7 @@ export function sandboxPort(sandbox: Sandbox | undefined): SandboxPort {
       const base = path.dirname(dir);
       // Only ever a directory this host made for an environment.
       if (!path.basename(base).startsWith(ENV_DIR_PREFIX)) return false;
-      return (await removeEnvironmentDir({ id: "", base, workspace: dir, stage: "" })).confirmed;
+      return (await removeEnvironmentDir({ base })).confirmed;
     },
     async discard(name: string): Promise<boolean> {
       // The backend only ever removes `warrant-env-<name>` under its own temp root.
@@ -43,5 +57,10 @@ export function sandboxPort(sandbox: Sandbox | undefined): SandboxPort {
       return (await sandbox.discardEnvironment(name)).confirmed;
     },
     snapshotDir: (dir: string) => snapshotTree(dir),
+    async close() {
+      const held = [...pins.values()];
+      pins.clear();
+      await Promise.all(held.map((p) => p.then((b) => b.release()).catch(() => undefined)));
+    },
   };
 }

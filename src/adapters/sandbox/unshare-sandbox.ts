@@ -4,12 +4,14 @@
 // skeleton made on the host (mountpoints, merged-/usr links, device placeholders), then inside the
 // namespaces: the stage bound onto itself, the system directories bound read-only, single device
 // nodes bound into /dev, a new /proc, a private /tmp, the workspace bound read-write at its host
-// path, and the stage remounted read-only. The command is chrooted into it with every capability
+// path (in overlay mode: the environment's overlay mounted there), and the stage remounted
+// read-only. The command is chrooted into it with every capability
 // dropped (bounding set included, no_new_privs), so it cannot undo the read-only mounts.
 import { existsSync } from "node:fs";
 import { lchown, mkdir, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type {
+  Baseline,
   EnvironmentOptions,
   ExecOptions,
   ExecResult,
@@ -18,19 +20,15 @@ import type {
 import { DEFAULT_MAX_PROCESSES } from "./bwrap-sandbox.js";
 import { runLimited, SANDBOX_PATH, scrubbedEnv } from "./contained-exec.js";
 import type { EnvironmentDir, RunAs } from "./environment-dir.js";
-import {
-  type BackendOptions,
-  discardEnvironment,
-  hostRunAs,
-  managedEnvironment,
-} from "./managed-environment.js";
+import { type BackendOptions, environmentHost, hostRunAs } from "./managed-environment.js";
 import { DEVICE_NODES, type LayoutEntry, readOnlyLayout } from "./root-layout.js";
 
-// Arguments: workspace, stage, nproc, count of read-only directories, the directories, then the
-// command line to exec in the new root (`env -i` with the command's variables, a cd, the argv). Runs as root of the new user namespace and pid 1 of the new pid namespace; mount
-// propagation is already private (unshare's default).
+// Arguments: workspace, stage, nproc, the overlay's mount options (`-` in copy mode), count of
+// read-only directories, the directories, then the command line to exec in the new root (`env -i`
+// with the command's variables, a cd, the argv). Runs as root of the new user namespace and pid 1
+// of the new pid namespace; mount propagation is already private (unshare's default).
 const SETUP_SCRIPT = `set -eu
-W=$1; S=$2; N=$3; K=$4; shift 4
+W=$1; S=$2; N=$3; O=$4; K=$5; shift 5
 mount --bind "$S" "$S"
 if command -v ip >/dev/null; then ip link set lo up 2>/dev/null || true; fi
 i=0
@@ -40,7 +38,7 @@ mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs "$S/dev/shm"
 mount -t proc -o nosuid,nodev,noexec proc "$S/proc"
 mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs "$S/tmp"
 mkdir -p "$S$W"
-mount --bind "$W" "$S$W"
+if [ "$O" = - ]; then mount --bind "$W" "$S$W"; else mount -t overlay overlay -o "$O" "$S$W"; fi
 mount -o remount,bind,ro "$S"
 exec chroot "$S" setpriv --no-new-privs --inh-caps=-all --ambient-caps=-all --bounding-set=-all -- prlimit --nproc="$N:$N" -- "$@"
 `;
@@ -80,69 +78,70 @@ export function createUnshareSandbox(options: BackendOptions = {}): Sandbox {
   const runAs = hostRunAs(options);
   const layout = readOnlyLayout(options.readOnlyPaths);
   const roDirs = layout.filter((e) => e.kind === "ro-dir").map((e) => e.path);
+  const host = environmentHost("unshare", options);
   return {
     backend: "unshare",
-    discardEnvironment: (name: string) => discardEnvironment(options, name),
-    async createEnvironment(baselineDir: string, opts: EnvironmentOptions = {}) {
+    discardEnvironment: host.discardEnvironment,
+    environmentMode: host.environmentMode,
+    openBaseline: host.openBaseline,
+    async createEnvironment(baseline: string | Baseline, opts: EnvironmentOptions = {}) {
       const defaultNproc = opts.maxProcesses ?? DEFAULT_MAX_PROCESSES;
-      return managedEnvironment(
-        "unshare",
-        baselineDir,
-        runAs,
-        options,
-        opts.name,
-        async (dir: EnvironmentDir) => {
-          await buildSkeleton(dir.stage, layout, runAs);
-          return (argv: readonly string[], exec: ExecOptions): Promise<ExecResult> => {
-            const env = scrubbedEnv(dir.workspace, exec.env);
-            const line: string[] = [];
-            if (runAs !== undefined) {
-              line.push(
-                options.setprivPath ?? "setpriv",
-                "--reuid",
-                String(runAs.uid),
-                "--regid",
-                String(runAs.gid),
-                "--clear-groups",
-                "--",
-              );
-            }
-            const nproc = String(exec.maxProcesses ?? defaultNproc);
+      return host.createEnvironment(baseline, opts, async (dir: EnvironmentDir) => {
+        await buildSkeleton(dir.stage, layout, runAs);
+        return (
+          argv: readonly string[],
+          exec: ExecOptions,
+          mount?: string,
+        ): Promise<ExecResult> => {
+          const env = scrubbedEnv(dir.workspace, exec.env);
+          const line: string[] = [];
+          if (runAs !== undefined) {
             line.push(
-              unshare,
-              "--user",
-              "--map-root-user",
-              "--mount",
-              "--net",
-              "--pid",
-              "--ipc",
-              "--uts",
-              "--fork",
-              "--kill-child=SIGKILL",
+              options.setprivPath ?? "setpriv",
+              "--reuid",
+              String(runAs.uid),
+              "--regid",
+              String(runAs.gid),
+              "--clear-groups",
               "--",
-              "/bin/sh",
-              "-c",
-              SETUP_SCRIPT,
-              "warrant-sandbox",
-              dir.workspace,
-              dir.stage,
-              nproc,
-              String(roDirs.length),
-              ...roDirs,
-              "/usr/bin/env",
-              "-i",
-              ...Object.entries(env).map(([k, v]) => `${k}=${v}`),
-              "/bin/sh",
-              "-c",
-              'cd "$0" && exec "$@"',
-              dir.workspace,
-              ...argv,
             );
-            // The host-side chain and the setup get only PATH; the command gets exactly `env`.
-            return runLimited(line, { PATH: SANDBOX_PATH }, exec);
-          };
-        },
-      );
+          }
+          const nproc = String(exec.maxProcesses ?? defaultNproc);
+          line.push(
+            unshare,
+            "--user",
+            "--map-root-user",
+            "--mount",
+            "--net",
+            "--pid",
+            "--ipc",
+            "--uts",
+            "--fork",
+            "--kill-child=SIGKILL",
+            "--",
+            "/bin/sh",
+            "-c",
+            SETUP_SCRIPT,
+            "warrant-sandbox",
+            dir.workspace,
+            dir.stage,
+            nproc,
+            mount ?? "-",
+            String(roDirs.length),
+            ...roDirs,
+            "/usr/bin/env",
+            "-i",
+            ...Object.entries(env).map(([k, v]) => `${k}=${v}`),
+            "/bin/sh",
+            "-c",
+            'cd "$0" && exec "$@"',
+            dir.workspace,
+            ...argv,
+          );
+          // The host-side chain and the setup get only PATH; the command gets exactly `env`.
+          return runLimited(line, { PATH: SANDBOX_PATH }, exec);
+        };
+      });
     },
   };
 }

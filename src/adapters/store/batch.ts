@@ -2,7 +2,12 @@
 // over its facts, and how facts (JCS text) and record bodies (JSON text) are written.
 
 import { chainHash, GENESIS_HASH } from "../../core/loop/chain.js";
-import type { AppendBatch, LedgerRecord, StoredFact } from "../../core/loop/ledger-store.js";
+import type {
+  AppendBatch,
+  LedgerRecord,
+  OperatorAct,
+  StoredFact,
+} from "../../core/loop/ledger-store.js";
 import { chargeKeyOf, type Fact } from "../../core/loop/types.js";
 import { canonicalJson } from "../../core/records/canonical.js";
 import { WarrantError } from "../../core/result.js";
@@ -95,7 +100,8 @@ export interface StoredRecord {
 export function toStoredRecords(records: readonly LedgerRecord[]): StoredRecord[] {
   const byRef = new Map<string, StoredRecord>();
   for (const r of records) {
-    const s: StoredRecord = { ref: r.ref, kind: r.kind, query: r.query, body: recordText(r.body) };
+    const body = r.text ?? recordText(r.body);
+    const s: StoredRecord = { ref: r.ref, kind: r.kind, query: r.query, body };
     const seen = byRef.get(s.ref);
     if (seen === undefined) byRef.set(s.ref, s);
     else if (!sameRecord(seen, s)) throw recordConflict(s.ref);
@@ -147,4 +153,18 @@ export function chargeKeyConflictMessage(query: string, key?: string): string {
   return key === undefined
     ? `loop ${query} already has a fact with one of these charge keys`
     : `loop ${query} already has a fact with charge key "${key}"`;
+}
+
+/** An operator act as the SQL stores read it (`text` NULL when the act has none). */
+export interface ActRow {
+  readonly query: string;
+  readonly kind: OperatorAct["kind"];
+  readonly target: string;
+  readonly text: string | null;
+  readonly operator: string;
+  readonly at: string;
+}
+
+export function actOfRow({ text, ...rest }: ActRow): OperatorAct {
+  return text === null ? rest : { ...rest, text };
 }

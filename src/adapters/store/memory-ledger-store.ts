@@ -11,6 +11,8 @@ import type {
   LedgerStore,
   LoopSummary,
   OperatorAct,
+  PostedAct,
+  RawLoop,
   StoredFact,
   WorkerInfo,
   WorkerRegistration,
@@ -27,6 +29,7 @@ import {
   type StoredRecord,
   sameRecord,
   sequenceConflictMessage,
+  storedText,
   toStoredRecords,
 } from "./batch.js";
 import { assertToken, decideLease, type HeldLease, heldBy, leaseLost } from "./lease-rules.js";
@@ -105,8 +108,26 @@ export class MemoryLedgerStore implements LedgerStore {
       .sort((a, b) => compareBytes(a.query, b.query));
   }
 
-  async postOperatorAct(act: OperatorAct): Promise<void> {
+  async readRawLoop(query: string): Promise<RawLoop> {
+    return {
+      facts: (this.#facts.get(query) ?? []).map((s) => ({
+        sequence: s.fact.sequence,
+        chargeKey: s.chargeKey,
+        kind: s.fact.step.kind,
+        text: storedText(s.fact),
+        hash: s.hash,
+      })),
+      records: [...this.#records.values()]
+        .filter((r) => r.query === query)
+        .map((r) => ({ ref: r.ref, kind: r.kind, query: r.query, text: r.body })),
+    };
+  }
+
+  async postOperatorAct(act: OperatorAct): Promise<PostedAct> {
+    const counting = this.#acts.find((a) => a.query === act.query && a.target === act.target);
+    if (counting !== undefined) return { posted: false, counting: { ...counting } };
     this.#acts.push({ ...act });
+    return { posted: true };
   }
 
   async readOperatorActs(query: string): Promise<readonly OperatorAct[]> {

@@ -15,6 +15,8 @@ import type {
   LedgerStore,
   LoopSummary,
   OperatorAct,
+  PostedAct,
+  RawLoop,
   StoredFact,
   WorkerInfo,
   WorkerRegistration,
@@ -22,6 +24,8 @@ import type {
 import type { Fact } from "../../core/loop/types.js";
 import { WarrantError } from "../../core/result.js";
 import {
+  type ActRow,
+  actOfRow,
   assertBatchShape,
   assertRecordShape,
   chainFacts,
@@ -355,36 +359,47 @@ export class PostgresLedgerStore implements LedgerStore {
     return rows.map((r) => ({ query: r.query, lastSequence: r.last }));
   }
 
-  async postOperatorAct(act: OperatorAct): Promise<void> {
-    const values = [act.query, act.kind, act.target, act.text ?? null, act.operator, act.at];
-    await this.#retry("postOperatorAct", (attempt) =>
-      // A retry posts the act only if an earlier attempt did not: the same act (every field, to
-      // the millisecond of `at`) is one act.
-      this.#pool.query(
-        attempt.afterFailure
-          ? `INSERT INTO ${this.#t.acts} (query, kind, target, text, operator, at) ` +
-              "SELECT $1::text, $2::text, $3::text, $4::text, $5::text, $6::text WHERE NOT EXISTS (" +
-              `SELECT 1 FROM ${this.#t.acts} WHERE query = $1 AND kind = $2 AND target = $3 ` +
-              "AND text IS NOT DISTINCT FROM $4 AND operator = $5 AND at = $6)"
-          : `INSERT INTO ${this.#t.acts} (query, kind, target, text, operator, at) VALUES ($1, $2, $3, $4, $5, $6)`,
-        values,
-      ),
+  async readRawLoop(query: string): Promise<RawLoop> {
+    const facts = await this.#query<RawLoop["facts"][number]>(
+      `SELECT sequence, charge_key AS "chargeKey", kind, fact AS text, hash FROM ${this.#t.facts} WHERE query = $1 ORDER BY sequence`,
+      [query],
     );
+    const records = await this.#query<RawLoop["records"][number]>(
+      `SELECT ref, kind, query, body AS text FROM ${this.#t.records} WHERE query = $1 ORDER BY position`,
+      [query],
+    );
+    return { facts: facts.rows, records: records.rows };
+  }
+
+  async postOperatorAct(act: OperatorAct): Promise<PostedAct> {
+    return this.#retry("postOperatorAct", async (attempt) => {
+      // The partial unique index on (query, target) of counting acts makes the first act win; a
+      // concurrent insert of the same target waits for the first to commit, then does nothing.
+      const inserted = await this.#pool.query(
+        `INSERT INTO ${this.#t.acts} (query, kind, target, text, operator, at) VALUES ($1, $2, $3, $4, $5, $6) ` +
+          "ON CONFLICT DO NOTHING",
+        [act.query, act.kind, act.target, act.text ?? null, act.operator, act.at],
+      );
+      if (inserted.rowCount === 1) return { posted: true };
+      const { rows } = await this.#pool.query<ActRow>(
+        `SELECT query, kind, target, text, operator, at FROM ${this.#t.acts} WHERE query = $1 AND target = $2 AND counts`,
+        [act.query, act.target],
+      );
+      const counting = actOfRow(rows[0] as ActRow);
+      // A retry whose first attempt committed (the connection was cut before the answer) finds its
+      // own act counting: the same act, every field to the millisecond of `at`, is that attempt's.
+      return attempt.afterFailure && sameAct(counting, act)
+        ? { posted: true }
+        : { posted: false, counting };
+    });
   }
 
   async readOperatorActs(query: string): Promise<readonly OperatorAct[]> {
-    const { rows } = await this.#query<{
-      query: string;
-      kind: OperatorAct["kind"];
-      target: string;
-      text: string | null;
-      operator: string;
-      at: string;
-    }>(
-      `SELECT query, kind, target, text, operator, at FROM ${this.#t.acts} WHERE query = $1 ORDER BY id`,
+    const { rows } = await this.#query<ActRow>(
+      `SELECT query, kind, target, text, operator, at FROM ${this.#t.acts} WHERE query = $1 AND counts ORDER BY id`,
       [query],
     );
-    return rows.map(({ text, ...rest }): OperatorAct => (text === null ? rest : { ...rest, text }));
+    return rows.map(actOfRow);
   }
 
   acquireLease(
@@ -549,4 +564,15 @@ function leaseOf(
 ): { readonly holder: string; readonly token: number } | undefined {
   const row = result?.rows[0] as { holder: string; token: string } | undefined;
   return row === undefined ? undefined : { holder: row.holder, token: Number(row.token) };
+}
+
+function sameAct(a: OperatorAct, b: OperatorAct): boolean {
+  return (
+    a.query === b.query &&
+    a.kind === b.kind &&
+    a.target === b.target &&
+    (a.text ?? null) === (b.text ?? null) &&
+    a.operator === b.operator &&
+    a.at === b.at
+  );
 }

@@ -74,4 +74,18 @@ CREATE TABLE warrant_workers (
 );
 `,
   },
+  {
+    version: 4,
+    summary:
+      "the first operator act for a target is the one that counts (one per query and target)",
+    sql: `
+ALTER TABLE warrant_operator_acts ADD COLUMN counts BOOLEAN NOT NULL DEFAULT TRUE;
+UPDATE warrant_operator_acts AS a SET counts = FALSE WHERE EXISTS (
+  SELECT 1 FROM warrant_operator_acts AS first
+  WHERE first.query = a.query AND first.target = a.target AND first.id < a.id
+);
+CREATE UNIQUE INDEX warrant_operator_acts_counting ON warrant_operator_acts (query, target)
+  WHERE counts;
+`,
+  },
 ];

@@ -3,7 +3,7 @@
 import { WarrantError } from "../../core/result.js";
 
 /** The schema version this code creates and migrates to. Versions 1 and 2 are frozen in test fixtures. */
-export const LATEST_SCHEMA_VERSION = 3;
+export const LATEST_SCHEMA_VERSION = 4;
 
 /** One versioned step: applied in order, each in the same transaction as the version bump. */
 export interface Migration {
@@ -29,13 +29,16 @@ export function versionUnreadable(uri: string, value: unknown): WarrantError {
   );
 }
 
-/** The steps after `from`, in order; `migrations` must be numbered 1..LATEST_SCHEMA_VERSION. */
+/**
+ * The steps after `from`, in order; `migrations` must be numbered upwards from 1 (a number may be
+ * skipped: it was never released) and end at LATEST_SCHEMA_VERSION.
+ */
 export function pendingMigrations(migrations: readonly Migration[], from: number): Migration[] {
   migrations.forEach((m, i) => {
-    if (m.version !== i + 1)
+    if (m.version <= (i === 0 ? 0 : (migrations[i - 1] as Migration).version))
       throw new WarrantError("internal/migrations", "migrations out of order");
   });
-  if (migrations.length !== LATEST_SCHEMA_VERSION) {
+  if (migrations.at(-1)?.version !== LATEST_SCHEMA_VERSION) {
     throw new WarrantError("internal/migrations", "migrations do not reach the latest version");
   }
   return migrations.filter((m) => m.version > from);

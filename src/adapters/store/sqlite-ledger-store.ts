@@ -14,6 +14,8 @@ import type {
   LedgerStore,
   LoopSummary,
   OperatorAct,
+  PostedAct,
+  RawLoop,
   StoredFact,
   WorkerInfo,
   WorkerRegistration,
@@ -21,6 +23,8 @@ import type {
 import type { Fact } from "../../core/loop/types.js";
 import { WarrantError } from "../../core/result.js";
 import {
+  type ActRow,
+  actOfRow,
   assertBatchShape,
   assertRecordShape,
   chainFacts,
@@ -76,15 +80,6 @@ interface Pending {
 type Settled =
   | { readonly ok: true; readonly outcome: AppendOutcome }
   | { readonly ok: false; readonly error: unknown };
-
-interface ActRow {
-  readonly query: string;
-  readonly kind: OperatorAct["kind"];
-  readonly target: string;
-  readonly text: string | null;
-  readonly operator: string;
-  readonly at: string;
-}
 
 /** Open (creating if absent) and migrate the SQLite file at `path`; the folder must exist. */
 export function openSqliteLedgerStore(
@@ -169,11 +164,23 @@ export class SqliteLedgerStore implements LedgerStore {
       listLoops: db.prepare(
         "SELECT query, MAX(sequence) AS last FROM warrant_facts GROUP BY query ORDER BY query",
       ),
+      // The partial unique index on (query, target) of counting acts makes the first act win.
       insertAct: db.prepare(
-        "INSERT INTO warrant_operator_acts (query, kind, target, text, operator, at) VALUES (?, ?, ?, ?, ?, ?)",
+        "INSERT INTO warrant_operator_acts (query, kind, target, text, operator, at) VALUES (?, ?, ?, ?, ?, ?) " +
+          "ON CONFLICT DO NOTHING",
+      ),
+      countingAct: db.prepare(
+        "SELECT query, kind, target, text, operator, at FROM warrant_operator_acts " +
+          "WHERE query = ? AND target = ? AND counts = 1",
       ),
       readActs: db.prepare(
-        "SELECT query, kind, target, text, operator, at FROM warrant_operator_acts WHERE query = ? ORDER BY id",
+        "SELECT query, kind, target, text, operator, at FROM warrant_operator_acts WHERE query = ? AND counts = 1 ORDER BY id",
+      ),
+      rawFacts: db.prepare(
+        "SELECT sequence, charge_key AS chargeKey, kind, fact AS text, hash FROM warrant_facts WHERE query = ? ORDER BY sequence",
+      ),
+      rawRecords: db.prepare(
+        "SELECT ref, kind, query, body AS text FROM warrant_records WHERE query = ? ORDER BY rowid",
       ),
     };
     const insertRecords = (records: readonly StoredRecord[]): void => {
@@ -358,8 +365,15 @@ export class SqliteLedgerStore implements LedgerStore {
     return rows.map((r) => ({ query: r.query, lastSequence: r.last }));
   }
 
-  async postOperatorAct(act: OperatorAct): Promise<void> {
-    await this.#run("postOperatorAct", () =>
+  async readRawLoop(query: string): Promise<RawLoop> {
+    return this.#run("readRawLoop", () => ({
+      facts: this.#stmt.rawFacts.all(query) as RawLoop["facts"][number][],
+      records: this.#stmt.rawRecords.all(query) as RawLoop["records"][number][],
+    }));
+  }
+
+  async postOperatorAct(act: OperatorAct): Promise<PostedAct> {
+    const { changes } = await this.#run("postOperatorAct", () =>
       this.#stmt.insertAct.run(
         act.query,
         act.kind,
@@ -369,6 +383,12 @@ export class SqliteLedgerStore implements LedgerStore {
         act.at,
       ),
     );
+    if (changes === 1) return { posted: true };
+    const row = await this.#run(
+      "postOperatorAct",
+      () => this.#stmt.countingAct.get(act.query, act.target) as ActRow,
+    );
+    return { posted: false, counting: actOfRow(row) };
   }
 
   async readOperatorActs(query: string): Promise<readonly OperatorAct[]> {
@@ -376,7 +396,7 @@ export class SqliteLedgerStore implements LedgerStore {
       "readOperatorActs",
       () => this.#stmt.readActs.all(query) as ActRow[],
     );
-    return rows.map(({ text, ...rest }): OperatorAct => (text === null ? rest : { ...rest, text }));
+    return rows.map(actOfRow);
   }
 
   acquireLease(

@@ -71,4 +71,20 @@ CREATE TABLE warrant_workers (
 );
 `,
   },
+  {
+    version: 4,
+    summary:
+      "the first operator act for a target is the one that counts (one per query and target)",
+    sql: `
+ALTER TABLE warrant_operator_acts ADD COLUMN counts INTEGER NOT NULL DEFAULT 1;
+UPDATE warrant_operator_acts SET counts = 0 WHERE EXISTS (
+  SELECT 1 FROM warrant_operator_acts AS first
+  WHERE first.query = warrant_operator_acts.query
+    AND first.target = warrant_operator_acts.target
+    AND first.id < warrant_operator_acts.id
+);
+CREATE UNIQUE INDEX warrant_operator_acts_counting ON warrant_operator_acts (query, target)
+  WHERE counts = 1;
+`,
+  },
 ];

@@ -1,10 +1,10 @@
 // The task pack's observation command profiles as passage tools (SPEC §3): `profile.<name>`, input
-// schema the profile's `args` schema. Each call runs in a fresh contained environment copied from
-// the baseline, under the profile's time, output and process limits, and that environment is
-// destroyed before the call answers, so no call sees another's writes and the baseline never
-// changes. Mutation profiles are never offered. Without a Sandbox there is no host at all: a
+// schema the profile's `args` schema. Each call runs in a fresh contained environment over the
+// baseline (pinned once, at the first call, for as long as the host is open), under the profile's
+// time, output and process limits, and that environment is destroyed before the call answers, so
+// no call sees another's writes and the baseline never changes. Mutation profiles are never offered. Without a Sandbox there is no host at all: a
 // passage never runs a command uncontained.
-import type { Sandbox } from "../../core/sandbox/sandbox-port.js";
+import type { Baseline, Sandbox } from "../../core/sandbox/sandbox-port.js";
 import { renderArgv } from "../../core/taskpack/argv.js";
 import type { CommandProfile } from "../../core/taskpack/task-pack.js";
 import {
@@ -90,6 +90,18 @@ export function formatRun(argv: readonly string[], profile: CommandProfile, r: R
 export function createProfileTools(opts: ProfileToolsOptions): ToolHost {
   const specs = profileToolSpecs(opts.commands);
   const offered = new Map<string, CommandProfile>();
+  let pin: Promise<Baseline> | undefined;
+  const baseline = () => {
+    if (pin === undefined) {
+      const opening = opts.sandbox.openBaseline(opts.baselineDir);
+      pin = opening;
+      // A pin that failed is tried again at the next call.
+      opening.catch(() => {
+        if (pin === opening) pin = undefined;
+      });
+    }
+    return pin;
+  };
   for (const profile of opts.commands.values()) {
     if (profile.effect === "observation") offered.set(profileToolName(profile.name), profile);
   }
@@ -103,7 +115,7 @@ export function createProfileTools(opts: ProfileToolsOptions): ToolHost {
       callOpts.timeoutMs === undefined
         ? profile.timeoutMs
         : Math.min(profile.timeoutMs, callOpts.timeoutMs);
-    const env = await opts.sandbox.createEnvironment(opts.baselineDir);
+    const env = await opts.sandbox.createEnvironment(await baseline());
     try {
       const r = await env.exec(argv, {
         timeoutMs,
@@ -153,6 +165,10 @@ export function createProfileTools(opts: ProfileToolsOptions): ToolHost {
         );
       }
     },
-    close: async () => {},
+    async close() {
+      const held = pin;
+      pin = undefined;
+      await held?.then((b) => b.release()).catch(() => undefined);
+    },
   };
 }

@@ -3,8 +3,15 @@ import { stat } from "node:fs/promises";
 import type { Command } from "commander";
 import { collectionCidOfPath } from "../../adapters/fs/collection-files.js";
 import { blobCid } from "../../core/cid/cid.js";
-import { EXIT_OK, out, printJson, UsageError } from "../io.js";
-import { readInputFile } from "./definition.js";
+import {
+  EXIT_OK,
+  maxBytesOf,
+  out,
+  printJson,
+  readInputFile,
+  UsageError,
+  withMaxBytes,
+} from "../io.js";
 
 function print(cid: string, opts: { json?: boolean }): void {
   if (opts.json === true) printJson({ cid });
@@ -15,13 +22,12 @@ function print(cid: string, opts: { json?: boolean }): void {
 export function registerCidCommands(program: Command): void {
   const group = program.command("cid").description("content IDs of files (BLAKE3-256, CIDv1)");
 
-  group
-    .command("blob")
+  withMaxBytes(group.command("blob"))
     .description("the raw-codec CID of one file's bytes (a prompt's contentCid)")
     .argument("<file>", "the file")
     .option("--json", "print {cid}")
-    .action(async (file: string, opts: { json?: boolean }) => {
-      print(blobCid(await readInputFile(file)), opts);
+    .action((file: string, opts: { json?: boolean; maxBytes?: string }) => {
+      print(blobCid(readInputFile(file, maxBytesOf(opts))), opts);
     });
 
   group

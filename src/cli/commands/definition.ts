@@ -1,11 +1,20 @@
 // The `definition` command group (SPEC §9): validate definition files, print a definition's content
 // ID, print its normalised (JCS) form.
-import { readFile } from "node:fs/promises";
 import type { Command } from "commander";
 import { type ValidDefinition, validateDefinition } from "../../core/definition/validate.js";
 import { canonicalJson } from "../../core/records/canonical.js";
 import type { Problem, Result } from "../../core/result.js";
-import { EXIT_INVALID, EXIT_OK, err, formatProblem, out, printJson, UsageError } from "../io.js";
+import {
+  EXIT_INVALID,
+  EXIT_OK,
+  err,
+  formatProblem,
+  maxBytesOf,
+  out,
+  printJson,
+  readInputFile,
+  withMaxBytes,
+} from "../io.js";
 
 /** The stable per-file shape of `definition validate --json`. */
 export interface FileVerdict {
@@ -15,20 +24,9 @@ export interface FileVerdict {
   readonly errors: ReadonlyArray<{ code: string; path: string; message: string }>;
 }
 
-/** Reads a file's bytes; an unreadable file is a usage error (exit 2). */
-export async function readInputFile(file: string): Promise<Uint8Array> {
-  try {
-    return await readFile(file);
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    const why =
-      code === "ENOENT"
-        ? "no such file"
-        : code === "EISDIR"
-          ? "is a directory"
-          : (e as Error).message;
-    throw new UsageError(`cannot read ${file}: ${why}`);
-  }
+interface Opts {
+  readonly json?: boolean;
+  readonly maxBytes?: string;
 }
 
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
@@ -64,9 +62,10 @@ function printProblems(
   for (const p of problems) write(formatProblem(file, p));
 }
 
-async function validateFiles(files: readonly string[], opts: { json?: boolean }): Promise<void> {
+function validateFiles(files: readonly string[], opts: Opts): void {
+  const max = maxBytesOf(opts);
   const inputs: Array<[string, Uint8Array]> = [];
-  for (const file of files) inputs.push([file, await readInputFile(file)]);
+  for (const file of files) inputs.push([file, readInputFile(file, max)]);
   const results = inputs.map(([file, bytes]) => [file, validateDefinitionBytes(bytes)] as const);
   if (opts.json === true) {
     printJson(results.map(([file, r]) => verdict(file, r)));
@@ -79,11 +78,8 @@ async function validateFiles(files: readonly string[], opts: { json?: boolean })
   process.exitCode = results.every(([, r]) => r.ok) ? EXIT_OK : EXIT_INVALID;
 }
 
-async function oneDefinition(
-  file: string,
-  opts: { json?: boolean },
-): Promise<ValidDefinition | undefined> {
-  const r = validateDefinitionBytes(await readInputFile(file));
+function oneDefinition(file: string, opts: Opts): ValidDefinition | undefined {
+  const r = validateDefinitionBytes(readInputFile(file, maxBytesOf(opts)));
   if (r.ok) return r.value;
   if (opts.json === true) printJson(verdict(file, r));
   else printProblems(file, r.errors, err);
@@ -96,35 +92,30 @@ export function registerDefinitionCommands(program: Command): void {
     .command("definition")
     .description("agent definitions: validate them, compute their content IDs, normalise them");
 
-  group
-    .command("validate")
+  withMaxBytes(group.command("validate"))
     .description("validate agent definition files (strict JSON, seed schema, semantic rules)")
     .argument("<files...>", "agent definition JSON files")
     .option("--json", "print a JSON array of {file, valid, id?, errors}")
-    .action(async (files: string[], opts: { json?: boolean }) => {
-      await validateFiles(files, opts);
-    });
+    .action((files: string[], opts: Opts) => validateFiles(files, opts));
 
-  group
-    .command("id")
+  withMaxBytes(group.command("id"))
     .description("print the content ID (CIDv1 json-jcs, BLAKE3) of a valid definition")
     .argument("<file>", "agent definition JSON file")
     .option("--json", "print {file, valid, id, errors}")
-    .action(async (file: string, opts: { json?: boolean }) => {
-      const d = await oneDefinition(file, opts);
+    .action((file: string, opts: Opts) => {
+      const d = oneDefinition(file, opts);
       if (d === undefined) return;
       if (opts.json === true) printJson(verdict(file, { ok: true, value: d }));
       else out(d.id);
       process.exitCode = EXIT_OK;
     });
 
-  group
-    .command("normalize")
+  withMaxBytes(group.command("normalize"))
     .description("print the normalised definition as canonical JSON (RFC 8785)")
     .argument("<file>", "agent definition JSON file")
     .option("--json", "the same output (canonical JSON is JSON)")
-    .action(async (file: string, opts: { json?: boolean }) => {
-      const d = await oneDefinition(file, opts);
+    .action((file: string, opts: Opts) => {
+      const d = oneDefinition(file, opts);
       if (d === undefined) return;
       out(canonicalJson(d.definition));
       process.exitCode = EXIT_OK;

@@ -3,6 +3,7 @@ import type { Command } from "commander";
 import type { LoopDocument } from "../../core/loop/types.js";
 import type { Warrant } from "../../library/create-warrant.js";
 import { withWarrant } from "../compose.js";
+import { printBundle } from "../export-bundle.js";
 import { EXIT_INVALID, err, out, printJson } from "../io.js";
 import { budgets } from "../live-view.js";
 import { STORE_OPTION, STORE_OPTION_HELP } from "../store-option.js";
@@ -97,10 +98,17 @@ export function registerInspectCommands(program: Command): void {
     .argument("<query>", "the loop's query id")
     .option(STORE_OPTION, STORE_OPTION_HELP)
     .option("--json", "the document is JSON either way")
-    .action(async (query: string, o: InspectFlags) => {
+    .option(
+      "--bundle",
+      "print an audit bundle instead: facts, records, signed heads, operator acts and host key, " +
+        "for warrant loop check BUNDLE",
+    )
+    .action(async (query: string, o: InspectFlags & { bundle?: boolean }) => {
       await withWarrant(o.store, {}, async (warrant) => {
         const view = await shown(warrant, query);
-        if (view !== undefined) printJson(view.loop);
+        if (view === undefined) return;
+        if (o.bundle === true) await printBundle(warrant.store, query, view.loop, new Date());
+        else printJson(view.loop);
       });
     });
 }

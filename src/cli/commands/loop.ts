@@ -1,25 +1,40 @@
 // The `loop` command group: `warrant loop simulate SCRIPT.json` runs a command script through the
-// decider; `warrant loop check LOOP.json` and `warrant loop check --store URI QUERY` check a loop.
-import { readFileSync } from "node:fs";
+// decider; `warrant loop check LOOP.json` checks a loop document, and `warrant loop check --store
+// URI QUERY` and `warrant loop check BUNDLE.json` audit a stored or exported loop completely.
+
+import { existsSync } from "node:fs";
+import path from "node:path";
 import type { Command } from "commander";
-import { openStore } from "../../adapters/store/open-store.js";
-import { checkLoopDocument, checkStoredLoop } from "../../core/loop/check.js";
-import type { LedgerRecord } from "../../core/loop/ledger-store.js";
+import { HOST_KEY_FILE, hostKeyDir } from "../../adapters/fs/host-key.js";
+import { openStore, resolveStoreUri } from "../../adapters/store/open-store.js";
+import { type AuditReport, auditLoop } from "../../core/loop/audit.js";
+import { auditBundle, isBundle } from "../../core/loop/bundle.js";
+import { checkLoopDocument } from "../../core/loop/check.js";
 import { parseScript } from "../../core/loop/script.js";
 import { simulate } from "../../core/loop/simulate.js";
 import { type LoopState, stateNameAt } from "../../core/loop/state.js";
 import { parseInstant } from "../../core/loop/time.js";
+import { base64url } from "../../core/records/canonical.js";
+import { publicKeyOf } from "../../core/records/signature.js";
 import type { Problem, Result } from "../../core/result.js";
-import { EXIT_INVALID, EXIT_OK, formatProblem, out, printJson, UsageError } from "../io.js";
+import {
+  EXIT_INVALID,
+  EXIT_OK,
+  formatProblem,
+  maxBytesOf,
+  out,
+  printJson,
+  readInputFile,
+  readInputText,
+  UsageError,
+  withMaxBytes,
+} from "../io.js";
 
-function readJson(file: string, what: string): Result<unknown> {
-  let text: string;
-  try {
-    text = readFileSync(file, "utf8");
-  } catch (e) {
-    throw new UsageError(
-      `cannot read ${what} ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
-    );
+/** A JSON input file (a usage error when unreadable, not regular or too large; `loop/json` when not JSON). */
+function readJson(file: string, what: string, maxBytes: number): Result<unknown> {
+  const text = readInputText(file, maxBytes, what);
+  if (text === undefined) {
+    return { ok: false, errors: [{ code: "loop/json", path: "", message: "not UTF-8 text" }] };
   }
   try {
     return { ok: true, value: JSON.parse(text) as unknown };
@@ -40,8 +55,8 @@ function parseNow(text: string | undefined): Date | undefined {
   return new Date(ms);
 }
 
-function simulateAction(file: string, opts: { json?: boolean }): void {
-  const read = readJson(file, "script");
+function simulateAction(file: string, opts: { json?: boolean; maxBytes?: string }): void {
+  const read = readJson(file, "script", maxBytesOf(opts));
   const script = read.ok ? parseScript(read.value) : read;
   if (!script.ok) {
     if (opts.json === true) printJson({ valid: false, errors: script.errors.map(wire) });
@@ -77,11 +92,22 @@ function simulateAction(file: string, opts: { json?: boolean }): void {
   process.exitCode = EXIT_OK;
 }
 
+/** What a complete audit adds to a valid check's output. */
+interface Audited {
+  readonly "host/key": string;
+  readonly keys: readonly string[];
+  readonly records: number;
+  readonly "signed-through": number;
+  /** The key was required (the host's own or --key), not taken as found. */
+  readonly "key/required": boolean;
+}
+
 function report(
   subject: { file: string } | { query: string },
   result: Result<LoopState>,
   now: Date | undefined,
   json: boolean,
+  audited?: Audited,
 ): void {
   const name = "file" in subject ? subject.file : subject.query;
   if (result.ok) {
@@ -93,8 +119,19 @@ function report(
         : now === undefined
           ? "open or deadline-passed"
           : stateNameAt(state, now.getTime());
-    if (json) printJson({ ...subject, valid: true, state: stateName, facts, errors: [] });
-    else out(`${name}: valid (${stateName}, ${facts} facts)`);
+    if (json) {
+      printJson({ ...subject, valid: true, state: stateName, facts, ...audited, errors: [] });
+    } else if (audited === undefined) {
+      out(`${name}: valid (${stateName}, ${facts} facts)`);
+    } else {
+      const key = audited["key/required"]
+        ? `host key ${audited["host/key"]}`
+        : `host key ${audited["host/key"]} (as pinned; --key requires one)`;
+      out(
+        `${name}: valid (${stateName}, ${facts} facts, ${audited.records} records signed by ${key}; ` +
+          `chain signed through fact ${audited["signed-through"]})`,
+      );
+    }
     process.exitCode = EXIT_OK;
   } else {
     if (json) printJson({ ...subject, valid: false, errors: result.errors.map(wire) });
@@ -103,14 +140,60 @@ function report(
   }
 }
 
-async function checkAction(
-  target: string,
-  opts: { now?: string; store?: string; json?: boolean },
-): Promise<void> {
+interface CheckOpts {
+  readonly now?: string;
+  readonly store?: string;
+  readonly key?: string;
+  readonly json?: boolean;
+  readonly maxBytes?: string;
+}
+
+/**
+ * The public key `--key` names: 43 base64url characters, or a key file (the 32-byte host.key, or
+ * a text file holding the public key). Without --key, for a store: the host key kept beside it,
+ * when there is one.
+ */
+async function expectedKey(opts: CheckOpts): Promise<string | undefined> {
+  const fromFile = async (file: string): Promise<string> => {
+    const bytes = readInputFile(file, 4096, "key file");
+    if (bytes.length === 32) return base64url(await publicKeyOf(bytes));
+    const text = new TextDecoder().decode(bytes).trim();
+    if (PUBLIC_KEY.test(text)) return text;
+    throw new UsageError(`${file} holds neither a 32-byte host key nor a public key`);
+  };
+  if (opts.key !== undefined) return PUBLIC_KEY.test(opts.key) ? opts.key : fromFile(opts.key);
+  if (opts.store === undefined) return undefined;
+  const file = path.join(hostKeyDir(resolveStoreUri(opts.store)), HOST_KEY_FILE);
+  return existsSync(file) ? fromFile(file) : undefined;
+}
+
+const PUBLIC_KEY = /^[A-Za-z0-9_-]{43}$/;
+
+function audited(r: Result<AuditReport>, required: boolean): Audited | undefined {
+  if (!r.ok) return undefined;
+  return {
+    "host/key": r.value.keys[0] ?? "",
+    keys: r.value.keys,
+    records: r.value.records,
+    "signed-through": r.value.signedThrough,
+    "key/required": required,
+  };
+}
+
+const stateOf = (r: Result<AuditReport>): Result<LoopState> =>
+  r.ok ? { ok: true, value: r.value.state } : r;
+
+async function checkAction(target: string, opts: CheckOpts): Promise<void> {
   const now = parseNow(opts.now);
   const json = opts.json === true;
+  const key = await expectedKey(opts);
   if (opts.store === undefined) {
-    const read = readJson(target, "loop document");
+    const read = readJson(target, "loop document", maxBytesOf(opts));
+    if (read.ok && isBundle(read.value)) {
+      const r = await auditBundle(read.value, key);
+      report({ file: target }, stateOf(r), now, json, audited(r, key !== undefined));
+      return;
+    }
     report(
       { file: target },
       read.ok ? checkLoopDocument(read.value, now === undefined ? {} : { now }) : read,
@@ -121,12 +204,19 @@ async function checkAction(
   }
   const store = await openStore(opts.store);
   try {
-    const stored = await store.readFacts(target);
-    const records = new Map<string, LedgerRecord>(
-      (await store.listRecords(target)).map((r) => [r.ref, r]),
-    );
+    const [rows, acts] = await Promise.all([
+      store.readRawLoop(target),
+      store.readOperatorActs(target),
+    ]);
     const at = now ?? new Date();
-    report({ query: target }, checkStoredLoop(target, stored, records, at), at, json);
+    const r = await auditLoop({
+      query: target,
+      rows,
+      acts,
+      now: at,
+      ...(key === undefined ? {} : { expectedKey: key }),
+    });
+    report({ query: target }, stateOf(r), at, json, audited(r, key !== undefined));
   } finally {
     await store.close();
   }
@@ -136,28 +226,36 @@ export function registerLoopCommands(program: Command): void {
   const loop = program
     .command("loop")
     .description("simulate and check bounded experiment loops (corpus-task-pack-loop.v1)");
-  loop
-    .command("simulate")
+  withMaxBytes(loop.command("simulate"))
     .description("run a loop command script through the loop core (no model, no sandbox)")
     .argument("<script>", "SCRIPT.json (SPEC §10)")
     .option("--json", "machine output: {outcomes, loop}")
-    .action((file: string, opts: { json?: boolean }) => simulateAction(file, opts));
-  loop
-    .command("check")
+    .action((file: string, opts: { json?: boolean; maxBytes?: string }) =>
+      simulateAction(file, opts),
+    );
+  withMaxBytes(loop.command("check"))
     .description(
       "check a loop document (schema, contiguous facts, every fact legal in order, projection " +
-        "equal to the fold), or with --store a stored loop (also its hash chain and records)",
+        "equal to the fold); with --store a stored loop, or an audit bundle (warrant export " +
+        "--bundle): also its hash chain, signed heads, and every record and its signature",
     )
-    .argument("<target>", "LOOP.json, or the QUERY id with --store")
+    .argument("<target>", "LOOP.json or BUNDLE.json, or the QUERY id with --store")
     .option("--now <time>", "check the state against this RFC 3339 instant")
     .option(
       "--store <uri>",
       "check the loop QUERY in this store (sqlite:PATH, postgres://…, memory:)",
     )
-    .option("--json", "machine output: {file | query, valid, state?, facts?, errors}")
-    .action((target: string, opts: { now?: string; store?: string; json?: boolean }) =>
-      checkAction(target, opts),
-    );
+    .option(
+      "--key <key>",
+      "require this host key: a public key (43 base64url characters) or a key file " +
+        "(default with --store: the host key kept beside the store, when there is one)",
+    )
+    .option(
+      "--json",
+      "machine output: {file | query, valid, state?, facts?, host/key?, keys?, records?, " +
+        "signed-through?, key/required?, errors}",
+    )
+    .action((target: string, opts: CheckOpts) => checkAction(target, opts));
   for (const c of loop.commands) c.exitOverride();
   loop.exitOverride();
 }

@@ -1,30 +1,37 @@
 // The `turn` command group: `warrant turn check` validates one model turn against a tool list.
-import { readFileSync } from "node:fs";
 import type { Command } from "commander";
 import { ROLES, type Role } from "../../core/loop/types.js";
-import type { Problem } from "../../core/result.js";
+import type { Problem, Result } from "../../core/result.js";
 import {
   createToolRegistry,
   type ToolRegistry,
   type ToolSpec,
 } from "../../core/turn/tool-registry.js";
+import type { ValidTurn } from "../../core/turn/types.js";
 import { validateTurn } from "../../core/turn/validate-turn.js";
-import { EXIT_INVALID, EXIT_OK, formatProblem, out, printJson, UsageError } from "../io.js";
+import {
+  EXIT_INVALID,
+  EXIT_OK,
+  formatProblem,
+  maxBytesOf,
+  out,
+  printJson,
+  readInputText,
+  UsageError,
+  withMaxBytes,
+} from "../io.js";
 
 interface CheckOptions {
   readonly tools: string;
   readonly role?: string;
   readonly json?: boolean;
+  readonly maxBytes?: string;
 }
 
-function readText(file: string, what: string): string {
-  try {
-    return readFileSync(file, "utf8");
-  } catch (e) {
-    throw new UsageError(
-      `cannot read ${what} ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
-    );
-  }
+function readText(file: string, what: string, maxBytes: number): string {
+  const text = readInputText(file, maxBytes, what);
+  if (text === undefined) throw new UsageError(`${what} ${file} is not UTF-8 text`);
+  return text;
 }
 
 function isRecord(x: unknown): x is Record<string, unknown> {
@@ -32,10 +39,10 @@ function isRecord(x: unknown): x is Record<string, unknown> {
 }
 
 /** TOOLS.json: `[{name, description, inputSchema, effect?}]`; a malformed list is a usage error. */
-function loadTools(file: string): ToolRegistry {
+function loadTools(file: string, maxBytes: number): ToolRegistry {
   let value: unknown;
   try {
-    value = JSON.parse(readText(file, "tools file"));
+    value = JSON.parse(readText(file, "tools file", maxBytes));
   } catch (e) {
     if (e instanceof UsageError) throw e;
     throw new UsageError(`tools file ${file} is not JSON: ${(e as Error).message}`);
@@ -82,9 +89,13 @@ function wire(p: Problem): { code: string; path: string; message: string } {
 
 function check(turnFile: string, opts: CheckOptions): void {
   const role = parseRole(opts.role);
-  const registry = loadTools(opts.tools);
-  const text = readText(turnFile, "turn file");
-  const r = validateTurn(text, role === undefined ? { registry } : { registry, role });
+  const max = maxBytesOf(opts);
+  const registry = loadTools(opts.tools, max);
+  const text = readInputText(turnFile, max, "turn file");
+  const r: Result<ValidTurn> =
+    text === undefined
+      ? { ok: false, errors: [{ code: "turn/json", path: "", message: "not UTF-8 text" }] }
+      : validateTurn(text, role === undefined ? { registry } : { registry, role });
   if (opts.json === true) {
     printJson({ valid: r.ok, errors: r.ok ? [] : r.errors.map(wire) });
   } else if (r.ok) {
@@ -103,8 +114,7 @@ export function registerTurnCommands(program: Command): void {
   const turn = program
     .command("turn")
     .description("model turns: check one against its tools and role");
-  turn
-    .command("check")
+  withMaxBytes(turn.command("check"))
     .description("validate a model turn against the tools of a passage (SPEC §3)")
     .argument("<turn>", "the turn, a JSON file (model-turn.schema.json)")
     .requiredOption("--tools <file>", "JSON array of {name, description, inputSchema}")

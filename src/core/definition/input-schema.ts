@@ -1,10 +1,9 @@
 // SPEC §2 rule 14: a tool's inputSchema compiles as a JSON Schema 2020-12 and its root accepts
 // objects. Compiled in a separate lenient Ajv (tool schemas in the wild carry unknown keywords and
 // formats); results are cached by JSON text, bounded, so repeated definitions compile once.
-import Ajv2020Module from "ajv/dist/2020.js";
+import { createAjv } from "../contracts/ajv-factory.js";
 
-const Ajv2020 = Ajv2020Module as unknown as typeof Ajv2020Module.default;
-type Ajv = InstanceType<typeof Ajv2020>;
+type Ajv = ReturnType<typeof createAjv>;
 
 const CACHE_LIMIT = 1024;
 
@@ -12,7 +11,7 @@ let ajv: Ajv | undefined;
 const verdicts = new Map<string, string | null>();
 
 function compiler(): Ajv {
-  ajv ??= new Ajv2020({ strict: false, logger: false, allErrors: true, validateFormats: false });
+  ajv ??= createAjv("schema-check");
   return ajv;
 }
 

@@ -4,7 +4,10 @@
 // `definition/url` when the URL check explains it) or left to the rule that reports them more exactly
 // (`maxLength` → the UTF-8 byte check of `definition/too-long`; duplicate betas →
 // `definition/betas-order`).
-import { contractValidators, type ErrorObject } from "../contracts/ajv.js";
+import type { ErrorObject } from "../contracts/ajv-factory.js";
+import { contractSources } from "../contracts/contract-sources.js";
+import { validate as agentDefinitionSchema } from "../contracts/generated/agent-definition.js";
+import { validateLinear } from "../contracts/linear-validation.js";
 import type { Problem } from "../result.js";
 import { checkUrl } from "./url-check.js";
 
@@ -85,8 +88,8 @@ function collapse(errors: readonly ErrorObject[]): ErrorObject[] {
 
 /** Problems from the seed schema for a spelling-normalised definition (empty when it conforms). */
 export function schemaProblems(def: unknown): Problem[] {
-  const validate = contractValidators().agentDefinition;
-  if (validate(def)) return [];
+  const found = validateLinear(agentDefinitionSchema, contractSources().agentDefinition, def);
+  if (found === null) return [];
   const problems: Problem[] = [];
   const seen = new Set<string>();
   const push = (p: Problem): void => {
@@ -95,7 +98,7 @@ export function schemaProblems(def: unknown): Problem[] {
     seen.add(key);
     problems.push(p);
   };
-  const errors = collapse(validate.errors ?? []);
+  const errors = collapse(found);
   // A value of the wrong type is one violation, not also a failed enum or const at the same place.
   const mistyped = new Set(errors.filter((e) => e.keyword === "type").map((e) => e.instancePath));
   for (const e of errors) {

@@ -21,6 +21,8 @@ export class SourcePositions {
   #last: { line: number; offset: number; column: number } | undefined;
   /** For objects rewritten from array spellings: usual key → the index the author wrote. */
   readonly #renames = new WeakMap<object, ReadonlyMap<string, string>>();
+  /** One rename map per key list: the spellings' key lists are constants shared by every rewrite. */
+  readonly #renameMaps = new WeakMap<readonly string[], ReadonlyMap<string, string>>();
 
   constructor(text: string) {
     this.#text = text;
@@ -28,7 +30,12 @@ export class SourcePositions {
 
   /** An object built from an array spelling: `keys[i]` was element `i`. */
   recordRewrite(obj: object, keys: readonly string[]): void {
-    this.#renames.set(obj, new Map(keys.map((k, i) => [k, String(i)])));
+    let renames = this.#renameMaps.get(keys);
+    if (renames === undefined) {
+      renames = new Map(keys.map((k, i) => [k, String(i)]));
+      this.#renameMaps.set(keys, renames);
+    }
+    this.#renames.set(obj, renames);
   }
 
   /**

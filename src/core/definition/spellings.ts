@@ -88,6 +88,10 @@ class Rewriter {
     const list = obj[key];
     if (!Array.isArray(list)) return;
     for (let i = 0; i < list.length; i++) {
+      const v = list[i];
+      // Most items are neither rewritten nor looked into: no pointer is built for them (a
+      // million-element array would otherwise make a million strings).
+      if (!Array.isArray(v) && (then === undefined || !isObject(v))) continue;
       const p = `${path}/${key}/${i}`;
       const item = this.struct(list, i, p, what);
       if (item !== undefined && then !== undefined) then(item, p);

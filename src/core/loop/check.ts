@@ -2,6 +2,8 @@
 // fact legal in order, projection equal to the fold) or a stored loop (also its hash chain and the
 // records its facts introduce). The first bad fact is named by its path `/facts/N`.
 import { contractValidators } from "../contracts/ajv.js";
+import { contractSources } from "../contracts/contract-sources.js";
+import { validateLinear } from "../contracts/linear-validation.js";
 import { canonicalJson } from "../records/canonical.js";
 import { hasValidContentRef } from "../records/content-ref.js";
 import { EXECUTION_PREFIX, EXECUTION_REF_FIELD } from "../records/execution.js";
@@ -16,7 +18,7 @@ import { evolve, initialState, type LoopState, stateNameAt } from "./state.js";
 import { parseInstant } from "./time.js";
 import { chargeKeyOf, type Fact, LIMIT_KEYS, type LoopDocument, type Step } from "./types.js";
 
-const problem = (code: string, path: string, message: string): Problem => ({
+export const problem = (code: string, path: string, message: string): Problem => ({
   code,
   path,
   message,
@@ -170,10 +172,10 @@ export function checkLoopDocument(
   value: unknown,
   options: DocumentCheckOptions = {},
 ): Result<LoopState> {
-  const validate = contractValidators().loop;
-  if (!validate(value)) {
+  const errors = validateLinear(contractValidators().loop, contractSources().loop, value);
+  if (errors !== null) {
     return fail(
-      (validate.errors ?? []).map((e) =>
+      errors.map((e) =>
         problem("loop/schema", e.instancePath, `${e.message ?? "is invalid"} (${e.keyword})`),
       ),
     );
@@ -186,9 +188,55 @@ export function checkLoopDocument(
 }
 
 /**
- * Check a stored loop: hash chain intact, charge keys as the facts give them, every fact legal in
- * order, the records its facts introduce present (cycle-opened → proposal, concluded → execution)
- * and reproducing their refs, and the projection a schema-valid loop document.
+ * The first break in a stored loop's rows: a fact of another query, a hash that does not chain to
+ * the fact before it, or a charge key that is not its step's.
+ */
+export function chainProblem(query: string, stored: readonly StoredFact[]): Problem | undefined {
+  let previous = GENESIS_HASH;
+  for (const [i, row] of stored.entries()) {
+    const at = `/facts/${i}`;
+    if (row.fact["query/id"] !== query) {
+      return problem(
+        "loop/fact-mismatch",
+        `${at}/query~1id`,
+        `fact ${i + 1} belongs to ${row.fact["query/id"]}`,
+      );
+    }
+    const hash = chainHash(previous, row.fact);
+    if (row.hash !== hash) {
+      return problem(
+        "store/chain-broken",
+        at,
+        `fact ${row.fact.sequence}: its hash does not chain to the fact before it`,
+      );
+    }
+    if (row.chargeKey !== chargeKeyOf(row.fact.step)) {
+      return problem(
+        "store/charge-key-mismatch",
+        at,
+        `fact ${row.fact.sequence}: stored charge key ${JSON.stringify(row.chargeKey)} is not its step's`,
+      );
+    }
+    previous = hash;
+  }
+  return undefined;
+}
+
+/** The projection of a fold as of `now`, validated as a seed loop document. */
+export function projectionSchemaProblems(state: LoopState, now: Date): Problem[] {
+  const doc = project(state, now);
+  const validate = contractValidators().loop;
+  if (validate(doc)) return [];
+  return (validate.errors ?? []).map((e) =>
+    problem("loop/schema", e.instancePath, `the projection ${e.message ?? "is invalid"}`),
+  );
+}
+
+/**
+ * Check a stored loop's structure: hash chain intact, charge keys as the facts give them, every
+ * fact legal in order, the records its facts introduce present (cycle-opened → proposal,
+ * concluded → execution) and reproducing their refs, and the projection a schema-valid loop
+ * document. (`auditLoop` in audit.ts checks everything else: signatures, heads, every record.)
  */
 export function checkStoredLoop(
   query: string,
@@ -198,39 +246,8 @@ export function checkStoredLoop(
 ): Result<LoopState> {
   if (stored.length === 0)
     return fail([problem("loop/not-opened", "", `no loop ${query} in the store`)]);
-  let previous = GENESIS_HASH;
-  for (const [i, row] of stored.entries()) {
-    const at = `/facts/${i}`;
-    if (row.fact["query/id"] !== query) {
-      return fail([
-        problem(
-          "loop/fact-mismatch",
-          `${at}/query~1id`,
-          `fact ${i + 1} belongs to ${row.fact["query/id"]}`,
-        ),
-      ]);
-    }
-    const hash = chainHash(previous, row.fact);
-    if (row.hash !== hash) {
-      return fail([
-        problem(
-          "store/chain-broken",
-          at,
-          `fact ${row.fact.sequence}: its hash does not chain to the fact before it`,
-        ),
-      ]);
-    }
-    if (row.chargeKey !== chargeKeyOf(row.fact.step)) {
-      return fail([
-        problem(
-          "store/charge-key-mismatch",
-          at,
-          `fact ${row.fact.sequence}: stored charge key ${JSON.stringify(row.chargeKey)} is not its step's`,
-        ),
-      ]);
-    }
-    previous = hash;
-  }
+  const broken = chainProblem(query, stored);
+  if (broken !== undefined) return fail([broken]);
   const facts = stored.map((r) => r.fact);
   const folded = checkFacts(facts);
   if (!folded.ok) return folded;
@@ -279,14 +296,6 @@ export function checkStoredLoop(
       ]);
     }
   }
-  const doc = project(folded.value, now);
-  const validate = contractValidators().loop;
-  if (!validate(doc)) {
-    return fail(
-      (validate.errors ?? []).map((e) =>
-        problem("loop/schema", e.instancePath, `the projection ${e.message ?? "is invalid"}`),
-      ),
-    );
-  }
-  return folded;
+  const schema = projectionSchemaProblems(folded.value, now);
+  return schema.length === 0 ? folded : fail(schema);
 }

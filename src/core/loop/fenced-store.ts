@@ -75,6 +75,7 @@ export function fencedStore(
     readRecord: (ref) => store.readRecord(ref),
     listRecords: (query) => store.listRecords(query),
     listLoops: () => store.listLoops(),
+    readRawLoop: (query) => store.readRawLoop(query),
     postOperatorAct: (act) => store.postOperatorAct(act),
     readOperatorActs: (query) => store.readOperatorActs(query),
     acquireLease: (query, holder, ttlMs, now) => store.acquireLease(query, holder, ttlMs, now),

@@ -18,6 +18,38 @@ export interface LedgerRecord {
   readonly kind: string;
   readonly query: string;
   readonly body: unknown;
+  /**
+   * The body's canonical (JCS) text, when the producer already made it to compute `ref`: a store
+   * keeps this text instead of serialising `body` again.
+   */
+  readonly text?: string;
+}
+
+/** A fact row exactly as stored, unparsed: what an audit reads (a tampered row may not be JSON). */
+export interface RawFactRow {
+  readonly sequence: number;
+  readonly chargeKey: string;
+  /** The stored kind column: the step's kind, kept beside the fact. */
+  readonly kind: string;
+  /** The fact's stored JSON text. */
+  readonly text: string;
+  readonly hash: string;
+}
+
+/** A record row exactly as stored, unparsed. */
+export interface RawRecordRow {
+  readonly ref: string;
+  readonly kind: string;
+  readonly query: string;
+  /** The body's stored JSON text. */
+  readonly text: string;
+}
+
+export interface RawLoop {
+  /** In sequence order. */
+  readonly facts: readonly RawFactRow[];
+  /** In the order they were stored. */
+  readonly records: readonly RawRecordRow[];
 }
 
 export interface AppendBatch {
@@ -93,6 +125,15 @@ export interface OperatorAct {
   readonly at: string;
 }
 
+/**
+ * What posting an operator act did. The first act for a target (`query`, `target`) is the one that
+ * counts, decided by the store atomically; a later one is not stored, and is told the act that
+ * counts.
+ */
+export type PostedAct =
+  | { readonly posted: true }
+  | { readonly posted: false; readonly counting: OperatorAct };
+
 export interface LoopSummary {
   readonly query: string;
   readonly lastSequence: number;
@@ -112,7 +153,11 @@ export interface LedgerStore {
   readRecord(ref: string): Promise<LedgerRecord | undefined>;
   listRecords(query: string): Promise<readonly LedgerRecord[]>;
   listLoops(): Promise<readonly LoopSummary[]>;
-  postOperatorAct(act: OperatorAct): Promise<void>;
+  /** One loop's fact and record rows as stored, unparsed, for an audit (`warrant loop check`). */
+  readRawLoop(query: string): Promise<RawLoop>;
+  /** Store the act if it is the first for its target (atomically, against every writer). */
+  postOperatorAct(act: OperatorAct): Promise<PostedAct>;
+  /** The acts that count (one per target), in the order they were posted. */
   readOperatorActs(query: string): Promise<readonly OperatorAct[]>;
   /**
    * Take or extend the lease to drive a loop: its grant when `holder` now holds it until now+ttl

@@ -1,6 +1,6 @@
 // Loop command scripts (SPEC §10): the schema of a script, read at the boundary before the decider
 // sees any command.
-import { createAjv, type ValidateFunction } from "../contracts/ajv.js";
+import { createAjv, type ValidateFunction } from "../contracts/ajv-factory.js";
 import { COMMON_SCHEMA_REF, operatorTaskCommonSchema } from "../contracts/schemas.js";
 import { fail, ok, type Problem, type Result } from "../result.js";
 import { parseInstant } from "./time.js";
@@ -102,7 +102,7 @@ let cache: Validators | undefined;
 function validators(): Validators {
   if (cache !== undefined) return cache;
   // if/then/else with `required` and no `type`, as in the loop seed.
-  const ajv = createAjv({ strictLoop: true });
+  const ajv = createAjv("contract-loose");
   ajv.addSchema(operatorTaskCommonSchema, COMMON_SCHEMA_REF);
   const script = ajv.compile(SCRIPT_SCHEMA);
   const commands = new Map(

@@ -1,13 +1,137 @@
 // Canonical JSON (RFC 8785 / JCS) and the content refs and digests taken over it (SPEC §1).
+//
+// JCS is JSON with every object's keys sorted by UTF-16 code units, numbers as ECMAScript writes
+// them and strings as JSON.stringify escapes them. The writer here produces exactly that for plain
+// JSON data; anything it does not vouch for (non-finite numbers, lone surrogates, toJSON, objects
+// that are not plain, functions, bigints, very deep or cyclic values) goes to the reference
+// implementation (`canonicalize`), so the text is byte-identical to it on all JSON data.
 import { sha256 } from "@noble/hashes/sha2.js";
 import canonicalizeImpl from "canonicalize";
 import { WarrantError } from "../result.js";
 
 const encoder = new TextEncoder();
 
-/** JCS text of a JSON value. Throws on values JSON cannot carry (undefined root, cycles). */
-export function canonicalJson(value: unknown): string {
-  const text = canonicalizeImpl(value);
+/** Deeper values go to the reference implementation (which also detects cycles). */
+const MAX_FAST_DEPTH = 256;
+
+/** Thrown inside the writer when a value needs the reference implementation. */
+const SLOW: unique symbol = Symbol("slow");
+
+/** Object texts already made, by identity: each must be the object's canonical JSON. */
+export type CanonicalTexts = Pick<WeakMap<object, string>, "get">;
+
+type WellFormed = { isWellFormed(): boolean };
+
+/** One-byte strings answer at once: only two-byte strings are scanned for lone surrogates. */
+function wellFormed(s: string): boolean {
+  return (s as unknown as WellFormed).isWellFormed();
+}
+
+/**
+ * Quoted object keys, bounded: keys repeat across entries far more than values do. The memo only
+ * saves work; a miss computes the same text.
+ */
+const QUOTED_LIMIT = 4096;
+const quotedKeys = new Map<string, string>();
+
+function quotedKey(k: string): string {
+  let q = quotedKeys.get(k);
+  if (q === undefined) {
+    if (!wellFormed(k)) throw SLOW;
+    q = JSON.stringify(k);
+    if (quotedKeys.size < QUOTED_LIMIT) quotedKeys.set(k, q);
+  }
+  return q;
+}
+
+/** What JSON.stringify escapes in a string (`"`, `\\`, controls), and any surrogate. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it finds.
+const MAY_NEED_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+function quotedEscaped(s: string): string {
+  if (!wellFormed(s)) throw SLOW;
+  return JSON.stringify(s);
+}
+
+/** The JCS text of `v`, or undefined where JSON has no value (undefined, a symbol). */
+function write(v: unknown, depth: number, known: CanonicalTexts | undefined): string | undefined {
+  switch (typeof v) {
+    case "string":
+      return MAY_NEED_ESCAPE.test(v) ? quotedEscaped(v) : `"${v}"`;
+    case "number":
+      if (!Number.isFinite(v)) throw SLOW;
+      return `${v}`;
+    case "boolean":
+      return v ? "true" : "false";
+    case "object":
+      if (v === null) return "null";
+      return writeObject(v, depth, known);
+    case "undefined":
+    case "symbol":
+      return undefined;
+    case "function":
+    case "bigint":
+      throw SLOW;
+  }
+}
+
+function writeItem(x: unknown, depth: number, known: CanonicalTexts | undefined): string {
+  return write(x, depth + 1, known) ?? "null";
+}
+
+function writeObject(v: object, depth: number, known: CanonicalTexts | undefined): string {
+  if (known !== undefined) {
+    const made = known.get(v);
+    if (made !== undefined) return made;
+  }
+  if (depth > MAX_FAST_DEPTH) throw SLOW;
+  if (Array.isArray(v)) {
+    const n = v.length;
+    if (n === 0) return "[]";
+    let s = `[${writeItem(v[0], depth, known)}`;
+    for (let i = 1; i < n; i++) s += `,${writeItem(v[i], depth, known)}`;
+    return `${s}]`;
+  }
+  const proto: unknown = Object.getPrototypeOf(v);
+  if (proto !== Object.prototype && proto !== null) throw SLOW;
+  if (typeof (v as { toJSON?: unknown }).toJSON === "function") throw SLOW;
+  const o = v as Record<string, unknown>;
+  const keys = Object.keys(o);
+  // Insertion sort: objects have few keys, and most arrive nearly sorted.
+  for (let j = 1; j < keys.length; j++) {
+    const k = keys[j] as string;
+    let i = j;
+    while (i > 0 && (keys[i - 1] as string) > k) {
+      keys[i] = keys[i - 1] as string;
+      i--;
+    }
+    keys[i] = k;
+  }
+  let s = "{";
+  let first = true;
+  for (const k of keys) {
+    const x = write(o[k], depth + 1, known);
+    if (x === undefined) continue;
+    s += first ? `${quotedKey(k)}:${x}` : `,${quotedKey(k)}:${x}`;
+    first = false;
+  }
+  return `${s}}`;
+}
+
+/**
+ * JCS text of a JSON value. Throws on values JSON cannot carry (undefined root, cycles, NaN, lone
+ * surrogates). `known` supplies texts already made for some of the value's objects (by identity),
+ * so a part shared by two documents is written once. The text is built by concatenation, which
+ * V8 flattens when it is first read as a whole (hashed, encoded, written).
+ */
+export function canonicalJson(value: unknown, known?: CanonicalTexts): string {
+  let text: string | undefined;
+  try {
+    text = write(value, 0, known);
+  } catch (e) {
+    if (e !== SLOW) throw e;
+    text = canonicalizeImpl(value);
+  }
   if (text === undefined) throw new WarrantError("records/not-json", "value has no JSON form");
   return text;
 }

@@ -1,5 +1,7 @@
 // Execution records (`corpus-task-pack-execution:sha256:…`): what one admitted run did, stored with
-// its `concluded` fact. `result/digest` is taken over the outcome, steps and checks.
+// its `concluded` fact, and what admitted it: the review that accepted the proposal, the policies it
+// ran under and the operator acts that approved it. `result/digest` is taken over the outcome,
+// steps and checks.
 import type { Outcome } from "../loop/types.js";
 import { digestOf } from "./canonical.js";
 import { withContentRef } from "./content-ref.js";
@@ -27,6 +29,18 @@ export interface ExecutionCheckInput {
   readonly truncated: boolean;
 }
 
+/** What admitted a run and its mutations. */
+export interface AdmittedBy {
+  /** The review that accepted the proposal. */
+  readonly reviewRef?: string;
+  /** `operator`: the run was admitted by an approve act for its `admission` step. */
+  readonly admission: "auto" | "operator";
+  /** `each-mutation`: every mutation step that ran was approved by an operator act. */
+  readonly hil: "each-mutation" | "none";
+  /** The approve acts that count for this run's steps (`admission` included), by act ref. */
+  readonly approvals: readonly { readonly step: string; readonly act: string }[];
+}
+
 export interface ExecutionInput {
   readonly query: string;
   readonly proposalRef: string;
@@ -38,6 +52,7 @@ export interface ExecutionInput {
   readonly refusalCode?: string;
   readonly startedAt: string;
   readonly endedAt: string;
+  readonly admittedBy?: AdmittedBy;
 }
 
 export interface ExecutionStepWire {
@@ -71,6 +86,20 @@ export interface ExecutionRecord {
   readonly "result/digest": string;
   readonly "started-at": string;
   readonly "ended-at": string;
+  readonly "review/ref"?: string;
+  readonly admission?: AdmittedBy["admission"];
+  readonly hil?: AdmittedBy["hil"];
+  readonly approvals?: readonly { readonly "step/id": string; readonly "act/ref": string }[];
+}
+
+function admittedToWire(a: AdmittedBy | undefined): Partial<ExecutionRecord> {
+  if (a === undefined) return {};
+  return {
+    ...(a.reviewRef === undefined ? {} : { "review/ref": a.reviewRef }),
+    admission: a.admission,
+    hil: a.hil,
+    approvals: a.approvals.map((x) => ({ "step/id": x.step, "act/ref": x.act })),
+  };
 }
 
 function stepToWire(s: ExecutionStepInput): ExecutionStepWire {
@@ -112,5 +141,6 @@ export function buildExecution(input: ExecutionInput): ExecutionRecord {
     "result/digest": result,
     "started-at": input.startedAt,
     "ended-at": input.endedAt,
+    ...admittedToWire(input.admittedBy),
   }) as unknown as ExecutionRecord;
 }

@@ -1,8 +1,55 @@
 // The Sandbox port: fresh contained environments for runs (SPEC §7). Its adapters (bwrap,
 // unshare) implement it outside the core, which never starts a process.
-import type { Result } from "../result.js";
+import type { Problem, Result } from "../result.js";
 
 export type SandboxBackend = "bwrap" | "unshare";
+
+/**
+ * How an environment holds its workspace: `overlay` — the baseline as a read-only lower layer and
+ * an empty upper layer, the only writable place (kernel overlayfs in the command's own mount
+ * namespace); `copy` — a private copy (reflinked where the file system can), where the kernel
+ * refuses an unprivileged overlay.
+ */
+export type EnvironmentMode = "overlay" | "copy";
+
+export interface PathDigest {
+  /** `/`-separated relative path; a name that is not UTF-8 is written with `\xHH` escapes. */
+  readonly path: string;
+  /** `sha256:<b64url>` of a file's bytes, `symlink:sha256:…` of a link's target, `special:<kind>`. */
+  readonly digest: string;
+}
+
+/** What commands and patches changed in an environment, against the baseline it was made from. */
+export interface EnvironmentChanges {
+  readonly added: readonly PathDigest[];
+  /** Changed content or kind; a file whose bytes are the baseline's again is not listed. */
+  readonly modified: readonly PathDigest[];
+  /** With the baseline's digest. */
+  readonly deleted: readonly PathDigest[];
+  /**
+   * Hostile shapes met on the way, never opened: `environment/special-file` (FIFO, socket,
+   * device), `environment/name-not-utf8`, `environment/too-deep`, `environment/too-many-changes`.
+   */
+  readonly findings: readonly Problem[];
+  /** False when the walk stopped at a bound: a path not listed may still have changed. */
+  readonly complete: boolean;
+}
+
+/**
+ * A workspace pinned for the environments of one loop: copied once, its digests computed at most
+ * once. Environments made over it see it as it was when it was opened, whatever happens to the
+ * workspace afterwards.
+ */
+export interface Baseline {
+  /** The workspace it was taken from. */
+  readonly source: string;
+  readonly files: number;
+  readonly bytes: number;
+  /** Every entry's digest by relative path (as `Environment.snapshot` gives them). */
+  digests(): Promise<ReadonlyMap<string, string>>;
+  /** Give the pin back; the copy is removed once no environment made over it is left. */
+  release(): Promise<void>;
+}
 
 /** A stable environment name: the directory is `warrant-env-<name>`, found again after a crash. */
 export const ENVIRONMENT_NAME = /^[a-z0-9-]{1,64}$/;
@@ -56,7 +103,11 @@ export interface ExecResult {
 export interface Environment {
   readonly id: string;
   readonly backend: SandboxBackend;
-  /** Absolute host path of the workspace copy; commands see it at the same path as their cwd and HOME. */
+  readonly mode: EnvironmentMode;
+  /**
+   * The workspace's absolute path as commands see it (their cwd and HOME). On the host it holds
+   * the workspace only in copy mode: read it through readFile.
+   */
   readonly root: string;
   exec(argv: readonly string[], opts: ExecOptions): Promise<ExecResult>;
   /**
@@ -65,13 +116,28 @@ export interface Environment {
    * leaves the workspace (symlink escapes), whatever the plan check said.
    */
   writeFile(relPath: string, bytes: Uint8Array): Promise<Result<{ readonly path: string }>>;
-  /** Refused like writeFile; `sandbox/not-found` when the file does not exist. */
-  readFile(relPath: string): Promise<Result<Uint8Array>>;
+  /**
+   * Refused like writeFile; `sandbox/not-found` when the file does not exist;
+   * `environment/special-file` for a FIFO, socket or device (never opened); `sandbox/too-large`
+   * past `maxBytes` (default 64 MiB).
+   */
+  readFile(relPath: string, opts?: { readonly maxBytes?: number }): Promise<Result<Uint8Array>>;
+  /** At most `maxBytes` of a file, `truncated` when more was there; refused like readFile. */
+  readPart(
+    relPath: string,
+    maxBytes: number,
+  ): Promise<Result<{ readonly bytes: Uint8Array; readonly truncated: boolean }>>;
   /** Remove a workspace file; refused like writeFile. */
   removeFile(relPath: string): Promise<Result<{ readonly path: string }>>;
   /**
+   * What changed against the baseline. Overlay mode reads the upper layer alone: the cost follows
+   * the changes, not the workspace.
+   */
+  changes(): Promise<EnvironmentChanges>;
+  /**
    * Digest of every file under the workspace, by normalised relative path: regular files
-   * `sha256:<b64url>` of their bytes, symlinks `symlink:<digest of the target text>`.
+   * `sha256:<b64url>` of their bytes, symlinks `symlink:<digest of the target text>`, anything
+   * else `special:<kind>` — the baseline's digests (computed once) with the changes applied.
    */
   snapshot(): Promise<Map<string, string>>;
   /** Kill anything still running and remove the directory; confirmed when it is gone. */
@@ -80,8 +146,18 @@ export interface Environment {
 
 export interface Sandbox {
   readonly backend: SandboxBackend;
-  /** A fresh environment: a private copy of `baselineDir`. */
-  createEnvironment(baselineDir: string, opts?: EnvironmentOptions): Promise<Environment>;
+  /** The mode environments get on this host (overlay unless the kernel refuses it). */
+  environmentMode(): Promise<EnvironmentMode>;
+  /**
+   * Pin `dir` for the environments of a loop (opening the same folder again while it is pinned
+   * shares the pin). Throws `sandbox/baseline-copy` when it cannot be copied.
+   */
+  openBaseline(dir: string): Promise<Baseline>;
+  /**
+   * A fresh environment over `baseline`: a pinned Baseline of this sandbox, or a folder, which is
+   * then pinned for as long as an environment made over it lives.
+   */
+  createEnvironment(baseline: string | Baseline, opts?: EnvironmentOptions): Promise<Environment>;
   /**
    * Remove the directory of the environment named `name` if one is left (a dead process's); no
    * process is killed. Confirmed when nothing is at that path any more. Throws

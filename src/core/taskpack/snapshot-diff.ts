@@ -1,5 +1,6 @@
 // Comparison of workspace snapshots for the verifier's file checks (`unchanged`,
-// `onlyAllowedChanged`).
+// `onlyAllowedChanged`): from two full snapshots, or from an environment's own change list.
+import type { EnvironmentChanges } from "../sandbox/sandbox-port.js";
 import { type Glob, matchesAny } from "./glob.js";
 
 export interface SnapshotDiff {
@@ -23,6 +24,16 @@ export function diffSnapshots(
   }
   for (const p of before.keys()) if (!after.has(p)) removed.push(p);
   return { added: added.sort(), removed: removed.sort(), changed: changed.sort() };
+}
+
+/** An environment's changes as a diff (deletions are `removed`, modifications `changed`). */
+export function changesAsDiff(changes: EnvironmentChanges): SnapshotDiff {
+  const paths = (xs: readonly { readonly path: string }[]) => xs.map((x) => x.path).sort();
+  return {
+    added: paths(changes.added),
+    removed: paths(changes.deleted),
+    changed: paths(changes.modified),
+  };
 }
 
 function touched(diff: SnapshotDiff): string[] {

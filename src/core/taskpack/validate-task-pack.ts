@@ -1,7 +1,6 @@
 // Task pack validation: the contract schema, then the semantic rules the schema cannot state.
-import type { ErrorObject, ValidateFunction } from "ajv";
 import taskPackSchema from "../../../contracts/task-pack.v1.json" with { type: "json" };
-import { createAjv } from "../contracts/ajv.js";
+import { createAjv, type ErrorObject, type ValidateFunction } from "../contracts/ajv-factory.js";
 import { operatorTaskCommonSchema } from "../contracts/schemas.js";
 import { fail, ok, type Problem, pointer, type Result } from "../result.js";
 import { placeholderName } from "./argv.js";

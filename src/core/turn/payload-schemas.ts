@@ -1,13 +1,13 @@
-// The message payload schemas (contracts/messages/*.v1.json), compiled once per process in one
-// strict Ajv instance; the validators are immutable afterwards, so sharing them is safe.
+// The message payload schemas (contracts/messages/*.v1.json) and their validators, precompiled to
+// standalone code (../contracts/generated/payloads.ts) by the strict contract profile.
 import deadEnd from "../../../contracts/messages/dead-end.v1.json" with { type: "json" };
 import finding from "../../../contracts/messages/finding.v1.json" with { type: "json" };
 import plan from "../../../contracts/messages/plan.v1.json" with { type: "json" };
 import question from "../../../contracts/messages/question.v1.json" with { type: "json" };
 import result from "../../../contracts/messages/result.v1.json" with { type: "json" };
 import verdict from "../../../contracts/messages/verdict.v1.json" with { type: "json" };
-import { createAjv, type ValidateFunction } from "../contracts/ajv.js";
-import { WarrantError } from "../result.js";
+import type { Validator } from "../contracts/ajv-factory.js";
+import * as generated from "../contracts/generated/payloads.js";
 import type { MessageType } from "./types.js";
 
 /** The payload schema of each message type, as data. */
@@ -30,26 +30,16 @@ export const PAYLOAD_SCHEMA_IDS: Readonly<Record<MessageType, string>> = {
   DeadEnd: deadEnd.$id,
 };
 
-let cached: Readonly<Record<MessageType, ValidateFunction>> | undefined;
+const VALIDATORS: Readonly<Record<MessageType, Validator>> = {
+  Plan: generated.Plan,
+  Question: generated.Question,
+  Result: generated.Result,
+  Verdict: generated.Verdict,
+  Finding: generated.Finding,
+  DeadEnd: generated.DeadEnd,
+};
 
-/** The payload validators, compiled once per process. */
-export function payloadValidators(): Readonly<Record<MessageType, ValidateFunction>> {
-  if (cached !== undefined) return cached;
-  const ajv = createAjv();
-  for (const schema of Object.values(PAYLOAD_SCHEMAS)) ajv.addSchema(schema);
-  const get = (type: MessageType): ValidateFunction => {
-    const v = ajv.getSchema(PAYLOAD_SCHEMA_IDS[type]);
-    if (v === undefined)
-      throw new WarrantError("internal/payload-schema", `payload schema ${type} did not compile`);
-    return v;
-  };
-  cached = {
-    Plan: get("Plan"),
-    Question: get("Question"),
-    Result: get("Result"),
-    Verdict: get("Verdict"),
-    Finding: get("Finding"),
-    DeadEnd: get("DeadEnd"),
-  };
-  return cached;
+/** The payload validators, precompiled from the schemas above (never compiled in a process). */
+export function payloadValidators(): Readonly<Record<MessageType, Validator>> {
+  return VALIDATORS;
 }

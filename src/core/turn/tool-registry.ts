@@ -3,17 +3,10 @@
 // tolerantly: unknown keywords and formats are ignored; draft-07 schemas (declared, or undeclared
 // and only valid as draft-07) use a draft-07 validator, all others draft 2020-12.
 
-import Ajv2020Module from "ajv/dist/2020.js";
-import Ajv07Module from "ajv/dist/ajv.js";
-import addFormatsModule from "ajv-formats";
-import type { ValidateFunction } from "../contracts/ajv.js";
+import { createAjv, type ValidateFunction } from "../contracts/ajv-factory.js";
 import { fail, ok, type Problem, pointer, type Result } from "../result.js";
 
-// CommonJS default-export interop under NodeNext.
-const Ajv2020 = Ajv2020Module as unknown as typeof Ajv2020Module.default;
-const Ajv07 = Ajv07Module as unknown as typeof Ajv07Module.default;
-const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
-type AnyAjv = InstanceType<typeof Ajv2020> | InstanceType<typeof Ajv07>;
+type AnyAjv = ReturnType<typeof createAjv>;
 
 export const TOOL_NAME_PATTERN = /^[a-z][a-z0-9_.-]+$/;
 
@@ -65,21 +58,14 @@ class TolerantCompiler {
   }
 
   private draft2020(): AnyAjv {
-    this.ajv2020 ??= tolerant(new Ajv2020(OPTIONS));
+    this.ajv2020 ??= createAjv("tool");
     return this.ajv2020;
   }
 
   private draft07(): AnyAjv {
-    this.ajv07 ??= tolerant(new Ajv07(OPTIONS));
+    this.ajv07 ??= createAjv("tool-draft-07");
     return this.ajv07;
   }
-}
-
-const OPTIONS = { strict: false, allErrors: true, logger: false } as const;
-
-function tolerant<A extends AnyAjv>(ajv: A): A {
-  addFormats(ajv as never);
-  return ajv;
 }
 
 function acceptsObjects(schema: Readonly<Record<string, unknown>>): boolean {

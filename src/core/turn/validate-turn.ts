@@ -1,7 +1,7 @@
 // Validation of one model turn against every rule of SPEC §3. Never throws: every failure is a
 // Problem with a `turn/…` code and a JSON Pointer into the turn.
 import type { ErrorObject } from "../contracts/ajv.js";
-import { contractValidators } from "../contracts/ajv.js";
+import { validate as modelTurnSchema } from "../contracts/generated/model-turn.js";
 import type { Role } from "../loop/types.js";
 import { fail, ok, type Problem, pointer, type Result } from "../result.js";
 import { describeAjvError } from "./ajv-messages.js";
@@ -100,7 +100,7 @@ export function validateTurn(input: unknown, ctx: TurnContext): Result<ValidTurn
     value = parsed.value;
   }
 
-  const schema = contractValidators().modelTurn;
+  const schema = modelTurnSchema;
   if (!schema(value)) {
     return fail(
       (schema.errors ?? []).map((e) => ({

@@ -1,0 +1,118 @@
+// The records by which a host vouches for a loop: the host key pinned at its opening, a signed
+// rotation to another key, and signed chain heads (sequence, hash, time) that anchor the facts
+// against truncation and re-chained edits. Each is content-addressed (its ref kept beside the body)
+// and signed like every record of the loop.
+import type { LedgerRecord } from "../loop/ledger-store.js";
+import { base64url, contentRef } from "./canonical.js";
+import { OUTSIDE_REF_FIELD, RECORD_KIND_TABLE } from "./record-kinds.js";
+import { publicKeyOf, signRecord } from "./signature.js";
+
+export interface HostKeyBody {
+  readonly "query/id": string;
+  /** Unpadded base64url of the 32-byte Ed25519 public key every record of the loop is signed by. */
+  readonly "key/public": string;
+  readonly "created-at": string;
+}
+
+export interface KeyRotationBody {
+  readonly "query/id": string;
+  readonly "key/previous": string;
+  readonly "key/next": string;
+  /** The loop's last fact when the key changed. */
+  readonly "at/sequence": number;
+  readonly "rotated-at": string;
+}
+
+/** Why a head was signed: the loop stopped, blocked, or concluded a run. */
+export type HeadReason = "stop" | "block" | "conclusion";
+
+export interface HeadBody {
+  readonly "query/id": string;
+  readonly sequence: number;
+  /** The chain hash stored with fact `sequence`. */
+  readonly hash: string;
+  readonly "signed-at": string;
+  readonly reason: HeadReason;
+}
+
+type OutsideKind = "hostKey" | "keyRotation" | "head";
+
+/** Who signs a host's records: an Ed25519 signer whose public key can be pinned. */
+export interface HostSigner {
+  /** The record with its `signature` field added. */
+  sign<T extends object>(record: T): Promise<T>;
+  /** The 32-byte Ed25519 public key the signatures verify against. */
+  publicKey(): Promise<Uint8Array>;
+}
+
+/** A signer over a 32-byte Ed25519 secret key, or the signer itself. */
+export type SigningKey = Uint8Array | HostSigner;
+
+export function hostSignerOf(key: SigningKey): HostSigner {
+  if (!(key instanceof Uint8Array)) return key;
+  const secret = new Uint8Array(key);
+  return { sign: (record) => signRecord(record, secret), publicKey: () => publicKeyOf(secret) };
+}
+
+/** A record of a kind whose ref is kept beside its body, signed by `key`. */
+async function signedRecord(
+  kind: OutsideKind,
+  query: string,
+  body: object,
+  key: SigningKey,
+): Promise<LedgerRecord> {
+  const ref = contentRef(
+    RECORD_KIND_TABLE[kind].prefix,
+    body as Record<string, unknown>,
+    OUTSIDE_REF_FIELD,
+  );
+  return { ref, kind, query, body: await hostSignerOf(key).sign(body) };
+}
+
+export async function hostKeyRecord(
+  query: string,
+  key: SigningKey,
+  createdAt: string,
+): Promise<LedgerRecord> {
+  const body: HostKeyBody = {
+    "query/id": query,
+    "key/public": base64url(await hostSignerOf(key).publicKey()),
+    "created-at": createdAt,
+  };
+  return signedRecord("hostKey", query, body, key);
+}
+
+/** A rotation to `nextPublic`, signed by the key it replaces (`previousSecret`). */
+export async function keyRotationRecord(
+  query: string,
+  previousSecret: Uint8Array,
+  nextPublic: Uint8Array,
+  atSequence: number,
+  rotatedAt: string,
+): Promise<LedgerRecord> {
+  const body: KeyRotationBody = {
+    "query/id": query,
+    "key/previous": base64url(await publicKeyOf(previousSecret)),
+    "key/next": base64url(nextPublic),
+    "at/sequence": atSequence,
+    "rotated-at": rotatedAt,
+  };
+  return signedRecord("keyRotation", query, body, previousSecret);
+}
+
+export async function headRecord(
+  query: string,
+  head: { readonly sequence: number; readonly hash: string },
+  reason: HeadReason,
+  key: SigningKey,
+  signedAt: string,
+): Promise<LedgerRecord> {
+  const body: HeadBody = {
+    "query/id": query,
+    sequence: head.sequence,
+    hash: head.hash,
+    "signed-at": signedAt,
+    reason,
+  };
+  return signedRecord("head", query, body, key);
+}

@@ -1,0 +1,325 @@
+// A transcript record's ref and text, made from entry texts canonicalised as they were appended,
+// are exactly the content ref over the whole body (JCS through `canonicalize`, SHA-256 through
+// @noble/hashes), and a frozen transcript keeps its ref.
+import { createHash } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { sha256 } from "@noble/hashes/sha2.js";
+import canonicalize from "canonicalize";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { createScriptedModel } from "../../src/adapters/models/scripted-model.js";
+import { openStore } from "../../src/adapters/store/open-store.js";
+import type { ConversationEntry, ModelRequest } from "../../src/core/turn/model-provider.js";
+import { runPassage } from "../../src/runtime/passage.js";
+import {
+  type PassageTranscript,
+  type TranscriptEntry,
+  type TranscriptHead,
+  TranscriptLog,
+  transcriptRecord,
+} from "../../src/runtime/passage-transcript.js";
+import { repoRoot } from "../helpers/cli.js";
+import { ADD, addHost, addRegistry, addTurn, findingTurn } from "./helpers.js";
+
+const encoder = new TextEncoder();
+
+/** The content-ref rule, computed the reference way over the whole body. */
+function referenceRef(body: unknown): string {
+  const text = canonicalize(body) as string;
+  return `passage-transcript:sha256:${Buffer.from(sha256(encoder.encode(text))).toString("base64url")}`;
+}
+
+function logged(head: TranscriptHead, entries: readonly TranscriptEntry[]): PassageTranscript {
+  const log = new TranscriptLog();
+  for (const e of entries) log.append(e);
+  return log.finish(head);
+}
+
+const json = fc.jsonValue({ maxDepth: 3 });
+const text = fc.string({ unit: "grapheme", maxLength: 12 });
+const digest = fc.constant("sha256:KpgAqwfDXU8Z1DdUsdTHsyKWcRHgsk97mTens4ELcXI");
+const problem = fc.record({ code: text, path: text, message: text });
+
+const modelCall = fc.record(
+  {
+    kind: fc.constant("model-call" as const),
+    index: fc.nat(),
+    requestDigest: digest,
+    raw: json,
+    stop: fc.constantFrom("complete" as const, "refusal" as const, "truncated" as const),
+    refusal: text,
+    candidate: json,
+    turn: json,
+    validation: fc.option(
+      fc.record({ valid: fc.boolean(), errors: fc.array(problem, { maxLength: 2 }) }),
+    ),
+    usage: fc.record({ inputTokens: fc.nat(), outputTokens: fc.nat() }),
+    latencyMs: fc.double({ min: 0, max: 1e6, noNaN: true }),
+  },
+  {
+    requiredKeys: [
+      "kind",
+      "index",
+      "requestDigest",
+      "raw",
+      "stop",
+      "validation",
+      "usage",
+      "latencyMs",
+    ],
+  },
+);
+
+const modelError = fc.record({
+  kind: fc.constant("model-error" as const),
+  index: fc.nat(),
+  requestDigest: digest,
+  code: text,
+  message: text,
+});
+
+const toolCall = fc.record({
+  kind: fc.constant("tool-call" as const),
+  turn: fc.nat(),
+  name: text,
+  args: fc.dictionary(text, json, { maxKeys: 3 }),
+  result: fc.record(
+    {
+      ok: fc.boolean(),
+      content: fc.string({ unit: "binary-ascii" }),
+      isError: fc.boolean(),
+      code: text,
+    },
+    { requiredKeys: ["ok", "content", "isError"] },
+  ),
+  latencyMs: fc.double({ min: 0, max: 1e6, noNaN: true }),
+});
+
+const entry = fc.oneof(modelCall, modelError, toolCall) as fc.Arbitrary<TranscriptEntry>;
+
+const head = fc.record(
+  {
+    schema: fc.constant("warrant.passage-transcript.v1" as const),
+    role: fc.constantFrom("implementer" as const, "reviewer" as const, "summarizer" as const),
+    "agent/id": text,
+    provider: text,
+    systemDigest: digest,
+    evidenceDigest: digest,
+    evidenceRefs: fc.array(text, { maxLength: 3 }),
+    usage: fc.record({
+      inputTokens: fc.nat(),
+      outputTokens: fc.nat(),
+      cachedInputTokens: fc.nat(),
+      reasoningTokens: fc.nat(),
+      latencyMs: fc.double({ min: 0, max: 1e6, noNaN: true }),
+      modelCalls: fc.nat(),
+      toolCalls: fc.nat(),
+      repairs: fc.nat(),
+    }),
+    outcome: fc.oneof(
+      fc.record({ ok: fc.constant(true as const), type: text }),
+      fc.record({ ok: fc.constant(false as const), code: text, message: text }),
+    ),
+  },
+  {
+    requiredKeys: [
+      "schema",
+      "role",
+      "agent/id",
+      "provider",
+      "systemDigest",
+      "evidenceDigest",
+      "usage",
+      "outcome",
+    ],
+  },
+) as fc.Arbitrary<TranscriptHead>;
+
+describe("transcript records", () => {
+  it("the ref and text of a logged transcript are the reference content ref and JCS of its body", () => {
+    fc.assert(
+      fc.property(
+        head,
+        fc.array(entry, { maxLength: 8 }),
+        text,
+        fc.option(text),
+        (h, entries, query, passageRef) => {
+          const body = {
+            ...h,
+            entries,
+            "query/id": query,
+            ...(passageRef === null ? {} : { "passage/ref": passageRef }),
+          };
+          const record = transcriptRecord(query, logged(h, entries), passageRef ?? undefined);
+          expect(record.ref).toBe(referenceRef(body));
+          expect(record.text).toBe(canonicalize(body));
+          expect(record.body).toEqual(JSON.parse(JSON.stringify(body)));
+          // A transcript that was not logged (read back from a store) gives the same record.
+          const plain = transcriptRecord(query, { ...h, entries }, passageRef ?? undefined);
+          expect(plain.ref).toBe(record.ref);
+          expect(plain.text).toBe(record.text);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it("holds for transcripts larger than the log's chunks, with entries larger than a chunk", () => {
+    const big = (n: number, i: number): TranscriptEntry => ({
+      kind: "tool-call",
+      turn: i,
+      name: "workspace.read_file",
+      args: { path: `f${i}` },
+      result: { ok: true, isError: false, content: `ą😀"\\\n${"x".repeat(n)}` },
+      latencyMs: i + 0.25,
+    });
+    const entries = [big(10, 0), big(20_000, 1), big(50_000, 2), big(5, 3), big(30_000, 4)];
+    for (let i = 5; i < 400; i++) entries.push(big(100, i));
+    fc.assert(
+      fc.property(head, text, (h, query) => {
+        const record = transcriptRecord(query, logged(h, entries));
+        expect(record.ref).toBe(referenceRef({ ...h, entries, "query/id": query }));
+        expect(record.text).toBe(canonicalize({ ...h, entries, "query/id": query }));
+      }),
+      { numRuns: 5 },
+    );
+  });
+
+  it("a logged transcript's entries read back equal to what was appended", () => {
+    fc.assert(
+      fc.property(head, fc.array(entry, { maxLength: 6 }), (h, entries) => {
+        expect(logged(h, entries).entries).toEqual(JSON.parse(JSON.stringify(entries)));
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it("a frozen transcript keeps its ref, logged or not", () => {
+    const fixture = JSON.parse(
+      readFileSync(
+        path.join(repoRoot, "test/fixtures/transcript/passage-transcript.v1.json"),
+        "utf8",
+      ),
+    ) as { query: string; passageRef: string; transcript: PassageTranscript; ref: string };
+    const { entries, ...h } = fixture.transcript;
+    expect(transcriptRecord(fixture.query, fixture.transcript, fixture.passageRef).ref).toBe(
+      fixture.ref,
+    );
+    expect(transcriptRecord(fixture.query, logged(h, entries), fixture.passageRef).ref).toBe(
+      fixture.ref,
+    );
+    expect(
+      referenceRef({
+        ...fixture.transcript,
+        "query/id": fixture.query,
+        "passage/ref": fixture.passageRef,
+      }),
+    ).toBe(fixture.ref);
+  });
+
+  it("memory and SQLite stores keep the record's canonical text and read its body back", async () => {
+    const fixture = JSON.parse(
+      readFileSync(
+        path.join(repoRoot, "test/fixtures/transcript/passage-transcript.v1.json"),
+        "utf8",
+      ),
+    ) as { query: string; transcript: PassageTranscript };
+    const { entries, ...h } = fixture.transcript;
+    const record = transcriptRecord(fixture.query, logged(h, entries));
+    const dir = mkdtempSync(path.join(os.tmpdir(), "warrant-transcript-"));
+    try {
+      for (const uri of ["memory:", `sqlite:${path.join(dir, "ledger.db")}`]) {
+        const store = await openStore(uri);
+        await store.putRecords([record]);
+        await store.putRecords([record]);
+        const back = await store.readRecord(record.ref);
+        expect(back?.body).toEqual(JSON.parse(JSON.stringify(record.body)));
+        expect(canonicalize(back?.body)).toBe(record.text);
+        await store.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("an entry JSON cannot carry is refused when appended, not at the finish", () => {
+    const log = new TranscriptLog();
+    expect(() =>
+      log.append({
+        kind: "tool-call",
+        turn: 0,
+        name: "t",
+        args: {},
+        result: { ok: true, isError: false, content: "lone \uD800" },
+        latencyMs: 0,
+      }),
+    ).toThrow();
+  });
+});
+
+/** Request k's digest as the rule states it, over each request's whole appended part. */
+function referenceDigests(requests: readonly ModelRequest[]): string[] {
+  const sha = (t: string) => `sha256:${createHash("sha256").update(t).digest("base64url")}`;
+  const first = requests[0] as ModelRequest;
+  let head = sha(
+    canonicalize({
+      "warrant.passage.request": {
+        system: first.system,
+        tools: first.tools,
+        messageTypes: first.messageTypes,
+      },
+    }) as string,
+  );
+  let seen = 0;
+  return requests.map((r) => {
+    const entries = r.conversation
+      .slice(seen, r.length)
+      .map((e: ConversationEntry) =>
+        e.kind === "model" ? { kind: "model", raw: e.response.raw } : e,
+      );
+    seen = r.length;
+    head = sha(
+      `${head}\n${canonicalize({ entries, length: r.length, maxOutputTokens: r.maxOutputTokens })}`,
+    );
+    return head;
+  });
+}
+
+describe("request digests", () => {
+  it("reuse the raw outputs' texts and still equal the rule computed from scratch", async () => {
+    // Raw outputs with keys out of order, a repair, and tool calls.
+    const raw = (turn: unknown) => ({ turn, zeta: { b: 1, a: [2, { d: 0, c: "é" }] }, alpha: 1 });
+    const provider = createScriptedModel([
+      { turn: addTurn(1, 2), usage: { input: 3, output: 1 } },
+      "not json",
+      { turn: addTurn(3, 4) },
+      findingTurn(),
+    ]);
+    const wrapped = {
+      id: provider.id,
+      complete: async (request: ModelRequest) => {
+        const r = await provider.complete(request);
+        return { ...r, raw: raw(r.raw) };
+      },
+    };
+    const out = await runPassage({
+      role: "implementer",
+      agentId: "agent:a1",
+      system: "You add numbers.",
+      evidence: "Add.",
+      registry: addRegistry(),
+      toolHost: addHost(),
+      provider: wrapped,
+      limits: { maxTurns: 8, maxTokens: 10_000 },
+    });
+    expect(out.ok).toBe(true);
+    const recorded = out.transcript.entries.flatMap((e) =>
+      e.kind === "model-call" ? [e.requestDigest] : [],
+    );
+    expect(recorded).toHaveLength(4);
+    expect(recorded).toEqual(referenceDigests(provider.requests));
+    expect(provider.requests[0]?.tools.map((t) => t.name)).toEqual([ADD.name]);
+  });
+});

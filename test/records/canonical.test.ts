@@ -1,0 +1,97 @@
+// The canonical JSON writer is byte-identical to the reference JCS implementation (`canonicalize`)
+// on every JSON value, and refuses what JCS refuses.
+import canonicalize from "canonicalize";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { canonicalJson } from "../../src/core/records/canonical.js";
+
+const wellFormed = (s: string): boolean =>
+  (s as unknown as { isWellFormed(): boolean }).isWellFormed();
+
+/** Keys that stress the ordering: integer-like, prefixes, non-ASCII, astral, `__proto__`. */
+const trickyKey = fc.oneof(
+  fc.string(),
+  fc.string({ unit: "grapheme" }),
+  fc.constantFrom("", "0", "1", "9", "10", "01", "-1", "4294967295", "__proto__", "a", "A", "é"),
+  fc.constantFrom("\u{1F600}", "\uFB33", "\u00e9", "\u0080", "aa", "a\u0000", "toString", "toJSON"),
+  fc.nat().map(String),
+);
+
+const value = fc.letrec((tie) => ({
+  json: fc.oneof(
+    { depthSize: "small" },
+    fc.constant(null),
+    fc.boolean(),
+    fc.double({ noNaN: true, noDefaultInfinity: true }),
+    fc.integer(),
+    fc.string({ unit: "grapheme" }),
+    fc.string({ unit: "binary" }).filter(wellFormed),
+    fc.array(tie("json"), { maxLength: 5 }),
+    fc.dictionary(trickyKey, tie("json"), { maxKeys: 6 }),
+  ),
+})).json;
+
+describe("canonicalJson", () => {
+  it("equals canonicalize on random JSON values", () => {
+    fc.assert(
+      fc.property(value, (v) => {
+        expect(canonicalJson(v)).toBe(canonicalize(v));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it("equals canonicalize on values JSON.parse made (own __proto__ keys included)", () => {
+    fc.assert(
+      fc.property(value, (v) => {
+        const parsed: unknown = JSON.parse(JSON.stringify(v));
+        expect(canonicalJson(parsed)).toBe(canonicalize(parsed));
+      }),
+      { numRuns: 1000 },
+    );
+    const own = JSON.parse('{"b":1,"__proto__":{"x":2},"a":[{"10":0,"9":1}]}') as unknown;
+    expect(canonicalJson(own)).toBe('{"__proto__":{"x":2},"a":[{"10":0,"9":1}],"b":1}');
+  });
+
+  it("sorts by UTF-16 code units, not by code points or integer order", () => {
+    expect(canonicalJson({ "\u{1F600}": 1, "\uFB33": 2 })).toBe('{"😀":1,"דּ":2}');
+    expect(canonicalJson({ 9: "a", 10: "b", a: 0 })).toBe('{"10":"b","9":"a","a":0}');
+  });
+
+  it("skips undefined members and writes undefined array items as null, as JSON does", () => {
+    expect(canonicalJson({ b: undefined, a: [undefined, 1] })).toBe('{"a":[null,1]}');
+  });
+
+  it("uses a text already made for an object, by identity", () => {
+    const raw = { b: 1, a: 2 };
+    const known = new WeakMap<object, string>([[raw, canonicalJson(raw)]]);
+    expect(canonicalJson({ z: raw, y: [raw] }, known)).toBe(
+      '{"y":[{"a":2,"b":1}],"z":{"a":2,"b":1}}',
+    );
+  });
+
+  it("hands toJSON, dates and class instances to the reference implementation", () => {
+    const d = new Date(0);
+    expect(canonicalJson({ d })).toBe(canonicalize({ d }));
+    const withToJson = { toJSON: () => ({ b: 1, a: 2 }) };
+    expect(canonicalJson([withToJson])).toBe('[{"a":2,"b":1}]');
+  });
+
+  it("refuses what JCS refuses: NaN, infinities, lone surrogates (values and keys), cycles, no value", () => {
+    expect(() => canonicalJson({ a: Number.NaN })).toThrow();
+    expect(() => canonicalJson([Number.POSITIVE_INFINITY])).toThrow();
+    expect(() => canonicalJson({ a: "x\uD800" })).toThrow();
+    expect(() => canonicalJson({ "\uDC00": 1 })).toThrow();
+    const cyclic: Record<string, unknown> = { a: 1 };
+    cyclic.self = cyclic;
+    expect(() => canonicalJson(cyclic)).toThrow();
+    expect(() => canonicalJson(undefined)).toThrow(/no JSON form/);
+    expect(() => canonicalJson(1n)).toThrow();
+  });
+
+  it("writes deep values the reference way", () => {
+    let deep: unknown = { b: 1, a: 0 };
+    for (let i = 0; i < 400; i++) deep = { z: deep, a: [i] };
+    expect(canonicalJson(deep)).toBe(canonicalize(deep));
+  });
+});
