@@ -1,5 +1,6 @@
 // Keys come from the environment and reach only the provider's auth header: never a transcript,
-// an event, a log line or an error, on the success path, the repair path and the failure path.
+// an event, a log line, an error or an exported span (content captured or not), on the success
+// path, the repair path and the failure path.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createModelFromUri } from "../../src/adapters/models/model-uri.js";
 import { runPassage } from "../../src/runtime/passage.js";
@@ -10,6 +11,7 @@ import {
   type WireReply,
   type WireServer,
 } from "../models/wire-server.js";
+import { tracedPassage } from "../telemetry/traced-passage.js";
 import { addHost, addRegistry } from "./helpers.js";
 
 const OPENAI_KEY = "sk-proj-SECRET-1b7e4c9d2a5f8e3b6c1d4a7e0f3b6c9d";
@@ -144,5 +146,43 @@ describe("keys never leave the auth header", () => {
       expect(outcome.message).toContain("[redacted]");
     }
     expectNowhere(ANTHROPIC_KEY, outcome);
+  });
+
+  it("openai: spans exported with every prompt and answer captured carry no key", async () => {
+    server = await startWireServer([
+      fixture("openai/malformed-arguments"),
+      fixture("openai/rate-limited"),
+      fixture("openai/tool-calls"),
+      fixture("openai/message-tool"),
+    ]);
+    process.env.OPENAI_BASE_URL = `${server.url}/v1`;
+    const provider = createModelFromUri("openai:gpt-4.1", { env: process.env, maxRetries: 1 });
+    if (!provider.ok) throw new Error(JSON.stringify(provider.errors));
+    const traced = await tracedPassage(provider.value, { captureContent: true });
+    expect(traced.outcome.ok).toBe(true);
+    // The content went out (so the key could have): the messages, the tool call and its result.
+    expect(traced.exported).toContain("gen_ai.input.messages");
+    expect(traced.exported).toContain("gen_ai.tool.call.result");
+    expect(
+      traced.receiver.spans.some((s) => s.events.some((e) => e.name === "warrant.repair")),
+    ).toBe(true);
+    expectNowhere(OPENAI_KEY, traced.exported, traced.warnings);
+  });
+
+  it("anthropic: a key echoed by the server stays out of the exported failure", async () => {
+    server = await startWireServer([fixture("anthropic/invalid-key")]);
+    process.env.ANTHROPIC_BASE_URL = server.url;
+    const provider = createModelFromUri("anthropic:claude-sonnet-4-5", {
+      env: process.env,
+      maxRetries: 1,
+    });
+    if (!provider.ok) throw new Error(JSON.stringify(provider.errors));
+    const traced = await tracedPassage(provider.value, { captureContent: true });
+    expect(traced.outcome.ok).toBe(false);
+    // The failure was exported, with its (redacted) message.
+    const agent = traced.receiver.spans.find((s) => s.name === "invoke_agent implementer");
+    expect(agent?.attributes["error.type"]).toBe("model/auth");
+    expect(agent?.status.message).toContain("[redacted]");
+    expectNowhere(ANTHROPIC_KEY, traced.exported, traced.warnings);
   });
 });
