@@ -126,8 +126,7 @@ describe("readOtlpEnv", () => {
   it("ignores header entries that are not key=value, counting them, never quoting a value", () => {
     const r = readOtlpEnv({
       OTEL_EXPORTER_OTLP_ENDPOINT: "http://c",
-      OTEL_EXPORTER_OTLP_HEADERS:
-        "authorization=Bearer%20s3cret,=orphan,bad key=x,novalue,ok=%ZZ",
+      OTEL_EXPORTER_OTLP_HEADERS: "authorization=Bearer%20s3cret,=orphan,bad key=x,novalue,ok=%ZZ",
     });
     expect(r.config?.traces.headers).toEqual({ authorization: "Bearer s3cret" });
     // Traces and metrics each say it once.
