@@ -7,6 +7,7 @@ import { loopSuite } from "./loop.js";
 import { passageSuite } from "./passage.js";
 import { sandboxSuite } from "./sandbox.js";
 import { storeSuite } from "./store.js";
+import { telemetrySuite } from "./telemetry.js";
 import { turnSuite } from "./turn.js";
 import { workspaceSuite } from "./workspace.js";
 
@@ -23,6 +24,7 @@ export const suites: readonly BenchSuite[] = [
   sandboxSuite,
   workspaceSuite,
   passageSuite,
+  telemetrySuite,
   demoSuite,
   storeSuite,
   cliSuite,

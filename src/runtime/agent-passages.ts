@@ -66,7 +66,7 @@ export function createAgentPassages(options: AgentPassagesOptions): PassageRunne
   const toolsFor = options.tools ?? (async () => ok(noTools));
   const emit = options.emit ?? (() => undefined);
   const toolKind = options.toolKind ?? (() => "workspace");
-  const content = options.captureContent === true;
+
   // Input schemas compile once per tool host, not once per passage.
   const registries = new WeakMap<ToolHost, ToolRegistry>();
   const registryFor = (host: ToolHost): ToolRegistry => {
@@ -103,27 +103,20 @@ export function createAgentPassages(options: AgentPassagesOptions): PassageRunne
       const callId = (turn: number, call: number) => `${request.passageRef}#${turn}.${call}`;
       const onEvent = (e: PassageEvent): void => {
         switch (e.kind) {
-          case "model-call-start":
-            emit({
+          case "model-call-start": {
+            const start = {
               kind: "model-call-start",
               ...where,
               index: e.index,
               provider: provider.id,
               target,
-              ...(content ? { request: e.request } : {}),
-            });
-            break;
-          case "model-call-end": {
-            const { response, ...rest } = e;
-            emit({
-              ...rest,
-              ...where,
-              provider: provider.id,
-              ...(response === undefined ? {} : { response: response.meta }),
-              ...(content && response !== undefined ? { output: response.candidate } : {}),
-            });
+            } as const;
+            emit(e.request === undefined ? start : { ...start, request: e.request });
             break;
           }
+          case "model-call-end":
+            emit({ ...e, ...where, provider: provider.id });
+            break;
           case "repair":
             emit({ ...e, ...where });
             break;
@@ -134,18 +127,12 @@ export function createAgentPassages(options: AgentPassagesOptions): PassageRunne
               name: e.name,
               callId: callId(e.turn, e.call),
               tool: toolKind(e.name),
-              ...(content ? { args: e.args } : {}),
+              ...(e.args === undefined ? {} : { args: e.args }),
             });
             break;
           case "tool-call-end": {
-            const { turn, call, content: result, ...rest } = e;
-            emit({
-              ...rest,
-              ...where,
-              callId: callId(turn, call),
-              tool: toolKind(e.name),
-              ...(content ? { result } : {}),
-            });
+            const { turn, call, ...rest } = e;
+            emit({ ...rest, ...where, callId: callId(turn, call), tool: toolKind(e.name) });
             break;
           }
           default:
@@ -162,6 +149,7 @@ export function createAgentPassages(options: AgentPassagesOptions): PassageRunne
         toolHost: host,
         provider,
         onEvent,
+        content: options.captureContent === true,
         limits: {
           maxTurns: limits?.maxTurns ?? DEFAULT_LIMITS.maxTurns,
           maxTokens: limits?.maxTokens ?? DEFAULT_LIMITS.maxTokens,

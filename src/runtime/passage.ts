@@ -16,6 +16,7 @@ import {
   type ModelResponse,
   NO_USAGE,
   type ProviderTool,
+  type ResponseMeta,
   type ToolResultEntry,
   type Usage,
 } from "../core/turn/model-provider.js";
@@ -55,7 +56,12 @@ export interface PassageLimits {
 
 /** What happens inside a passage, as it happens (the transcript keeps the same, in full). */
 export type PassageEvent =
-  | { readonly kind: "model-call-start"; readonly index: number; readonly request: ModelRequest }
+  | {
+      readonly kind: "model-call-start";
+      readonly index: number;
+      /** Only with `content`. */
+      readonly request?: ModelRequest;
+    }
   | {
       readonly kind: "model-call-end";
       readonly index: number;
@@ -65,8 +71,10 @@ export type PassageEvent =
       readonly valid?: boolean | null;
       readonly usage?: Usage;
       readonly error?: string;
-      /** The answer (absent when the call failed). */
-      readonly response?: ModelResponse;
+      /** How the provider named its answer (absent when the call failed). */
+      readonly response?: ResponseMeta;
+      /** The candidate turn: only with `content`. */
+      readonly output?: unknown;
     }
   | { readonly kind: "repair"; readonly index: number; readonly codes: readonly string[] }
   | {
@@ -75,7 +83,8 @@ export type PassageEvent =
       readonly turn: number;
       readonly call: number;
       readonly name: string;
-      readonly args: Readonly<Record<string, unknown>>;
+      /** Only with `content`. */
+      readonly args?: Readonly<Record<string, unknown>>;
     }
   | {
       readonly kind: "tool-call-end";
@@ -85,8 +94,8 @@ export type PassageEvent =
       readonly isError: boolean;
       readonly code?: string;
       readonly latencyMs: number;
-      /** What the model reads back. */
-      readonly content: string;
+      /** What the model reads back: only with `content`. */
+      readonly result?: string;
     };
 
 export interface PassageInput {
@@ -104,6 +113,8 @@ export interface PassageInput {
   readonly repairs?: number;
   readonly signal?: AbortSignal;
   readonly onEvent?: (event: PassageEvent) => void;
+  /** Put the request, the answer and the tool payloads in the events (default false). */
+  readonly content?: boolean;
   /** Output tokens asked of each call when the definition states none (default 4096). */
   readonly maxOutputTokens?: number;
   readonly toolTimeoutMs?: number;
@@ -147,8 +158,52 @@ function outputTokensOf(input: PassageInput): number {
     : (input.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS);
 }
 
+/** The end of a model call that answered, as its event says it. */
+function modelCallEnd(
+  index: number,
+  response: ModelResponse,
+  valid: boolean | null,
+  content: boolean,
+): PassageEvent {
+  const { latencyMs, stop, usage, meta } = response;
+  return content
+    ? {
+        kind: "model-call-end",
+        index,
+        latencyMs,
+        stop,
+        valid,
+        usage,
+        response: meta,
+        output: response.candidate,
+      }
+    : { kind: "model-call-end", index, latencyMs, stop, valid, usage, response: meta };
+}
+
+/** The end of a tool call, as its event says it. */
+function toolCallEnd(
+  turn: number,
+  call: number,
+  name: string,
+  result: ToolResult,
+  latencyMs: number,
+  content: boolean,
+): PassageEvent {
+  const end = {
+    kind: "tool-call-end",
+    turn,
+    call,
+    name,
+    isError: result.isError,
+    latencyMs,
+  } as const;
+  const coded = result.code === undefined ? end : { ...end, code: result.code };
+  return content ? { ...coded, result: result.content } : coded;
+}
+
 export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
   const { provider, registry, toolHost, signal, onEvent } = input;
+  const content = input.content === true;
   const repairs = input.repairs ?? DEFAULT_REPAIRS;
   const messageTypes = ROLE_MESSAGE_TYPES[input.role];
   const tools: ProviderTool[] = registry.specs().map((s) => ({
@@ -217,7 +272,10 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
     const index = modelCalls++;
     const requestDigest = digests.digest(request);
     let response: ModelResponse;
-    onEvent?.({ kind: "model-call-start", index, request });
+    // One literal per shape, never a spread of a maybe-empty object: these run on every turn.
+    onEvent?.(
+      content ? { kind: "model-call-start", index, request } : { kind: "model-call-start", index },
+    );
     const callStarted = performance.now();
     try {
       response = await provider.complete(request, signal === undefined ? undefined : { signal });
@@ -247,15 +305,7 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
         response: response.meta,
         latencyMs: response.latencyMs,
       });
-      onEvent?.({
-        kind: "model-call-end",
-        index,
-        latencyMs: response.latencyMs,
-        stop: response.stop,
-        valid: null,
-        usage: response.usage,
-        response,
-      });
+      onEvent?.(modelCallEnd(index, response, null, content));
       return response.stop === "refusal"
         ? failed(
             "turn/refusal",
@@ -269,15 +319,7 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
       role: input.role,
       ...(input.resolvePaperRef === undefined ? {} : { resolvePaperRef: input.resolvePaperRef }),
     });
-    onEvent?.({
-      kind: "model-call-end",
-      index,
-      latencyMs: response.latencyMs,
-      stop: response.stop,
-      valid: checked.ok,
-      usage: response.usage,
-      response,
-    });
+    onEvent?.(modelCallEnd(index, response, checked.ok, content));
     if (!checked.ok) {
       log.append({
         kind: "model-call",
@@ -332,13 +374,11 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
 
     const results: ToolResultEntry[] = [];
     for (const [n, call] of valid.calls.entries()) {
-      onEvent?.({
-        kind: "tool-call-start",
-        turn: index,
-        call: n,
-        name: call.name,
-        args: call.args,
-      });
+      onEvent?.(
+        content
+          ? { kind: "tool-call-start", turn: index, call: n, name: call.name, args: call.args }
+          : { kind: "tool-call-start", turn: index, call: n, name: call.name },
+      );
       const started = performance.now();
       let result: ToolResult;
       try {
@@ -361,16 +401,7 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
         result,
         latencyMs,
       });
-      onEvent?.({
-        kind: "tool-call-end",
-        turn: index,
-        call: n,
-        name: call.name,
-        isError: result.isError,
-        ...(result.code === undefined ? {} : { code: result.code }),
-        latencyMs,
-        content: result.content,
-      });
+      onEvent?.(toolCallEnd(index, n, call.name, result, latencyMs, content));
       results.push({
         name: call.name,
         content: result.content,

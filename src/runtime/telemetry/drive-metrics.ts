@@ -5,9 +5,28 @@ import type { LimitKey, Step, Stop } from "../../core/loop/types.js";
 import type { Usage } from "../../core/turn/model-provider.js";
 import { BUCKETS, GEN_AI, METRIC, SCHEMA_URL, SCOPE_NAME, WARRANT } from "./names.js";
 
+/**
+ * The attributes of one kind of model call (provider, model, role, …), made once and reused for
+ * every call of that kind: the SDK hashes what it is given on every record, and objects built per
+ * call would be garbage per call.
+ */
+export interface CallAttributes {
+  readonly duration: Attributes;
+  readonly inputTokens: Attributes;
+  readonly outputTokens: Attributes;
+}
+
+export function callAttributes(base: Attributes): CallAttributes {
+  return {
+    duration: base,
+    inputTokens: { ...base, [GEN_AI.tokenType]: "input" },
+    outputTokens: { ...base, [GEN_AI.tokenType]: "output" },
+  };
+}
+
 export interface DriveMetrics {
   /** One model call: its duration, and its tokens when it was answered. */
-  modelCall(attributes: Attributes, latencyMs: number, usage: Usage | undefined): void;
+  modelCall(attributes: CallAttributes, latencyMs: number, usage: Usage | undefined): void;
   loopStopped(reason: Stop["reason"]): void;
   /** What an appended fact spent of the loop's budget. */
   factAppended(step: Step): void;
@@ -58,10 +77,10 @@ export function createDriveMetrics(provider: MeterProvider, version: string): Dr
   });
   return {
     modelCall(attributes, latencyMs, usage) {
-      duration.record(latencyMs / 1000, attributes);
+      duration.record(latencyMs / 1000, attributes.duration);
       if (usage === undefined) return;
-      tokens.record(usage.inputTokens, { ...attributes, [GEN_AI.tokenType]: "input" });
-      tokens.record(usage.outputTokens, { ...attributes, [GEN_AI.tokenType]: "output" });
+      tokens.record(usage.inputTokens, attributes.inputTokens);
+      tokens.record(usage.outputTokens, attributes.outputTokens);
     },
     loopStopped(reason) {
       stops.add(1, { [WARRANT.stopReason]: reason });

@@ -77,8 +77,6 @@ export const WARRANT = {
   modelCalls: "warrant.passage.model_calls",
   toolCalls: "warrant.passage.tool_calls",
   repairs: "warrant.passage.repairs",
-  providerId: "warrant.model.provider_id",
-  callIndex: "warrant.model.call_index",
   turnValid: "warrant.turn.valid",
   repairCodes: "warrant.repair.codes",
   toolKind: "warrant.tool.kind",

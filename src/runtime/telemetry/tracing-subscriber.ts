@@ -20,7 +20,12 @@ import {
 } from "@opentelemetry/api";
 import type { Role } from "../../core/loop/types.js";
 import type { ToolKind, WarrantEvent } from "../events.js";
-import { createDriveMetrics, type DriveMetrics } from "./drive-metrics.js";
+import {
+  type CallAttributes,
+  callAttributes,
+  createDriveMetrics,
+  type DriveMetrics,
+} from "./drive-metrics.js";
 import { inputMessages, outputMessages, systemInstructions } from "./genai-content.js";
 import {
   EVENT,
@@ -63,12 +68,18 @@ interface PassageSpans {
   readonly span: Span;
   readonly ctx: Context;
   readonly role: Role;
-  /** The chat spans' attributes, and the metrics', fixed per passage (one provider per passage). */
-  providerId?: string;
-  chatAttributes?: Attributes;
-  metricAttributes?: Attributes;
+  /** The chat spans' attributes and the metrics', made at its first call (one provider a passage). */
+  calls?: PassageCalls;
   chat: ChatSpan | undefined;
   tool: Span | undefined;
+}
+
+interface PassageCalls {
+  readonly providerId: string;
+  readonly span: Attributes;
+  readonly base: Attributes;
+  /** The metrics' attributes, by the model that answered ("" when none was named). */
+  readonly metrics: Map<string, CallAttributes>;
 }
 
 interface RunSpans {
@@ -191,6 +202,25 @@ export function createTracingSubscriber(options: TracingOptions): TracingSubscri
   const innermost = (d: DriveSpans): Span =>
     d.run?.step ?? d.run?.span ?? d.passage?.span ?? d.root;
 
+  /** A call's metric attributes: the passage's, with the model that answered or the error. */
+  const metricAttributes = (
+    calls: PassageCalls,
+    error: string | undefined,
+    answered: string | null | undefined,
+  ): CallAttributes => {
+    if (error !== undefined) return callAttributes({ ...calls.base, [GENERAL.errorType]: error });
+    const model = answered ?? "";
+    let made = calls.metrics.get(model);
+    if (made === undefined) {
+      made = callAttributes(
+        model === "" ? calls.base : { ...calls.base, [GEN_AI.responseModel]: model },
+      );
+      // A server that names a new model on every answer cannot grow this without bound.
+      if (calls.metrics.size < 16) calls.metrics.set(model, made);
+    }
+    return made;
+  };
+
   const passageOf = (d: DriveSpans | undefined, ref: string): PassageSpans | undefined =>
     d?.passage?.ref === ref ? d.passage : undefined;
 
@@ -299,30 +329,24 @@ export function createTracingSubscriber(options: TracingOptions): TracingSubscri
         const p = passageOf(d, e.passageRef);
         if (p === undefined) return;
         endChat(p);
-        if (p.providerId !== e.provider || p.chatAttributes === undefined) {
+        if (p.calls?.providerId !== e.provider) {
           const t = e.target;
-          const server =
-            t.server === undefined
+          const span: Attributes = {
+            [GEN_AI.operationName]: OPERATION.chat,
+            [GEN_AI.providerName]: t.provider,
+            [GEN_AI.requestModel]: t.model,
+            ...(t.server === undefined
               ? {}
-              : { [GENERAL.serverAddress]: t.server.address, [GENERAL.serverPort]: t.server.port };
-          p.providerId = e.provider;
-          p.chatAttributes = {
-            [GEN_AI.operationName]: OPERATION.chat,
-            [GEN_AI.providerName]: t.provider,
-            [GEN_AI.requestModel]: t.model,
-            ...server,
-            [WARRANT.providerId]: e.provider,
+              : { [GENERAL.serverAddress]: t.server.address, [GENERAL.serverPort]: t.server.port }),
           };
-          p.metricAttributes = {
-            [GEN_AI.operationName]: OPERATION.chat,
-            [GEN_AI.providerName]: t.provider,
-            [GEN_AI.requestModel]: t.model,
-            ...server,
-            [WARRANT.role]: p.role,
+          p.calls = {
+            providerId: e.provider,
+            span,
+            base: { ...span, [WARRANT.role]: p.role },
+            metrics: new Map(),
           };
         }
-        const span = child(p.ctx, SPAN.chat(e.target.model), p.chatAttributes, SpanKind.CLIENT);
-        span.setAttribute(WARRANT.callIndex, e.index);
+        const span = child(p.ctx, SPAN.chat(e.target.model), p.calls.span, SpanKind.CLIENT);
         if (capture && e.request !== undefined) {
           span.setAttribute(GEN_AI.systemInstructions, systemInstructions(e.request));
           span.setAttribute(GEN_AI.inputMessages, inputMessages(e.request));
@@ -348,20 +372,12 @@ export function createTracingSubscriber(options: TracingOptions): TracingSubscri
             span.setAttribute(GEN_AI.cacheReadTokens, u.cachedInputTokens);
           if (u.reasoningTokens > 0) span.setAttribute(GEN_AI.reasoningTokens, u.reasoningTokens);
         }
-        if (e.valid !== undefined && e.valid !== null)
-          span.setAttribute(WARRANT.turnValid, e.valid);
+        if (e.valid === false) span.setAttribute(WARRANT.turnValid, false);
         if (e.error !== undefined) fail(span, e.error);
         if (capture && e.output !== undefined)
           span.setAttribute(GEN_AI.outputMessages, outputMessages(e.output, finish));
-        if (metrics !== undefined && p.metricAttributes !== undefined) {
-          const attributes =
-            e.error !== undefined
-              ? { ...p.metricAttributes, [GENERAL.errorType]: e.error }
-              : meta?.model != null
-                ? { ...p.metricAttributes, [GEN_AI.responseModel]: meta.model }
-                : p.metricAttributes;
-          metrics.modelCall(attributes, e.latencyMs, e.usage);
-        }
+        if (metrics !== undefined && p.calls !== undefined)
+          metrics.modelCall(metricAttributes(p.calls, e.error, meta?.model), e.latencyMs, e.usage);
         // An invalid turn is followed at once by its repair (when one is left): the span takes
         // that event first.
         if (e.valid === false) chat.awaitsRepair = true;
