@@ -13,7 +13,7 @@ import { transcriptRecord } from "../../src/runtime/passage-transcript.js";
 import { measureAsync, measureSync, median, round } from "../util.js";
 import type { BenchSuite } from "./index.js";
 
-const ADD = {
+export const ADD = {
   name: "math.add",
   description: "Add two integers",
   inputSchema: {
@@ -45,7 +45,7 @@ const FINDING = {
   },
 };
 
-function script(turns: number): unknown[] {
+export function script(turns: number): unknown[] {
   return [...Array.from({ length: turns - 1 }, (_, i) => addTurn(i)), FINDING];
 }
 

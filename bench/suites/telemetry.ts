@@ -24,54 +24,22 @@ import type { LoadedPack } from "../../src/runtime/task-pack.js";
 import { createTracingSubscriber } from "../../src/runtime/telemetry/tracing-subscriber.js";
 import { median, round } from "../util.js";
 import type { BenchSuite } from "./index.js";
-import { scriptedPassage } from "./passage.js";
+import { ADD, script, scriptedPassage } from "./passage.js";
 
 const TURNS = 1000;
 const ROUNDS = 31;
 const WARMUP = 3;
 const QUERY = "query:bench";
 
-const ADD = {
-  name: "math.add",
-  description: "Add two integers",
-  inputSchema: {
-    type: "object",
-    properties: { a: { type: "integer" }, b: { type: "integer" } },
-    required: ["a", "b"],
-    additionalProperties: false,
-  },
-  effect: "observation",
-} as const;
-
 const host: ToolHost = {
   specs: () => [ADD],
   call: async (_name, args) => toolAnswer(String((args.a as number) + (args.b as number))),
 };
 
-function script(turns: number): unknown[] {
-  const add = (i: number) => ({
-    kind: "tool_calls",
-    summary: `step ${i}`,
-    tool_calls: [{ name: ADD.name, arguments_json: `{"a":${i},"b":1}` }],
-    message: null,
-  });
-  const finding = {
-    kind: "message",
-    summary: "done",
-    tool_calls: [],
-    message: {
-      type: "Finding",
-      payload_json: '{"severity":"info","claim":"summed","evidence":[]}',
-      paper_ref: null,
-    },
-  };
-  // Token counts as a provider reports them, so the token histograms record as they would live.
-  const usage = { input: 120, output: 16 };
-  return [
-    ...Array.from({ length: turns - 1 }, (_, i) => ({ turn: add(i), usage })),
-    { turn: finding, usage },
-  ];
-}
+/** The passage bench's script, with token counts as a provider reports them (so the token
+ * histograms record as they would live). */
+const withUsage = (turns: number) =>
+  script(turns).map((turn) => ({ turn, usage: { input: 120, output: 16 } }));
 
 /** A local collector in its own process: takes every POST and answers 200 at once. */
 async function startCollector(): Promise<{ url: string; child: ChildProcess }> {
@@ -175,7 +143,7 @@ async function run(): Promise<Record<string, unknown>> {
     pack: { ...loaded.value.pack, passage: { maxTurns: TURNS, maxTokens: 1e12, repairs: 0 } },
   };
   const agentId = pack.agents.implementer?.id ?? "agent:bench";
-  const answers = script(TURNS);
+  const answers = withUsage(TURNS);
 
   /** The composition's emitter: each event stamped, then handed to `observe`. */
   const emitter =
@@ -215,7 +183,8 @@ async function run(): Promise<Record<string, unknown>> {
     emitter((e) => {
       seen.length = 0;
       seen.push(e);
-      offTelemetry.observe(e);
+      // As the composition's emitter does: an untraced runtime never calls into telemetry.
+      if (offTelemetry.enabled) offTelemetry.observe(e);
     }),
   );
 
@@ -240,6 +209,7 @@ async function run(): Promise<Record<string, unknown>> {
         captureContent: false,
         // A whole 1 000-turn passage (two spans a turn) fits: nothing is dropped.
         maxQueueSize: 4 * TURNS,
+        scheduleDelayMs: 5000,
         metricIntervalMs: 60_000,
       },
       (w) => process.stderr.write(`bench: ${w}\n`),

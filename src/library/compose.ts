@@ -102,6 +102,8 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
   const resolve = resolverOf(o.models);
   const publish = fanOut(o.telemetry);
   const telemetry = createTelemetry(o.openTelemetry);
+  // Untraced, the emitter does not even call into telemetry.
+  const traced = telemetry.enabled ? telemetry : undefined;
   const code = o.tools === undefined || o.tools.length === 0 ? undefined : codeToolHost(o.tools);
   const codeNames = new Set(o.tools?.map((t) => t.spec.name));
 
@@ -229,7 +231,7 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
         const event: WarrantEvent = { ...body, at: clock.now().toISOString() };
         log?.push(event);
         publish(event);
-        telemetry.observe(event);
+        traced?.observe(event);
       };
     },
     queue() {

@@ -33,6 +33,7 @@ describe("readOtlpEnv", () => {
       },
       captureContent: false,
       maxQueueSize: 2048,
+      scheduleDelayMs: 5000,
       metricIntervalMs: 60_000,
     });
   });
@@ -51,6 +52,7 @@ describe("readOtlpEnv", () => {
       OTEL_RESOURCE_ATTRIBUTES: "team=infra,service.version=9",
       WARRANT_OTEL_CAPTURE_CONTENT: "1",
       OTEL_BSP_MAX_QUEUE_SIZE: "64",
+      OTEL_BSP_SCHEDULE_DELAY: "250",
     });
     expect(config?.traces).toEqual({
       url: "https://t.example/otlp/traces",
@@ -69,6 +71,7 @@ describe("readOtlpEnv", () => {
       resourceAttributes: { team: "infra", "service.version": "9" },
       captureContent: true,
       maxQueueSize: 64,
+      scheduleDelayMs: 250,
     });
   });
 

@@ -44,6 +44,7 @@ export async function tracedPassage(
       },
       captureContent: options.captureContent,
       maxQueueSize: 2048,
+      scheduleDelayMs: 5000,
       metricIntervalMs: 60_000,
     },
     (w) => warnings.push(w),

@@ -112,7 +112,8 @@ describe("spans of a drive", () => {
     expect(chat?.status.code).toBe(2);
     const [agent] = byName(spans, "invoke_agent implementer");
     expect(agent?.attributes["error.type"]).toBe("model/script-exhausted");
-    expect(agent?.status).toMatchObject({ code: 2, message: expect.stringContaining("no answer") });
+    // The failure's text is content (it can quote the model): not recorded without capture.
+    expect(agent?.status).toEqual({ code: 2 });
     const root = spans.find((s) => s.parentSpanId === "");
     expect(root?.attributes).toMatchObject({
       "warrant.drive.status": "blocked",
@@ -137,7 +138,6 @@ describe("spans of a drive", () => {
       {
         "warrant.blocked.reason": "budget",
         "warrant.budget.counter": "max/passages",
-        "warrant.blocked.detail": expect.any(String),
       },
     ]);
   });

@@ -1,6 +1,7 @@
 // Whether, and where, to send traces and metrics, read the standard OpenTelemetry way from the
 // environment: OTEL_EXPORTER_OTLP_[TRACES_|METRICS_]ENDPOINT / _PROTOCOL / _HEADERS / _TIMEOUT,
-// OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES, OTEL_SDK_DISABLED, OTEL_METRICS_EXPORTER=none, and
+// OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES, OTEL_SDK_DISABLED, OTEL_METRICS_EXPORTER=none,
+// OTEL_BSP_MAX_QUEUE_SIZE / _SCHEDULE_DELAY, OTEL_METRIC_EXPORT_INTERVAL, and
 // ours, WARRANT_OTEL_CAPTURE_CONTENT=1. Imports nothing of OpenTelemetry: reading this is free.
 // Header values and URL credentials are secrets: no warning ever quotes them.
 
@@ -16,6 +17,8 @@ export interface OtlpConfig {
   readonly captureContent: boolean;
   /** Spans held for export at most (OTEL_BSP_MAX_QUEUE_SIZE, default 2048); more are dropped. */
   readonly maxQueueSize: number;
+  /** How long ended spans wait to be sent in a batch (OTEL_BSP_SCHEDULE_DELAY, default 5 s). */
+  readonly scheduleDelayMs: number;
   /** How often metrics are sent (OTEL_METRIC_EXPORT_INTERVAL, default 60 s). */
   readonly metricIntervalMs: number;
 }
@@ -38,6 +41,7 @@ export type Env = Readonly<Record<string, string | undefined>>;
 
 const DEFAULT_TIMEOUT_MS = 10_000;
 const DEFAULT_QUEUE = 2048;
+const DEFAULT_SCHEDULE_DELAY_MS = 5000;
 const DEFAULT_METRIC_INTERVAL_MS = 60_000;
 
 const set = (v: string | undefined): v is string => v !== undefined && v.trim() !== "";
@@ -159,6 +163,7 @@ export function readOtlpEnv(env: Env): OtlpEnvReading {
       ...(metrics === undefined ? {} : { metrics }),
       captureContent: env.WARRANT_OTEL_CAPTURE_CONTENT === "1",
       maxQueueSize: positiveInt(env.OTEL_BSP_MAX_QUEUE_SIZE, DEFAULT_QUEUE),
+      scheduleDelayMs: positiveInt(env.OTEL_BSP_SCHEDULE_DELAY, DEFAULT_SCHEDULE_DELAY_MS),
       metricIntervalMs: positiveInt(env.OTEL_METRIC_EXPORT_INTERVAL, DEFAULT_METRIC_INTERVAL_MS),
     },
     warnings,

@@ -110,6 +110,7 @@ export async function startOtlp(
     exporter,
     maxQueueSize: config.maxQueueSize,
     maxExportBatchSize: Math.min(512, config.maxQueueSize),
+    scheduledDelayMillis: config.scheduleDelayMs,
     exportTimeoutMillis: traces.timeoutMs,
   });
   const processor: SpanProcessor = {

@@ -76,6 +76,8 @@ interface PassageSpans {
 
 interface PassageCalls {
   readonly providerId: string;
+  /** `chat {model}`. */
+  readonly name: string;
   readonly span: Attributes;
   readonly base: Attributes;
   /** The metrics' attributes, by the model that answered ("" when none was named). */
@@ -306,7 +308,8 @@ export function createTracingSubscriber(options: TracingOptions): TracingSubscri
           if (e.outcome.refused !== undefined)
             span.setAttribute(WARRANT.planRefused, [...e.outcome.refused]);
         } else {
-          fail(span, e.outcome.code, e.outcome.message);
+          // A failure's text can quote what the model said: content, so only when captured.
+          fail(span, e.outcome.code, capture ? e.outcome.message : undefined);
         }
         const u = e.usage;
         if (u !== undefined) {
@@ -341,12 +344,13 @@ export function createTracingSubscriber(options: TracingOptions): TracingSubscri
           };
           p.calls = {
             providerId: e.provider,
+            name: SPAN.chat(t.model),
             span,
             base: { ...span, [WARRANT.role]: p.role },
             metrics: new Map(),
           };
         }
-        const span = child(p.ctx, SPAN.chat(e.target.model), p.calls.span, SpanKind.CLIENT);
+        const span = child(p.ctx, p.calls.name, p.calls.span, SpanKind.CLIENT);
         if (capture && e.request !== undefined) {
           span.setAttribute(GEN_AI.systemInstructions, systemInstructions(e.request));
           span.setAttribute(GEN_AI.inputMessages, inputMessages(e.request));
@@ -540,7 +544,8 @@ export function createTracingSubscriber(options: TracingOptions): TracingSubscri
         d?.root.addEvent(e.reason === "budget" ? EVENT.budgetRefused : EVENT.blocked, {
           [WARRANT.blockedReason]: e.reason,
           ...(e.counter === undefined ? {} : { [WARRANT.budgetCounter]: e.counter }),
-          [WARRANT.blockedDetail]: e.detail,
+          // The detail can quote the model (an operator question): content, only when captured.
+          ...(capture ? { [WARRANT.blockedDetail]: e.detail } : {}),
         });
         return;
       case "lease-lost":
