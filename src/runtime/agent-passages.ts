@@ -7,6 +7,7 @@ import type { ModelProvider } from "../core/turn/model-provider.js";
 import type { TypedMessage } from "../core/turn/payloads.js";
 import { registryOf, type ToolHost, toolFailure } from "../core/turn/tool-host.js";
 import type { ToolRegistry } from "../core/turn/tool-registry.js";
+import type { ValidMessage } from "../core/turn/types.js";
 import type { Emit, ToolKind } from "./events.js";
 import { type PassageDefinition, type PassageEvent, runPassage } from "./passage.js";
 import { transcriptRecord } from "./passage-transcript.js";
@@ -53,6 +54,11 @@ export interface AgentPassagesOptions {
   readonly emit?: Emit;
   /** Which kind of tool a name is, for the events (default: `workspace`). */
   readonly toolKind?: (name: string) => ToolKind;
+}
+
+/** The request's check of a typed message, as the passage calls it on a validated one. */
+function hostCheck(check: NonNullable<PassageRequest["checkMessage"]>) {
+  return (m: ValidMessage) => check({ type: m.type, payload: m.payload } as TypedMessage);
 }
 
 export function createAgentPassages(options: AgentPassagesOptions): PassageRunner {
@@ -137,6 +143,9 @@ export function createAgentPassages(options: AgentPassagesOptions): PassageRunne
           maxTokens: limits?.maxTokens ?? DEFAULT_LIMITS.maxTokens,
         },
         ...(limits?.repairs === undefined ? {} : { repairs: limits.repairs }),
+        ...(request.checkMessage === undefined
+          ? {}
+          : { checkMessage: hostCheck(request.checkMessage) }),
       });
       const transcript = transcriptRecord(request.query, outcome.transcript, request.passageRef);
       const usage = outcome.transcript.usage;
