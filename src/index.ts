@@ -84,6 +84,7 @@ export {
   isWarrantError,
   type WarrantErrorCode,
 } from "./library/errors.js";
+export type { LoopUsage, TokenUsage } from "./library/loop-usage.js";
 export {
   MODEL_SPECIFICATION_VERSION,
   type Model,
