@@ -101,6 +101,16 @@ export type {
   WarrantSubscriber,
 } from "./library/options.js";
 export {
+  type CheckOutcome,
+  type CheckProblem,
+  PREFLIGHT_CHECKS,
+  type PreflightCheck,
+  type PreflightProblem,
+  type PreflightReport,
+  type PreflightSubject,
+  preflight,
+} from "./library/preflight.js";
+export {
   anthropicModel,
   type OpenAICompatibleModelOptions,
   type OpenAIModelOptions,
