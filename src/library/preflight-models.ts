@@ -67,7 +67,7 @@ function roleProblems(role: string, uri: string | undefined, env: Env): CheckPro
           path: at,
           message: `${role}: scripted model ${p.message}`,
           // A file that is not there is a usage error; one that is there and wrong is invalid.
-          usage: p.detail?.reason !== "line",
+          usage: p.detail?.reason !== "line" && p.detail?.reason !== "too-large",
         }));
       }
       if (script.value.length === 0) {

@@ -3,7 +3,7 @@
 // local server). No report ever carries a key.
 
 import { execFileSync } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, truncateSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -176,6 +176,16 @@ describe("the preflight's model check", () => {
       expect.stringContaining("has no answer"),
     ]);
     expect(more.usage).toBe(false);
+  });
+
+  it("refuses a scripted file over 64 MiB without reading it (invalid)", async () => {
+    const big = path.join(dir, "big.jsonl");
+    writeFileSync(big, "");
+    truncateSync(big, 64 * 1024 * 1024 + 1);
+    const r = await preflight(subject({ models: { ...demoModels, reviewer: `scripted:${big}` } }));
+    expect(r.problems.map((p) => [p.code, p.usage, p.detail?.reason])).toEqual([
+      ["model/script", false, "too-large"],
+    ]);
   });
 
   it("accepts openai-compatible without a key, and notes that a key that is set goes to that server", async () => {
