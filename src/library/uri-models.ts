@@ -2,10 +2,10 @@
 // `openai:MODEL`, `openai-compatible:BASE_URL#MODEL`, `anthropic:MODEL`. The loop's binding records
 // the URIs, so a resumed loop gets the same models; a scripted model starts after the answers its
 // role's earlier passages used, so a redone passage replays exactly what the interrupted one got.
-import { readFileSync } from "node:fs";
 import path from "node:path";
+import { readScriptFile } from "../adapters/fs/script-file.js";
 import { createModelFromUri, parseModelUri } from "../adapters/models/model-uri.js";
-import { createScriptedModel, parseScript } from "../adapters/models/scripted-model.js";
+import { createScriptedModel } from "../adapters/models/scripted-model.js";
 import { WarrantError } from "../core/result.js";
 import { type ModelProvider, versioned } from "./model.js";
 import type { ModelResolver } from "./options.js";
@@ -16,7 +16,12 @@ type Env = Readonly<Record<string, string | undefined>>;
 export function modelFromUri(uri: string, priorCalls: number, env: Env): ModelProvider {
   const parsed = parseModelUri(uri);
   if (parsed.ok && parsed.value.kind === "scripted") {
-    const answers = parseScript(readFileSync(parsed.value.path, "utf8")).slice(priorCalls);
+    const script = readScriptFile(parsed.value.path);
+    if (!script.ok) {
+      const p = script.errors[0];
+      throw new WarrantError(p?.code ?? "model/script", p?.message ?? parsed.value.path);
+    }
+    const answers = script.value.slice(priorCalls);
     const id = `scripted:${path.basename(parsed.value.path)}`;
     return versioned(createScriptedModel(answers, { id }));
   }

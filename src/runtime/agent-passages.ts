@@ -8,6 +8,7 @@ import { targetOf } from "../core/turn/model-target.js";
 import type { TypedMessage } from "../core/turn/payloads.js";
 import { registryOf, type ToolHost, toolFailure } from "../core/turn/tool-host.js";
 import type { ToolRegistry } from "../core/turn/tool-registry.js";
+import type { ValidMessage } from "../core/turn/types.js";
 import type { Emit, ToolKind } from "./events.js";
 import { type PassageDefinition, type PassageEvent, runPassage } from "./passage.js";
 import { transcriptRecord } from "./passage-transcript.js";
@@ -59,6 +60,11 @@ export interface AgentPassagesOptions {
    * an observer that was asked to record content.
    */
   readonly captureContent?: boolean;
+}
+
+/** The request's check of a typed message, as the passage calls it on a validated one. */
+function hostCheck(check: NonNullable<PassageRequest["checkMessage"]>) {
+  return (m: ValidMessage) => check({ type: m.type, payload: m.payload } as TypedMessage);
 }
 
 export function createAgentPassages(options: AgentPassagesOptions): PassageRunner {
@@ -155,6 +161,9 @@ export function createAgentPassages(options: AgentPassagesOptions): PassageRunne
           maxTokens: limits?.maxTokens ?? DEFAULT_LIMITS.maxTokens,
         },
         ...(limits?.repairs === undefined ? {} : { repairs: limits.repairs }),
+        ...(request.checkMessage === undefined
+          ? {}
+          : { checkMessage: hostCheck(request.checkMessage) }),
       });
       const transcript = transcriptRecord(request.query, outcome.transcript, request.passageRef);
       const usage = outcome.transcript.usage;

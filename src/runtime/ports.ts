@@ -33,6 +33,11 @@ export interface PassageRequest {
   readonly pack: LoadedPack;
   /** Model calls made by this role's earlier, ended passages (see ModelForPassage). */
   readonly priorCalls: number;
+  /**
+   * The host's check of the message that would end the passage (a Plan against the pack): a
+   * refused one is answered as a repair inside the passage while its repairs last.
+   */
+  readonly checkMessage?: (message: TypedMessage) => readonly Problem[];
 }
 
 export type PassageOutcome =

@@ -392,11 +392,26 @@ describe("loops, show, export", () => {
     expect(json(empty)).toEqual([]);
   });
 
-  it("show --json prints {loop, records: [{ref, kind}]} with the seed-valid loop; an unknown loop is refused (1)", async () => {
+  it("show --json prints {loop, records: [{ref, kind}], usage} with the seed-valid loop; an unknown loop is refused (1)", async () => {
     const r = await cli(["show", query, "--json", "--store", store]);
     expect(r.code).toBe(0);
-    const body = json(r) as { loop: LoopDocument; records: Record<string, unknown>[] };
-    expect(keys(body)).toEqual(["loop", "records"]);
+    const body = json(r) as {
+      loop: LoopDocument;
+      records: Record<string, unknown>[];
+      usage: Record<string, unknown>;
+    };
+    expect(keys(body)).toEqual(["loop", "records", "usage"]);
+    expect(keys(body.usage)).toEqual([
+      "byRole",
+      "cachedInputTokens",
+      "inputTokens",
+      "modelCalls",
+      "outputTokens",
+      "reasoningTokens",
+    ]);
+    // The scripted models report no tokens: one model call per passage, 0 tokens.
+    const passages = body.records.filter((x) => x.kind === "transcript").length;
+    expect(body.usage).toMatchObject({ modelCalls: passages, inputTokens: 0, outputTokens: 0 });
     loopValid(body.loop);
     expect(body.loop["query/id"]).toBe(query);
     expect(body.records.length).toBeGreaterThan(0);

@@ -1,14 +1,17 @@
 // `warrant run TASKPACK`: open a loop for a task pack and drive it with the live view, or with
-// `--dispatch` queue it for the workers of a PostgreSQL store.
+// `--dispatch` queue it for the workers of a PostgreSQL store. Either way the preflight runs first
+// and a failure opens no loop; `--check` runs the preflight alone (`--probe`: reach the endpoints).
 import path from "node:path";
 import type { Command } from "commander";
+import { loadPack } from "../../adapters/fs/pack-loader.js";
 import { parseModelUri } from "../../adapters/models/model-uri.js";
 import { ROLES } from "../../core/loop/types.js";
+import { type PreflightReport, preflight } from "../../library/preflight.js";
 import type { LoadedPack } from "../../runtime/task-pack.js";
 import { driveOptions, liveView, withWarrant } from "../compose.js";
 import { reportDrive } from "../drive-report.js";
-import { out, printJson, UsageError } from "../io.js";
-import { loadOrFail } from "../packs.js";
+import { EXIT_INVALID, EXIT_USAGE, err, formatProblem, out, printJson, UsageError } from "../io.js";
+import { loadOrFail, requirePackFile } from "../packs.js";
 import { STORE_OPTION, STORE_OPTION_HELP } from "../store-option.js";
 import { flushingOnSignals } from "../telemetry-signals.js";
 import { postgresQueue } from "./worker.js";
@@ -19,6 +22,8 @@ interface RunFlags {
   readonly store?: string;
   readonly dispatch?: boolean;
   readonly json?: boolean;
+  readonly check?: boolean;
+  readonly probe?: boolean;
 }
 
 /** `--model ROLE=URI` flags, scripted paths made absolute so `resume` finds them from anywhere. */
@@ -79,6 +84,41 @@ async function dispatchPack(
   });
 }
 
+/** Prints a failed preflight's problems on stderr and sets the exit code (2 usage, else 1). */
+function refuse(report: PreflightReport): void {
+  for (const p of report.problems) err(`warrant: ${p.code}: ${p.message}`);
+  process.exitCode = report.usage ? EXIT_USAGE : EXIT_INVALID;
+}
+
+/** `run --check`: the pack's loading and the preflight, reported whole; nothing is opened. */
+async function checkOnly(
+  file: string,
+  models: Record<string, string>,
+  flags: { probe: boolean; json: boolean },
+): Promise<void> {
+  const loaded = await loadPack(file);
+  const report: PreflightReport = loaded.ok
+    ? await preflight({ pack: loaded.value, models, env: process.env, probe: flags.probe })
+    : {
+        ok: false,
+        usage: false,
+        checks: [{ name: "pack", ok: false, notes: [] }],
+        problems: loaded.errors.map((p) => ({ ...p, check: "pack", usage: false })),
+      };
+  if (flags.json) {
+    printJson({ taskpack: path.resolve(file), ...report });
+  } else {
+    for (const c of report.checks) {
+      out(`${c.ok ? "ok  " : "FAIL"} ${c.name}`);
+      for (const n of c.notes) out(`       ${n}`);
+      for (const p of report.problems)
+        if (p.check === c.name) out(`       ${formatProblem(undefined, p)}`);
+    }
+    out(report.ok ? "preflight passed" : "preflight failed");
+  }
+  if (!report.ok) process.exitCode = report.usage ? EXIT_USAGE : EXIT_INVALID;
+}
+
 export function registerRunCommand(program: Command): void {
   program
     .command("run")
@@ -92,17 +132,29 @@ export function registerRunCommand(program: Command): void {
     .option(STORE_OPTION, STORE_OPTION_HELP)
     .option("--dispatch", "open the loop and queue it for `warrant worker` (PostgreSQL) instead")
     .option(
+      "--check",
+      "only the preflight (models, keys, scripts, MCP servers), opening nothing; --json: " +
+        "{taskpack, ok, usage, checks: [{name, ok, notes}], problems: [{check, code, path, message, usage}]}",
+    )
+    .option("--probe", "the preflight also reaches each live model's endpoint (GET /models)")
+    .option(
       "--json",
       "machine output: {query, store, status, stop?, blocked?, spent} (live view on stderr)",
     )
     .action(async (file: string, o: RunFlags) => {
       const models = parseModelFlags(o.model ?? []);
+      if (o.check === true) {
+        requirePackFile(file);
+        await checkOnly(file, models, { probe: o.probe === true, json: o.json === true });
+        return;
+      }
       const pack = await loadOrFail(file);
       if (pack === undefined) return;
-      for (const role of ROLES) {
-        if (pack.agents[role] !== undefined && models[role] === undefined) {
-          throw new UsageError(`no model for ${role}: pass --model ${role}=URI`);
-        }
+      // Before any loop opens: a model, a key, a script or a server missing is said now.
+      const report = await preflight({ pack, models, env: process.env, probe: o.probe === true });
+      if (!report.ok) {
+        refuse(report);
+        return;
       }
       if (o.dispatch === true) {
         await dispatchPack(pack, models, o.store, o.json === true);
