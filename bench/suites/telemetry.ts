@@ -210,6 +210,7 @@ async function run(): Promise<Record<string, unknown>> {
         // A whole 1 000-turn passage (two spans a turn) fits: nothing is dropped.
         maxQueueSize: 4 * TURNS,
         scheduleDelayMs: 5000,
+        sampler: { kind: "always_on", parentBased: true, ratio: 1 },
         metricIntervalMs: 60_000,
       },
       (w) => process.stderr.write(`bench: ${w}\n`),

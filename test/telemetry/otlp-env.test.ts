@@ -35,6 +35,7 @@ describe("readOtlpEnv", () => {
       maxQueueSize: 2048,
       scheduleDelayMs: 5000,
       metricIntervalMs: 60_000,
+      sampler: { kind: "always_on", parentBased: true, ratio: 1 },
     });
   });
 
@@ -83,6 +84,35 @@ describe("readOtlpEnv", () => {
       readOtlpEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c", OTEL_METRICS_EXPORTER: "none" }).config
         ?.metrics,
     ).toBeUndefined();
+  });
+
+  it("OTEL_TRACES_SAMPLER and its argument; one it does not know, or a bad ratio, is said and ignored", () => {
+    const read = (sampler: string, arg?: string) =>
+      readOtlpEnv({
+        OTEL_EXPORTER_OTLP_ENDPOINT: "http://c",
+        OTEL_TRACES_SAMPLER: sampler,
+        ...(arg === undefined ? {} : { OTEL_TRACES_SAMPLER_ARG: arg }),
+      });
+    expect(read("parentbased_traceidratio", "0.25").config?.sampler).toEqual({
+      kind: "traceidratio",
+      parentBased: true,
+      ratio: 0.25,
+    });
+    expect(read("always_off").config?.sampler).toEqual({
+      kind: "always_off",
+      parentBased: false,
+      ratio: 1,
+    });
+    for (const [sampler, arg] of [
+      ["jaeger_remote", undefined],
+      ["constructor", undefined],
+      ["traceidratio", "2"],
+      ["traceidratio", "half"],
+    ] as const) {
+      const r = read(sampler, arg);
+      expect(r.config?.sampler.ratio).toBe(1);
+      expect(r.warnings).toHaveLength(1);
+    }
   });
 
   it("content capture needs exactly 1", () => {

@@ -45,6 +45,7 @@ export async function tracedPassage(
       captureContent: options.captureContent,
       maxQueueSize: 2048,
       scheduleDelayMs: 5000,
+      sampler: { kind: "always_on", parentBased: true, ratio: 1 },
       metricIntervalMs: 60_000,
     },
     (w) => warnings.push(w),

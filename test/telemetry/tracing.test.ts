@@ -360,6 +360,16 @@ describe("switching it on", () => {
     expect(new Set(r.requests.map((q) => q.path))).toEqual(new Set(["/v1/traces"]));
   });
 
+  it("OTEL_TRACES_SAMPLER=always_off: no span is sent and no trace is journaled; the metrics still are", async () => {
+    const r = await receiver();
+    const { h } = await traced(scripts, r, { OTEL_TRACES_SAMPLER: "always_off" });
+    await h.drive();
+    await h.warrant.close();
+    expect(r.requests.map((q) => q.path)).not.toContain("/v1/traces");
+    expect(r.metrics.map((m) => m.name)).toContain("gen_ai.client.operation.duration");
+    expect(await recordsOf(h, "driveTrace")).toEqual([]);
+  });
+
   it("refuses grpc (one warning, tracing off) and stays off with openTelemetry: false", async () => {
     const r = await receiver();
     const grpc = await traced(scripts, r, { OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" });

@@ -7,6 +7,24 @@
 
 export type OtlpProtocol = "http/protobuf" | "http/json";
 
+/** Which drives are traced (OTEL_TRACES_SAMPLER, OTEL_TRACES_SAMPLER_ARG); default: all. */
+export interface SamplerConfig {
+  readonly kind: "always_on" | "always_off" | "traceidratio";
+  /** Parent-based: a drive started inside a span keeps its parent's decision. */
+  readonly parentBased: boolean;
+  /** For `traceidratio`: the share of traces kept, 0 to 1. */
+  readonly ratio: number;
+}
+
+const SAMPLERS: Readonly<Record<string, Omit<SamplerConfig, "ratio">>> = {
+  always_on: { kind: "always_on", parentBased: false },
+  always_off: { kind: "always_off", parentBased: false },
+  traceidratio: { kind: "traceidratio", parentBased: false },
+  parentbased_always_on: { kind: "always_on", parentBased: true },
+  parentbased_always_off: { kind: "always_off", parentBased: true },
+  parentbased_traceidratio: { kind: "traceidratio", parentBased: true },
+};
+
 export interface OtlpConfig {
   readonly serviceName: string;
   readonly resourceAttributes: Readonly<Record<string, string>>;
@@ -21,6 +39,7 @@ export interface OtlpConfig {
   readonly scheduleDelayMs: number;
   /** How often metrics are sent (OTEL_METRIC_EXPORT_INTERVAL, default 60 s). */
   readonly metricIntervalMs: number;
+  readonly sampler: SamplerConfig;
 }
 
 export interface OtlpTarget {
@@ -100,6 +119,26 @@ function httpUrl(url: string): boolean {
   }
 }
 
+/** The sampler the environment names; one it does not know is said and the default kept. */
+function samplerOf(env: Env, warnings: string[]): SamplerConfig {
+  const name = env.OTEL_TRACES_SAMPLER?.trim().toLowerCase() || "parentbased_always_on";
+  const known = Object.hasOwn(SAMPLERS, name) ? SAMPLERS[name] : undefined;
+  if (known === undefined) {
+    warnings.push(
+      `telemetry: OTEL_TRACES_SAMPLER ${JSON.stringify(name.slice(0, 40))} is not one Warrant knows; every drive is traced`,
+    );
+    return { kind: "always_on", parentBased: true, ratio: 1 };
+  }
+  if (known.kind !== "traceidratio") return { ...known, ratio: 1 };
+  const arg = env.OTEL_TRACES_SAMPLER_ARG;
+  const ratio = set(arg) ? Number(arg) : 1;
+  if (!(ratio >= 0 && ratio <= 1)) {
+    warnings.push("telemetry: OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1; 1 is used");
+    return { ...known, ratio: 1 };
+  }
+  return { ...known, ratio };
+}
+
 export function readOtlpEnv(env: Env): OtlpEnvReading {
   const warnings: string[] = [];
   const off = { config: undefined, warnings };
@@ -152,6 +191,7 @@ export function readOtlpEnv(env: Env): OtlpEnvReading {
   const metricsOff = env.OTEL_METRICS_EXPORTER?.trim().toLowerCase() === "none";
   const metrics =
     metricsUrl === undefined || metricsOff ? undefined : target("METRICS", metricsUrl);
+  const sampler = samplerOf(env, warnings);
   const resource = parseKeyValues(env.OTEL_RESOURCE_ATTRIBUTES);
   if (resource.refused > 0)
     warnings.push(`telemetry: ${resource.refused} OTEL_RESOURCE_ATTRIBUTES entries ignored`);
@@ -165,6 +205,7 @@ export function readOtlpEnv(env: Env): OtlpEnvReading {
       maxQueueSize: positiveInt(env.OTEL_BSP_MAX_QUEUE_SIZE, DEFAULT_QUEUE),
       scheduleDelayMs: positiveInt(env.OTEL_BSP_SCHEDULE_DELAY, DEFAULT_SCHEDULE_DELAY_MS),
       metricIntervalMs: positiveInt(env.OTEL_METRIC_EXPORT_INTERVAL, DEFAULT_METRIC_INTERVAL_MS),
+      sampler,
     },
     warnings,
   };

@@ -15,14 +15,19 @@ import {
   type PushMetricExporter,
 } from "@opentelemetry/sdk-metrics";
 import {
+  AlwaysOffSampler,
+  AlwaysOnSampler,
   BatchSpanProcessor,
+  ParentBasedSampler,
   type ReadableSpan,
+  type Sampler,
   type Span,
   type SpanExporter,
   type SpanProcessor,
+  TraceIdRatioBasedSampler,
   TracerProvider,
 } from "@opentelemetry/sdk-trace";
-import { type OtlpConfig, type OtlpTarget, originOf } from "./otlp-env.js";
+import { type OtlpConfig, type OtlpTarget, originOf, type SamplerConfig } from "./otlp-env.js";
 
 /** How long a flush, or a close, waits for the collector (not at all once an export failed). */
 export const CLOSE_WAIT_MS = 2000;
@@ -53,6 +58,16 @@ function within(ms: number, work: Promise<unknown>): Promise<boolean> {
     };
     work.then(settled, settled);
   });
+}
+
+function samplerOf(s: SamplerConfig): Sampler {
+  const root =
+    s.kind === "always_on"
+      ? new AlwaysOnSampler()
+      : s.kind === "always_off"
+        ? new AlwaysOffSampler()
+        : new TraceIdRatioBasedSampler(s.ratio);
+  return s.parentBased ? new ParentBasedSampler({ root }) : root;
 }
 
 async function traceExporter(t: OtlpTarget): Promise<SpanExporter> {
@@ -127,7 +142,11 @@ export async function startOtlp(
     forceFlush: () => batch.forceFlush(),
     shutdown: () => batch.shutdown(),
   };
-  const tracerProvider = new TracerProvider({ resource, spanProcessors: [processor] });
+  const tracerProvider = new TracerProvider({
+    resource,
+    sampler: samplerOf(config.sampler),
+    spanProcessors: [processor],
+  });
 
   let meterProvider: MeterProvider | undefined;
   const metrics = config.metrics;

@@ -14,6 +14,7 @@ import {
   SpanKind,
   SpanStatusCode,
   type TimeInput,
+  TraceFlags,
   type Tracer,
   type TracerProvider,
   trace,
@@ -351,7 +352,7 @@ export function createTracingSubscriber(options: TracingOptions): TracingSubscri
           };
         }
         const span = child(p.ctx, p.calls.name, p.calls.span, SpanKind.CLIENT);
-        if (capture && e.request !== undefined) {
+        if (capture && e.request !== undefined && span.isRecording()) {
           span.setAttribute(GEN_AI.systemInstructions, systemInstructions(e.request));
           span.setAttribute(GEN_AI.inputMessages, inputMessages(e.request));
         }
@@ -378,7 +379,7 @@ export function createTracingSubscriber(options: TracingOptions): TracingSubscri
         }
         if (e.valid === false) span.setAttribute(WARRANT.turnValid, false);
         if (e.error !== undefined) fail(span, e.error);
-        if (capture && e.output !== undefined)
+        if (capture && e.output !== undefined && span.isRecording())
           span.setAttribute(GEN_AI.outputMessages, outputMessages(e.output, finish));
         if (metrics !== undefined && p.calls !== undefined)
           metrics.modelCall(metricAttributes(p.calls, e.error, meta?.model), e.latencyMs, e.usage);
@@ -570,7 +571,8 @@ export function createTracingSubscriber(options: TracingOptions): TracingSubscri
       const span = drives.get(query)?.root;
       if (span === undefined) return undefined;
       const c = span.spanContext();
-      if (!isSpanContextValid(c)) return undefined;
+      // A drive its sampler left out has no trace to link to.
+      if (!isSpanContextValid(c) || (c.traceFlags & TraceFlags.SAMPLED) === 0) return undefined;
       return `00-${c.traceId}-${c.spanId}-${(c.traceFlags & 0xff).toString(16).padStart(2, "0")}`;
     },
     interrupt() {
