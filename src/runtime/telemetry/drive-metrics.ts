@@ -55,8 +55,8 @@ function countersSpentBy(step: Step): readonly LimitKey[] {
   }
 }
 
-export function createDriveMetrics(provider: MeterProvider, version: string): DriveMetrics {
-  const meter = provider.getMeter(SCOPE_NAME, version, { schemaUrl: SCHEMA_URL });
+export function createDriveMetrics(provider: MeterProvider): DriveMetrics {
+  const meter = provider.getMeter(SCOPE_NAME, undefined, { schemaUrl: SCHEMA_URL });
   const duration: Histogram = meter.createHistogram(METRIC.operationDuration, {
     unit: "s",
     description: "GenAI operation duration",

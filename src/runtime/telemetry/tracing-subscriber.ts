@@ -45,8 +45,6 @@ export interface TracingOptions {
   readonly meterProvider?: MeterProvider;
   /** Record prompts, answers, tool arguments and results, and approval diffs (default false). */
   readonly captureContent?: boolean;
-  /** The instrumentation scope's version (the package's). */
-  readonly version?: string;
 }
 
 export interface TracingSubscriber {
@@ -100,7 +98,7 @@ interface DriveSpans {
   stopCounted: boolean;
 }
 
-/** Now, in the clock the OpenTelemetry SDK itself uses (milliseconds since the epoch, fractional). */
+/** Now, in milliseconds since the epoch to a fraction of one (a time the SDK takes as given). */
 function now(): number {
   return performance.timeOrigin + performance.now();
 }
@@ -140,14 +138,11 @@ function fail(span: Span, type: string, message?: string): void {
 }
 
 export function createTracingSubscriber(options: TracingOptions): TracingSubscriber {
-  const version = options.version ?? "0.0.0";
-  const tracer: Tracer = options.tracerProvider.getTracer(SCOPE_NAME, version, {
+  const tracer: Tracer = options.tracerProvider.getTracer(SCOPE_NAME, undefined, {
     schemaUrl: SCHEMA_URL,
   });
   const metrics: DriveMetrics | undefined =
-    options.meterProvider === undefined
-      ? undefined
-      : createDriveMetrics(options.meterProvider, version);
+    options.meterProvider === undefined ? undefined : createDriveMetrics(options.meterProvider);
   const capture = options.captureContent === true;
   const drives = new Map<string, DriveSpans>();
 
@@ -193,7 +188,7 @@ export function createTracingSubscriber(options: TracingOptions): TracingSubscri
     r.span.end();
   };
 
-  /** Ends whatever of the drive is still open; `status` goes on the root. */
+  /** Ends whatever of the drive is still open (as interrupted, when it was), then its root. */
   const endDrive = (query: string, d: DriveSpans, interrupted: boolean): void => {
     drives.delete(query);
     if (d.passage !== undefined) endPassage(d.passage, interrupted);
