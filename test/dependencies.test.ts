@@ -54,8 +54,8 @@ describe("dependencies", () => {
   });
 
   it("the checks name an unused dependency and an undeclared import", () => {
-    const files = [{ file: "src/x.ts", text: 'import a from "ajv/dist/2020.js";\nimport "zod";' }];
-    expect(unused(["ajv", "lossless-json"], files)).toEqual(["lossless-json"]);
+    const files = [{ file: "src/x.ts", text: 'import a from "pg/lib/x.js";\nimport "zod";' }];
+    expect(unused(["pg", "lossless-json"], files)).toEqual(["lossless-json"]);
     expect(undeclared(files)).toEqual(["src/x.ts imports zod"]);
   });
 

@@ -9,7 +9,7 @@ import canonicalize from "canonicalize";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { contractValidators } from "../../src/core/contracts/ajv.js";
 import type { LoopDocument } from "../../src/core/loop/types.js";
-import { type CliResult, cliPath, repoRoot, runCli, sharedDir } from "../helpers/cli.js";
+import { type CliResult, cliPath, repoRoot, runCli, seedExamplesDir } from "../helpers/cli.js";
 import { postgresForTests, TestSchemas } from "../helpers/postgres.js";
 import { scripted } from "./cli-run.js";
 
@@ -40,7 +40,7 @@ const COMMANDS = [
 /** Commands that take arguments: run bare, each is a usage error. */
 const NEEDS_ARGUMENTS = COMMANDS.filter((c) => !["demo", "loops", "worker"].includes(c));
 
-const PUBLISHED = path.join(sharedDir, "seeds/examples/open.corpus-task-pack-loop.json");
+const PUBLISHED = path.join(seedExamplesDir, "open.corpus-task-pack-loop.json");
 const SCRIPT = path.join(repoRoot, "examples/loop-scripts/demo.json");
 const AGENT = path.join(repoRoot, "examples/agents/implementer.json");
 const PACK = path.join(repoRoot, "examples/fix-failing-test/task-pack.json");

@@ -14,11 +14,11 @@ import { buildExecution } from "../../src/core/records/execution.js";
 import { toLedgerRecord } from "../../src/core/records/ledger-record.js";
 import { buildProposal } from "../../src/core/records/proposal.js";
 import { LoopLedger } from "../../src/runtime/loop-ledger.js";
-import { sharedDir } from "../helpers/cli.js";
+import { seedExamplesDir } from "../helpers/cli.js";
 import { admit, at, conclude, cycle, execution, history, open, passage, QUERY } from "./gwt.js";
 
 const published = JSON.parse(
-  readFileSync(path.join(sharedDir, "seeds/examples/open.corpus-task-pack-loop.json"), "utf8"),
+  readFileSync(path.join(seedExamplesDir, "open.corpus-task-pack-loop.json"), "utf8"),
 ) as LoopDocument;
 
 type Mutable = { -readonly [K in keyof LoopDocument]: unknown } & Record<string, unknown>;

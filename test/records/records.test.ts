@@ -14,11 +14,11 @@ import {
   signRecord,
   verifyRecordSignature,
 } from "../../src/core/records/signature.js";
-import { sharedDir } from "../helpers/cli.js";
+import { seedExamplesDir } from "../helpers/cli.js";
 
 const published = JSON.parse(
   readFileSync(
-    path.join(sharedDir, "seeds/examples/verified.corpus-experiment-task-pack-execution.json"),
+    path.join(seedExamplesDir, "verified.corpus-experiment-task-pack-execution.json"),
     "utf8",
   ),
 ) as Record<string, unknown>;
