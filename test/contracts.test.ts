@@ -34,14 +34,6 @@ describe("contracts", () => {
     expect(sha256(path.join(repoRoot, "contracts", name))).toBe(seedPins.get(name));
   });
 
-  it("a seed changed by one byte no longer matches its pin", () => {
-    const name = "model-turn.schema.json";
-    const bytes = readFileSync(path.join(repoRoot, "contracts", name));
-    const edited = Buffer.from(bytes);
-    edited[edited.length - 2] ^= 1;
-    expect(createHash("sha256").update(edited).digest("hex")).not.toBe(seedPins.get(name));
-  });
-
   it("the published seed examples are the ones pinned beside them", () => {
     const examplePins = pins(path.join(seedExamplesDir, "SHA256SUMS"));
     expect(examplePins.size).toBe(2);
