@@ -24,6 +24,7 @@ const CONTRACTS_TABLE = [
   ["agent-definition.v1.schema.json", "AgentDefinitionV1"],
   ["corpus-task-pack-loop.v1.schema.json", "CorpusTaskPackLoopV1"],
   ["model-turn.schema.json", "ModelTurnV1"],
+  ["ledger-records.v1.json", undefined],
   ["operator-task-common.v1.schema.json", undefined],
   ["task-pack.v1.json", "TaskPackV1"],
   ["messages/dead-end.v1.json", "DeadEndV1"],
@@ -36,11 +37,16 @@ const CONTRACTS_TABLE = [
 
 const OPTIONS = {
   bannerComment: "",
-  additionalProperties: true,
+  // An object type lists the properties its schema names; an open map only where the schema names
+  // none (see prepare).
+  additionalProperties: false,
   ignoreMinAndMaxItems: true,
   unknownAny: true,
   style: { printWidth: 100, bracketSpacing: true, trailingComma: "all", semi: true },
 };
+
+/** The name of the root under which a schema of definitions only is compiled. */
+const DEFS_ROOT = "ContractDefinitions";
 
 /** `deliberationLimits` → `DeliberationLimits`: the generator's own name for a `$defs` key. */
 const pascal = (key) =>
@@ -120,6 +126,10 @@ function prepare(schema, from, byId) {
     }
     const out = {};
     for (const [k, v] of Object.entries(node)) out[k] = walk(v);
+    const named = out.properties !== undefined || out.patternProperties !== undefined;
+    if (out.type === "object" && !named && out.additionalProperties === undefined) {
+      out.additionalProperties = true;
+    }
     if (Array.isArray(out.prefixItems)) {
       const { prefixItems, items, ...rest } = out;
       return { ...rest, items: prefixItems, additionalItems: items ?? true };
@@ -153,10 +163,18 @@ export async function contractTypes() {
     const { $defs = {}, ...rootSchema } = schema;
     const parts = [];
     if (rootName === undefined) {
-      // Only definitions: each is a type of its own, named by its key.
-      for (const [key, def] of Object.entries($defs)) {
-        parts.push(await compile({ ...def, title: pascal(key), $defs }, pascal(key), OPTIONS));
-      }
+      // Only definitions: each is a type of its own, named by its key. They are compiled together
+      // under a root that names them all (so one that refers to another is declared once), and that
+      // root's own declaration is dropped.
+      const properties = Object.fromEntries(
+        Object.keys($defs).map((k) => [k, { $ref: `#/$defs/${k}` }]),
+      );
+      const all = { title: DEFS_ROOT, type: "object", properties, additionalProperties: false, $defs };
+      const text = await compile(all, DEFS_ROOT, OPTIONS);
+      const start = text.indexOf(`export interface ${DEFS_ROOT} {`);
+      const end = text.indexOf("\n}\n", start);
+      if (start < 0 || end < 0) throw new Error(`${file}: the definitions' root was not found`);
+      parts.push(text.slice(0, start) + text.slice(end + 3));
     } else {
       parts.push(await compile({ ...rootSchema, title: rootName, $defs }, rootName, OPTIONS));
     }
