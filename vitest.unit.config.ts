@@ -16,6 +16,7 @@ const NEEDS_MORE = [
   "test/runtime/refusals.test.ts", // bwrap
   "test/cli/live-view.test.ts", // bwrap (the harness)
   "test/tools/profile-tools.test.ts", // a detected backend
+  "test/tools/profile-tool-host.test.ts", // a detected backend
   "test/store/concurrency.test.ts", // writer processes on PostgreSQL
   "test/store/crash.test.ts", // a PostgreSQL writer killed
   "test/store/operator-acts.test.ts", // the built CLI, PostgreSQL
