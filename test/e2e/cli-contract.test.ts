@@ -1,4 +1,4 @@
-// The command line's contract (SPEC §9) in one place, against the built CLI: every command exists,
+// The command line's contract (docs/spec/cli.md) in one place, against the built CLI: every command exists,
 // takes --json, has useful --help, prints the documented machine shapes, and exits 0 on success,
 // 1 on invalid or refused input and 2 on usage errors.
 import { spawn } from "node:child_process";
@@ -13,7 +13,7 @@ import { type CliResult, cliPath, repoRoot, runCli, seedExamplesDir } from "../h
 import { postgresForTests, TestSchemas } from "../helpers/postgres.js";
 import { scripted } from "./cli-run.js";
 
-/** Every leaf command SPEC §9 names, as typed after `warrant`. */
+/** Every leaf command docs/spec/cli.md names, as typed after `warrant`. */
 const COMMANDS = [
   "definition validate",
   "definition id",
@@ -85,7 +85,7 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-describe("every command of SPEC §9", { timeout: 120_000 }, () => {
+describe("every command of docs/spec/cli.md", { timeout: 120_000 }, () => {
   it("is there, and no other: the help lists exactly these commands", async () => {
     const listed = async (group: string[]) => {
       const help = (await cli([...group, "--help"])).stdout;
@@ -284,7 +284,7 @@ describe("turn check", () => {
 });
 
 describe("loop simulate and loop check", () => {
-  it("loop simulate --json prints exactly {outcomes, loop}: SPEC §10 outcomes and a seed-valid loop", async () => {
+  it("loop simulate --json prints exactly {outcomes, loop}: docs/spec/loop.md outcomes and a seed-valid loop", async () => {
     const r = await cli(["loop", "simulate", SCRIPT, "--json"]);
     expect(r.code).toBe(0);
     const body = json(r) as { outcomes: Record<string, unknown>[]; loop: unknown };

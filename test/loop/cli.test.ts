@@ -42,7 +42,7 @@ function demoDocument(): LoopDocument {
 }
 
 describe("warrant loop simulate", () => {
-  it("prints {outcomes, loop} with --json, in the SPEC §10 shape", async () => {
+  it("prints {outcomes, loop} with --json, in the docs/spec/loop.md shape", async () => {
     const r = await runCli(["loop", "simulate", DEMO, "--json"]);
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout) as { outcomes: Record<string, unknown>[]; loop: unknown };

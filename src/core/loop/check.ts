@@ -1,4 +1,4 @@
-// Checking a loop from outside (SPEC §9 `warrant loop check`): a document (schema, contiguity, every
+// Checking a loop from outside (docs/spec/cli.md `warrant loop check`): a document (schema, contiguity, every
 // fact legal in order, projection equal to the fold) or a stored loop (also its hash chain and the
 // records its facts introduce). The first bad fact is named by its path `/facts/N`.
 import { contractValidators } from "../contracts/ajv.js";

@@ -27,7 +27,7 @@ export type VerifierCheck =
 export type CheckName = string;
 
 /**
- * A task pack: the baseline workspace, the agents per role, the command profiles, the patch policy, the verifier checks, the HIL and admission policies and the limits of a run (SPEC section 6). Semantic rules beyond this schema are checked by validateTaskPack.
+ * A task pack: the baseline workspace, the agents per role, the command profiles, the patch policy, the verifier checks, the HIL and admission policies and the limits of a run (docs/spec/runs.md). Semantic rules beyond this schema are checked by validateTaskPack.
  */
 export interface TaskPackV1 {
   schema: "warrant/task-pack.v1";
