@@ -33,6 +33,10 @@ describe("the public exports", () => {
       "openaiCompatibleModel",
       "openaiModel",
       "simulateLoop",
+      "toPassageRef",
+      "toQueryId",
+      "toRecordRef",
+      "toRunRef",
       "validateDefinition",
     ]);
   });

@@ -1,4 +1,4 @@
-// readRecordBody: every record a real drive writes reads clean under its kind's schema; damaged bodies are refused with `record/body-invalid` and the
+// readRecordBody: every record a real drive writes reads clean under its kind's schema; damaged bodies are refused with `records/body-invalid` and the
 // path at fault; and the types the schemas give agree with the hand-written record types.
 import path from "node:path";
 import { beforeAll, describe, expect, expectTypeOf, it } from "vitest";
@@ -103,23 +103,23 @@ describe("readRecordBody", () => {
 
   it("refuses a body that is not an object", () => {
     for (const body of [null, "text", 3, [], undefined]) {
-      expect(codes("proposal", body)).toEqual([{ code: "record/body-invalid", path: "" }]);
+      expect(codes("proposal", body)).toEqual([{ code: "records/body-invalid", path: "" }]);
     }
   });
 
   it("refuses a missing field, a wrong type and a value outside its enum, each at its path", () => {
     const { "passage/ref": _, ...noPassage } = bodyOf("passageEnd");
-    expect(codes("passageEnd", noPassage)).toEqual([{ code: "record/body-invalid", path: "" }]);
+    expect(codes("passageEnd", noPassage)).toEqual([{ code: "records/body-invalid", path: "" }]);
     expect(codes("stepStarted", { ...bodyOf("stepStarted"), index: "0" })).toEqual([
-      { code: "record/body-invalid", path: "/index" },
+      { code: "records/body-invalid", path: "/index" },
     ]);
     expect(codes("head", { ...bodyOf("head"), reason: "whim" })).toEqual([
-      { code: "record/body-invalid", path: "/reason" },
+      { code: "records/body-invalid", path: "/reason" },
     ]);
     const execution = bodyOf("execution");
     (execution.steps as Record<string, unknown>[])[0] = { "step/id": "s" };
     expect(codes("execution", execution)[0]).toEqual({
-      code: "record/body-invalid",
+      code: "records/body-invalid",
       path: "/steps/0",
     });
   });
@@ -131,7 +131,7 @@ describe("readRecordBody", () => {
     const review = bodyOf("review");
     review.verdict = { decision: "maybe", findings: [] };
     expect(codes("review", review)).toContainEqual({
-      code: "record/body-invalid",
+      code: "records/body-invalid",
       path: "/verdict/decision",
     });
   });

@@ -54,7 +54,7 @@ const described = (kind: string): kind is DescribedKind =>
 const MAX_PROBLEMS = 20;
 
 /**
- * The body of a record of `kind`, validated: `record/body-invalid` (one problem per schema
+ * The body of a record of `kind`, validated: `records/body-invalid` (one problem per schema
  * violation, with its JSON Pointer) when it breaks its kind's schema or is not a JSON object.
  */
 export function readRecordBody<K extends LedgerRecordKind>(
@@ -64,7 +64,7 @@ export function readRecordBody<K extends LedgerRecordKind>(
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     return fail([
       {
-        code: "record/body-invalid",
+        code: "records/body-invalid",
         path: "",
         message: `a ${kind} record's body is not an object`,
       },
@@ -74,7 +74,7 @@ export function readRecordBody<K extends LedgerRecordKind>(
   const validate = VALIDATORS[kind];
   if (validate(body)) return ok(body as RecordBodyOf<K>);
   const problems: Problem[] = (validate.errors ?? []).slice(0, MAX_PROBLEMS).map((e) => ({
-    code: "record/body-invalid",
+    code: "records/body-invalid",
     path: e.instancePath,
     message: `a ${kind} record's body breaks its schema: ${describeAjvError(e, body)}`,
     detail: { keyword: e.keyword },
