@@ -1,13 +1,8 @@
-// The ToolHost contract (tool-host-contract.ts) on the task pack's observation command profiles,
-// each call contained by the detected backend (skipped, with the reason, where none works; CI
-// requires one: WARRANT_REQUIRE_BACKENDS).
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
-import { afterAll, describe, it } from "vitest";
+import { describe, it } from "vitest";
 import { detectSandbox } from "../../src/adapters/sandbox/detect-sandbox.js";
 import { createProfileTools } from "../../src/adapters/tools/profile-tools.js";
 import { validateTaskPack } from "../../src/core/taskpack/validate-task-pack.js";
+import { containedBaseline } from "./contained-baseline.js";
 import { toolHostContract } from "./tool-host-contract.js";
 
 const word = {
@@ -47,16 +42,7 @@ const validated = validateTaskPack({
 if (!validated.ok) throw new Error(JSON.stringify(validated.errors));
 const pack = validated.value;
 
-const base = mkdtempSync(path.join(tmpdir(), "warrant-profile-contract-"));
-const baseline = path.join(base, "baseline");
-const envRoot = path.join(base, "envs");
-mkdirSync(baseline);
-mkdirSync(envRoot);
-// Contained commands may run as another uid: it must reach its environment's directory.
-chmodSync(base, 0o711);
-chmodSync(envRoot, 0o711);
-writeFileSync(path.join(baseline, "note.txt"), "original\n");
-afterAll(() => rmSync(base, { recursive: true, force: true }));
+const { baseline, envRoot } = containedBaseline("profile-contract");
 
 const detected = await detectSandbox({ tempRoot: envRoot });
 
