@@ -8,6 +8,16 @@ export { collectionCid } from "./core/cid/collection.js";
 export { definitionId } from "./core/definition/id.js";
 export type { AgentDefinition } from "./core/definition/types.js";
 export { type ValidDefinition, validateDefinition } from "./core/definition/validate.js";
+export {
+  type PassageRef,
+  type QueryId,
+  type RecordRef,
+  type RunRef,
+  toPassageRef,
+  toQueryId,
+  toRecordRef,
+  toRunRef,
+} from "./core/ids.js";
 export type {
   LedgerRecord,
   LedgerStore,

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { contractValidators } from "../src/core/contracts/ajv.js";
-import { repoRoot, sharedDir } from "./helpers/cli.js";
+import { repoRoot, seedExamplesDir } from "./helpers/cli.js";
 
 const seeds = [
   "agent-definition.v1.schema.json",
@@ -13,11 +13,33 @@ const seeds = [
 
 const sha256 = (file: string) => createHash("sha256").update(readFileSync(file)).digest("hex");
 
+/** A `sha256sum` listing (`<hex>  <name>` per line) as name → hex. */
+function pins(file: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const line of readFileSync(file, "utf8").split("\n")) {
+    const m = /^([0-9a-f]{64}) {2}(\S+)$/.exec(line);
+    if (m) out.set(m[2] as string, m[1] as string);
+  }
+  return out;
+}
+
 describe("contracts", () => {
-  it.each(seeds)("%s is the seed byte for byte", (name) => {
-    expect(sha256(path.join(repoRoot, "contracts", name))).toBe(
-      sha256(path.join(sharedDir, "seeds", name)),
-    );
+  const seedPins = pins(path.join(repoRoot, "contracts/seeds.sha256"));
+
+  it("pins exactly the three seeds", () => {
+    expect([...seedPins.keys()].sort()).toEqual(seeds);
+  });
+
+  it.each(seeds)("%s is the seed byte for byte (its pinned SHA-256)", (name) => {
+    expect(sha256(path.join(repoRoot, "contracts", name))).toBe(seedPins.get(name));
+  });
+
+  it("the published seed examples are the ones pinned beside them", () => {
+    const examplePins = pins(path.join(seedExamplesDir, "SHA256SUMS"));
+    expect(examplePins.size).toBe(2);
+    for (const [name, hex] of examplePins) {
+      expect(sha256(path.join(seedExamplesDir, name)), name).toBe(hex);
+    }
   });
 
   it("has all three seeds precompiled in strict mode", () => {
@@ -40,7 +62,7 @@ describe("contracts", () => {
   it("resolves the loop seed's relative reference to the reconstructed common schema", () => {
     const { loop } = contractValidators();
     const doc = JSON.parse(
-      readFileSync(path.join(sharedDir, "seeds/examples/open.corpus-task-pack-loop.json"), "utf8"),
+      readFileSync(path.join(seedExamplesDir, "open.corpus-task-pack-loop.json"), "utf8"),
     );
     expect(loop(doc)).toBe(true);
     // deliberationLimits bounds come from the common schema: 0 passages is refused.

@@ -35,6 +35,10 @@ describe("the public exports", () => {
       "openaiModel",
       "preflight",
       "simulateLoop",
+      "toPassageRef",
+      "toQueryId",
+      "toRecordRef",
+      "toRunRef",
       "validateDefinition",
     ]);
   });

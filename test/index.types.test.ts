@@ -14,6 +14,8 @@ import {
   type ModelProvider,
   type ModelRequest,
   openaiModel,
+  type QueryId,
+  type RecordRef,
   type RunHandle,
   type Usage,
   type Warrant,
@@ -34,7 +36,10 @@ describe("the public API's types", () => {
     expectTypeOf<Warrant["resume"]>().returns.toEqualTypeOf<RunHandle>();
     expectTypeOf<RunHandle>().toExtend<AsyncIterable<WarrantEvent>>();
     expectTypeOf<RunHandle["result"]>().toEqualTypeOf<Promise<LoopOutcome>>();
-    expectTypeOf<RunHandle["query"]>().toEqualTypeOf<Promise<string>>();
+    expectTypeOf<RunHandle["query"]>().toEqualTypeOf<Promise<QueryId>>();
+    expectTypeOf<Warrant["resume"]>().parameter(0).toEqualTypeOf<QueryId>();
+    expectTypeOf<Warrant["record"]>().parameter(0).toEqualTypeOf<RecordRef>();
+    expectTypeOf<Warrant["open"]>().returns.toEqualTypeOf<Promise<QueryId>>();
   });
 
   it("events are a union discriminated by kind, each with its time and loop", () => {

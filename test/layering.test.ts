@@ -1,9 +1,10 @@
 // src/core does no I/O and imports no adapter; src/runtime sees adapters only through ports: walk
 // their import graphs.
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { repoRoot } from "./helpers/cli.js";
+import { filesUnder, importsOf } from "./helpers/imports.js";
 
 const FORBIDDEN_MODULES = new Set([
   "fs",
@@ -28,21 +29,6 @@ const FORBIDDEN_MODULES = new Set([
   "@modelcontextprotocol/sdk",
   "graphile-worker",
 ]);
-
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const p = path.join(dir, name);
-    return statSync(p).isDirectory() ? filesUnder(p) : p.endsWith(".ts") ? [p] : [];
-  });
-}
-
-function importsOf(source: string): string[] {
-  const specs: string[] = [];
-  const re =
-    /(?:import|export)\s[^'"]*?from\s*["']([^"']+)["']|import\s*\(\s*["']([^"']+)["']\s*\)|import\s+["']([^"']+)["']/g;
-  for (const m of source.matchAll(re)) specs.push((m[1] ?? m[2] ?? m[3]) as string);
-  return specs;
-}
 
 function violation(file: string, spec: string): string | undefined {
   const bare = spec.startsWith("node:") ? spec.slice(5) : spec;

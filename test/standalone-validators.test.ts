@@ -10,7 +10,7 @@ import { contractValidators, createAjv } from "../src/core/contracts/ajv.js";
 import { modelTurnSchema } from "../src/core/contracts/schemas.js";
 import { standaloneValidators } from "../src/core/contracts/standalone.js";
 import { PAYLOAD_SCHEMAS, payloadValidators } from "../src/core/turn/payload-schemas.js";
-import { repoRoot, sharedDir } from "./helpers/cli.js";
+import { repoRoot, seedExamplesDir } from "./helpers/cli.js";
 
 const GENERATED = path.join(repoRoot, "src/core/contracts/generated");
 
@@ -67,7 +67,7 @@ describe("precompiled validators", () => {
 
   it("judge the published loop example and payloads as compiled ones do", () => {
     const doc = JSON.parse(
-      readFileSync(path.join(sharedDir, "seeds/examples/open.corpus-task-pack-loop.json"), "utf8"),
+      readFileSync(path.join(seedExamplesDir, "open.corpus-task-pack-loop.json"), "utf8"),
     );
     const { loop } = contractValidators();
     expect(loop(doc)).toBe(true);

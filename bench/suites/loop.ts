@@ -18,7 +18,7 @@ const ref = (prefix: string, n: number) => `${prefix}:${digestOf({ n })}`;
 const ROLES = ["implementer", "reviewer", "adversarial-critic", "summarizer"] as const;
 
 /**
- * The widest loop the bounds allow, as a SPEC §10 script: 1 opening + 1 000 passages + 100 cycles +
+ * The widest loop the bounds allow, as a script (docs/spec/loop.md): 1 opening + 1 000 passages + 100 cycles +
  * 100 runs + 100 conclusions + 64 renewals + 1 cancellation = 1 366 facts, one command a second.
  */
 export function widestScript(): Record<string, unknown> {

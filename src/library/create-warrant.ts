@@ -2,6 +2,7 @@
 // sandbox, approver, clock, signer, telemetry), with defaults that mirror the command line, and
 // answers for loops: run, resume, dispatch and work, the operator's acts, and reading the ledger.
 // Each drive gets its own context (its passages' tools are closed when it ends) and its own events.
+import { type QueryId, type RecordRef, toQueryId } from "../core/ids.js";
 import type { LedgerRecord, LedgerStore } from "../core/loop/ledger-store.js";
 import type { LoopDocument, LoopStateName, Role, Stop } from "../core/loop/types.js";
 import { WarrantError } from "../core/result.js";
@@ -71,29 +72,30 @@ export interface Warrant {
   /** Opens a loop for a task pack (a file, or a pack loaded with loadPack) and drives it. */
   run(pack: string | LoadedPack, options?: RunOptions): RunHandle;
   /** Drives a loop on from where its ledger stands (after a crash, a renewal, an answer). */
-  resume(query: string, options?: ResumeOptions): RunHandle;
+  resume(query: QueryId, options?: ResumeOptions): RunHandle;
   /** Opens a loop without driving it; its query id. */
-  open(pack: string | LoadedPack, options?: RunOptions): Promise<string>;
+  open(pack: string | LoadedPack, options?: RunOptions): Promise<QueryId>;
   /** Opens a loop and hands it to the workers of the queue. */
-  dispatch(pack: string | LoadedPack, options?: RunOptions): Promise<string>;
+  dispatch(pack: string | LoadedPack, options?: RunOptions): Promise<QueryId>;
   /** Drives dispatched loops until stopped. */
   work(options: WorkOptions): Promise<WorkerRunner>;
   loops(): Promise<LoopListing[]>;
   /** A loop's document and its records, or undefined when the store holds no such loop. */
-  show(query: string): Promise<LoopView | undefined>;
-  record(ref: string): Promise<LedgerRecord | undefined>;
+  show(query: QueryId): Promise<LoopView | undefined>;
+  record(ref: RecordRef): Promise<LedgerRecord | undefined>;
   approve(run: string, step: string): Promise<ActResult>;
   deny(run: string, step: string): Promise<ActResult>;
-  renew(query: string, deadline: Date | string): Promise<ActResult>;
-  cancel(query: string): Promise<ActResult>;
-  answer(query: string, text: string): Promise<ActResult>;
+  renew(query: QueryId, deadline: Date | string): Promise<ActResult>;
+  cancel(query: QueryId): Promise<ActResult>;
+  answer(query: QueryId, text: string): Promise<ActResult>;
   /** OpenTelemetry tracing of the drives: whether it is on, and flushing it. */
   readonly telemetry: WarrantTelemetry;
   /** Flushes telemetry and closes the store when this runtime opened it. */
   close(): Promise<void>;
 }
 
-function outcomeOf(query: string, result: DriveResult | "leased-elsewhere"): LoopOutcome {
+function outcomeOf(text: string, result: DriveResult | "leased-elsewhere"): LoopOutcome {
+  const query = toQueryId(text);
   if (result === "leased-elsewhere") return { status: "leased-elsewhere", query };
   if (result.status === "blocked") return { ...result, query };
   const stop = result.document.stop;
@@ -120,13 +122,13 @@ export async function createWarrant(options: WarrantOptions = {}): Promise<Warra
     pack: string | LoadedPack,
     o: RunOptions,
     emit: (e: WarrantEventBody) => void,
-  ): Promise<{ query: string; pack: LoadedPack }> => {
+  ): Promise<{ query: QueryId; pack: LoadedPack }> => {
     const loaded = await c.pack(pack);
     const recorded = c.recordedModels(loaded, o.models);
     const ctx = await c.context(recorded, emit);
     try {
       const query = await startLoop(ctx, loaded, recorded, o.query);
-      return { query, pack: loaded };
+      return { query: toQueryId(query), pack: loaded };
     } finally {
       await ctx.close();
     }
@@ -143,7 +145,7 @@ export async function createWarrant(options: WarrantOptions = {}): Promise<Warra
         const ctx = await c.context(recorded, emit);
         try {
           const query = await startLoop(ctx, loaded, recorded, o.query);
-          opened(query);
+          opened(toQueryId(query));
           const result = await driveUnderLease(ctx, query, loaded, { holder: holder(), ttlMs });
           return outcomeOf(query, result);
         } finally {

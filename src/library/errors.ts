@@ -28,6 +28,7 @@ export const HOST_CODE_NAMESPACES = [
   "sandbox",
   "runtime",
   "records",
+  "id",
   "internal",
 ] as const;
 

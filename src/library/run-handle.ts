@@ -1,6 +1,7 @@
 // The handle of one drive: its events as an async iterable (every iterator sees every event from the
 // first, so iterating late loses nothing) and its outcome as a promise. The events are kept until
 // the handle is dropped: a loop's budgets bound how many there are.
+import type { QueryId } from "../core/ids.js";
 import type { LimitKey, LoopDocument, Stop } from "../core/loop/types.js";
 import type { BlockReason, WarrantEvent } from "../runtime/events.js";
 
@@ -8,24 +9,24 @@ import type { BlockReason, WarrantEvent } from "../runtime/events.js";
 export type LoopOutcome =
   | {
       readonly status: "stopped";
-      readonly query: string;
+      readonly query: QueryId;
       readonly stop: Stop;
       readonly document: LoopDocument;
     }
   | {
       readonly status: "blocked";
-      readonly query: string;
+      readonly query: QueryId;
       readonly reason: BlockReason;
       readonly counter?: LimitKey;
       readonly detail: string;
       readonly document: LoopDocument;
     }
   /** Another process drives the loop (it holds the loop's lease). */
-  | { readonly status: "leased-elsewhere"; readonly query: string };
+  | { readonly status: "leased-elsewhere"; readonly query: QueryId };
 
 export interface RunHandle extends AsyncIterable<WarrantEvent> {
   /** The loop's query id, once the loop is open (or found, on resume). */
-  readonly query: Promise<string>;
+  readonly query: Promise<QueryId>;
   /** How the drive ended; rejects with a WarrantError when it could not be driven. */
   readonly result: Promise<LoopOutcome>;
 }
@@ -78,11 +79,11 @@ export class EventLog implements AsyncIterable<WarrantEvent> {
 /** A handle over a drive that starts now; neither promise is left unhandled if nobody awaits it. */
 export function startHandle(
   log: EventLog,
-  drive: (opened: (query: string) => void) => Promise<LoopOutcome>,
+  drive: (opened: (query: QueryId) => void) => Promise<LoopOutcome>,
 ): RunHandle {
-  let opened: (query: string) => void = () => undefined;
+  let opened: (query: QueryId) => void = () => undefined;
   let failed: (error: unknown) => void = () => undefined;
-  const query = new Promise<string>((resolve, reject) => {
+  const query = new Promise<QueryId>((resolve, reject) => {
     opened = resolve;
     failed = reject;
   });

@@ -83,7 +83,7 @@ export function createAgentPassages(options: AgentPassagesOptions): PassageRunne
       const p = made.errors[0];
       throw new WarrantError(p?.code ?? "tool/registry", p?.message ?? "the tools do not register");
     }
-    // Participants' passages get observation tools only (SPEC §3).
+    // Participants' passages get observation tools only (docs/spec/turns.md).
     const observation = made.value.withEffect("observation");
     registries.set(host, observation);
     return observation;

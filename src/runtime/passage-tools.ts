@@ -1,4 +1,4 @@
-// The observation tools of passages (SPEC §3): workspace reads of the pack's baseline, the pack's
+// The observation tools of passages (docs/spec/turns.md): workspace reads of the pack's baseline, the pack's
 // observation command profiles run contained (`profile.<name>`, only when a sandbox backend works
 // here), tools written in code, plus the MCP tools the agent definition declares, named
 // `<server>.<tool>`. MCP servers are connected on an agent's first passage, reused by its later

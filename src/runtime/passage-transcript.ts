@@ -1,4 +1,4 @@
-// The passage transcript (SPEC §5): every model request digest, raw response, parsed turn,
+// The passage transcript (docs/spec/records.md): every model request digest, raw response, parsed turn,
 // validation result, tool call and tool result of one passage, and its usage. It is plain JSON,
 // stored as a content-addressed record beside the facts.
 //

@@ -136,7 +136,7 @@ export function makeRecord(kind: RecordKind, query: string, body: object): Ledge
   return { ref, kind, query, body };
 }
 
-/** The run's outcome as its execution record (SPEC §5) and the report beside it. */
+/** The run's outcome as its execution record (docs/spec/records.md) and the report beside it. */
 export async function runRecords(
   report: Omit<RunReportBody, "execution/ref">,
   startedAt: string,

@@ -106,7 +106,7 @@ export async function executeRun(ctx: RuntimeContext, input: RunInput): Promise<
       endedAt: ctx.clock.now().toISOString(),
     };
   };
-  // Never a mutation uncontained (SPEC §7): the loop stops safety-refused. The verifier's commands
+  // Never a mutation uncontained (docs/spec/containment.md): the loop stops safety-refused. The verifier's commands
   // run in the environment too, so without a backend no run is made at all.
   if (ctx.sandbox.backend === undefined) {
     return finish("refused", [], [], true, "environment/not-contained");

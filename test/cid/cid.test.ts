@@ -1,4 +1,4 @@
-// Blob and collection CIDs and their decoding (SPEC §2), with the SPEC's vectors.
+// Blob and collection CIDs and their decoding (docs/spec/definitions.md), with the vectors of docs/spec/definitions.md.
 import { describe, expect, it } from "vitest";
 import {
   blake3Digest,
@@ -21,7 +21,7 @@ import {
 const enc = new TextEncoder();
 
 describe("blob CID", () => {
-  it("matches the SPEC vector for 'hello'", () => {
+  it("matches the docs/spec vector for 'hello'", () => {
     expect(blobCid(enc.encode("hello"))).toBe(
       "bafkr4ihkr4ld3m4gqkjf4reryxsy2s5tkbxprqkow6fin2iiyvreuzzab4",
     );
@@ -35,7 +35,7 @@ describe("blob CID", () => {
 });
 
 describe("collection CID", () => {
-  it("matches the SPEC vector for abc.txt and def.txt", () => {
+  it("matches the docs/spec vector for abc.txt and def.txt", () => {
     const vector = "bagaachraifnmn56rqtgbdxx5x2zvasw4slukuq2t7w3iefcmsqldn7axmrpq";
     expect(
       collectionCid([

@@ -25,7 +25,7 @@ function dir(name: string, files: Record<string, string>): string {
 }
 
 describe("collection files", () => {
-  it("gives the SPEC vector for a directory of abc.txt and def.txt", async () => {
+  it("gives the docs/spec vector for a directory of abc.txt and def.txt", async () => {
     const d = dir("vector", { "abc.txt": "abc", "def.txt": "def" });
     expect(await collectionCidOfPath(d)).toBe(
       "bagaachraifnmn56rqtgbdxx5x2zvasw4slukuq2t7w3iefcmsqldn7axmrpq",

@@ -1,7 +1,7 @@
 // The live view, a subscriber of the event stream: plain lines with budgets off a terminal; on a
 // terminal, a status line (bars, the deadline, what the loop waits for) that never wraps and stays
 // off a prompt.
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { createLiveView, fitStatus, lineOf } from "../../src/cli/live-view.js";
 import type { WarrantEvent } from "../../src/runtime/events.js";
 import { accept, harness, plan, turn } from "../runtime/harness.js";
@@ -89,21 +89,31 @@ describe("the live view", () => {
   it("holds the status line off a terminal prompt until the next event", async () => {
     const writes: string[] = [];
     const h = await harness({});
-    const view = createLiveView((t) => writes.push(t), {
-      tty: true,
-      clock: h.clock,
-      columns: () => 200,
-    });
-    for (const e of h.events) view.emit(e);
-    view.hold();
-    const held = writes.length;
-    // The prompt is written now; nothing of the view's may follow until an event arrives.
-    await new Promise((resolve) => setTimeout(resolve, 1_100));
-    expect(writes.length).toBe(held);
-    view.emit(approvalAnswered("fix-slugify"));
-    expect(writes.slice(held).join("")).toContain("approved fix-slugify automatically (--yes)\n");
-    expect(writes.at(-1)?.startsWith("\r\x1b[2Kdeadline in")).toBe(true);
-    view.close();
+    // The view's ticker runs on timers the test moves: a second passes when the test says so.
+    vi.useFakeTimers({ toFake: ["setInterval", "clearInterval"] });
+    try {
+      const view = createLiveView((t) => writes.push(t), {
+        tty: true,
+        clock: h.clock,
+        columns: () => 200,
+      });
+      for (const e of h.events) view.emit(e);
+      // Unheld, the status line is drawn again each second.
+      const drawn = writes.length;
+      vi.advanceTimersByTime(1_100);
+      expect(writes.length).toBe(drawn + 1);
+      view.hold();
+      const held = writes.length;
+      // The prompt is written now; nothing of the view's may follow until an event arrives.
+      vi.advanceTimersByTime(3_100);
+      expect(writes.length).toBe(held);
+      view.emit(approvalAnswered("fix-slugify"));
+      expect(writes.slice(held).join("")).toContain("approved fix-slugify automatically (--yes)\n");
+      expect(writes.at(-1)?.startsWith("\r\x1b[2Kdeadline in")).toBe(true);
+      view.close();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 

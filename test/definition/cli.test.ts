@@ -1,4 +1,4 @@
-// `warrant definition …` and `warrant cid …` (SPEC §9), run as a user runs them: the built CLI.
+// `warrant definition …` and `warrant cid …` (docs/spec/cli.md), run as a user runs them: the built CLI.
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -115,7 +115,7 @@ describe("warrant definition id / normalize", () => {
 });
 
 describe("warrant cid", () => {
-  it("blob: the SPEC vector for 'hello'", async () => {
+  it("blob: the docs/spec vector for 'hello'", async () => {
     const r = await runCli(["cid", "blob", file("hello.txt", "hello")]);
     expect(r).toMatchObject({
       code: 0,
@@ -127,7 +127,7 @@ describe("warrant cid", () => {
     });
   });
 
-  it("collection: the SPEC vector for abc.txt and def.txt", async () => {
+  it("collection: the docs/spec vector for abc.txt and def.txt", async () => {
     file("coll/abc.txt", "abc");
     file("coll/def.txt", "def");
     const r = await runCli(["cid", "collection", path.join(dir, "coll")]);

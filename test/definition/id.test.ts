@@ -1,4 +1,4 @@
-// The content ID of a definition (SPEC §2): JCS → BLAKE3-256 → CIDv1 json-jcs, base32 lower.
+// The content ID of a definition (docs/spec/definitions.md): JCS → BLAKE3-256 → CIDv1 json-jcs, base32 lower.
 import { describe, expect, it } from "vitest";
 import { CODEC_JSON_JCS, decodeCid, jsonJcsCid } from "../../src/core/cid/cid.js";
 import { agentIdOf, definitionId } from "../../src/core/definition/id.js";
@@ -44,7 +44,7 @@ function changed(doc: Doc, path: Array<string | number>): Doc {
 }
 
 describe("definition content ID", () => {
-  it("wraps the SPEC's JCS vector as json-jcs", () => {
+  it("wraps the JCS vector of docs/spec/contracts.md as json-jcs", () => {
     const vector = { z: [3, 2, 1], a: { b: true, a: "ą" }, n: 1 };
     expect(new TextDecoder().decode(canonicalBytes(vector))).toBe(
       '{"a":{"a":"ą","b":true},"n":1,"z":[3,2,1]}',

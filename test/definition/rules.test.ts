@@ -1,4 +1,4 @@
-// Each semantic rule of SPEC §2 (and the schema/spelling refusals) broken alone: exactly that code.
+// Each semantic rule of docs/spec/definitions.md (and the schema/spelling refusals) broken alone: exactly that code.
 import { describe, expect, it } from "vitest";
 import { validateDefinition, validateDefinitionValue } from "../../src/core/definition/validate.js";
 import {
@@ -460,7 +460,7 @@ describe("semantic rules: each broken alone yields exactly its code", () => {
     }
   });
 
-  it("every rule of SPEC §2 has a case", () => {
+  it("every rule of docs/spec/definitions.md has a case", () => {
     const ruleCodes = [
       "prompt-source",
       "too-long",

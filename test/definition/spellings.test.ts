@@ -1,4 +1,4 @@
-// Alternate spellings (SPEC §2): one-key-map enums and required-field arrays read as the usual form.
+// Alternate spellings (docs/spec/definitions.md): one-key-map enums and required-field arrays read as the usual form.
 import { describe, expect, it } from "vitest";
 import { validateDefinition } from "../../src/core/definition/validate.js";
 import {

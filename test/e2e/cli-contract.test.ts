@@ -1,4 +1,4 @@
-// The command line's contract (SPEC §9) in one place, against the built CLI: every command exists,
+// The command line's contract (docs/spec/cli.md) in one place, against the built CLI: every command exists,
 // takes --json, has useful --help, prints the documented machine shapes, and exits 0 on success,
 // 1 on invalid or refused input and 2 on usage errors.
 import { spawn } from "node:child_process";
@@ -9,11 +9,11 @@ import canonicalize from "canonicalize";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { contractValidators } from "../../src/core/contracts/ajv.js";
 import type { LoopDocument } from "../../src/core/loop/types.js";
-import { type CliResult, cliPath, repoRoot, runCli, sharedDir } from "../helpers/cli.js";
+import { type CliResult, cliPath, repoRoot, runCli, seedExamplesDir } from "../helpers/cli.js";
 import { postgresForTests, TestSchemas } from "../helpers/postgres.js";
 import { scripted } from "./cli-run.js";
 
-/** Every leaf command SPEC §9 names, as typed after `warrant`. */
+/** Every leaf command docs/spec/cli.md names, as typed after `warrant`. */
 const COMMANDS = [
   "definition validate",
   "definition id",
@@ -40,7 +40,7 @@ const COMMANDS = [
 /** Commands that take arguments: run bare, each is a usage error. */
 const NEEDS_ARGUMENTS = COMMANDS.filter((c) => !["demo", "loops", "worker"].includes(c));
 
-const PUBLISHED = path.join(sharedDir, "seeds/examples/open.corpus-task-pack-loop.json");
+const PUBLISHED = path.join(seedExamplesDir, "open.corpus-task-pack-loop.json");
 const SCRIPT = path.join(repoRoot, "examples/loop-scripts/demo.json");
 const AGENT = path.join(repoRoot, "examples/agents/implementer.json");
 const PACK = path.join(repoRoot, "examples/fix-failing-test/task-pack.json");
@@ -85,7 +85,7 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-describe("every command of SPEC §9", { timeout: 120_000 }, () => {
+describe("every command of docs/spec/cli.md", { timeout: 120_000 }, () => {
   it("is there, and no other: the help lists exactly these commands", async () => {
     const listed = async (group: string[]) => {
       const help = (await cli([...group, "--help"])).stdout;
@@ -284,7 +284,7 @@ describe("turn check", () => {
 });
 
 describe("loop simulate and loop check", () => {
-  it("loop simulate --json prints exactly {outcomes, loop}: SPEC §10 outcomes and a seed-valid loop", async () => {
+  it("loop simulate --json prints exactly {outcomes, loop}: docs/spec/loop.md outcomes and a seed-valid loop", async () => {
     const r = await cli(["loop", "simulate", SCRIPT, "--json"]);
     expect(r.code).toBe(0);
     const body = json(r) as { outcomes: Record<string, unknown>[]; loop: unknown };

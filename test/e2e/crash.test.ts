@@ -1,4 +1,4 @@
-// Crash safety (SPEC §6): `warrant demo` killed with SIGKILL at random moments, then `warrant
+// Crash safety (docs/spec/runs.md): `warrant demo` killed with SIGKILL at random moments, then `warrant
 // resume`: the loop ends stopped, its stored ledger checks, nothing was charged twice, no step ran
 // twice, a run interrupted mid-step concluded `unknown`, and no environment directory is left behind.
 import { spawn } from "node:child_process";

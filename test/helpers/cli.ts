@@ -5,7 +5,8 @@ import { fileURLToPath } from "node:url";
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 export const cliPath = path.join(repoRoot, "dist/src/cli/main.js");
-export const sharedDir = path.resolve(repoRoot, "../shared");
+/** The examples published with the seed contracts, kept as conformance data. */
+export const seedExamplesDir = path.join(repoRoot, "test/fixtures/seeds");
 
 export interface CliResult {
   readonly code: number | null;

@@ -4,6 +4,7 @@
 // WARRANT_TEST_PG=postgres://USER@HOST:PORT/DB names the server; without it the local trust-auth
 // server at 127.0.0.1:5432 (database `test`, user `postgres` or `root`) is tried. With CI=true the
 // tests always run, so an unreachable server fails them; elsewhere they are skipped with a note.
+// WARRANT_TEST_PG=off skips them whatever CI says (`npm run test:unit`).
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 
@@ -45,6 +46,10 @@ export function postgresForTests(): Promise<PostgresForTests> {
 
 async function probe(): Promise<PostgresForTests> {
   const explicit = process.env.WARRANT_TEST_PG;
+  if (explicit === "off") {
+    const skipReason = "PostgreSQL tests off (WARRANT_TEST_PG=off, as in npm run test:unit)";
+    return { enabled: false, url: CANDIDATES[0] as string, skipReason };
+  }
   const candidates = explicit !== undefined && explicit !== "" ? [explicit] : CANDIDATES;
   const errors: string[] = [];
   for (const url of candidates) {

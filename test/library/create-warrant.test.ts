@@ -2,8 +2,10 @@
 // store and the fake sandbox (no bwrap needed), one event stream for the handle and every
 // subscriber, and the refusals a user meets (an unknown loop, a model of another specification, a
 // role without a model, a pack that does not load).
+
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { toQueryId, toRecordRef } from "../../src/core/ids.js";
 import {
   createWarrant,
   isWarrantError,
@@ -189,7 +191,7 @@ describe("createWarrant", () => {
 describe("createWarrant refuses", () => {
   it("resume of a loop the store does not hold: loop/not-opened, from result, query and the stream", async () => {
     const warrant = await warrantWith();
-    const handle = warrant.resume("query:nowhere");
+    const handle = warrant.resume(toQueryId("query:nowhere"));
     await expect(handle.result).rejects.toMatchObject({ code: "loop/not-opened" });
     await expect(handle.query).rejects.toMatchObject({ code: "loop/not-opened" });
     await expect(
@@ -268,7 +270,9 @@ describe("operator acts through the library", () => {
     const shown = await warrant.show(query);
     expect(shown?.loop.stop).toMatchObject({ reason: "cancelled" });
     expect(shown?.records.map((r) => r.kind)).toEqual(["binding"]);
-    expect(await warrant.record(shown?.records[0]?.ref ?? "")).toMatchObject({ kind: "binding" });
-    expect(await warrant.show("query:nowhere")).toBeUndefined();
+    expect(await warrant.record(toRecordRef(shown?.records[0]?.ref))).toMatchObject({
+      kind: "binding",
+    });
+    expect(await warrant.show(toQueryId("query:nowhere"))).toBeUndefined();
   });
 });

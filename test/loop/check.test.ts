@@ -10,15 +10,20 @@ import type { LedgerRecord, StoredFact } from "../../src/core/loop/ledger-store.
 import { project } from "../../src/core/loop/project.js";
 import { fold } from "../../src/core/loop/state.js";
 import type { Fact, LoopDocument } from "../../src/core/loop/types.js";
-import { buildExecution } from "../../src/core/records/execution.js";
+import { withContentRef } from "../../src/core/records/content-ref.js";
+import {
+  buildExecution,
+  EXECUTION_PREFIX,
+  EXECUTION_REF_FIELD,
+} from "../../src/core/records/execution.js";
 import { toLedgerRecord } from "../../src/core/records/ledger-record.js";
 import { buildProposal } from "../../src/core/records/proposal.js";
 import { LoopLedger } from "../../src/runtime/loop-ledger.js";
-import { sharedDir } from "../helpers/cli.js";
+import { seedExamplesDir } from "../helpers/cli.js";
 import { admit, at, conclude, cycle, execution, history, open, passage, QUERY } from "./gwt.js";
 
 const published = JSON.parse(
-  readFileSync(path.join(sharedDir, "seeds/examples/open.corpus-task-pack-loop.json"), "utf8"),
+  readFileSync(path.join(seedExamplesDir, "open.corpus-task-pack-loop.json"), "utf8"),
 ) as LoopDocument;
 
 type Mutable = { -readonly [K in keyof LoopDocument]: unknown } & Record<string, unknown>;
@@ -221,7 +226,7 @@ describe("checkStoredLoop", () => {
       query: QUERY,
       agentId: "agent:a1",
       passageRef: "passage:p1",
-      candidate: { hypothesis: "h", steps: [] },
+      candidate: { hypothesis: "h", steps: [{ id: "s1", action: "observe", read: ["a"] }] },
       evidence: [],
       createdAt: "2026-12-01T10:00:01Z",
     });
@@ -314,5 +319,15 @@ describe("checkStoredLoop", () => {
     const r = bad.get(p) as LedgerRecord;
     bad.set(p, { ...r, body: { ...(r.body as object), evidence: ["x:y"] } });
     expect(errorOf(stored, bad)).toMatchObject({ code: "store/record-mismatch", path: "/facts/1" });
+  });
+  it("refuses a record that is not of its kind, its ref reproduced or not: store/record-mismatch", async () => {
+    const { stored, records, exec } = await storedLoop();
+    const bad = new Map(records);
+    const r = bad.get(exec) as LedgerRecord;
+    const { outcome: _, ...noOutcome } = r.body as Record<string, unknown>;
+    bad.set(exec, { ...r, body: withContentRef(EXECUTION_PREFIX, EXECUTION_REF_FIELD, noOutcome) });
+    const error = errorOf(stored, bad);
+    expect(error).toMatchObject({ code: "store/record-mismatch", path: "/facts/3" });
+    expect(error?.message).toContain("is not one");
   });
 });

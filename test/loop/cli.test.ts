@@ -14,10 +14,10 @@ import { buildProposal } from "../../src/core/records/proposal.js";
 import { LoopLedger } from "../../src/runtime/loop-ledger.js";
 import { makeRecord } from "../../src/runtime/records.js";
 import { signingStore } from "../../src/runtime/signing-store.js";
-import { repoRoot, runCli, sharedDir } from "../helpers/cli.js";
+import { repoRoot, runCli, seedExamplesDir } from "../helpers/cli.js";
 import { at, BINDING, open, QUERY } from "./gwt.js";
 
-const PUBLISHED = path.join(sharedDir, "seeds/examples/open.corpus-task-pack-loop.json");
+const PUBLISHED = path.join(seedExamplesDir, "open.corpus-task-pack-loop.json");
 const DEMO = path.join(repoRoot, "examples/loop-scripts/demo.json");
 let dir = "";
 
@@ -42,7 +42,7 @@ function demoDocument(): LoopDocument {
 }
 
 describe("warrant loop simulate", () => {
-  it("prints {outcomes, loop} with --json, in the SPEC §10 shape", async () => {
+  it("prints {outcomes, loop} with --json, in the docs/spec/loop.md shape", async () => {
     const r = await runCli(["loop", "simulate", DEMO, "--json"]);
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout) as { outcomes: Record<string, unknown>[]; loop: unknown };

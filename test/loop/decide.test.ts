@@ -1,4 +1,4 @@
-// Every row of the SPEC §4 table, the check order of SPEC §10, replays, stops and refusals.
+// Every row of the table of docs/spec/loop.md, its check order, replays, stops and refusals.
 import { describe, expect, it } from "vitest";
 import { decide } from "../../src/core/loop/decide.js";
 import { fold, initialState } from "../../src/core/loop/state.js";

@@ -1,4 +1,4 @@
-// Effective limits (SPEC §4, §10): per-field minimum, defaults, ceiling and completeness.
+// Effective limits (docs/spec/loop.md): per-field minimum, defaults, ceiling and completeness.
 import { describe, expect, it } from "vitest";
 import { effectiveLimits } from "../../src/core/loop/limits.js";
 import type { LimitLayer } from "../../src/core/loop/types.js";

@@ -1,4 +1,4 @@
-// Loop command scripts (SPEC §10) and the simulation over them.
+// Loop command scripts (docs/spec/loop.md) and the simulation over them.
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";

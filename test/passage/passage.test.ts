@@ -1,4 +1,4 @@
-// The passage executor (SPEC §3 repair, §5 transcript) over the scripted model.
+// The passage executor (docs/spec/turns.md repair, docs/spec/records.md transcript) over the scripted model.
 import { describe, expect, it } from "vitest";
 import {
   createScriptedModel,

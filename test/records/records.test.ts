@@ -1,4 +1,4 @@
-// Content refs (SPEC §1 vectors), record builders, passage refs and host signatures.
+// Content refs (the vectors of docs/spec/contracts.md), record builders, passage refs and host signatures.
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -14,11 +14,11 @@ import {
   signRecord,
   verifyRecordSignature,
 } from "../../src/core/records/signature.js";
-import { sharedDir } from "../helpers/cli.js";
+import { seedExamplesDir } from "../helpers/cli.js";
 
 const published = JSON.parse(
   readFileSync(
-    path.join(sharedDir, "seeds/examples/verified.corpus-experiment-task-pack-execution.json"),
+    path.join(seedExamplesDir, "verified.corpus-experiment-task-pack-execution.json"),
     "utf8",
   ),
 ) as Record<string, unknown>;
@@ -36,7 +36,7 @@ const proposalInput = {
 };
 
 describe("content refs", () => {
-  it("SPEC §1 vector: JCS text and digest", () => {
+  it("the JCS vector of docs/spec/contracts.md: text and digest", () => {
     const v = { z: [3, 2, 1], a: { b: true, a: "ą" }, n: 1 };
     expect(canonicalJson(v)).toBe('{"a":{"a":"ą","b":true},"n":1,"z":[3,2,1]}');
     expect(digestOf(v)).toBe("sha256:r2bAYdhk5FfM2FDmWq2HlGY4jDKM2Dcg6SG84tw7g7o");

@@ -58,6 +58,7 @@ async function written(h: Harness) {
   };
 }
 
+/** Polls until `check` holds: the drives, steps and environments watched are real processes. */
 async function until(check: () => boolean | Promise<boolean>): Promise<void> {
   while (!(await check())) await new Promise((resolve) => setTimeout(resolve, 20));
 }

@@ -1,6 +1,7 @@
 // A runtime under test, built with createWarrant: a memory store, the real bwrap sandbox, scripted
 // models per role, a clock the test moves, and every event captured (a hook may act on one: post a
 // denial, cancel; the runtime's next read of the ledger waits for it).
+
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -8,6 +9,7 @@ import { onTestFinished } from "vitest";
 import { loadPack } from "../../src/adapters/fs/pack-loader.js";
 import { createBwrapSandbox } from "../../src/adapters/sandbox/bwrap-sandbox.js";
 import { MemoryLedgerStore } from "../../src/adapters/store/memory-ledger-store.js";
+import { type QueryId, toQueryId } from "../../src/core/ids.js";
 import type { LedgerStore } from "../../src/core/loop/ledger-store.js";
 import type { Role } from "../../src/core/loop/types.js";
 import type { Clock } from "../../src/core/ports.js";
@@ -112,7 +114,7 @@ export interface Harness {
   readonly store: MemoryLedgerStore;
   readonly ledger: LoopLedger;
   readonly pack: LoadedPack;
-  readonly query: string;
+  readonly query: QueryId;
   readonly events: WarrantEvent[];
   /** Every scripted model made, per role, in order: their requests show the evidence given. */
   readonly models: Record<string, ScriptedModel[]>;
@@ -189,7 +191,7 @@ export async function harness(
   });
   const reopened = (await store.readFacts("query:test-1")).length > 0;
   const query = reopened
-    ? "query:test-1"
+    ? toQueryId("query:test-1")
     : await warrant.open(pack, { query: "query:test-1", models: {} });
   h = {
     warrant,

@@ -1,4 +1,4 @@
-// Passages get the MCP tools their agent definition declares (SPEC §3): `<server>.<tool>` over the
+// Passages get the MCP tools their agent definition declares (docs/spec/turns.md): `<server>.<tool>` over the
 // official SDK (stdio, the fixture server), one connection per agent definition reused across its
 // passages and closed with the drive; a server that cannot be reached blocks the loop with `tool/…`.
 import { execFileSync } from "node:child_process";

@@ -1,4 +1,4 @@
-// Passages get the task pack's observation command profiles as tools (SPEC §3), run contained in
+// Passages get the task pack's observation command profiles as tools (docs/spec/turns.md), run contained in
 // the host's sandbox: an implementer runs the demo's failing tests, reads their output, then plans;
 // without a sandbox the profiles are not offered at all.
 import { readdirSync } from "node:fs";

@@ -1,4 +1,4 @@
-// Every refusal path of SPEC §6, driven through the real runtime: memory store, bwrap sandbox,
+// Every refusal path of docs/spec/runs.md, driven through the real runtime: memory store, bwrap sandbox,
 // scripted agents, a clock the test moves.
 import { describe, expect, it } from "vitest";
 import { approvalTarget } from "../../src/runtime/ledger-view.js";
@@ -24,7 +24,7 @@ async function planProblems(h: Awaited<ReturnType<typeof harness>>): Promise<str
     .map((b) => (b["plan/problems"] ?? []).map((p) => p.code));
 }
 
-describe("runtime refusals (SPEC §6)", () => {
+describe("runtime refusals (docs/spec/runs.md)", () => {
   it.each([
     ["first-step-mutation", "plan/first-step-not-observation", "/steps/0"],
     ["unknown-action", "plan/unknown-action-kind", "/steps/1/action"],

@@ -1,4 +1,4 @@
-// Part of the sandbox contract (SPEC §7, and issue "hostile environments"): nothing a command
+// Part of the sandbox contract (docs/spec/containment.md: hostile environments): nothing a command
 // leaves in its environment can hang, crash or fool the host. One test per hostile shape, each
 // through every host operation on the environment — read, patch write, change detection,
 // snapshot, removal — and each ending in a confirmed destroy.

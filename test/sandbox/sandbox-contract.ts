@@ -1,4 +1,4 @@
-// The contract every Sandbox backend must meet (SPEC §7), run against each backend available.
+// The contract every Sandbox backend must meet (docs/spec/containment.md), run against each backend available.
 import { randomBytes } from "node:crypto";
 import {
   existsSync,

@@ -1,4 +1,4 @@
-// Several processes race to charge one loop (SPEC §8): the store's expected-sequence append and
+// Several processes race to charge one loop (docs/spec/storage.md): the store's expected-sequence append and
 // unique charge keys mean no limit is exceeded, no sequence is missing or doubled, and every replay
 // returns the original fact. The racers run the built modules.
 import { mkdtempSync, rmSync } from "node:fs";

@@ -1,4 +1,4 @@
-// A writer killed with SIGKILL at random points in a stream of charges (SPEC §6, §8): the store
+// A writer killed with SIGKILL at random points in a stream of charges (docs/spec/runs.md, docs/spec/storage.md): the store
 // opens, every stored loop checks (chain intact, every fact legal, records present), every charge
 // the writer acknowledged after its commit is there, and nothing is half-written (each charge has
 // its record and no record is without its charge). The kill point is chosen by counting

@@ -1,4 +1,4 @@
-// The one contract every LedgerStore passes (SPEC §8): run unchanged against memory, SQLite and
+// The one contract every LedgerStore passes (docs/spec/storage.md): run unchanged against memory, SQLite and
 // PostgreSQL by their test files, each passing a factory of fresh, empty stores.
 import { afterEach, describe, expect, it } from "vitest";
 import { chainHash, GENESIS_HASH } from "../../src/core/loop/chain.js";

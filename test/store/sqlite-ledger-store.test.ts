@@ -93,7 +93,8 @@ describe("SQLite group commit", () => {
       store.putRecords([review(q, 1)]),
       store.acquireLease(q, "worker-a", 60_000, new Date()),
     ]);
-    // The other connection holds the write lock well past the busy timeout, then lets go.
+    // The other connection holds the write lock well past the busy timeout, then lets go (real
+    // time: SQLite's busy handler sleeps in native code, out of reach of fake timers).
     await new Promise((resolve) => setTimeout(resolve, 400));
     blocker.exec("ROLLBACK");
     blocker.close();

@@ -138,6 +138,7 @@ describe.each(transports)("MCP tool host over %s", (_kind, start) => {
 
   it("ends a cancelled call with tool/aborted", async () => {
     const ac = new AbortController();
+    // Real time: the call is in flight in the MCP server's process when it is cancelled.
     setTimeout(() => ac.abort(), 100);
     const r = await host.call("fx.slow", { ms: 3000 }, { signal: ac.signal });
     expect(r.code).toBe("tool/aborted");

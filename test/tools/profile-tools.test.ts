@@ -1,23 +1,15 @@
 // Observation command profiles as passage tools, on the real containment backend: only observation
 // profiles are offered, arguments are checked before anything runs, each call runs in a fresh
 // contained copy of the baseline that is gone when the call answers, and limits are reported.
-import {
-  chmodSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { detectSandbox } from "../../src/adapters/sandbox/detect-sandbox.js";
 import { createProfileTools, profileToolSpecs } from "../../src/adapters/tools/profile-tools.js";
 import type { Sandbox } from "../../src/core/sandbox/sandbox-port.js";
 import { validateTaskPack } from "../../src/core/taskpack/validate-task-pack.js";
 import { createToolRegistry } from "../../src/core/turn/tool-registry.js";
+import { containedBaseline } from "./contained-baseline.js";
 
 const noArgs = { type: "object", additionalProperties: false, properties: {} };
 const observe = (argv: string[], extra: Record<string, unknown> = {}) => ({
@@ -73,16 +65,7 @@ const validated = validateTaskPack(packDoc);
 if (!validated.ok) throw new Error(JSON.stringify(validated.errors));
 const pack = validated.value;
 
-const base = mkdtempSync(path.join(tmpdir(), "warrant-profile-tools-"));
-const baseline = path.join(base, "baseline");
-const envRoot = path.join(base, "envs");
-mkdirSync(baseline);
-mkdirSync(envRoot);
-// Contained commands may run as another uid: it must reach its environment's directory.
-chmodSync(base, 0o711);
-chmodSync(envRoot, 0o711);
-writeFileSync(path.join(baseline, "note.txt"), "original\n");
-afterAll(() => rmSync(base, { recursive: true, force: true }));
+const { baseline, envRoot } = containedBaseline("profile-tools");
 
 const detected = await detectSandbox({ tempRoot: envRoot });
 const reason = detected.ok ? "" : (detected.errors[0]?.message ?? "no backend");
@@ -235,7 +218,7 @@ describe.skipIf(!detected.ok)(
     it("an environment the backend cannot make is tool/sandbox, not a rejection", async () => {
       const tools = createProfileTools({
         commands: pack.commands,
-        baselineDir: path.join(base, "no-such-baseline"),
+        baselineDir: path.join(envRoot, "..", "no-such-baseline"),
         sandbox: real,
       });
       const r = await tools.call("profile.write-note", {});

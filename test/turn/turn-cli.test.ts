@@ -1,4 +1,4 @@
-// `warrant turn check`: output shapes and exit codes of SPEC §9, against the built CLI.
+// `warrant turn check`: output shapes and exit codes of docs/spec/cli.md, against the built CLI.
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";

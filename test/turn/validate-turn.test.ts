@@ -1,4 +1,4 @@
-// validateTurn: every rule of SPEC §3, each broken on its own, with its code and JSON Pointer.
+// validateTurn: every rule of docs/spec/turns.md, each broken on its own, with its code and JSON Pointer.
 import { describe, expect, it } from "vitest";
 import { ROLES } from "../../src/core/loop/types.js";
 import type { Problem, Result } from "../../src/core/result.js";

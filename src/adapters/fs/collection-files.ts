@@ -1,4 +1,4 @@
-// The file-system side of collection CIDs (SPEC §2): walking a skill or memory directory — every
+// The file-system side of collection CIDs (docs/spec/definitions.md): walking a skill or memory directory — every
 // regular file, hidden ones included, symbolic links inside skipped, names `/`-separated and sorted
 // by UTF-8 bytes — and streaming each file through the core's BLAKE3. The hashing rules stay in core.
 import { open, readdir, stat } from "node:fs/promises";

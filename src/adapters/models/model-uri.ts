@@ -1,4 +1,4 @@
-// Model URIs (SPEC §3): `scripted:PATH`, `openai:MODEL`, `openai-compatible:BASE_URL#MODEL`,
+// Model URIs (docs/spec/turns.md): `scripted:PATH`, `openai:MODEL`, `openai-compatible:BASE_URL#MODEL`,
 // `anthropic:MODEL`; OpenAI forms take `?mode=tools|json_schema` after the model. Keys come only
 // from the environment given (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`) and never appear in an id,
 // a refusal or an error.

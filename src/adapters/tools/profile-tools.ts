@@ -1,4 +1,4 @@
-// The task pack's observation command profiles as passage tools (SPEC §3): `profile.<name>`, input
+// The task pack's observation command profiles as passage tools (docs/spec/turns.md): `profile.<name>`, input
 // schema the profile's `args` schema. Each call runs in a fresh contained environment over the
 // baseline (pinned once, at the first call, for as long as the host is open), under the profile's
 // time, output and process limits, and that environment is destroyed before the call answers, so

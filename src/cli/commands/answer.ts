@@ -1,5 +1,6 @@
 // `warrant answer QUERY TEXT`: answer the question a loop is blocked on.
 import type { Command } from "commander";
+import { toQueryId } from "../../core/ids.js";
 import { ACT_OPTIONS, type ActFlags, reply } from "../act-reply.js";
 import { withWarrant } from "../compose.js";
 
@@ -12,7 +13,7 @@ export function registerAnswerCommand(program: Command): void {
   for (const [flag, help] of ACT_OPTIONS) command.option(flag, help);
   command.action(async (query: string, text: string, o: ActFlags) => {
     await withWarrant(o.store, {}, async (warrant) =>
-      reply(await warrant.answer(query, text), o.json === true),
+      reply(await warrant.answer(toQueryId(query), text), o.json === true),
     );
   });
 }

@@ -1,5 +1,6 @@
 // `warrant cancel QUERY`: stop a loop; a running run stops at its next step boundary.
 import type { Command } from "commander";
+import { toQueryId } from "../../core/ids.js";
 import { ACT_OPTIONS, type ActFlags, reply } from "../act-reply.js";
 import { withWarrant } from "../compose.js";
 
@@ -11,7 +12,7 @@ export function registerCancelCommand(program: Command): void {
   for (const [flag, help] of ACT_OPTIONS) command.option(flag, help);
   command.action(async (query: string, o: ActFlags) => {
     await withWarrant(o.store, {}, async (warrant) =>
-      reply(await warrant.cancel(query), o.json === true),
+      reply(await warrant.cancel(toQueryId(query)), o.json === true),
     );
   });
 }

@@ -1,4 +1,4 @@
-// The `cid` command group (SPEC §9): BLAKE3 CIDs of a blob file and of a collection directory.
+// The `cid` command group (docs/spec/cli.md): BLAKE3 CIDs of a blob file and of a collection directory.
 import { stat } from "node:fs/promises";
 import type { Command } from "commander";
 import { collectionCidOfPath } from "../../adapters/fs/collection-files.js";

@@ -1,4 +1,4 @@
-// The `definition` command group (SPEC §9): validate definition files, print a definition's content
+// The `definition` command group (docs/spec/cli.md): validate definition files, print a definition's content
 // ID, print its normalised (JCS) form.
 import type { Command } from "commander";
 import { type ValidDefinition, validateDefinition } from "../../core/definition/validate.js";

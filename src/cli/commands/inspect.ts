@@ -1,5 +1,6 @@
 // `warrant loops`, `show` and `export`: read a loop from the store; nothing is re-run.
 import type { Command } from "commander";
+import { toQueryId } from "../../core/ids.js";
 import type { LoopDocument } from "../../core/loop/types.js";
 import type { Warrant } from "../../library/create-warrant.js";
 import { withWarrant } from "../compose.js";
@@ -15,7 +16,7 @@ interface InspectFlags {
 
 /** The loop's document, or undefined after saying `loop/not-opened` (exit 1). */
 async function shown(warrant: Warrant, query: string) {
-  const view = await warrant.show(query);
+  const view = await warrant.show(toQueryId(query));
   if (view === undefined) {
     err(`warrant: loop/not-opened: no loop ${query} in ${warrant.store.uri}`);
     process.exitCode = EXIT_INVALID;

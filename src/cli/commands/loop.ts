@@ -228,7 +228,7 @@ export function registerLoopCommands(program: Command): void {
     .description("simulate and check bounded experiment loops (corpus-task-pack-loop.v1)");
   withMaxBytes(loop.command("simulate"))
     .description("run a loop command script through the loop core (no model, no sandbox)")
-    .argument("<script>", "SCRIPT.json (SPEC §10)")
+    .argument("<script>", "SCRIPT.json (docs/spec/loop.md)")
     .option("--json", "machine output: {outcomes, loop}")
     .action((file: string, opts: { json?: boolean; maxBytes?: string }) =>
       simulateAction(file, opts),

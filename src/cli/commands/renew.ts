@@ -1,5 +1,6 @@
 // `warrant renew QUERY (--deadline T | --extend MS)`: move a loop's deadline.
 import type { Command } from "commander";
+import { toQueryId } from "../../core/ids.js";
 import { ACT_OPTIONS, type ActFlags, reply } from "../act-reply.js";
 import { withWarrant } from "../compose.js";
 import { UsageError } from "../io.js";
@@ -39,7 +40,7 @@ export function registerRenewCommand(program: Command): void {
   command.action(async (query: string, o: RenewFlags) => {
     const deadline = deadlineOf(o);
     await withWarrant(o.store, {}, async (warrant) =>
-      reply(await warrant.renew(query, deadline), o.json === true),
+      reply(await warrant.renew(toQueryId(query), deadline), o.json === true),
     );
   });
 }

@@ -1,5 +1,6 @@
 // `warrant resume QUERY`: drive an existing loop on from where its ledger stands.
 import type { Command } from "commander";
+import { toQueryId } from "../../core/ids.js";
 import { isWarrantError } from "../../library/errors.js";
 import { driveOptions, liveView, withWarrant } from "../compose.js";
 import { reportDrive } from "../drive-report.js";
@@ -32,7 +33,7 @@ export function registerResumeCommand(program: Command): void {
         await withWarrant(o.store, driveOptions(flags, view), async (warrant) => {
           const uri = warrant.store.uri;
           let drove = false;
-          const handle = warrant.resume(query);
+          const handle = warrant.resume(toQueryId(query));
           const outcome = await flushingOnSignals(warrant, () =>
             handle.result.catch((e: unknown) => {
               if (isWarrantError(e) && e.code === "loop/not-opened") return undefined;

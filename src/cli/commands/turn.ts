@@ -115,7 +115,7 @@ export function registerTurnCommands(program: Command): void {
     .command("turn")
     .description("model turns: check one against its tools and role");
   withMaxBytes(turn.command("check"))
-    .description("validate a model turn against the tools of a passage (SPEC §3)")
+    .description("validate a model turn against the tools of a passage (docs/spec/turns.md)")
     .argument("<turn>", "the turn, a JSON file (model-turn.schema.json)")
     .requiredOption("--tools <file>", "JSON array of {name, description, inputSchema}")
     .option("--role <role>", `the passage's role (${ROLES.join(", ")})`)

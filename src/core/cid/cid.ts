@@ -1,4 +1,4 @@
-// CIDv1 over BLAKE3-256 (SPEC §2): the codecs the project uses, encoding, and a full decode that checks
+// CIDv1 over BLAKE3-256 (docs/spec/definitions.md): the codecs the project uses, encoding, and a full decode that checks
 // every part (multibase, version, codec, multihash, digest length) rather than matching a regex.
 import { blake3 } from "@noble/hashes/blake3.js";
 import { base32 } from "multiformats/bases/base32";

@@ -1,4 +1,4 @@
-// iroh collections (SPEC §2): the `CollectionV0.` metadata blob, the BLAKE3 hash sequence, and its
+// iroh collections (docs/spec/definitions.md): the `CollectionV0.` metadata blob, the BLAKE3 hash sequence, and its
 // CID (codec blake3-hashseq). Entries are sorted by the UTF-8 bytes of their names.
 import { WarrantError } from "../result.js";
 import { BLAKE3_DIGEST_BYTES, blake3Digest, CODEC_BLAKE3_HASHSEQ, cidFromDigest } from "./cid.js";

@@ -4,6 +4,7 @@
 // this produces, so they cannot go stale against contracts/.
 import { _ } from "ajv/dist/compile/codegen/index.js";
 import standaloneCodeModule from "ajv/dist/standalone/index.js";
+import { recordBodyExports, recordSupportSchemas } from "../records/record-schemas.js";
 import { PAYLOAD_SCHEMAS } from "../turn/payload-schemas.js";
 import { type AjvProfile, createAjv } from "./ajv-factory.js";
 import {
@@ -47,6 +48,12 @@ const MODULES: readonly Module[] = [
     file: "payloads.ts",
     profile: "contract",
     exports: PAYLOAD_SCHEMAS,
+  },
+  {
+    file: "records.ts",
+    profile: "contract",
+    support: recordSupportSchemas(),
+    exports: recordBodyExports(),
   },
 ];
 

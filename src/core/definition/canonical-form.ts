@@ -1,4 +1,4 @@
-// The stored form of a definition (SPEC §2): optional properties whose value is null removed, and
+// The stored form of a definition (docs/spec/definitions.md): optional properties whose value is null removed, and
 // `graph.nodes` / `graph.edges` filled with [] when a graph omits them. Free-form values (extensions,
 // middleware config, tool input schemas, framework packages) are data and are kept exactly.
 import type { AgentDefinition } from "./types.js";

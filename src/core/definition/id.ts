@@ -1,4 +1,4 @@
-// The content ID of an agent definition (SPEC §2): BLAKE3-256 over the JCS bytes of its stored form,
+// The content ID of an agent definition (docs/spec/definitions.md): BLAKE3-256 over the JCS bytes of its stored form,
 // as a CIDv1 with codec json-jcs (`baga6yaq6…`); and the `agent:<cid>` id facts carry.
 import { jsonJcsCid } from "../cid/cid.js";
 import { canonicalBytes } from "../records/canonical.js";

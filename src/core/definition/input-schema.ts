@@ -1,4 +1,4 @@
-// SPEC §2 rule 14: a tool's inputSchema compiles as a JSON Schema 2020-12 and its root accepts
+// docs/spec/definitions.md rule 14: a tool's inputSchema compiles as a JSON Schema 2020-12 and its root accepts
 // objects. Compiled in a separate lenient Ajv (tool schemas in the wild carry unknown keywords and
 // formats); results are cached by JSON text, bounded, so repeated definitions compile once.
 import { createAjv } from "../contracts/ajv-factory.js";

@@ -1,4 +1,4 @@
-// The strict reader for agent definitions (SPEC §2): a lossless, linear-time JSON parser that refuses
+// The strict reader for agent definitions (docs/spec/definitions.md): a lossless, linear-time JSON parser that refuses
 // duplicate keys, integers outside ±(2^53−1), lone UTF-16 surrogates, malformed JSON and a non-object
 // root, each with a JSON Pointer and a line and column. JSON.parse is unsuitable: it keeps the last
 // duplicate, silently rounds big integers and admits lone surrogates.

@@ -1,4 +1,4 @@
-// The semantic rules of SPEC §2 beyond the schema, each with its own code. They run on the stored
+// The semantic rules of docs/spec/definitions.md beyond the schema, each with its own code. They run on the stored
 // form of a schema-valid definition, for the root and for each sub-agent on its own; every path is a
 // JSON Pointer into that form. (`definition/blank` comes from the schema's patterns and
 // `definition/depth` from the spelling pass, which bounds the walk.)

@@ -1,4 +1,4 @@
-// The alternate spellings the reference parser admits (SPEC §2), rewritten in place to the usual one
+// The alternate spellings the reference parser admits (docs/spec/definitions.md), rewritten in place to the usual one
 // before validation, storage and hashing: an enum as a one-key map `{"stdio": null}`, and a struct as
 // an array holding exactly its required fields in `required` order. Any other array where a struct is
 // expected is ambiguous and refused. Sub-agents are rewritten the same way, at most MAX_DEPTH deep.

@@ -1,4 +1,4 @@
-// URL rules of agent definitions (SPEC §2 rules 11 and 12): a URL parses with the WHATWG parser, is
+// URL rules of agent definitions (docs/spec/definitions.md rules 11 and 12): a URL parses with the WHATWG parser, is
 // http or https, has no user-info and a port ≤ 65535, and carries no credential in its query. MCP
 // `command`/`args` values that contain a URL get the credential check too.
 import type { Problem } from "../result.js";

@@ -1,4 +1,4 @@
-// The whole definition pipeline (SPEC §2): strict read → alternate spellings → seed schema → stored
+// The whole definition pipeline (docs/spec/definitions.md): strict read → alternate spellings → seed schema → stored
 // form → semantic rules → content ID. Each stage stops the pipeline when it finds a problem that
 // would make the next stage's findings noise; every problem carries the author's pointer and, when
 // read from text, a line and column.
@@ -71,7 +71,7 @@ type Copy = { ok: true; value: unknown } | { ok: false; problem: Problem };
 
 const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
 
-/** Where integers are free-form data, checked by `definition/safe-integer` (SPEC §2 rule 13). */
+/** Where integers are free-form data, checked by `definition/safe-integer` (docs/spec/definitions.md rule 13). */
 const FREE_FORM = new Set(["extensions", "config", "inputSchema"]);
 
 /**

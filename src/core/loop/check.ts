@@ -1,4 +1,4 @@
-// Checking a loop from outside (SPEC §9 `warrant loop check`): a document (schema, contiguity, every
+// Checking a loop from outside (docs/spec/cli.md `warrant loop check`): a document (schema, contiguity, every
 // fact legal in order, projection equal to the fold) or a stored loop (also its hash chain and the
 // records its facts introduce). The first bad fact is named by its path `/facts/N`.
 import { contractValidators } from "../contracts/ajv.js";
@@ -8,6 +8,7 @@ import { canonicalJson } from "../records/canonical.js";
 import { hasValidContentRef } from "../records/content-ref.js";
 import { EXECUTION_PREFIX, EXECUTION_REF_FIELD } from "../records/execution.js";
 import { PROPOSAL_PREFIX, PROPOSAL_REF_FIELD } from "../records/proposal.js";
+import { readRecordBody } from "../records/record-body.js";
 import { fail, ok, type Problem, pointer, type Result } from "../result.js";
 import { chainHash, GENESIS_HASH } from "./chain.js";
 import { commandOf } from "./command-of.js";
@@ -222,6 +223,19 @@ export function chainProblem(query: string, stored: readonly StoredFact[]): Prob
   return undefined;
 }
 
+/** A stored proposal or execution read as its kind, and the ref it names itself by. */
+function storedRef(
+  kind: "proposal" | "execution",
+  body: unknown,
+): Result<{ readonly ref: string; readonly body: object }> {
+  if (kind === "proposal") {
+    const r = readRecordBody("proposal", body);
+    return r.ok ? ok({ ref: r.value["proposal/ref"], body: r.value }) : fail(r.errors);
+  }
+  const r = readRecordBody("execution", body);
+  return r.ok ? ok({ ref: r.value["execution/ref"], body: r.value }) : fail(r.errors);
+}
+
 /** The projection of a fold as of `now`, validated as a seed loop document. */
 export function projectionSchemaProblems(state: LoopState, now: Date): Problem[] {
   const doc = project(state, now);
@@ -259,14 +273,14 @@ export function checkStoredLoop(
             ref: step["proposal/ref"],
             prefix: PROPOSAL_PREFIX,
             field: PROPOSAL_REF_FIELD,
-            what: "proposal",
+            what: "proposal" as const,
           }
         : step.kind === "concluded"
           ? {
               ref: step["execution/ref"],
               prefix: EXECUTION_PREFIX,
               field: EXECUTION_REF_FIELD,
-              what: "execution",
+              what: "execution" as const,
             }
           : undefined;
     if (needs === undefined) continue;
@@ -280,12 +294,19 @@ export function checkStoredLoop(
         ),
       ]);
     }
-    const body = record.body;
+    const read = storedRef(needs.what, record.body);
+    if (!read.ok) {
+      return fail([
+        problem(
+          "store/record-mismatch",
+          `/facts/${i}`,
+          `fact ${fact.sequence}: the stored ${needs.what} record ${needs.ref} is not one: ${read.errors[0]?.message ?? "invalid"}`,
+        ),
+      ]);
+    }
     if (
-      typeof body !== "object" ||
-      body === null ||
-      !hasValidContentRef(needs.prefix, needs.field, body) ||
-      (body as Record<string, unknown>)[needs.field] !== needs.ref
+      !hasValidContentRef(needs.prefix, needs.field, read.value.body) ||
+      read.value.ref !== needs.ref
     ) {
       return fail([
         problem(

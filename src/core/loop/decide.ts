@@ -1,5 +1,5 @@
 // The decider: decide(state, command, now) → appended fact | replay | refusal, for every row of the
-// SPEC §4 table, in the check order of SPEC §10. Pure and synchronous; refusals are values.
+// the table of docs/spec/loop.md, in its check order. Pure and synchronous; refusals are values.
 import { assertNever } from "../result.js";
 import { effectiveLimits } from "./limits.js";
 import { type LoopState, stateNameAt } from "./state.js";
@@ -18,7 +18,7 @@ import {
 } from "./types.js";
 import { isRef, isRefusalCode, type RefKind } from "./wire-patterns.js";
 
-/** At most this many renewals per loop (SPEC §4). */
+/** At most this many renewals per loop (docs/spec/loop.md). */
 export const MAX_RENEWALS = 64;
 
 export function refused(code: string, message: string, counter?: LimitKey): Decision {

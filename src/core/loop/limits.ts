@@ -1,4 +1,4 @@
-// Effective limits (SPEC §4): the per-field minimum over the stated layers, then the defaults.
+// Effective limits (docs/spec/loop.md): the per-field minimum over the stated layers, then the defaults.
 import {
   LIMIT_KEYS,
   type LimitKey,

@@ -1,4 +1,4 @@
-// Loop command scripts (SPEC §10): the schema of a script, read at the boundary before the decider
+// Loop command scripts (docs/spec/loop.md): the schema of a script, read at the boundary before the decider
 // sees any command.
 import { createAjv, type ValidateFunction } from "../contracts/ajv-factory.js";
 import { COMMON_SCHEMA_REF, operatorTaskCommonSchema } from "../contracts/schemas.js";

@@ -1,4 +1,4 @@
-// Canonical JSON (RFC 8785 / JCS) and the content refs and digests taken over it (SPEC §1).
+// Canonical JSON (RFC 8785 / JCS) and the content refs and digests taken over it (docs/spec/contracts.md).
 //
 // JCS is JSON with every object's keys sorted by UTF-16 code units, numbers as ECMAScript writes
 // them and strings as JSON.stringify escapes them. The writer here produces exactly that for plain

@@ -1,4 +1,4 @@
-// Content-addressed records (SPEC §1): a record carries its own ref, the digest of its JCS bytes
+// Content-addressed records (docs/spec/contracts.md): a record carries its own ref, the digest of its JCS bytes
 // without that ref field and without any `signature`.
 import { contentRef } from "./canonical.js";
 

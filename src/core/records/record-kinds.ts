@@ -1,5 +1,5 @@
 // Every kind of record a loop's ledger holds, with how its content ref is made: the prefix, and
-// whether the ref is a field of the record (the SPEC §5 records) or kept beside its body (the
+// whether the ref is a field of the record (the docs/spec/records.md records) or kept beside its body (the
 // runtime's own records). The audit recomputes every ref from this table.
 import { EXECUTION_PREFIX, EXECUTION_REF_FIELD } from "./execution.js";
 import { PROPOSAL_PREFIX, PROPOSAL_REF_FIELD } from "./proposal.js";

@@ -1,4 +1,4 @@
-// The Sandbox port: fresh contained environments for runs (SPEC §7). Its adapters (bwrap,
+// The Sandbox port: fresh contained environments for runs (docs/spec/containment.md). Its adapters (bwrap,
 // unshare) implement it outside the core, which never starts a process.
 import type { Problem, Result } from "../result.js";
 

@@ -1,4 +1,4 @@
-// Admission of an implementer's Plan against its task pack (SPEC §6 step 2): the host acts only
+// Admission of an implementer's Plan against its task pack (docs/spec/runs.md step 2): the host acts only
 // on an AdmittedPlan.
 import { fail, ok, type Problem, type Result } from "../result.js";
 import { renderArgv } from "./argv.js";

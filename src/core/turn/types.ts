@@ -1,5 +1,5 @@
 // The model-turn wire shape (model-turn.schema.json, seed spelling) and the validated form the
-// runtime consumes, plus which message types each role may emit (SPEC §3).
+// runtime consumes, plus which message types each role may emit (docs/spec/turns.md).
 import type { Role } from "../loop/types.js";
 
 export const MESSAGE_TYPES = [
@@ -46,7 +46,7 @@ export interface ValidMessage {
   readonly paperRef: string | null;
 }
 
-/** A turn that passed every rule of SPEC §3, with its JSON texts parsed. */
+/** A turn that passed every rule of docs/spec/turns.md, with its JSON texts parsed. */
 export interface ValidTurn {
   readonly turn: ModelTurn;
   readonly calls: ValidCall[];

@@ -1,4 +1,4 @@
-// Validation of one model turn against every rule of SPEC §3. Never throws: every failure is a
+// Validation of one model turn against every rule of docs/spec/turns.md. Never throws: every failure is a
 // Problem with a `turn/…` code and a JSON Pointer into the turn.
 import type { ErrorObject } from "../contracts/ajv.js";
 import { validate as modelTurnSchema } from "../contracts/generated/model-turn.js";
