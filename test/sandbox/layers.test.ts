@@ -294,6 +294,9 @@ describe("change detection cost", () => {
           await baseline.release();
         }
       },
+      // The copy mode copies all 20 000 files first (seconds on an idle disk, a minute on a loaded
+      // one): a bound on a hung test, not a claim about speed.
+      300_000,
     );
   }
 });
