@@ -3,7 +3,8 @@
 // its transcript, a reviewer's Verdict its review, an answered question its answer; a cycle its
 // proposal, made by the passage that planned it; an admission an accepting review; a conclusion its
 // execution and run report, the execution naming the review and the approvals that admitted it and
-// the step journal of every step it ran. A record nothing names is an orphan.
+// the step journal of every step it ran; a memory write is of a charged passage of its agent. A
+// record nothing names is an orphan.
 import { canonicalJson } from "../records/canonical.js";
 import { operatorActRef } from "../records/operator-act.js";
 import type { AuditedRecord, Findings, Located } from "./audit.js";
@@ -27,6 +28,7 @@ const BOUND_KINDS = new Set([
   "stepStarted",
   "execution",
   "runReport",
+  "memoryWrite",
 ]);
 
 /** After one of these, every passage charged before it has ended. */
@@ -64,6 +66,7 @@ export function recordProblems(
   const runsStarted = bodies("runStarted");
   const stepsStarted = bodies("stepStarted");
   const actByRef = new Map(acts.map((a) => [operatorActRef(a), a]));
+  const memoryWrites = bodies("memoryWrite");
 
   const lastWork = facts.reduce((last, f, i) => (WORK.has(f.step.kind) ? i : last), -1);
   /** The role of each passage charged so far. */
@@ -105,6 +108,10 @@ export function recordProblems(
           if (t === undefined) missing(`the transcript ${transcript} of passage ${ref}`);
           else if (t["passage/ref"] !== undefined && t["passage/ref"] !== ref)
             mismatch(`the transcript ${transcript} is another passage's`);
+        }
+        for (const w of memoryWrites) {
+          if (w["passage/ref"] === ref && w["agent/id"] !== s["agent/id"])
+            mismatch(`a memory write of passage ${ref} names another agent`);
         }
         const message = obj(end.message);
         if (s.role === "reviewer" && message?.type === "Verdict") {
