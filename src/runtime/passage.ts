@@ -22,7 +22,7 @@ import {
 import { repairText } from "../core/turn/repair-text.js";
 import type { ToolHost, ToolResult } from "../core/turn/tool-host.js";
 import type { ToolRegistry } from "../core/turn/tool-registry.js";
-import { ROLE_MESSAGE_TYPES, type ValidMessage } from "../core/turn/types.js";
+import { type MessageType, ROLE_MESSAGE_TYPES, type ValidMessage } from "../core/turn/types.js";
 import { validateTurn } from "../core/turn/validate-turn.js";
 import { RequestDigests } from "./passage-digest.js";
 import {
@@ -87,6 +87,8 @@ export type PassageEvent =
 export interface PassageInput {
   readonly role: Role;
   readonly agentId: string;
+  /** The message types the passage may end with, when not its role's (a sub-agent's passage). */
+  readonly messageTypes?: readonly MessageType[];
   readonly definition?: PassageDefinition;
   readonly system: string;
   /** Fixed before the first model call: the first user entry of the conversation. */
@@ -145,7 +147,7 @@ function outputTokensOf(input: PassageInput): number {
 export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
   const { provider, registry, toolHost, signal, onEvent } = input;
   const repairs = input.repairs ?? DEFAULT_REPAIRS;
-  const messageTypes = ROLE_MESSAGE_TYPES[input.role];
+  const messageTypes = input.messageTypes ?? ROLE_MESSAGE_TYPES[input.role];
   const tools: ProviderTool[] = registry.specs().map((s) => ({
     name: s.name,
     description: s.description,
@@ -261,6 +263,7 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
     const checked = validateTurn(response.candidate, {
       registry,
       role: input.role,
+      ...(input.messageTypes === undefined ? {} : { messageTypes: input.messageTypes }),
       ...(input.resolvePaperRef === undefined ? {} : { resolvePaperRef: input.resolvePaperRef }),
     });
     onEvent?.({

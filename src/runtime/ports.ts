@@ -22,6 +22,16 @@ export interface LoopPort {
   document(query: string, now: Date): Promise<LoopDocument | undefined>;
 }
 
+/**
+ * What a passage may write beside its own end: memory versions (`memory.write`) and the charges and
+ * records of sub-agents' nested passages. The drive's own (fenced, signing) store and loop.
+ */
+export interface PassageLedger {
+  readonly store: LedgerStore;
+  readonly loop: LoopPort;
+  readonly now: () => Date;
+}
+
 /** One passage to run: the evidence is fixed before the first model call. */
 export interface PassageRequest {
   readonly query: string;
@@ -33,6 +43,8 @@ export interface PassageRequest {
   readonly pack: LoadedPack;
   /** Model calls made by this role's earlier, ended passages (see ModelForPassage). */
   readonly priorCalls: number;
+  /** Where memory writes and sub-agents' passages go; without it an agent that has either fails. */
+  readonly ledger?: PassageLedger;
 }
 
 export type PassageOutcome =
@@ -43,6 +55,8 @@ export type PassageOutcome =
       readonly transcript?: LedgerRecord;
       readonly modelCalls?: number;
       readonly usage?: PassageUsage;
+      /** The model URI that ran instead of the definition's. */
+      readonly modelOverride?: string;
     }
   | {
       readonly ok: false;
@@ -51,6 +65,7 @@ export type PassageOutcome =
       readonly transcript?: LedgerRecord;
       readonly modelCalls?: number;
       readonly usage?: PassageUsage;
+      readonly modelOverride?: string;
     };
 
 export interface PassageRunner {

@@ -161,9 +161,10 @@ export async function harness(
   const warrant = await createWarrant({
     store: through,
     clock,
-    models: (role, { priorCalls }) => {
+    models: (role, { priorCalls, query }) => {
       const m = scriptedModel((scripts[role] ?? []).slice(priorCalls), { id: `scripted:${role}` });
-      models[role] = [...(models[role] ?? []), m];
+      // Asked with no loop yet: which roles it overrides, for the binding (no passage runs on it).
+      if (query !== "") models[role] = [...(models[role] ?? []), m];
       return m;
     },
     sandbox:

@@ -2,6 +2,8 @@
 // `anthropic:MODEL`; OpenAI forms take `?mode=tools|json_schema` after the model. Keys come only
 // from the environment given (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`) and never appear in an id,
 // a refusal or an error.
+import { wireSettings } from "../../core/definition/provider-settings.js";
+import type { ModelSettings } from "../../core/definition/types.js";
 import { fail, ok, type Problem, type Result, WarrantError } from "../../core/result.js";
 import type { ModelProvider } from "../../core/turn/model-provider.js";
 import type { OpenAIMode } from "./openai-model.js";
@@ -98,6 +100,8 @@ export interface ModelFactoryOptions {
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly maxRetries?: number;
   readonly timeoutMs?: number;
+  /** An agent definition's model settings, sent as the provider spells them. */
+  readonly settings?: ModelSettings;
 }
 
 function present(value: string | undefined): value is string {
@@ -132,6 +136,9 @@ export function createModelFromUri(
     ...(options.maxRetries === undefined ? {} : { maxRetries: options.maxRetries }),
     ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
   };
+  const openaiWire = wireSettings("openai", options.settings);
+  const openaiSettings =
+    Object.keys(openaiWire.body).length === 0 ? {} : { settings: openaiWire.body };
   switch (u.kind) {
     case "scripted":
       try {
@@ -157,6 +164,7 @@ export function createModelFromUri(
             maxTokensField: "max_completion_tokens",
             mode: u.mode,
             id,
+            ...openaiSettings,
             ...sdk,
           }),
         ),
@@ -172,6 +180,7 @@ export function createModelFromUri(
             baseURL: u.baseURL,
             mode: u.mode,
             id,
+            ...openaiSettings,
             ...sdk,
           }),
         ),
@@ -185,6 +194,7 @@ export function createModelFromUri(
         ]);
       }
       const id = `anthropic:${u.model}`;
+      const wire = wireSettings("anthropic", options.settings);
       return ok(
         lazyProvider(id, async () =>
           (await import("./anthropic-model.js")).createAnthropicModel({
@@ -192,6 +202,9 @@ export function createModelFromUri(
             apiKey,
             baseURL: present(env.ANTHROPIC_BASE_URL) ? env.ANTHROPIC_BASE_URL : ANTHROPIC_API,
             id,
+            ...(Object.keys(wire.body).length === 0 ? {} : { settings: wire.body }),
+            ...(Object.keys(wire.headers).length === 0 ? {} : { headers: wire.headers }),
+            ...(wire.toolChoiceAuto ? { toolChoiceAuto: true } : {}),
             ...sdk,
           }),
         ),

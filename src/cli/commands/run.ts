@@ -5,15 +5,17 @@ import type { Command } from "commander";
 import { parseModelUri } from "../../adapters/models/model-uri.js";
 import { ROLES } from "../../core/loop/types.js";
 import type { LoadedPack } from "../../runtime/task-pack.js";
-import { driveOptions, liveView, withWarrant } from "../compose.js";
+import { definitionOptions, driveOptions, liveView, withWarrant } from "../compose.js";
 import { reportDrive } from "../drive-report.js";
-import { out, printJson, UsageError } from "../io.js";
+import { EXIT_INVALID, err, formatProblem, out, printJson, UsageError } from "../io.js";
 import { loadOrFail } from "../packs.js";
 import { STORE_OPTION, STORE_OPTION_HELP } from "../store-option.js";
 import { postgresQueue } from "./worker.js";
 
 interface RunFlags {
   readonly model?: string[];
+  readonly skills?: string[];
+  readonly namespace?: string;
   readonly yes?: boolean;
   readonly store?: string;
   readonly dispatch?: boolean;
@@ -39,15 +41,36 @@ export function parseModelFlags(flags: readonly string[]): Record<string, string
   return models;
 }
 
-/** Opens the loop and drives it to a stop or a block; prints the outcome and sets the exit code. */
+/**
+ * Opens the loop and drives it to a stop or a block; prints the outcome and sets the exit code.
+ * The agent definitions are checked first: their warnings are told on stderr, and a problem
+ * refuses the run (exit 1) before any loop opens.
+ */
 export async function runPack(
   pack: LoadedPack,
   models: Record<string, string>,
-  flags: { yes: boolean; interactive: boolean; json: boolean; store?: string | undefined },
+  flags: {
+    yes: boolean;
+    interactive: boolean;
+    json: boolean;
+    store?: string | undefined;
+    skills?: readonly string[];
+    namespace?: string;
+  },
 ): Promise<void> {
   const view = liveView(flags.json);
   try {
-    await withWarrant(flags.store, driveOptions(flags, view), async (warrant) => {
+    const options = { ...driveOptions(flags, view), ...definitionOptions(flags) };
+    await withWarrant(flags.store, options, async (warrant) => {
+      const check = await warrant.checkDefinitions(pack, { models });
+      for (const w of check.warnings) err(`warrant: warning: ${formatProblem(undefined, w)}`);
+      if (check.problems.length > 0) {
+        view.close();
+        for (const p of check.problems) err(formatProblem(pack.file, p));
+        if (flags.json) printJson({ status: "refused", errors: check.problems });
+        process.exitCode = EXIT_INVALID;
+        return;
+      }
       const outcome = await warrant.run(pack, { models }).result;
       view.close();
       reportDrive(outcome, warrant.store.uri, flags.json);
@@ -62,11 +85,13 @@ async function dispatchPack(
   models: Record<string, string>,
   storeFlag: string | undefined,
   json: boolean,
+  definitions: ReturnType<typeof definitionOptions>,
 ): Promise<void> {
   const queue = await postgresQueue(storeFlag);
   const view = liveView(json);
   const flags = { yes: false, interactive: false, json };
-  await withWarrant(storeFlag, { ...driveOptions(flags, view), queue }, async (warrant) => {
+  const options = { ...driveOptions(flags, view), ...definitions, queue };
+  await withWarrant(storeFlag, options, async (warrant) => {
     const query = await warrant.dispatch(pack, { models }).finally(() => view.close());
     const uri = warrant.store.uri;
     if (json) {
@@ -85,8 +110,10 @@ export function registerRunCommand(program: Command): void {
     .argument("<taskpack>", "task-pack file")
     .option(
       "--model <role=uri...>",
-      "model per role: scripted:PATH, openai:MODEL, openai-compatible:URL#MODEL, anthropic:MODEL",
+      "a role's model instead of its agent definition's (recorded as an override): scripted:PATH, openai:MODEL, openai-compatible:URL#MODEL, anthropic:MODEL",
     )
+    .option("--skills <dir...>", "more folders holding agent definitions' skills (<dir>/<name>/)")
+    .option("--namespace <name>", "whose memory namespace-scoped agent memory is")
     .option("--yes", "approve every mutation without asking (recorded as such)")
     .option(STORE_OPTION, STORE_OPTION_HELP)
     .option("--dispatch", "open the loop and queue it for `warrant worker` (PostgreSQL) instead")
@@ -98,13 +125,8 @@ export function registerRunCommand(program: Command): void {
       const models = parseModelFlags(o.model ?? []);
       const pack = await loadOrFail(file);
       if (pack === undefined) return;
-      for (const role of ROLES) {
-        if (pack.agents[role] !== undefined && models[role] === undefined) {
-          throw new UsageError(`no model for ${role}: pass --model ${role}=URI`);
-        }
-      }
       if (o.dispatch === true) {
-        await dispatchPack(pack, models, o.store, o.json === true);
+        await dispatchPack(pack, models, o.store, o.json === true, definitionOptions(o));
         return;
       }
       await runPack(pack, models, {
@@ -112,6 +134,7 @@ export function registerRunCommand(program: Command): void {
         interactive: true,
         json: o.json === true,
         store: o.store,
+        ...definitionOptions(o),
       });
     });
 }

@@ -5,6 +5,7 @@
 // execution and run report, the execution naming the review and the approvals that admitted it and
 // the step journal of every step it ran; a memory write is of a charged passage of its agent. A
 // record nothing names is an orphan.
+import { isSubAgentId } from "../definition/id.js";
 import { canonicalJson } from "../records/canonical.js";
 import { operatorActRef } from "../records/operator-act.js";
 import type { AuditedRecord, Findings, Located } from "./audit.js";
@@ -73,7 +74,11 @@ export function recordProblems(
   const charged = new Map<string, string>();
   const laterImplementer = (i: number) =>
     facts.some(
-      (f, j) => j > i && f.step.kind === "passage-charged" && f.step.role === "implementer",
+      (f, j) =>
+        j > i &&
+        f.step.kind === "passage-charged" &&
+        f.step.role === "implementer" &&
+        !isSubAgentId(f.step["agent/id"]),
     );
 
   facts.forEach((fact, i) => {
@@ -122,6 +127,7 @@ export function recordProblems(
         }
         if (
           s.role === "implementer" &&
+          !isSubAgentId(s["agent/id"]) &&
           (message?.type === "Question" || message?.type === "DeadEnd") &&
           laterImplementer(i) &&
           !acts.some((a) => a.kind === "answer" && a.target === ref)

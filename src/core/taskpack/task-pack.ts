@@ -56,6 +56,10 @@ export interface TaskPack {
   readonly admission: "auto" | "operator";
   /** The pack's limits layer, keys spelled as in the contract. */
   readonly limits: Readonly<Partial<Record<PackLimitKey, number>>>;
+  /** Whose memory namespace-scoped writable agent memory is (the run's `--namespace` wins). */
+  readonly memoryNamespace?: string;
+  /** Where definitions' `openai-compatible` models are asked, unless the environment says. */
+  readonly openaiCompatibleBaseUrl?: string;
   readonly passage: {
     readonly maxTurns?: number;
     readonly maxTokens?: number;
