@@ -78,6 +78,12 @@ export {
   type ToolDefinition,
   type ToolInput,
 } from "./library/define-tool.js";
+export type { DefinitionCheck } from "./library/definition-checks.js";
+export {
+  type DefinitionDescription,
+  type DescribeOptions,
+  describeDefinition,
+} from "./library/definition-show.js";
 export {
   type ContractErrorCode,
   type HostErrorCode,
@@ -108,6 +114,7 @@ export {
   type ProviderModelOptions,
 } from "./library/providers.js";
 export type { LoopOutcome, RunHandle } from "./library/run-handle.js";
+export type { AgentReport, ModelReport } from "./runtime/definition-preflight.js";
 export type {
   ApprovalAnswer,
   ApprovalAnswerer,

@@ -26,6 +26,7 @@ describe("the public exports", () => {
       "decodeCid",
       "defineTool",
       "definitionId",
+      "describeDefinition",
       "isWarrantError",
       "keySigner",
       "loadPack",
