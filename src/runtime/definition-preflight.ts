@@ -16,7 +16,6 @@ import type { ToolHost } from "../core/turn/tool-host.js";
 import { type AgentSite, subAgentSite } from "./agent-site.js";
 import { bindDeclaredTools } from "./declared-tools.js";
 import type { DefinitionFiles, PreparedParts } from "./definition-parts.js";
-import { subAgentToolName } from "./sub-agent-tools.js";
 
 export interface ModelReport {
   readonly index: number;
@@ -210,16 +209,7 @@ export async function preflightAgent(
   }
 
   const subAgents: AgentReport[] = [];
-  for (const [i, sub] of (d.subAgents ?? []).entries()) {
-    if (subAgentToolName(sub.name) === undefined) {
-      problems.push(
-        warn(
-          "definition/sub-agent-name",
-          `${site.pointer}/subAgents/${i}/name`,
-          `sub-agent ${JSON.stringify(sub.name)} cannot be offered as a tool: agent.<name> must match [a-z][a-z0-9_.-]+`,
-        ),
-      );
-    }
+  for (const i of (d.subAgents ?? []).keys()) {
     const subSite = subAgentSite(site, i);
     if (subSite === undefined) continue;
     const { override: _root, ...subDeps } = deps;

@@ -10,7 +10,7 @@ import { digestOf } from "../core/records/canonical.js";
 import { nestedPassageRef } from "../core/records/passage-ref.js";
 import type { TypedMessage } from "../core/turn/payloads.js";
 import { type ToolHost, toolAnswer, toolFailure } from "../core/turn/tool-host.js";
-import { TOOL_NAME_PATTERN, type ToolSpec } from "../core/turn/tool-registry.js";
+import type { ToolSpec } from "../core/turn/tool-registry.js";
 import type { MessageType } from "../core/turn/types.js";
 import { type AgentSite, subAgentSite } from "./agent-site.js";
 import type { Emit } from "./events.js";
@@ -21,10 +21,9 @@ export const SUB_AGENT_PREFIX = "agent.";
 /** What a sub-agent's passage may end with: its answer to the parent. */
 export const SUB_AGENT_MESSAGE_TYPES: readonly MessageType[] = ["Result", "Finding"];
 
-/** The tool name of a sub-agent, or undefined when its name cannot be one. */
-export function subAgentToolName(name: string): string | undefined {
-  const tool = `${SUB_AGENT_PREFIX}${name}`;
-  return TOOL_NAME_PATTERN.test(tool) ? tool : undefined;
+/** The tool name of a sub-agent (the schema's name pattern always makes a valid tool name). */
+export function subAgentToolName(name: string): string {
+  return `${SUB_AGENT_PREFIX}${name}`;
 }
 
 /** Runs one nested passage of a sub-agent (the passage runner, recursively). */
@@ -47,25 +46,17 @@ export interface SubAgentContext {
 
 /** The specs of a definition's sub-agent tools (static per agent: its registry compiles once). */
 export function subAgentSpecs(parent: AgentSite): ToolSpec[] {
-  return (parent.definition.subAgents ?? []).flatMap((sub) => {
-    const name = subAgentToolName(sub.name);
-    if (name === undefined) return [];
-    return [
-      {
-        name,
-        description: `Ask the sub-agent ${sub.name} to do a task; it answers with a Result or Finding.${sub.description === undefined ? "" : ` ${sub.description}`}`,
-        inputSchema: {
-          type: "object",
-          properties: {
-            task: { type: "string", minLength: 1, description: "What to do, in full." },
-          },
-          required: ["task"],
-          additionalProperties: false,
-        },
-        effect: "observation",
-      },
-    ];
-  });
+  return (parent.definition.subAgents ?? []).map((sub) => ({
+    name: subAgentToolName(sub.name),
+    description: `Ask the sub-agent ${sub.name} to do a task; it answers with a Result or Finding.${sub.description === undefined ? "" : ` ${sub.description}`}`,
+    inputSchema: {
+      type: "object",
+      properties: { task: { type: "string", minLength: 1, description: "What to do, in full." } },
+      required: ["task"],
+      additionalProperties: false,
+    },
+    effect: "observation",
+  }));
 }
 
 function answer(ref: string, end: PassageEndBody) {

@@ -76,11 +76,13 @@ const systemOf = (server: WireServer, n: number): string => {
   return messages[0]?.content ?? "";
 };
 const toolMessages = (server: WireServer, n: number): string[] =>
-  (server.requests[n]?.body.messages as { role: string; content: string }[])
+  ((server.requests[n]?.body.messages ?? []) as { role: string; content: string }[])
     .filter((m) => m.role === "tool")
     .map((m) => m.content);
 const toolNames = (server: WireServer, n: number): string[] =>
-  (server.requests[n]?.body.tools as { function: { name: string } }[]).map((t) => t.function.name);
+  ((server.requests[n]?.body.tools ?? []) as { function: { name: string } }[]).map(
+    (t) => t.function.name,
+  );
 
 describe("a definition drives its passages", () => {
   it("skill.read returns SKILL.md and a file it refers to, confined to the skill; skills and memory are in the system prompt", async () => {
