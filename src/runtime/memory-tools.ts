@@ -17,6 +17,7 @@ import { RECORD_KIND_TABLE } from "../core/records/record-kinds.js";
 import { type ToolHost, toolAnswer, toolFailure } from "../core/turn/tool-host.js";
 import type { ToolSpec } from "../core/turn/tool-registry.js";
 import type { PreparedMemory } from "./definition-parts.js";
+import { ledgerWrite } from "./passage.js";
 
 export const MEMORY_WRITE = "memory.write";
 /** The most one writable memory holds (UTF-8 bytes). */
@@ -157,7 +158,9 @@ export function memoryTools(
         ordinal: n,
         writtenAt: ctx.now().toISOString(),
       };
-      const stored = await ctx.store.appendMemory(version, memoryWriteRecord(version, last));
+      const stored = await ledgerWrite(() =>
+        ctx.store.appendMemory(version, memoryWriteRecord(version, last)),
+      );
       if (!stored) {
         return toolFailure(
           "memory/conflict",

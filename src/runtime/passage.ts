@@ -124,6 +124,27 @@ export type PassageOutcome =
     };
 
 export const DEFAULT_REPAIRS = 2;
+
+/**
+ * What a tool host throws when its write to the loop's ledger failed (a lost lease, a store gone):
+ * the passage does not go on with part of it unrecorded; `reason` is rethrown to the drive.
+ */
+export class LedgerWriteFailed extends Error {
+  readonly reason: unknown;
+  constructor(reason: unknown) {
+    super("a tool's write to the ledger failed", { cause: reason });
+    this.reason = reason;
+  }
+}
+
+/** Runs a tool's ledger write, turning its failure into LedgerWriteFailed. */
+export async function ledgerWrite<T>(write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (e) {
+    throw new LedgerWriteFailed(e);
+  }
+}
 const DEFAULT_MAX_OUTPUT_TOKENS = 4096;
 
 /** A function, so the compiler does not narrow `aborted` across awaits. */
@@ -337,6 +358,9 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
           ...(input.toolTimeoutMs === undefined ? {} : { timeoutMs: input.toolTimeoutMs }),
         });
       } catch (e) {
+        // A tool that could not write the ledger (a memory write, a sub-agent's charge) ends the
+        // drive as a crash would: resume redoes the passage, and its writes replay.
+        if (e instanceof LedgerWriteFailed) throw e.reason;
         // A host never rejects by contract; should one, the model reads a failure, not the error.
         const code = e instanceof WarrantError ? e.code : "tool/failed";
         result = { ok: false, content: `the tool failed (${code})`, isError: true, code };

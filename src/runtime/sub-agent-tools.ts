@@ -14,6 +14,7 @@ import type { ToolSpec } from "../core/turn/tool-registry.js";
 import type { MessageType } from "../core/turn/types.js";
 import { type AgentSite, subAgentSite } from "./agent-site.js";
 import type { Emit } from "./events.js";
+import { ledgerWrite } from "./passage.js";
 import type { PassageLedger, PassageOutcome } from "./ports.js";
 import { makeRecord, type PassageEndBody } from "./records.js";
 
@@ -84,16 +85,18 @@ export function subAgentTools(ctx: SubAgentContext): ToolHost {
       const n = ++ordinal;
       const ref = nestedPassageRef(ctx.parentRef, site.id, n);
       const { query, role, ledger } = ctx;
-      const decision = await ledger.loop.execute(
-        query,
-        { op: "charge-passage", role, agent: site.id, passage: ref },
-        ledger.now(),
+      const decision = await ledgerWrite(() =>
+        ledger.loop.execute(
+          query,
+          { op: "charge-passage", role, agent: site.id, passage: ref },
+          ledger.now(),
+        ),
       );
       if (decision.result === "refused") {
         const { code, message } = decision.refusal;
         return toolFailure(code, `the sub-agent ${site.definition.name} was not run: ${message}`);
       }
-      const records = await ledger.store.listRecords(query);
+      const records = await ledgerWrite(() => ledger.store.listRecords(query));
       const ends = records
         .filter((r) => r.kind === "passageEnd")
         .map((r) => r.body as PassageEndBody);
@@ -139,10 +142,12 @@ export function subAgentTools(ctx: SubAgentContext): ToolHost {
       const end: PassageEndBody = outcome.ok
         ? { ...base, message: outcome.message as TypedMessage }
         : { ...base, failure: { code: outcome.code, message: outcome.message } };
-      await ledger.store.putRecords([
-        ...(outcome.transcript === undefined ? [] : [outcome.transcript]),
-        makeRecord("passageEnd", query, end),
-      ]);
+      await ledgerWrite(() =>
+        ledger.store.putRecords([
+          ...(outcome.transcript === undefined ? [] : [outcome.transcript]),
+          makeRecord("passageEnd", query, end),
+        ]),
+      );
       ctx.emit({
         kind: "passage-end",
         query,

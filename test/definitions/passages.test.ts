@@ -4,7 +4,9 @@
 // passage sees, a sub-agent call is a nested charged passage whose result reaches the parent,
 // declared tools are all a passage is offered (with the built-in ones), and overrides are recorded.
 import { afterEach, describe, expect, it } from "vitest";
+import { MemoryLedgerStore } from "../../src/adapters/store/memory-ledger-store.js";
 import { auditLoop } from "../../src/core/loop/audit.js";
+import type { LedgerRecord, LedgerStore } from "../../src/core/loop/ledger-store.js";
 import { digestOf } from "../../src/core/records/canonical.js";
 import { defineTool } from "../../src/library/define-tool.js";
 import type { PassageEndBody } from "../../src/runtime/records.js";
@@ -304,5 +306,110 @@ describe("a definition drives its passages", () => {
       ["reviewer", "scripted:reviewer"],
       ["summarizer", "scripted:summarizer"],
     ]);
+  });
+
+  it("a parent redone after a crash replays its sub-agent's charge and answer: nothing is charged or run twice", async () => {
+    const helperCall = call("agent.helper", { task: "Explain slugify." });
+    const { pack } = await implementerPack([helperCall, helperCall, goodFix], async (w) => {
+      w.write(
+        "agents/helper.jsonl",
+        jsonl([says("Result", { summary: "explained once", outcome: "explained", evidence: [] })]),
+      );
+      return {
+        subAgents: [
+          definition("helper", { models: [{ provider: "scripted", model: "helper.jsonl" }] }),
+        ],
+      };
+    });
+    class Crash extends Error {}
+    // The host dies right after the nested passage's end lands, before its parent ends.
+    const dieAfterNestedEnd = (store: LedgerStore): LedgerStore =>
+      new Proxy(store, {
+        get(target, prop, receiver) {
+          const v = Reflect.get(target, prop, receiver) as unknown;
+          if (typeof v !== "function") return v;
+          if (prop !== "putRecords") return v.bind(target);
+          return async (records: readonly LedgerRecord[], ...rest: unknown[]) => {
+            await (v as (...a: unknown[]) => Promise<void>).apply(target, [records, ...rest]);
+            const nestedEnd = records.some(
+              (r) =>
+                r.kind === "passageEnd" && (r.body as PassageEndBody)["parent/ref"] !== undefined,
+            );
+            if (nestedEnd) throw new Crash("the host died");
+          };
+        },
+      });
+    const store = new MemoryLedgerStore();
+    const scripts = { reviewer: [accept], summarizer: [result] };
+    const first = await harness(scripts, {
+      pack,
+      store,
+      wrapStore: dieAfterNestedEnd,
+      definitionRoles: ["implementer"],
+    });
+    await expect(first.drive()).rejects.toBeInstanceOf(Crash);
+    const second = await harness(scripts, { pack, store, definitionRoles: ["implementer"] });
+    const outcome = await second.drive();
+    expect(outcome.status === "stopped" && outcome.stop.reason).toBe("succeeded");
+
+    const nestedCharges = (await store.readFacts(second.query))
+      .map((f) => f.fact.step)
+      .filter((s) => s.kind === "passage-charged" && s["agent/id"].includes("#"));
+    expect(nestedCharges).toHaveLength(1);
+    const ends = (await store.listRecords(second.query))
+      .filter((r) => r.kind === "passageEnd")
+      .map((r) => r.body as PassageEndBody)
+      .filter((e) => e["parent/ref"] !== undefined);
+    expect(ends).toHaveLength(1);
+    expect(ends[0]?.message).toMatchObject({
+      type: "Result",
+      payload: { summary: "explained once" },
+    });
+  });
+
+  it("a passage redone after a crash reads memory as its first attempt did, and its write replays", async () => {
+    const write = call("memory.write", { path: "notes.md", content: "written once" });
+    const { server, pack } = await implementerPack([write, write, goodFix]);
+    class Crash extends Error {}
+    const dieAfterMemoryWrite = (store: LedgerStore): LedgerStore =>
+      new Proxy(store, {
+        get(target, prop, receiver) {
+          const v = Reflect.get(target, prop, receiver) as unknown;
+          if (typeof v !== "function") return v;
+          if (prop !== "appendMemory") return v.bind(target);
+          return async (...args: unknown[]) => {
+            await (v as (...a: unknown[]) => Promise<boolean>).apply(target, args);
+            throw new Crash("the host died");
+          };
+        },
+      });
+    const store = new MemoryLedgerStore();
+    const scripts = { reviewer: [accept], summarizer: [result] };
+    const first = await harness(scripts, {
+      pack,
+      store,
+      wrapStore: dieAfterMemoryWrite,
+      definitionRoles: ["implementer"],
+    });
+    await expect(first.drive()).rejects.toBeInstanceOf(Crash);
+    const second = await harness(scripts, { pack, store, definitionRoles: ["implementer"] });
+    const outcome = await second.drive();
+    expect(outcome.status === "stopped" && outcome.stop.reason).toBe("succeeded");
+    // The redone passage saw the memory empty, as the interrupted one did.
+    expect(systemOf(server, 1)).toContain(
+      "Memory notes.md (yours to change with memory.write; empty)",
+    );
+    const writes = (await store.listRecords(second.query)).filter((r) => r.kind === "memoryWrite");
+    expect(writes).toHaveLength(1);
+    const key = {
+      agent: second.pack.agents.implementer?.id as string,
+      path: "notes.md",
+      scope: "shared" as const,
+      namespace: "",
+    };
+    expect((await store.readMemory(key, "passage:other")).latest).toMatchObject({
+      version: 1,
+      content: "written once",
+    });
   });
 });
