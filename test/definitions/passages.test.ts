@@ -7,11 +7,13 @@ import { afterEach, describe, expect, it } from "vitest";
 import { MemoryLedgerStore } from "../../src/adapters/store/memory-ledger-store.js";
 import { auditLoop } from "../../src/core/loop/audit.js";
 import type { LedgerRecord, LedgerStore } from "../../src/core/loop/ledger-store.js";
-import { digestOf } from "../../src/core/records/canonical.js";
+import { contentRef, digestOf } from "../../src/core/records/canonical.js";
+import type { MemoryWriteBody } from "../../src/core/records/memory-write.js";
 import { defineTool } from "../../src/library/define-tool.js";
 import type { PassageEndBody } from "../../src/runtime/records.js";
+import { keySigner } from "../../src/runtime/records.js";
 import { startWireServer, type WireServer } from "../models/wire-server.js";
-import { accept, harness, plan, reject, result } from "../runtime/harness.js";
+import { accept, HOST_KEY, harness, plan, reject, result } from "../runtime/harness.js";
 import {
   call,
   completion,
@@ -154,13 +156,58 @@ describe("a definition drives its passages", () => {
     );
     expect(systemOf(server, 2)).toContain("remember: NFKD first");
 
-    const audit = await auditLoop({
+    const audit = async () => {
+      const r = await auditLoop({
+        query: h.query,
+        rows: await h.store.readRawLoop(h.query),
+        acts: await h.store.readOperatorActs(h.query),
+        now: h.clock.now(),
+      });
+      return r.ok ? [] : r.errors.map((e) => e.code);
+    };
+    expect(await audit()).toEqual([]);
+
+    // The audit knows the record: one of no passage of the loop, or naming another agent, is found.
+    const body = writes[0]?.body as MemoryWriteBody;
+    const signer = keySigner(HOST_KEY);
+    const forged = async (b: MemoryWriteBody) => {
+      const signedBody = await signer.sign({ ...b });
+      return {
+        ref: contentRef("warrant-memory-write", signedBody as Record<string, unknown>, "ref"),
+        kind: "memoryWrite",
+        query: h.query,
+        body: signedBody,
+      };
+    };
+    await h.store.putRecords([await forged({ ...body, "passage/ref": "passage:sha256:nowhere" })]);
+    expect(await audit()).toEqual(["records/orphan"]);
+    const store2 = new MemoryLedgerStore();
+    for (const f of await h.store.readFacts(h.query)) {
+      const ok = await store2.append({
+        query: h.query,
+        expectedLastSequence: f.fact.sequence - 1,
+        facts: [f.fact],
+      });
+      expect(ok.ok).toBe(true);
+    }
+    const kept = (await h.store.listRecords(h.query)).filter(
+      (r) =>
+        !(
+          r.kind === "memoryWrite" &&
+          (r.body as MemoryWriteBody)["passage/ref"] === "passage:sha256:nowhere"
+        ),
+    );
+    await store2.putRecords(kept);
+    await store2.putRecords([
+      await forged({ ...body, "agent/id": "agent:someone-else", ordinal: 9 }),
+    ]);
+    const other = await auditLoop({
       query: h.query,
-      rows: await h.store.readRawLoop(h.query),
+      rows: await store2.readRawLoop(h.query),
       acts: await h.store.readOperatorActs(h.query),
       now: h.clock.now(),
     });
-    expect(audit.ok ? [] : audit.errors).toEqual([]);
+    expect(other.ok ? [] : other.errors.map((e) => e.code)).toEqual(["records/mismatch"]);
   });
 
   it("a sub-agent call is a nested passage charged to the parent's role, its result the tool result", async () => {
