@@ -120,6 +120,16 @@ function modelFallback(
   const views = new Views();
   let active = 0;
   let calls = 0;
+  const fellBack = (call: number, from: number, detail: Record<string, unknown>) => {
+    const to = (chain[from + 1] as ModelProvider).id;
+    const event = "fell-back";
+    notes.push({
+      middleware: "model-fallback",
+      call,
+      event,
+      detail: { from: chain[from]?.id, to, ...detail },
+    });
+  };
   return {
     id: primary.id,
     async complete(request, opts) {
@@ -136,16 +146,7 @@ function modelFallback(
           if (last || trigger === undefined || !on.has(trigger)) throw e;
           // A model that cannot be reached now will not be for the rest of the passage.
           active = i + 1;
-          notes.push({
-            middleware: "model-fallback",
-            call,
-            event: "fell-back",
-            detail: {
-              from: model.id,
-              to: (chain[i + 1] as ModelProvider).id,
-              on: (e as WarrantError).code,
-            },
-          });
+          fellBack(call, i, { on: (e as WarrantError).code });
           continue;
         }
         const stopped =
@@ -155,17 +156,10 @@ function modelFallback(
               ? "truncation"
               : undefined;
         if (!last && stopped !== undefined && on.has(stopped)) {
-          notes.push({
-            middleware: "model-fallback",
-            call,
-            event: "fell-back",
-            detail: {
-              from: model.id,
-              to: (chain[i + 1] as ModelProvider).id,
-              on: stopped,
-              usage: usageOf(response.usage),
-              response: response.meta,
-            },
+          fellBack(call, i, {
+            on: stopped,
+            usage: usageOf(response.usage),
+            response: response.meta,
           });
           continue;
         }

@@ -3,11 +3,17 @@
 import type { LedgerRecord } from "../../core/loop/ledger-store.js";
 import {
   MEMORY_SCOPES,
+  type MemoryKey,
   type MemoryScopeName,
   type MemoryVersion,
 } from "../../core/records/memory-write.js";
 import { WarrantError } from "../../core/result.js";
 import { assertRecordShape } from "./batch.js";
+
+/** The key's columns' values, in the order the stores' key conditions name them. */
+export function memoryKeyValues(k: MemoryKey): string[] {
+  return [k.agent, k.path, k.scope, k.namespace];
+}
 
 /** A memory version row as SQLite and PostgreSQL return it. */
 export interface MemoryRow {

@@ -7,16 +7,13 @@ import type { MemoryKey, MemoryRead, MemoryVersion } from "../../core/records/me
 import {
   MEMORY_COLUMNS,
   type MemoryRow,
+  memoryKeyValues,
   memoryOfRow,
   memoryRowValues,
   sameWrite,
 } from "./memory-rows.js";
 
 const KEY = "agent = $1 AND path = $2 AND scope = $3 AND namespace = $4";
-
-function keyValues(k: MemoryKey): string[] {
-  return [k.agent, k.path, k.scope, k.namespace];
-}
 
 export class PostgresMemory {
   readonly #table: string;
@@ -26,7 +23,7 @@ export class PostgresMemory {
   }
 
   async read(db: pg.Pool | pg.PoolClient, key: MemoryKey, passageRef: string): Promise<MemoryRead> {
-    const k = keyValues(key);
+    const k = memoryKeyValues(key);
     const t = this.#table;
     const latest = await db.query<MemoryRow>(
       `SELECT ${MEMORY_COLUMNS} FROM ${t} WHERE ${KEY} ORDER BY version DESC LIMIT 1`,
@@ -56,7 +53,7 @@ export class PostgresMemory {
   /** Inside the caller's transaction (fence already checked): the version, or false on a conflict. */
   async insert(client: pg.PoolClient, version: MemoryVersion): Promise<boolean> {
     const t = this.#table;
-    const k = keyValues(version.key);
+    const k = memoryKeyValues(version.key);
     const latest = await client.query<{ version: number | string }>(
       `SELECT version FROM ${t} WHERE ${KEY} ORDER BY version DESC LIMIT 1`,
       k,

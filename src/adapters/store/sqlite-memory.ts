@@ -7,16 +7,13 @@ import type { MemoryKey, MemoryRead, MemoryVersion } from "../../core/records/me
 import {
   MEMORY_COLUMNS,
   type MemoryRow,
+  memoryKeyValues,
   memoryOfRow,
   memoryRowValues,
   sameWrite,
 } from "./memory-rows.js";
 
 const KEY = "agent = ? AND path = ? AND scope = ? AND namespace = ?";
-
-function keyValues(k: MemoryKey): string[] {
-  return [k.agent, k.path, k.scope, k.namespace];
-}
 
 export class SqliteMemory {
   readonly #stmt;
@@ -41,7 +38,7 @@ export class SqliteMemory {
     this.#appendTx = db.transaction(
       (version: MemoryVersion, check: () => void, record: () => void): boolean => {
         check();
-        const k = keyValues(version.key);
+        const k = memoryKeyValues(version.key);
         const latest = this.#stmt.latest.get(...k) as MemoryRow | undefined;
         const fresh =
           Number(latest?.version ?? 0) + 1 === version.version &&
@@ -57,7 +54,7 @@ export class SqliteMemory {
   }
 
   read(key: MemoryKey, passageRef: string): MemoryRead {
-    const k = keyValues(key);
+    const k = memoryKeyValues(key);
     const latestRow = this.#stmt.latest.get(...k) as MemoryRow | undefined;
     const written = (this.#stmt.written.all(...k, passageRef) as MemoryRow[]).map(memoryOfRow);
     const latest = latestRow === undefined ? undefined : memoryOfRow(latestRow);
