@@ -29,7 +29,7 @@ import type { JobQueue, RecordSigner, RuntimeContext, SandboxPort } from "../run
 import { signingStore } from "../runtime/signing-store.js";
 import type { LoadedPack } from "../runtime/task-pack.js";
 import { codeToolHost } from "./define-tool.js";
-import { definitionModel, definitionModelUri } from "./definition-models.js";
+import { definitionModel, definitionModelUri, runnableModelUri } from "./definition-models.js";
 import { hostKeySigner, operatorBinding } from "./host.js";
 import { type Model, providerOf } from "./model.js";
 import type { ModelResolver, WarrantOptions, WarrantSubscriber } from "./options.js";
@@ -255,7 +255,7 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
             files,
             skillDirs,
             modelUri: (model, site) =>
-              definitionModelUri(model, site, {
+              runnableModelUri(model, site, {
                 env,
                 compatibleBaseUrl: pack.pack.openaiCompatibleBaseUrl,
               }),

@@ -76,6 +76,27 @@ export function definitionModelUri(
   }
 }
 
+const KEYS: Readonly<Record<string, string>> = {
+  openai: "OPENAI_API_KEY",
+  anthropic: "ANTHROPIC_API_KEY",
+};
+
+/** The URI, and a provider's key present in the environment where it needs one (preflight). */
+export function runnableModelUri(
+  model: Model,
+  site: Pick<AgentSite, "file">,
+  ctx: DefinitionModelContext,
+): Result<string> {
+  const uri = definitionModelUri(model, site, ctx);
+  const variable = KEYS[model.provider];
+  if (!uri.ok || variable === undefined) return uri;
+  const key = ctx.env[variable];
+  if (key !== undefined && key !== "") return uri;
+  return fail([
+    problem("model/missing-key", `${model.provider}: needs ${variable} in the environment`),
+  ]);
+}
+
 /** Model `index` of an agent's definition, for a passage after `priorCalls` earlier calls. */
 export function definitionModel(
   site: AgentSite,

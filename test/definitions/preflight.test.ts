@@ -196,6 +196,19 @@ describe("checks before any loop opens", () => {
     }
   });
 
+  it("an openai or anthropic model with no key in the environment: model/missing-key", async () => {
+    const { pack } = await packWith((_w, d) => {
+      d.models = [{ provider: "anthropic", model: "claude-x" }];
+    });
+    const previous = process.env.ANTHROPIC_API_KEY;
+    delete process.env.ANTHROPIC_API_KEY;
+    try {
+      await refused(pack, "model/missing-key", "/agents/implementer/models/0");
+    } finally {
+      if (previous !== undefined) process.env.ANTHROPIC_API_KEY = previous;
+    }
+  });
+
   it("middleware Warrant does not run: definition/middleware-unsupported; a config it does not read: definition/middleware-config", async () => {
     const unknown = await packWith((_w, d) => {
       d.middleware = [{ name: "pii-redaction" }];
