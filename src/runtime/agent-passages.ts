@@ -149,15 +149,21 @@ export function createAgentPassages(options: AgentPassagesOptions): PassageRunne
     }
     return known;
   };
-  // Input schemas compile once per (tool host, agent), not once per passage.
+  // Input schemas compile once per (tool host, agent, with or without a ledger), not per passage.
   const registries = new WeakMap<ToolHost, Map<string, ToolRegistry>>();
-  const registryFor = (base: ToolHost, site: AgentSite, host: ToolHost): ToolRegistry => {
+  const registryFor = (
+    base: ToolHost,
+    site: AgentSite,
+    host: ToolHost,
+    ledger: boolean,
+  ): ToolRegistry => {
     let bySite = registries.get(base);
     if (bySite === undefined) {
       bySite = new Map();
       registries.set(base, bySite);
     }
-    const known = bySite.get(site.id);
+    const key = `${site.id}${ledger ? "" : " (no ledger)"}`;
+    const known = bySite.get(key);
     if (known !== undefined) return known;
     const made = registryOf(host);
     if (!made.ok) {
@@ -166,7 +172,7 @@ export function createAgentPassages(options: AgentPassagesOptions): PassageRunne
     }
     // Participants' passages get observation tools only (SPEC §3).
     const observation = made.value.withEffect("observation");
-    bySite.set(site.id, observation);
+    bySite.set(key, observation);
     return observation;
   };
 
@@ -302,7 +308,7 @@ export function createAgentPassages(options: AgentPassagesOptions): PassageRunne
       definition: d as PassageDefinition,
       system,
       evidence: p.evidence,
-      registry: registryFor(tools.value, site, host),
+      registry: registryFor(tools.value, site, host, ledger !== undefined),
       toolHost: host,
       provider,
       onEvent,
