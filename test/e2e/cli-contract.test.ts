@@ -359,6 +359,12 @@ describe("demo, run, resume, worker", () => {
     expect(refused.stderr).toContain(
       "/agents/reviewer/models/0/provider: definition/provider-unknown",
     );
+    const asJson = await cli(["run", unknown, "--json", "--store", store]);
+    expect(asJson.code).toBe(1);
+    expect(json(asJson)).toMatchObject({
+      status: "refused",
+      errors: [{ code: "definition/provider-unknown", path: "/agents/reviewer/models/0/provider" }],
+    });
     const invalid = await cli(["run", write("pack.json", { schema: "nope" }), "--store", store]);
     expect(invalid.code).toBe(1);
     expect(invalid.stderr).toMatch(/taskpack\//);
