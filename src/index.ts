@@ -90,6 +90,7 @@ export {
   isWarrantError,
   type WarrantErrorCode,
 } from "./library/errors.js";
+export type { LoopUsage, TokenUsage } from "./library/loop-usage.js";
 export {
   MODEL_SPECIFICATION_VERSION,
   type Model,
@@ -105,6 +106,16 @@ export type {
   WarrantOptions,
   WarrantSubscriber,
 } from "./library/options.js";
+export {
+  type CheckOutcome,
+  type CheckProblem,
+  PREFLIGHT_CHECKS,
+  type PreflightCheck,
+  type PreflightProblem,
+  type PreflightReport,
+  type PreflightSubject,
+  preflight,
+} from "./library/preflight.js";
 export {
   anthropicModel,
   type OpenAICompatibleModelOptions,

@@ -16,6 +16,7 @@ describe("the public exports", () => {
   it("warrant exports exactly these values", () => {
     expect(Object.keys(warrant).sort()).toEqual([
       "MODEL_SPECIFICATION_VERSION",
+      "PREFLIGHT_CHECKS",
       "WarrantError",
       "anthropicModel",
       "blobCid",
@@ -33,6 +34,7 @@ describe("the public exports", () => {
       "normalizeDefinition",
       "openaiCompatibleModel",
       "openaiModel",
+      "preflight",
       "simulateLoop",
       "validateDefinition",
     ]);

@@ -4,6 +4,7 @@
 // lines only (and a budget line after each fact).
 import type { LoopDocument } from "../core/loop/types.js";
 import type { Clock } from "../core/ports.js";
+import type { TokenUsage } from "../library/loop-usage.js";
 import type { WarrantEvent } from "../runtime/events.js";
 
 export interface LiveView {
@@ -54,6 +55,19 @@ export function fitStatus(text: string, columns: number | undefined): string {
   return chars.length <= width ? text : `${chars.slice(0, width - 1).join("")}…`;
 }
 
+/** Model calls and the providers' token counts, as one phrase: `2 model calls; tokens 900 in, 80 out`. */
+export function tokensPhrase(u: TokenUsage): string {
+  const calls = `${u.modelCalls} model call${u.modelCalls === 1 ? "" : "s"}`;
+  const cached = u.cachedInputTokens > 0 ? ` (${u.cachedInputTokens} cached)` : "";
+  const reasoning = u.reasoningTokens > 0 ? ` (${u.reasoningTokens} reasoning)` : "";
+  return `${calls}; tokens ${u.inputTokens} in${cached}, ${u.outputTokens} out${reasoning}`;
+}
+
+/** A passage's model calls and tokens after its end line, when the event carries them. */
+function passageTokens(usage: TokenUsage | undefined): string {
+  return usage === undefined ? "" : ` (${tokensPhrase(usage)})`;
+}
+
 /** The line an event prints, if any (model and tool calls, phases and drive bounds print none). */
 export function lineOf(e: WarrantEvent): string | undefined {
   switch (e.kind) {
@@ -63,8 +77,8 @@ export function lineOf(e: WarrantEvent): string | undefined {
       return `${e.role} passage ${e.passageRef}${e.redone ? " (redone after an interruption)" : ""}`;
     case "passage-end":
       return e.outcome.ok
-        ? `  ${e.role} → ${e.outcome.type}${e.outcome.refused === undefined ? "" : ` refused: ${e.outcome.refused.join(", ")}`}`
-        : `refused: ${e.outcome.code}: ${e.role} passage failed: ${e.outcome.message}`;
+        ? `  ${e.role} → ${e.outcome.type}${e.outcome.refused === undefined ? "" : ` refused: ${e.outcome.refused.join(", ")}`}${passageTokens(e.usage)}`
+        : `refused: ${e.outcome.code}: ${e.role} passage failed: ${e.outcome.message}${passageTokens(e.usage)}`;
     case "run-start":
       return `run started in a fresh environment (${e.backend}${e.mode === undefined ? "" : `, ${e.mode}`})`;
     case "step-end": {

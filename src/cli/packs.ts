@@ -19,7 +19,8 @@ export function packageRoot(): string {
   return dir;
 }
 
-export async function loadOrFail(file: string): Promise<LoadedPack | undefined> {
+/** A pack file that is not there, or is not a file, is a usage error (2). */
+export function requirePackFile(file: string): void {
   let isFile = false;
   try {
     isFile = statSync(file).isFile();
@@ -27,6 +28,10 @@ export async function loadOrFail(file: string): Promise<LoadedPack | undefined> 
     throw new UsageError(`cannot read ${file}: no such file`);
   }
   if (!isFile) throw new UsageError(`cannot read ${file}: not a file`);
+}
+
+export async function loadOrFail(file: string): Promise<LoadedPack | undefined> {
+  requirePackFile(file);
   const loaded = await loadPack(file);
   if (loaded.ok) return loaded.value;
   for (const p of loaded.errors) err(formatProblem(file, p));

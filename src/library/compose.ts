@@ -29,7 +29,12 @@ import type { JobQueue, RecordSigner, RuntimeContext, SandboxPort } from "../run
 import { signingStore } from "../runtime/signing-store.js";
 import type { LoadedPack } from "../runtime/task-pack.js";
 import { codeToolHost } from "./define-tool.js";
-import { definitionModel, definitionModelUri, runnableModelUri } from "./definition-models.js";
+import {
+  definitionModel,
+  definitionModelUri,
+  effectiveModelUris,
+  runnableModelUri,
+} from "./definition-models.js";
 import { hostKeySigner, operatorBinding } from "./host.js";
 import { type Model, providerOf } from "./model.js";
 import type { ModelResolver, WarrantOptions, WarrantSubscriber } from "./options.js";
@@ -212,24 +217,14 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
         const given = givenRefs?.[r] ?? overrideOf(r, 0, "")?.uri;
         if (given !== undefined) overrides[r] = given;
       }
+      const uris = effectiveModelUris(pack, overrides, env);
       const models: Record<string, string> = {};
       for (const r of roles) {
-        const agent = pack.agents[r];
-        const first = agent === undefined ? undefined : rootSite(agent).definition.models[0];
-        const uri =
-          first === undefined || agent === undefined
-            ? undefined
-            : definitionModelUri(first, rootSite(agent), {
-                env,
-                compatibleBaseUrl: pack.pack.openaiCompatibleBaseUrl,
-              });
-        const own =
-          first === undefined
-            ? "none"
-            : uri?.ok === true
-              ? uri.value
-              : `${first.provider}:${first.model}`;
-        models[r] = overrides[r] ?? own;
+        const first = pack.agents[r]?.definition as {
+          models?: { provider: string; model: string }[];
+        };
+        const own = first?.models?.[0];
+        models[r] = uris[r] ?? (own === undefined ? "none" : `${own.provider}:${own.model}`);
       }
       return { models, overrides };
     },

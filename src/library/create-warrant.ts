@@ -21,6 +21,7 @@ import { startWorker, type WorkerEvent } from "../runtime/worker.js";
 import { type Composition, compose } from "./compose.js";
 import { type DefinitionCheck, definitionCheckOf, refuseProblems } from "./definition-checks.js";
 import { leaseHolder, leaseTtlMs } from "./host.js";
+import { type LoopUsage, loopUsage } from "./loop-usage.js";
 import {
   type ActContext,
   type ActResult,
@@ -66,6 +67,8 @@ export interface LoopView {
   /** The seed-valid loop document. */
   readonly loop: LoopDocument;
   readonly records: readonly { readonly ref: string; readonly kind: string }[];
+  /** Model calls and tokens, summed from the passage transcripts, per role and in all. */
+  readonly usage: LoopUsage;
 }
 
 export interface Warrant {
@@ -242,8 +245,9 @@ export async function createWarrant(options: WarrantOptions = {}): Promise<Warra
     async show(query) {
       const loop = await new LoopLedger(store).document(query, c.clock.now());
       if (loop === undefined) return undefined;
-      const records = (await store.listRecords(query)).map((r) => ({ ref: r.ref, kind: r.kind }));
-      return { loop, records };
+      const stored = await store.listRecords(query);
+      const records = stored.map((r) => ({ ref: r.ref, kind: r.kind }));
+      return { loop, records, usage: loopUsage(stored) };
     },
     record: (ref) => store.readRecord(ref),
     approve: (run, step) => decideStep(acts, run, step, "approve"),

@@ -97,6 +97,37 @@ export function runnableModelUri(
   ]);
 }
 
+/**
+ * The model URI each role of a pack runs on: the run's override, else its definition's first model
+ * (a role whose definition's model cannot be made has none: the definitions check says why).
+ */
+export function effectiveModelUris(
+  pack: LoadedPack,
+  overrides: Readonly<Record<string, string>>,
+  env: Env,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [role, agent] of Object.entries(pack.agents)) {
+    if (agent === undefined) continue;
+    const given = overrides[role];
+    const first = (agent.definition as { models?: readonly Model[] }).models?.[0];
+    const own =
+      first === undefined
+        ? undefined
+        : definitionModelUri(
+            first,
+            { file: agent.path },
+            {
+              env,
+              compatibleBaseUrl: pack.pack.openaiCompatibleBaseUrl,
+            },
+          );
+    const uri = given ?? (own?.ok === true ? own.value : undefined);
+    if (uri !== undefined) out[role] = uri;
+  }
+  return out;
+}
+
 /** Model `index` of an agent's definition, for a passage after `priorCalls` earlier calls. */
 export function definitionModel(
   site: AgentSite,

@@ -3,10 +3,10 @@
 // `anthropic:MODEL`. The loop's binding records the URIs, so a resumed loop gets the same models;
 // a scripted model starts after the answers its role's earlier passages used, so a redone passage
 // replays exactly what the interrupted one got.
-import { readFileSync } from "node:fs";
 import path from "node:path";
+import { readScriptFile } from "../adapters/fs/script-file.js";
 import { createModelFromUri, parseModelUri } from "../adapters/models/model-uri.js";
-import { createScriptedModel, parseScript } from "../adapters/models/scripted-model.js";
+import { createScriptedModel } from "../adapters/models/scripted-model.js";
 import type { ModelSettings } from "../core/definition/types.js";
 import { WarrantError } from "../core/result.js";
 import { type ModelProvider, versioned } from "./model.js";
@@ -23,13 +23,12 @@ export function modelFromUri(
 ): ModelProvider {
   const parsed = parseModelUri(uri);
   if (parsed.ok && parsed.value.kind === "scripted") {
-    let text: string;
-    try {
-      text = readFileSync(parsed.value.path, "utf8");
-    } catch {
-      throw new WarrantError("model/script", `cannot read the scripted model ${parsed.value.path}`);
+    const script = readScriptFile(parsed.value.path);
+    if (!script.ok) {
+      const p = script.errors[0];
+      throw new WarrantError(p?.code ?? "model/script", p?.message ?? parsed.value.path);
     }
-    const answers = parseScript(text).slice(priorCalls);
+    const answers = script.value.slice(priorCalls);
     const id = `scripted:${path.basename(parsed.value.path)}`;
     return versioned(createScriptedModel(answers, { id }));
   }

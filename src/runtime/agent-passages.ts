@@ -16,7 +16,7 @@ import {
   toolFailure,
 } from "../core/turn/tool-host.js";
 import type { ToolRegistry } from "../core/turn/tool-registry.js";
-import type { MessageType } from "../core/turn/types.js";
+import type { MessageType, ValidMessage } from "../core/turn/types.js";
 import { type AgentSite, rootSite } from "./agent-site.js";
 import { bindDeclaredTools, declaredToolHost } from "./declared-tools.js";
 import type { DefinitionFiles, PreparedParts } from "./definition-parts.js";
@@ -97,6 +97,11 @@ export interface AgentPassagesOptions {
   readonly emit?: Emit;
   /** Which kind of tool a name is, for the events (default: `workspace`). */
   readonly toolKind?: (name: string) => ToolKind;
+}
+
+/** The request's check of a typed message, as the passage calls it on a validated one. */
+function hostCheck(check: NonNullable<PassageRequest["checkMessage"]>) {
+  return (m: ValidMessage) => check({ type: m.type, payload: m.payload } as TypedMessage);
 }
 
 /** Tools of the definition itself, kept when a definition declares tools. */
@@ -317,6 +322,10 @@ export function createAgentPassages(options: AgentPassagesOptions): PassageRunne
         maxTokens: limits?.maxTokens ?? DEFAULT_LIMITS.maxTokens,
       },
       ...(limits?.repairs === undefined ? {} : { repairs: limits.repairs }),
+      // The host's check (a Plan against the pack) is the pack agent's, not a sub-agent's.
+      ...(request.checkMessage === undefined || nested
+        ? {}
+        : { checkMessage: hostCheck(request.checkMessage) }),
     });
     const transcript = transcriptRecord(request.query, outcome.transcript, p.passageRef, {
       ...(override === undefined ? {} : { "model/override": override.uri }),

@@ -251,6 +251,10 @@ async function passage(
       .filter((p) => p.role === role && p.agentId === agent.id)
       .reduce((n, p) => n + (p.end?.["model/calls"] ?? 0), 0),
     ledger: { store: ctx.store, loop: ctx.loop, now: () => ctx.clock.now() },
+    // A Plan the pack refuses is repaired inside the passage while its repairs last.
+    ...(role === "implementer"
+      ? { checkMessage: (m) => (m.type === "Plan" ? planProblems(m.payload, opts.pack) : []) }
+      : {}),
   });
   const records: LedgerRecord[] = [];
   if (outcome.transcript !== undefined) records.push(outcome.transcript);

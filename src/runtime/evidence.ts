@@ -1,7 +1,9 @@
 // The evidence a passage sees, fixed from the ledger before its first model call: the task, the
 // task pack's commands and policies, and every earlier proposal, review, plan refusal, run and
 // operator answer. The same ledger always gives the same text, so a redone passage sees what the
-// crashed one saw.
+// crashed one saw. The runtime's own lines state only what the role is asked for; what a good
+// answer looks like for this task comes from the pack's `guidance` (and the agent's own prompt).
+import type { Role } from "../core/loop/types.js";
 import { canonicalJson } from "../core/records/canonical.js";
 import type { TaskPack, VerifierCheck } from "../core/taskpack/task-pack.js";
 import { type CycleView, critique, type LedgerView } from "./ledger-view.js";
@@ -97,6 +99,12 @@ function historySection(view: LedgerView): string {
   return lines.length === 0 ? "History: none yet." : ["History:", ...lines].join("\n");
 }
 
+/** The pack's guidance for the role, when it gives some: the last thing the role reads. */
+function guidanceSection(pack: TaskPack, role: Role): string[] {
+  const text = pack.guidance[role];
+  return text === undefined ? [] : ["", `Guidance for the ${role}:`, text];
+}
+
 export function implementerEvidence(pack: TaskPack, view: LedgerView): string {
   return [
     packSection(pack),
@@ -104,6 +112,7 @@ export function implementerEvidence(pack: TaskPack, view: LedgerView): string {
     historySection(view),
     "",
     "Propose the next experiment as a Plan: its first step must be an observation; patches stay inside the patch policy.",
+    ...guidanceSection(pack, "implementer"),
   ].join("\n");
 }
 
@@ -116,7 +125,8 @@ export function reviewerEvidence(pack: TaskPack, view: LedgerView, cycle: CycleV
     `Review proposal ${cycle.proposalRef}:`,
     canonicalJson(cycle.proposal?.candidate ?? null),
     "",
-    "Answer with a Verdict: accept only a plan that fixes the cause, not one that special-cases the tests.",
+    "Answer with a Verdict.",
+    ...guidanceSection(pack, "reviewer"),
   ].join("\n");
 }
 
@@ -130,6 +140,7 @@ export function criticEvidence(pack: TaskPack, view: LedgerView, cycle: CycleVie
     canonicalJson(cycle.proposal?.candidate ?? null),
     "",
     "Look for what could go wrong if it runs. Answer with a Finding (high or critical stops it).",
+    ...guidanceSection(pack, "adversarial-critic"),
   ].join("\n");
 }
 
@@ -140,5 +151,6 @@ export function summarizerEvidence(pack: TaskPack, view: LedgerView, cycle: Cycl
     historySection(view),
     "",
     `The verifier's verdict on the run of ${cycle.proposalRef} is known. Write the Result.`,
+    ...guidanceSection(pack, "summarizer"),
   ].join("\n");
 }

@@ -28,7 +28,11 @@ export type TranscriptEntry =
       readonly candidate?: unknown;
       /** The validated turn (seed wire shape). */
       readonly turn?: unknown;
-      /** null when the answer was a refusal or truncated (nothing to validate). */
+      /**
+       * null when the answer was a refusal or truncated (nothing to validate). A message that
+       * validated but that the host refused (a Plan outside the task pack) keeps its `turn` beside
+       * `valid: false` and the host's problems.
+       */
       readonly validation: { readonly valid: boolean; readonly errors: readonly Problem[] } | null;
       readonly usage: Usage;
       /** The provider's response id, responding model and finish reason. */

@@ -106,6 +106,13 @@ export interface PassageInput {
   readonly toolTimeoutMs?: number;
   /** Whether a message's paper_ref resolves (see validateTurn). */
   readonly resolvePaperRef?: (ref: string) => boolean;
+  /**
+   * The host's own check of a message that validated (a Plan against the task pack): its problems,
+   * pointers into the payload. A refused message is answered as a repair while repairs remain
+   * (charged to the same budget, recorded as the call's validation); when none remains the passage
+   * ends with the message all the same, and the caller acts on the refusal.
+   */
+  readonly checkMessage?: (message: ValidMessage) => readonly Problem[];
 }
 
 export type PassageOutcome =
@@ -155,6 +162,16 @@ function aborted(signal: AbortSignal | undefined): boolean {
 function renderEvidence(evidence: string | readonly PassageEvidence[]): string {
   if (typeof evidence === "string") return evidence;
   return evidence.map((e) => `## ${e.ref}\n\n${e.content}`).join("\n\n");
+}
+
+/** The host's problems with a message, worded as the turn's own repairs are: what, where, why. */
+function hostRefusals(message: ValidMessage, problems: readonly Problem[]): Problem[] {
+  return problems.map((p) => ({
+    code: p.code,
+    path: "/message/payload_json",
+    message: `the host refused the ${message.type} at ${p.path || "(root)"}: ${p.message}`,
+    detail: { subject: message.type, instancePath: p.path, ...p.detail },
+  }));
 }
 
 function outputTokensOf(input: PassageInput): number {
@@ -287,12 +304,17 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
       ...(input.messageTypes === undefined ? {} : { messageTypes: input.messageTypes }),
       ...(input.resolvePaperRef === undefined ? {} : { resolvePaperRef: input.resolvePaperRef }),
     });
+    const message = checked.ok ? checked.value.message : undefined;
+    const refused =
+      message === undefined || input.checkMessage === undefined
+        ? []
+        : hostRefusals(message, input.checkMessage(message));
     onEvent?.({
       kind: "model-call-end",
       index,
       latencyMs: response.latencyMs,
       stop: response.stop,
-      valid: checked.ok,
+      valid: checked.ok && refused.length === 0,
       usage: response.usage,
     });
     if (!checked.ok) {
@@ -334,16 +356,22 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
       raw: response.raw,
       stop: response.stop,
       turn: valid.turn,
-      validation: { valid: true, errors: [] },
+      validation: { valid: refused.length === 0, errors: refused },
       usage: response.usage,
       response: response.meta,
       latencyMs: response.latencyMs,
     });
-    if (valid.message !== undefined) {
+    if (message !== undefined && refused.length > 0 && repairsUsed < repairs) {
+      repairsUsed++;
+      onEvent?.({ kind: "repair", index, codes: refused.map((e) => e.code) });
+      conversation.push({ kind: "repair", errors: refused, text: repairText(refused) });
+      continue;
+    }
+    if (message !== undefined) {
       return {
         ok: true,
-        message: valid.message,
-        transcript: log.finish(transcript({ ok: true, type: valid.message.type })),
+        message,
+        transcript: log.finish(transcript({ ok: true, type: message.type })),
       };
     }
 

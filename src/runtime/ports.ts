@@ -45,6 +45,11 @@ export interface PassageRequest {
   readonly priorCalls: number;
   /** Where memory writes and sub-agents' passages go; without it an agent that has either fails. */
   readonly ledger?: PassageLedger;
+  /**
+   * The host's check of the message that would end the passage (a Plan against the pack): a
+   * refused one is answered as a repair inside the passage while its repairs last.
+   */
+  readonly checkMessage?: (message: TypedMessage) => readonly Problem[];
 }
 
 export type PassageOutcome =

@@ -153,12 +153,45 @@ describe("the live view's lines", () => {
     for (const e of quiet) expect(lineOf(e)).toBeUndefined();
   });
 
+  it("prints a passage's model calls and tokens at its end, cached and reasoning when reported", () => {
+    const usage = {
+      inputTokens: 1200,
+      outputTokens: 340,
+      cachedInputTokens: 1000,
+      reasoningTokens: 40,
+      latencyMs: 5,
+      modelCalls: 2,
+      toolCalls: 1,
+      repairs: 0,
+    };
+    const base = { at, query: "q", role: "implementer", passageRef: "p", agentId: "a" } as const;
+    expect(
+      lineOf({ ...base, kind: "passage-end", outcome: { ok: true, type: "Plan" }, usage }),
+    ).toBe(
+      "  implementer → Plan (2 model calls; tokens 1200 in (1000 cached), 340 out (40 reasoning))",
+    );
+    expect(
+      lineOf({
+        ...base,
+        kind: "passage-end",
+        outcome: { ok: false, code: "passage/max-tokens", message: "over" },
+        usage: { ...usage, modelCalls: 1, cachedInputTokens: 0, reasoningTokens: 0 },
+      }),
+    ).toBe(
+      "refused: passage/max-tokens: implementer passage failed: over (1 model call; tokens 1200 in, 340 out)",
+    );
+    // A passage runner that reports no usage: the line says nothing of tokens.
+    expect(lineOf({ ...base, kind: "passage-end", outcome: { ok: true, type: "Plan" } })).toBe(
+      "  implementer → Plan",
+    );
+  });
+
   it("prints the lines of a whole loop in the order they happened", async () => {
     const h = await harness({ implementer: [Plan("good-fix")], reviewer: [accept] });
     await h.drive();
     const lines = h.events.flatMap((e) => lineOf(e) ?? []);
     expect(lines[0]).toBe("fact 1 opened query:test-1");
-    expect(lines).toContain("  implementer → Plan");
+    expect(lines).toContain("  implementer → Plan (1 model call; tokens 0 in, 0 out)");
     expect(lines).toContain("  approved fix-slugify automatically (--yes)");
     expect(lines.some((l) => /^ {2}step fix-slugify patch: ok$/.test(l))).toBe(true);
     expect(lines.some((l) => l.startsWith("  check "))).toBe(true);

@@ -399,3 +399,76 @@ describe("limits", () => {
     ]);
   });
 });
+
+describe("the host's check of a message", () => {
+  /** Refuses a Finding whose claim says "guess", at its claim. */
+  const noGuesses = (m: { type: string; payload: unknown }) =>
+    m.type === "Finding" && (m.payload as { claim: string }).claim.includes("guess")
+      ? [{ code: "test/guess", path: "/claim", message: "a claim is not a guess" }]
+      : [];
+
+  it("answers a refused message as a repair inside the passage, recorded and charged", async () => {
+    const events: string[] = [];
+    const { provider, input } = setup([findingTurn("a guess"), findingTurn("the sum is 3")], {
+      checkMessage: noGuesses,
+      onEvent: (e) => {
+        if (e.kind === "repair") events.push(`repair ${e.codes.join(",")}`);
+        if (e.kind === "model-call-end") events.push(`end ${e.index} ${String(e.valid)}`);
+      },
+    });
+    const out = await runPassage(input);
+    expect(out.ok).toBe(true);
+    if (!out.ok) return;
+    expect((out.message.payload as { claim: string }).claim).toBe("the sum is 3");
+    expect(provider.requests).toHaveLength(2);
+    const repair = provider.requests[1]?.conversation[2];
+    expect(repair?.kind).toBe("repair");
+    if (repair?.kind !== "repair") return;
+    // The text names where and what, with the code, like a turn's own repair.
+    expect(repair.text).toContain(
+      "- the host refused the Finding at /claim: a claim is not a guess [test/guess]",
+    );
+    expect(repair.text).toContain("nothing in it was executed");
+    expect(events).toEqual(["end 0 false", "repair test/guess", "end 1 true"]);
+    const [first, second] = out.transcript.entries;
+    expect(first).toMatchObject({
+      kind: "model-call",
+      index: 0,
+      turn: findingTurn("a guess"),
+      validation: { valid: false, errors: [{ code: "test/guess", path: "/message/payload_json" }] },
+    });
+    expect(second).toMatchObject({ index: 1, validation: { valid: true, errors: [] } });
+    expect(out.transcript.usage.repairs).toBe(1);
+  });
+
+  it("shares the repair budget with invalid turns; with none left the passage ends on the refused message", async () => {
+    const { provider, input } = setup(
+      ["not a turn", findingTurn("a guess"), findingTurn("the sum is 3")],
+      { checkMessage: noGuesses, repairs: 1 },
+    );
+    const out = await runPassage(input);
+    // The one repair went to the invalid turn: the refused message ends the passage as it is, and
+    // the caller acts on the refusal.
+    expect(out.ok).toBe(true);
+    if (!out.ok) return;
+    expect((out.message.payload as { claim: string }).claim).toBe("a guess");
+    expect(provider.requests).toHaveLength(2);
+    expect(out.transcript.usage.repairs).toBe(1);
+    expect(out.transcript.entries[1]).toMatchObject({
+      validation: { valid: false, errors: [{ code: "test/guess" }] },
+    });
+  });
+
+  it("is asked only about messages: tool calls and invalid turns never reach it", async () => {
+    const seen: string[] = [];
+    const { input } = setup([addTurn(1, 2), "not a turn", findingTurn()], {
+      checkMessage: (m) => {
+        seen.push(m.type);
+        return [];
+      },
+    });
+    const out = await runPassage(input);
+    expect(out.ok).toBe(true);
+    expect(seen).toEqual(["Finding"]);
+  });
+});

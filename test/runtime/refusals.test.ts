@@ -26,12 +26,14 @@ async function planProblems(h: Awaited<ReturnType<typeof harness>>): Promise<str
 
 describe("runtime refusals (SPEC §6)", () => {
   it.each([
-    ["first-step-mutation", "plan/first-step-not-observation"],
-    ["unknown-action", "plan/unknown-action-kind"],
-    ["outside-policy", "workbench/patch-outside-policy"],
+    ["first-step-mutation", "plan/first-step-not-observation", "/steps/0"],
+    ["unknown-action", "plan/unknown-action-kind", "/steps/1/action"],
+    ["outside-policy", "workbench/patch-outside-policy", "/steps/1/path"],
+    ["unknown-profile", "plan/outside-profile", "/steps/0/profile"],
+    ["bad-profile-args", "plan/outside-profile", "/steps/0/args/file"],
   ])(
-    "a plan that breaks %s is refused (%s): no proposal, no cycle, fed back to the implementer",
-    async (name, code) => {
+    "a plan that breaks %s (%s) is repaired inside its passage: one charge, no proposal for it",
+    async (name, code, at) => {
       const h = await harness({
         implementer: [Plan(name), Plan("good-fix")],
         reviewer: [accept],
@@ -40,16 +42,97 @@ describe("runtime refusals (SPEC §6)", () => {
       const r = await h.drive();
       expect(r.status).toBe("stopped");
       expect(r.document.stop?.reason).toBe("succeeded");
-      expect((await planProblems(h))[0]).toContain(code);
-      // Only the valid plan became a proposal with a cycle.
+      // One implementer passage, two model calls: the refused plan never left it.
+      expect(r.document.spent["solver-passages"]).toBe(1);
+      expect(await planProblems(h)).toEqual([[]]);
       expect(await recordsOf(h, "proposal")).toHaveLength(1);
       expect(r.document.spent.cycles).toBe(1);
-      expect(r.document.spent["solver-passages"]).toBe(2);
-      // The second implementer passage saw the refusal.
-      const second = h.models.implementer?.[1]?.requests[0];
-      expect(JSON.stringify(second?.conversation[0])).toContain(code);
+      // The repair named the fault and its place in the plan.
+      const asked = h.models.implementer?.[0]?.requests;
+      expect(asked).toHaveLength(2);
+      const repair = asked?.[1]?.conversation[2];
+      expect(repair?.kind).toBe("repair");
+      if (repair?.kind === "repair") {
+        expect(repair.text).toContain(`the host refused the Plan at ${at}`);
+        expect(repair.text).toContain(`[${code}]`);
+      }
+      // The transcript keeps the refused call with the host's problems, charged as a repair.
+      const end = (await recordsOf(h, "passageEnd"))[0]?.body as PassageEndBody;
+      expect(end["model/calls"]).toBe(2);
+      const transcript = (await recordsOf(h, "transcript"))[0]?.body as {
+        entries: { validation: { valid: boolean; errors: { code: string }[] } }[];
+        usage: { repairs: number };
+      };
+      expect(transcript.usage.repairs).toBe(1);
+      expect(transcript.entries[0]?.validation.valid).toBe(false);
+      expect(transcript.entries[0]?.validation.errors.map((e) => e.code)).toContain(code);
     },
   );
+
+  it("with no repair left, a refused plan ends its passage: no proposal, fed back to the next passage", async () => {
+    const h = await harness(
+      {
+        implementer: [Plan("unknown-action"), Plan("good-fix")],
+        reviewer: [accept],
+        summarizer: [result],
+      },
+      { pack: "no-repairs.task-pack.json" },
+    );
+    const r = await h.drive();
+    expect(r.document.stop?.reason).toBe("succeeded");
+    expect((await planProblems(h))[0]).toContain("plan/unknown-action-kind");
+    expect(r.document.spent["solver-passages"]).toBe(2);
+    expect(await recordsOf(h, "proposal")).toHaveLength(1);
+    // The second implementer passage saw the refusal.
+    const second = h.models.implementer?.[1]?.requests[0];
+    expect(JSON.stringify(second?.conversation[0])).toContain("plan/unknown-action-kind");
+    const refusedEvent = h.events.find((e) => e.kind === "passage-end" && e.role === "implementer");
+    expect(refusedEvent).toMatchObject({
+      outcome: { ok: true, refused: ["plan/unknown-action-kind"] },
+    });
+  });
+
+  it("a passage over the pack's maxTokens across its turns ends passage/max-tokens, recorded; the loop goes on", async () => {
+    const read = {
+      kind: "tool_calls",
+      summary: "read",
+      tool_calls: [{ name: "workspace.read_file", arguments_json: '{"path":"src/slugify.js"}' }],
+      message: null,
+    };
+    const h = await harness(
+      {
+        implementer: [
+          { turn: read, usage: { input: 600, output: 100 } },
+          { turn: read, usage: { input: 600, output: 100 } },
+          { turn: Plan("good-fix"), usage: { input: 500, output: 200 } },
+        ],
+        reviewer: [accept],
+        summarizer: [result],
+      },
+      { pack: "token-budget.task-pack.json" },
+    );
+    const r = await h.drive();
+    expect(r.document.stop?.reason).toBe("succeeded");
+    const ends = (await recordsOf(h, "passageEnd")).map((x) => x.body as PassageEndBody);
+    // 700 tokens after one call: a second is made, asked for at most the 300 left; then none.
+    expect(ends[0]?.failure?.code).toBe("passage/max-tokens");
+    expect(ends[0]?.["model/calls"]).toBe(2);
+    expect(h.models.implementer?.[0]?.requests.map((q) => q.maxOutputTokens)).toEqual([1000, 300]);
+    const transcript = (await recordsOf(h, "transcript"))[0]?.body as {
+      outcome: { ok: boolean; code?: string };
+      usage: { inputTokens: number; outputTokens: number };
+    };
+    expect(transcript.outcome).toMatchObject({ ok: false, code: "passage/max-tokens" });
+    expect(transcript.usage.inputTokens + transcript.usage.outputTokens).toBe(1400);
+    // The next implementer passage starts with a budget of its own.
+    expect(ends[1]?.message?.type).toBe("Plan");
+    expect(
+      h.events.find((e) => e.kind === "passage-end" && e.role === "implementer"),
+    ).toMatchObject({
+      outcome: { ok: false, code: "passage/max-tokens" },
+      usage: { modelCalls: 2 },
+    });
+  });
 
   it("a denied mutation concludes the run refused hil/denied and the loop goes on", async () => {
     const h = await harness(

@@ -38,6 +38,33 @@ describe("validateTaskPack", () => {
     expect(p.agents.implementer).toBe("agents/implementer.json");
   });
 
+  it("maps guidance per role, and gives none when the pack has no guidance", () => {
+    const doc = packDoc();
+    doc.guidance = { reviewer: "Accept only a fix of the cause." };
+    const r = validateTaskPack(doc);
+    expect(r.ok && r.value.guidance).toEqual({ reviewer: "Accept only a fix of the cause." });
+    const none = validateTaskPack(packDoc());
+    expect(none.ok && none.value.guidance).toEqual({});
+  });
+
+  it("refuses guidance for an unknown role, empty guidance and guidance that is not text", () => {
+    const doc = packDoc();
+    doc.guidance = { operator: "x" };
+    expect(codesAndPaths(doc)).toContainEqual(["taskpack/schema", "/guidance"]);
+    doc.guidance = { reviewer: "" };
+    expect(codesAndPaths(doc)).toContainEqual(["taskpack/schema", "/guidance/reviewer"]);
+    doc.guidance = { implementer: ["x"] };
+    expect(codesAndPaths(doc)).toContainEqual(["taskpack/schema", "/guidance/implementer"]);
+  });
+
+  it("refuses guidance for a role the pack names no agent for", () => {
+    const doc = packDoc();
+    doc.guidance = { "adversarial-critic": "Look for test-only fixes." };
+    expect(codesAndPaths(doc)).toEqual([
+      ["taskpack/guidance-without-agent", "/guidance/adversarial-critic"],
+    ]);
+  });
+
   it("defaults repairs to 2 when the pack has no passage section", () => {
     const doc = packDoc();
     delete doc.passage;

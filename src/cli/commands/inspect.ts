@@ -5,7 +5,7 @@ import type { Warrant } from "../../library/create-warrant.js";
 import { withWarrant } from "../compose.js";
 import { printBundle } from "../export-bundle.js";
 import { EXIT_INVALID, err, out, printJson } from "../io.js";
-import { budgets } from "../live-view.js";
+import { budgets, tokensPhrase } from "../live-view.js";
 import { STORE_OPTION, STORE_OPTION_HELP } from "../store-option.js";
 
 interface InspectFlags {
@@ -69,7 +69,10 @@ export function registerInspectCommands(program: Command): void {
     .command("show")
     .description("show a loop: state, budgets, facts and records")
     .argument("<query>", "the loop's query id")
-    .option("--json", "machine output: {loop, records: [{ref, kind}]}")
+    .option(
+      "--json",
+      "machine output: {loop, records: [{ref, kind}], usage: {modelCalls, inputTokens, outputTokens, cachedInputTokens, reasoningTokens, byRole}}",
+    )
     .option(STORE_OPTION, STORE_OPTION_HELP)
     .action(async (query: string, o: InspectFlags) => {
       await withWarrant(o.store, {}, async (warrant) => {
@@ -83,6 +86,9 @@ export function registerInspectCommands(program: Command): void {
         out(`${query}  ${doc.state}${doc.stop === undefined ? "" : ` (${doc.stop.reason})`}`);
         out(`binding: ${doc["binding/ref"]}   deadline: ${doc.deadline}`);
         out(`budgets: ${budgets(doc, false)}`);
+        out(`usage: ${tokensPhrase(view.usage)}`);
+        for (const [role, u] of Object.entries(view.usage.byRole))
+          if (u !== undefined) out(`  ${role}: ${tokensPhrase(u)}`);
         out("facts:");
         doc.facts.forEach((_, i) => {
           out(describeStep(doc, i));

@@ -1,14 +1,18 @@
 // `warrant run TASKPACK`: open a loop for a task pack and drive it with the live view, or with
-// `--dispatch` queue it for the workers of a PostgreSQL store.
+// `--dispatch` queue it for the workers of a PostgreSQL store. Either way the preflight runs first
+// and a failure opens no loop; `--check` runs the preflight alone (`--probe`: reach the endpoints).
 import path from "node:path";
 import type { Command } from "commander";
+import { loadPack } from "../../adapters/fs/pack-loader.js";
 import { parseModelUri } from "../../adapters/models/model-uri.js";
 import { ROLES } from "../../core/loop/types.js";
+import { effectiveModelUris } from "../../library/definition-models.js";
+import { type PreflightReport, preflight } from "../../library/preflight.js";
 import type { LoadedPack } from "../../runtime/task-pack.js";
 import { definitionOptions, driveOptions, liveView, withWarrant } from "../compose.js";
 import { reportDrive } from "../drive-report.js";
-import { EXIT_INVALID, err, formatProblem, out, printJson, UsageError } from "../io.js";
-import { loadOrFail } from "../packs.js";
+import { EXIT_INVALID, EXIT_USAGE, err, formatProblem, out, printJson, UsageError } from "../io.js";
+import { loadOrFail, requirePackFile } from "../packs.js";
 import { STORE_OPTION, STORE_OPTION_HELP } from "../store-option.js";
 import { postgresQueue } from "./worker.js";
 
@@ -20,6 +24,8 @@ interface RunFlags {
   readonly store?: string;
   readonly dispatch?: boolean;
   readonly json?: boolean;
+  readonly check?: boolean;
+  readonly probe?: boolean;
 }
 
 /** `--model ROLE=URI` flags, scripted paths made absolute so `resume` finds them from anywhere. */
@@ -65,9 +71,9 @@ export async function runPack(
       const check = await warrant.checkDefinitions(pack, { models });
       for (const w of check.warnings) err(`warrant: warning: ${formatProblem(undefined, w)}`);
       if (check.problems.length > 0) {
+        // As a failed preflight: each problem on stderr, nothing on stdout, no loop opened.
         view.close();
-        for (const p of check.problems) err(formatProblem(pack.file, p));
-        if (flags.json) printJson({ status: "refused", errors: check.problems });
+        for (const p of check.problems) err(`warrant: ${formatProblem(undefined, p)}`);
         process.exitCode = EXIT_INVALID;
         return;
       }
@@ -103,6 +109,62 @@ async function dispatchPack(
   });
 }
 
+/**
+ * What the preflight checks: each role's model as it will run (its `--model`, else its definition's
+ * first) with the overrides apart, and where skills and namespaced memory come from.
+ */
+function definitionSubject(
+  pack: LoadedPack,
+  overrides: Record<string, string>,
+  o: { readonly skills?: readonly string[]; readonly namespace?: string },
+) {
+  return {
+    pack,
+    models: effectiveModelUris(pack, overrides, process.env),
+    overrides,
+    env: process.env,
+    ...definitionOptions(o),
+  };
+}
+
+/** Prints a failed preflight's problems on stderr and sets the exit code (2 usage, else 1). */
+function refuse(report: PreflightReport): void {
+  for (const p of report.problems) err(`warrant: ${p.code}: ${p.message}`);
+  process.exitCode = report.usage ? EXIT_USAGE : EXIT_INVALID;
+}
+
+/** `run --check`: the pack's loading and the preflight, reported whole; nothing is opened. */
+async function checkOnly(
+  file: string,
+  models: Record<string, string>,
+  flags: { probe: boolean; json: boolean; skills?: readonly string[]; namespace?: string },
+): Promise<void> {
+  const loaded = await loadPack(file);
+  const report: PreflightReport = loaded.ok
+    ? await preflight({
+        ...definitionSubject(loaded.value, models, flags),
+        probe: flags.probe,
+      })
+    : {
+        ok: false,
+        usage: false,
+        checks: [{ name: "pack", ok: false, notes: [] }],
+        problems: loaded.errors.map((p) => ({ ...p, check: "pack", usage: false })),
+      };
+  if (flags.json) {
+    printJson({ taskpack: path.resolve(file), ...report });
+  } else {
+    for (const c of report.checks) {
+      out(`${c.ok ? "ok  " : "FAIL"} ${c.name}`);
+      for (const n of c.notes) out(`       ${n}`);
+      for (const p of report.problems)
+        if (p.check === c.name) out(`       ${formatProblem(undefined, p)}`);
+    }
+    out(report.ok ? "preflight passed" : "preflight failed");
+  }
+  if (!report.ok) process.exitCode = report.usage ? EXIT_USAGE : EXIT_INVALID;
+}
+
 export function registerRunCommand(program: Command): void {
   program
     .command("run")
@@ -118,13 +180,37 @@ export function registerRunCommand(program: Command): void {
     .option(STORE_OPTION, STORE_OPTION_HELP)
     .option("--dispatch", "open the loop and queue it for `warrant worker` (PostgreSQL) instead")
     .option(
+      "--check",
+      "only the preflight (models, keys, scripts, MCP servers, agent definitions), opening nothing; --json: " +
+        "{taskpack, ok, usage, checks: [{name, ok, notes}], problems: [{check, code, path, message, usage}]}",
+    )
+    .option("--probe", "the preflight also reaches each live model's endpoint (GET /models)")
+    .option(
       "--json",
       "machine output: {query, store, status, stop?, blocked?, spent} (live view on stderr)",
     )
     .action(async (file: string, o: RunFlags) => {
       const models = parseModelFlags(o.model ?? []);
+      if (o.check === true) {
+        requirePackFile(file);
+        await checkOnly(file, models, {
+          probe: o.probe === true,
+          json: o.json === true,
+          ...definitionOptions(o),
+        });
+        return;
+      }
       const pack = await loadOrFail(file);
       if (pack === undefined) return;
+      // Before any loop opens: a model, a key, a script or a server missing is said now.
+      const report = await preflight({
+        ...definitionSubject(pack, models, o),
+        probe: o.probe === true,
+      });
+      if (!report.ok) {
+        refuse(report);
+        return;
+      }
       if (o.dispatch === true) {
         await dispatchPack(pack, models, o.store, o.json === true, definitionOptions(o));
         return;

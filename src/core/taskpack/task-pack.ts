@@ -54,6 +54,11 @@ export interface TaskPack {
   readonly verifier: { readonly timeoutMs: number; readonly checks: readonly VerifierCheck[] };
   readonly hil: "each-mutation" | "none";
   readonly admission: "auto" | "operator";
+  /**
+   * Task-specific guidance per role, given to that role's passages with the task (the runtime's own
+   * text states only protocol rules). Empty when the pack gives none.
+   */
+  readonly guidance: Readonly<Partial<Record<keyof TaskPackAgents, string>>>;
   /** The pack's limits layer, keys spelled as in the contract. */
   readonly limits: Readonly<Partial<Record<PackLimitKey, number>>>;
   /** Whose memory namespace-scoped writable agent memory is (the run's `--namespace` wins). */

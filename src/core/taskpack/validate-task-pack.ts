@@ -53,7 +53,8 @@ interface ProfileDraft {
  * not a property of the argument schema), `taskpack/placeholder-type` (its property is not a
  * required string), `taskpack/glob-invalid`, `taskpack/duplicate-check`,
  * `taskpack/unknown-command` (a verifier check names no command), `taskpack/check-not-observation`
- * (it names a mutation command), `taskpack/check-args-invalid`.
+ * (it names a mutation command), `taskpack/check-args-invalid`, `taskpack/guidance-without-agent`
+ * (guidance for a role the pack names no agent for: it would reach no passage).
  */
 export function validateTaskPack(doc: unknown, opts: { packPath?: string } = {}): Result<TaskPack> {
   const label = opts.packPath === undefined ? "" : `${opts.packPath}: `;
@@ -174,6 +175,17 @@ export function validateTaskPack(doc: unknown, opts: { packPath?: string } = {})
       checks.push({ kind: "only-allowed-changed", name });
     }
   }
+  const agents = pack.agents as unknown as TaskPackAgents;
+  const guidance = (isObject(pack.guidance) ? pack.guidance : {}) as TaskPack["guidance"];
+  for (const role of Object.keys(guidance)) {
+    if (!Object.hasOwn(agents, role)) {
+      push(
+        "taskpack/guidance-without-agent",
+        pointer("guidance", role),
+        `guidance for the ${role}, but the pack names no ${role} agent`,
+      );
+    }
+  }
   if (problems.length > 0) return fail(problems);
 
   const passage = isObject(pack.passage) ? pack.passage : {};
@@ -181,7 +193,8 @@ export function validateTaskPack(doc: unknown, opts: { packPath?: string } = {})
     name: pack.name as string,
     task: pack.task as string,
     workspace: pack.workspace as string,
-    agents: pack.agents as unknown as TaskPackAgents,
+    agents,
+    guidance,
     commands,
     patchPolicy: { allow, maxBytes: policy.maxBytes as number },
     verifier: { timeoutMs: verifier.timeoutMs as number, checks },
