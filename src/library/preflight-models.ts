@@ -1,8 +1,8 @@
 // The preflight's model check: every role the pack names has a model URI that parses (its
 // `--model`, else its agent definition's; one a definition cannot give is the definitions
 // check's); `openai:` and `anthropic:` find their key in the environment (and a base URL there,
-// when set, is well-formed); a `scripted:` file exists, is a regular file and parses (a bad line named by its
-// number) and has an answer. Keys are looked at, never shown.
+// when set, is well-formed); a `scripted:` file exists, is a regular file and parses (a bad line
+// named by its number) and has an answer. Keys are looked at, never shown.
 import { readScriptFile } from "../adapters/fs/script-file.js";
 import { parseModelUri } from "../adapters/models/model-uri.js";
 import { ROLES } from "../core/loop/types.js";
