@@ -89,6 +89,12 @@ export {
   type ToolDefinition,
   type ToolInput,
 } from "./library/define-tool.js";
+export type { DefinitionCheck } from "./library/definition-checks.js";
+export {
+  type DefinitionDescription,
+  type DescribeOptions,
+  describeDefinition,
+} from "./library/definition-show.js";
 export {
   type ContractErrorCode,
   type HostErrorCode,
@@ -132,6 +138,7 @@ export {
 } from "./library/providers.js";
 export type { LoopOutcome, RunHandle } from "./library/run-handle.js";
 export type { WarrantTelemetry } from "./library/telemetry.js";
+export type { AgentReport, ModelReport } from "./runtime/definition-preflight.js";
 export type {
   ApprovalAnswer,
   ApprovalAnswerer,

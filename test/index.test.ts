@@ -27,6 +27,7 @@ describe("the public exports", () => {
       "decodeCid",
       "defineTool",
       "definitionId",
+      "describeDefinition",
       "isWarrantError",
       "keySigner",
       "loadPack",

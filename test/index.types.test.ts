@@ -48,7 +48,9 @@ describe("the public API's types", () => {
     type ModelEnd = Extract<WarrantEvent, { kind: "model-call-end" }>;
     expectTypeOf<ModelEnd["usage"]>().toEqualTypeOf<Usage | undefined>();
     type ToolEnd = Extract<WarrantEvent, { kind: "tool-call-end" }>;
-    expectTypeOf<ToolEnd["tool"]>().toEqualTypeOf<"workspace" | "profile" | "mcp" | "code">();
+    expectTypeOf<ToolEnd["tool"]>().toEqualTypeOf<
+      "workspace" | "profile" | "mcp" | "code" | "definition"
+    >();
     type Approval = Extract<WarrantEvent, { kind: "approval-requested" }>;
     expectTypeOf<Approval["approval"]>().toEqualTypeOf<"mutation" | "admission">();
   });

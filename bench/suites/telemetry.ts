@@ -26,6 +26,14 @@ import { median, round } from "../util.js";
 import type { BenchSuite } from "./index.js";
 import { ADD, script, scriptedPassage } from "./passage.js";
 
+/**
+ * The models of a passage runner: a callable (the form earlier builds take, for a baseline measured
+ * in the same run) that also answers as the current runner asks, by the definition's model alone.
+ */
+function passageModels<M>(make: () => M) {
+  return Object.assign(make, { override: () => undefined, definition: make }) as never;
+}
+
 const TURNS = 1000;
 const ROUNDS = 31;
 const WARMUP = 3;
@@ -96,7 +104,7 @@ async function baselineVariants(
   };
   const seen: unknown[] = [];
   const runner = agents.createAgentPassages({
-    models: () => scripted.createScriptedModel(answers as never),
+    models: passageModels(() => scripted.createScriptedModel(answers as never)),
     tools: async () => ok(host),
     emit: (body) => {
       seen.length = 0;
@@ -152,7 +160,7 @@ async function run(): Promise<Record<string, unknown>> {
       observe({ ...body, at: new Date().toISOString() } as WarrantEvent);
   const passageWith = (emit: Emit) => {
     const passages = createAgentPassages({
-      models: () => createScriptedModel(answers as never),
+      models: passageModels(() => createScriptedModel(answers as never)),
       tools: async () => ok(host),
       emit,
     });

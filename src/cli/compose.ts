@@ -1,6 +1,7 @@
 // How the command line builds its runtime: createWarrant over the store the flags name, with the
 // live view as a subscriber, the terminal as approver, the models the binding's URIs name, and the
 // host's detected sandbox (said on stderr when there is none).
+import path from "node:path";
 import { createInterface } from "node:readline/promises";
 import { detectSandbox } from "../adapters/sandbox/detect-sandbox.js";
 import { resolveStoreUri } from "../adapters/store/store-uri.js";
@@ -95,5 +96,16 @@ export function driveOptions(flags: DriveFlags, view: LiveView): Omit<WarrantOpt
     sandbox: hostSandbox,
     approver,
     telemetry: (e) => view.emit(e),
+  };
+}
+
+/** Where agent definitions' skills and namespace-scoped memory come from, per the flags. */
+export function definitionOptions(o: {
+  readonly skills?: readonly string[];
+  readonly namespace?: string;
+}): Pick<WarrantOptions, "skills" | "namespace"> {
+  return {
+    ...(o.skills === undefined ? {} : { skills: o.skills.map((d) => path.resolve(d)) }),
+    ...(o.namespace === undefined ? {} : { namespace: o.namespace }),
   };
 }

@@ -1,5 +1,5 @@
 // Task packs as the command line takes them: a file that is not there is a usage error (2), a pack
-// that does not load prints each problem and is invalid (1); and the bundled demo's pack and models.
+// that does not load prints each problem and is invalid (1); and the bundled demo's pack.
 import { existsSync, statSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -41,15 +41,4 @@ export async function loadOrFail(file: string): Promise<LoadedPack | undefined> 
 
 export function demoPackFile(): string {
   return path.join(packageRoot(), "examples/fix-failing-test/task-pack.json");
-}
-
-/** The demo's scripted model URI per role. */
-export function demoModels(): Record<string, string> {
-  const dir = path.join(packageRoot(), "examples/fix-failing-test/scripted");
-  return Object.fromEntries(
-    (["implementer", "reviewer", "summarizer"] as const).map((r) => [
-      r,
-      `scripted:${path.join(dir, `${r}.jsonl`)}`,
-    ]),
-  );
 }

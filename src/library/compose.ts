@@ -1,6 +1,7 @@
 // The adapters behind the runtime's ports, chosen from createWarrant's options: the store, each
 // drive's context (passages with their models and tools, the sandbox, the approver, the signer), and
 // the emitter that stamps events and hands them to the drive's handle and every subscriber.
+import { createDefinitionFiles } from "../adapters/fs/definition-files.js";
 import { loadPack } from "../adapters/fs/pack-loader.js";
 import { detectSandbox } from "../adapters/sandbox/detect-sandbox.js";
 import { sandboxPort } from "../adapters/sandbox/sandbox-bridge.js";
@@ -13,15 +14,26 @@ import { ROLES, type Role } from "../core/loop/types.js";
 import type { Clock } from "../core/ports.js";
 import { WarrantError } from "../core/result.js";
 import type { Sandbox } from "../core/sandbox/sandbox-port.js";
-import { createAgentPassages } from "../runtime/agent-passages.js";
+import { createAgentPassages, type PassageModels } from "../runtime/agent-passages.js";
+import { rootSite } from "../runtime/agent-site.js";
+import { type PreflightReport, preflightAgent } from "../runtime/definition-preflight.js";
 import type { Emit, ToolKind, WarrantEvent, WarrantEventBody } from "../runtime/events.js";
 import { createApprover } from "../runtime/hil.js";
 import { LoopLedger } from "../runtime/loop-ledger.js";
-import { createPassageTools, type McpConnect } from "../runtime/passage-tools.js";
+import {
+  createPassageTools,
+  type McpConnect,
+  type PassageTools,
+} from "../runtime/passage-tools.js";
 import type { JobQueue, RecordSigner, RuntimeContext, SandboxPort } from "../runtime/ports.js";
 import { signingStore } from "../runtime/signing-store.js";
 import type { LoadedPack } from "../runtime/task-pack.js";
 import { codeToolHost } from "./define-tool.js";
+import {
+  definitionModel,
+  effectiveModelUris,
+  runnableModelUri,
+} from "./definition-models.js";
 import { hostKeySigner, operatorBinding } from "./host.js";
 import { type Model, providerOf } from "./model.js";
 import type { ModelResolver, WarrantOptions, WarrantSubscriber } from "./options.js";
@@ -43,13 +55,30 @@ export interface Composition {
   readonly operator: string;
   /** A pack ready to drive: loaded from its file, or as given. */
   pack(pack: string | LoadedPack): Promise<LoadedPack>;
-  /** What a new loop's binding records for each role's model. */
+  /**
+   * What a new loop's binding records for each role's model: `models`, the model each role runs on
+   * (its definition's first, as a URI, unless overridden), and `overrides`, the roles whose model
+   * the run names instead (`--model`, the library's `models`).
+   */
   recordedModels(
     pack: LoadedPack,
     given: Readonly<Partial<Record<Role, string>>> | undefined,
-  ): Record<string, string>;
-  /** The context of one drive, its models picked with what the binding recorded. */
-  context(recorded: Readonly<Record<string, string>>, emit: Emit): Promise<DriveContext>;
+  ): { models: Record<string, string>; overrides: Record<string, string> };
+  /**
+   * The context of one drive, its overridden models picked with what the binding recorded, its
+   * namespace-scoped memory the one the binding recorded (else the options', else the pack's).
+   */
+  context(
+    overrides: Readonly<Record<string, string>>,
+    emit: Emit,
+    namespace?: string,
+  ): Promise<DriveContext>;
+  /** Every check of the pack's agent definitions before a loop opens or a drive starts. */
+  preflight(
+    pack: LoadedPack,
+    overrides: Readonly<Record<string, string>>,
+    namespace?: string,
+  ): Promise<Partial<Record<Role, PreflightReport>>>;
   /** Stamps each event and hands it to `log` (when given) and to every subscriber. */
   emitter(log?: EventLog): Emit;
   readonly telemetry: Telemetry;
@@ -131,10 +160,38 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
           ? "profile"
           : "mcp";
 
-  const modelOf = (role: Role, priorCalls: number, query: string, recorded?: string) => {
+  const env = process.env;
+  const files = createDefinitionFiles();
+  const skillDirs = o.skills ?? [];
+  /** A role's model when the run names one (the library's `models`, `--model`), else none. */
+  const overrideOf = (role: Role, priorCalls: number, query: string, recorded?: string) => {
     const model = resolve(role, { query, priorCalls, recorded });
-    if (model === undefined) throw new WarrantError("model/missing", `no model for the ${role}`);
-    return providerOf(model, role);
+    if (model === undefined) return undefined;
+    const provider = providerOf(model, role);
+    return { provider, uri: recorded ?? provider.id };
+  };
+  const passageModels = (overrides: Readonly<Record<string, string>>): PassageModels => ({
+    override: (role, priorCalls, query) => overrideOf(role, priorCalls, query, overrides[role]),
+    definition: (site, index, priorCalls, pack) =>
+      definitionModel(site, index, priorCalls, pack, env),
+  });
+  const passageTools = async (): Promise<PassageTools> => {
+    const found = await sandbox();
+    const contained = found !== undefined && isSandbox(found) ? found : undefined;
+    return createPassageTools({
+      workspace: (root) => createWorkspaceTools({ root }),
+      profiles:
+        contained === undefined || o.profileTools === false
+          ? undefined
+          : (commands, baselineDir) =>
+              createProfileTools({ commands, baselineDir, sandbox: contained }),
+      code,
+      connect: o.mcp?.connect ?? defaultConnect,
+      ...(o.mcp?.connectTimeoutMs === undefined
+        ? {}
+        : { connectTimeoutMs: o.mcp.connectTimeoutMs }),
+      ...(o.mcp?.callTimeoutMs === undefined ? {} : { callTimeoutMs: o.mcp.callTimeoutMs }),
+    });
   };
 
   const askOf = (a: WarrantOptions["approver"]) =>
@@ -158,31 +215,63 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
     },
     recordedModels(pack, givenRefs) {
       const roles = ROLES.filter((r) => pack.agents[r] !== undefined);
-      if (givenRefs !== undefined) {
-        const out: Record<string, string> = {};
-        for (const [role, ref] of Object.entries(givenRefs)) if (ref !== undefined) out[role] = ref;
-        return out;
+      // A role is overridden when the run names its model, or when the resolver answers for it.
+      const overrides: Record<string, string> = {};
+      for (const r of roles) {
+        const given = givenRefs?.[r] ?? overrideOf(r, 0, "")?.uri;
+        if (given !== undefined) overrides[r] = given;
       }
-      return Object.fromEntries(roles.map((r) => [r, modelOf(r, 0, "").id]));
+      const uris = effectiveModelUris(pack, overrides, env);
+      const models: Record<string, string> = {};
+      for (const r of roles) {
+        const first = pack.agents[r]?.definition as {
+          models?: { provider: string; model: string }[];
+        };
+        const own = first?.models?.[0];
+        models[r] = uris[r] ?? (own === undefined ? "none" : `${own.provider}:${own.model}`);
+      }
+      return { models, overrides };
     },
-    async context(recorded, emit) {
+    async preflight(pack, overrides, recordedNamespace) {
+      const tools = await passageTools();
+      try {
+        const reports: Partial<Record<Role, PreflightReport>> = {};
+        for (const role of ROLES) {
+          const agent = pack.agents[role];
+          if (agent === undefined) continue;
+          const request = {
+            query: "query:preflight",
+            role,
+            agentId: agent.id,
+            passageRef: "passage:preflight",
+            evidence: "",
+            pack,
+            priorCalls: 0,
+          };
+          const override = overrides[role];
+          const namespace = recordedNamespace ?? o.namespace ?? pack.pack.memoryNamespace;
+          reports[role] = await preflightAgent(rootSite(agent), {
+            files,
+            skillDirs,
+            modelUri: (model, site) =>
+              runnableModelUri(model, site, {
+                env,
+                compatibleBaseUrl: pack.pack.openaiCompatibleBaseUrl,
+              }),
+            ...(override === undefined ? {} : { override }),
+            offered: (site) => tools.toolsFor(request, site),
+            ...(namespace === undefined ? {} : { namespace }),
+          });
+        }
+        return reports;
+      } finally {
+        await tools.close();
+      }
+    },
+    async context(overrides, emit, recordedNamespace) {
       const tracing = await telemetry.start();
       const found = await sandbox();
-      const contained = found !== undefined && isSandbox(found) ? found : undefined;
-      const tools = createPassageTools({
-        workspace: (root) => createWorkspaceTools({ root }),
-        profiles:
-          contained === undefined || o.profileTools === false
-            ? undefined
-            : (commands, baselineDir) =>
-                createProfileTools({ commands, baselineDir, sandbox: contained }),
-        code,
-        connect: o.mcp?.connect ?? defaultConnect,
-        ...(o.mcp?.connectTimeoutMs === undefined
-          ? {}
-          : { connectTimeoutMs: o.mcp.connectTimeoutMs }),
-        ...(o.mcp?.callTimeoutMs === undefined ? {} : { callTimeoutMs: o.mcp.callTimeoutMs }),
-      });
+      const tools = await passageTools();
       // One port per drive: the baselines its runs pin are given back when the drive ends.
       const port = found === undefined || isSandbox(found) ? sandboxPort(found) : found;
       const sign = await signer();
@@ -194,8 +283,12 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
         store: ledger,
         loop,
         passages: createAgentPassages({
-          models: (role, priorCalls, query) => modelOf(role, priorCalls, query, recorded[role]),
+          models: passageModels(overrides),
           tools: tools.toolsFor,
+          files: { files, skillDirs },
+          ...((recordedNamespace ?? o.namespace) === undefined
+            ? {}
+            : { namespace: recordedNamespace ?? o.namespace }),
           emit,
           toolKind,
           captureContent: telemetry.captureContent,

@@ -10,10 +10,17 @@ import type { DriveResult } from "../runtime/driver.js";
 import type { WarrantEventBody } from "../runtime/events.js";
 import { LoopLedger } from "../runtime/loop-ledger.js";
 import type { WorkerRunner } from "../runtime/ports.js";
-import { bindingOf, driveUnderLease, packOf, startLoop } from "../runtime/session.js";
+import {
+  bindingOf,
+  driveUnderLease,
+  modelOverridesOf,
+  packOf,
+  startLoop,
+} from "../runtime/session.js";
 import type { LoadedPack } from "../runtime/task-pack.js";
 import { startWorker, type WorkerEvent } from "../runtime/worker.js";
 import { type Composition, compose } from "./compose.js";
+import { type DefinitionCheck, definitionCheckOf, refuseProblems } from "./definition-checks.js";
 import { leaseHolder, leaseTtlMs } from "./host.js";
 import { type LoopUsage, loopUsage } from "./loop-usage.js";
 import {
@@ -75,6 +82,12 @@ export interface Warrant {
   resume(query: QueryId, options?: ResumeOptions): RunHandle;
   /** Opens a loop without driving it; its query id. */
   open(pack: string | LoadedPack, options?: RunOptions): Promise<QueryId>;
+  /**
+   * Checks the pack's agent definitions as a run would before opening its loop (providers, skill and
+   * memory CIDs, declared tools, middleware, sub-agents): what each role runs on, the problems that
+   * refuse the run, and the warnings.
+   */
+  checkDefinitions(pack: string | LoadedPack, options?: RunOptions): Promise<DefinitionCheck>;
   /** Opens a loop and hands it to the workers of the queue. */
   dispatch(pack: string | LoadedPack, options?: RunOptions): Promise<QueryId>;
   /** Drives dispatched loops until stopped. */
@@ -118,16 +131,23 @@ export async function createWarrant(options: WarrantOptions = {}): Promise<Warra
   const holder = () => options.lease?.holder ?? leaseHolder();
   const acts: ActContext = { store, operator: c.operator, now: () => c.clock.now() };
 
+  const checked = async (
+    loaded: LoadedPack,
+    overrides: Readonly<Record<string, string>>,
+    namespace?: string,
+  ) => definitionCheckOf(await c.preflight(loaded, overrides, namespace));
+
   const openWith = async (
     pack: string | LoadedPack,
     o: RunOptions,
     emit: (e: WarrantEventBody) => void,
   ): Promise<{ query: QueryId; pack: LoadedPack }> => {
     const loaded = await c.pack(pack);
-    const recorded = c.recordedModels(loaded, o.models);
-    const ctx = await c.context(recorded, emit);
+    const { models, overrides } = c.recordedModels(loaded, o.models);
+    refuseProblems(await checked(loaded, overrides));
+    const ctx = await c.context(overrides, emit);
     try {
-      const query = await startLoop(ctx, loaded, recorded, o.query);
+      const query = await startLoop(ctx, loaded, models, o.query, overrides, options.namespace);
       return { query: toQueryId(query), pack: loaded };
     } finally {
       await ctx.close();
@@ -141,10 +161,11 @@ export async function createWarrant(options: WarrantOptions = {}): Promise<Warra
       const emit = c.emitter(log);
       return startHandle(log, async (opened) => {
         const loaded = await c.pack(pack);
-        const recorded = c.recordedModels(loaded, o.models);
-        const ctx = await c.context(recorded, emit);
+        const { models, overrides } = c.recordedModels(loaded, o.models);
+        refuseProblems(await checked(loaded, overrides));
+        const ctx = await c.context(overrides, emit);
         try {
-          const query = await startLoop(ctx, loaded, recorded, o.query);
+          const query = await startLoop(ctx, loaded, models, o.query, overrides, options.namespace);
           opened(toQueryId(query));
           const result = await driveUnderLease(ctx, query, loaded, { holder: holder(), ttlMs });
           return outcomeOf(query, result);
@@ -168,9 +189,13 @@ export async function createWarrant(options: WarrantOptions = {}): Promise<Warra
           return outcomeOf(query, { status: "stopped", document: probe });
         }
         const binding = await bindingOf(c, query);
-        const ctx = await c.context(binding.models, emit);
+        const overrides = modelOverridesOf(binding);
+        const namespace = binding["memory/namespace"];
+        const ctx = await c.context(overrides, emit, namespace);
         try {
           const pack = await packOf(ctx, binding);
+          // A skill or memory edited since the loop opened is refused before any further charge.
+          refuseProblems(await checked(pack, overrides, namespace));
           const result = await driveUnderLease(ctx, query, pack, {
             holder: holder(),
             ttlMs,
@@ -184,6 +209,10 @@ export async function createWarrant(options: WarrantOptions = {}): Promise<Warra
     },
     async open(pack, o = {}) {
       return (await openWith(pack, o, c.emitter())).query;
+    },
+    async checkDefinitions(pack, o = {}) {
+      const loaded = await c.pack(pack);
+      return checked(loaded, c.recordedModels(loaded, o.models).overrides);
     },
     async dispatch(pack, o = {}) {
       const queue = c.queue();
@@ -199,7 +228,7 @@ export async function createWarrant(options: WarrantOptions = {}): Promise<Warra
         holder: `worker:${holder()}`,
         ttlMs,
         handleSignals: o.handleSignals ?? false,
-        context: (models) => c.context(models, c.emitter()),
+        context: (models, namespace) => c.context(models, c.emitter(), namespace),
         onEvent: (e) => o.onJob?.(e),
       });
     },

@@ -20,11 +20,16 @@ export const CONTRACT_CODE_NAMESPACES = [
   "interface",
 ] as const;
 
-/** Namespaces of the host's own codes: its stores, models, tools, sandboxes and runtime. */
+/**
+ * Namespaces of the host's own codes: its stores, models, tools (agent skills and memory among
+ * them), sandboxes and runtime.
+ */
 export const HOST_CODE_NAMESPACES = [
   "store",
   "model",
   "tool",
+  "skill",
+  "memory",
   "sandbox",
   "runtime",
   "records",

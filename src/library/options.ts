@@ -62,10 +62,18 @@ export interface WarrantOptions {
    * `sqlite:.warrant/ledger.db`. A store given as an object is not closed by close().
    */
   readonly store?: LedgerStore | string;
-  /** Each role's model: a map by role, or a function of the role and the passage. */
+  /**
+   * Each role's model instead of its agent definition's: a map by role, or a function of the role
+   * and the passage (returning undefined for a role that runs on its definition's models). Recorded
+   * as the passage's `model/override`.
+   */
   readonly models?: Partial<Record<Role, Model>> | ModelResolver;
   /** Observation tools written in code (defineTool), offered to every passage. */
   readonly tools?: readonly CodeTool[];
+  /** More folders to find agent definitions' skills in (`<dir>/<name>/`), after `skills/` beside each definition. */
+  readonly skills?: readonly string[];
+  /** Whose memory namespace-scoped writable agent memory is (before the task pack's `memoryNamespace`). */
+  readonly namespace?: string;
   /**
    * Where runs are contained: a Sandbox (bwrap, unshare), a SandboxPort (a fake, in tests), `none`
    * (every run is refused `environment/not-contained`), or a function that finds one on first use.

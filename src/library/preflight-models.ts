@@ -1,7 +1,8 @@
-// The preflight's model check: every role the pack names has a model URI that parses; `openai:`
-// and `anthropic:` find their key in the environment (and a base URL there, when set, is
-// well-formed); a `scripted:` file exists, is a regular file and parses (a bad line named by its
-// number) and has an answer. Keys are looked at, never shown.
+// The preflight's model check: every role the pack names has a model URI that parses (its
+// `--model`, else its agent definition's; one a definition cannot give is the definitions
+// check's); `openai:` and `anthropic:` find their key in the environment (and a base URL there,
+// when set, is well-formed); a `scripted:` file exists, is a regular file and parses (a bad line
+// named by its number) and has an answer. Keys are looked at, never shown.
 import { readScriptFile } from "../adapters/fs/script-file.js";
 import { parseModelUri } from "../adapters/models/model-uri.js";
 import { ROLES } from "../core/loop/types.js";
@@ -42,8 +43,15 @@ function envChecks(env: Env, key: string, base: string, who: string, at: string)
   return problems;
 }
 
-function roleProblems(role: string, uri: string | undefined, env: Env): CheckProblem[] {
+function roleProblems(
+  role: string,
+  uri: string | undefined,
+  env: Env,
+  fromDefinition: boolean,
+): CheckProblem[] {
   const at = pointer("models", role);
+  // A definition's model that cannot be made is the definitions check's to say.
+  if (uri === undefined && fromDefinition) return [];
   if (uri === undefined) {
     const message = `no model for ${role}: pass --model ${role}=URI`;
     return [{ code: "model/missing", path: at, message, usage: true }];
@@ -96,7 +104,7 @@ export const MODEL_CHECK: PreflightCheck = {
     const problems: CheckProblem[] = [];
     const notes: string[] = [];
     for (const role of named) {
-      const found = roleProblems(role, models[role], env);
+      const found = roleProblems(role, models[role], env, subject.overrides !== undefined);
       problems.push(...found);
       // Only a URI that parsed is shown: one refused for carrying credentials never is.
       if (found.length === 0) notes.push(`${role}: ${models[role] ?? ""}`);

@@ -5,6 +5,7 @@
 import type { Problem } from "../core/result.js";
 import type { LoadedPack } from "../runtime/task-pack.js";
 import { MODEL_PROBE } from "./model-probe.js";
+import { DEFINITION_CHECK } from "./preflight-definitions.js";
 import { MODEL_CHECK } from "./preflight-models.js";
 import { MCP_SERVER_CHECK } from "./preflight-tools.js";
 
@@ -12,8 +13,16 @@ export type Env = Readonly<Record<string, string | undefined>>;
 
 export interface PreflightSubject {
   readonly pack: LoadedPack;
-  /** The model URI of each role (`--model ROLE=URI`). */
+  /** The model URI each role runs on (its `--model ROLE=URI`, else its definition's). */
   readonly models: Readonly<Record<string, string>>;
+  /**
+   * The roles whose model the run names instead of their definition's (`--model`). Absent: every
+   * entry of `models` is one, and a role with none has no model.
+   */
+  readonly overrides?: Readonly<Record<string, string>>;
+  /** More folders holding the definitions' skills, and the memory namespace the run names. */
+  readonly skills?: readonly string[];
+  readonly namespace?: string;
   /** Where keys, base URLs and PATH are read (the command line passes its environment). */
   readonly env: Env;
   /** Also reach each live model's endpoint (a request to it; see MODEL_PROBE). */
@@ -58,7 +67,11 @@ export interface PreflightReport {
 }
 
 /** The checks run before every loop opens, in order. */
-export const PREFLIGHT_CHECKS: readonly PreflightCheck[] = [MODEL_CHECK, MCP_SERVER_CHECK];
+export const PREFLIGHT_CHECKS: readonly PreflightCheck[] = [
+  MODEL_CHECK,
+  MCP_SERVER_CHECK,
+  DEFINITION_CHECK,
+];
 
 /**
  * Runs `checks` (default PREFLIGHT_CHECKS, and the probe when the subject asks for it), each to

@@ -1,46 +1,82 @@
-// Runs a passage for the driver: the role's model (chosen per role), the agent definition's system
-// prompt, the observation tools the composition gives it, under the task pack's passage limits; the
-// transcript comes back as a record.
+// Runs a passage for the driver as its agent definition says: the definition's first model (or the
+// run's override for the role, recorded as such) wrapped in its middleware; a system prompt of its
+// prompts, its verified skills and its memory; the observation tools the composition offers (only
+// the declared ones and the built-in ones when the definition declares tools), plus its own
+// `skill.read`, `memory.write` and `agent.<name>` sub-agent tools; under the task pack's passage
+// limits. The transcript comes back as a record, carrying what shaped the passage beyond its ID.
+import { type MiddlewareSpec, middlewareSpecs } from "../core/definition/middleware-config.js";
 import type { Role } from "../core/loop/types.js";
-import { ok, type Result, WarrantError } from "../core/result.js";
+import { fail, ok, type Result, WarrantError } from "../core/result.js";
 import type { ModelProvider } from "../core/turn/model-provider.js";
 import { targetOf } from "../core/turn/model-target.js";
 import type { TypedMessage } from "../core/turn/payloads.js";
-import { registryOf, type ToolHost, toolFailure } from "../core/turn/tool-host.js";
+import {
+  createCompositeToolHost,
+  registryOf,
+  type ToolHost,
+  toolFailure,
+} from "../core/turn/tool-host.js";
 import type { ToolRegistry } from "../core/turn/tool-registry.js";
-import type { ValidMessage } from "../core/turn/types.js";
+import type { MessageType, ValidMessage } from "../core/turn/types.js";
+import { type AgentSite, rootSite } from "./agent-site.js";
+import { bindDeclaredTools, declaredToolHost } from "./declared-tools.js";
+import type { DefinitionFiles, PreparedParts } from "./definition-parts.js";
 import type { Emit, ToolKind } from "./events.js";
+import {
+  MEMORY_WRITE,
+  memoryPrompt,
+  memorySeen,
+  memoryTools,
+  readWritable,
+  type WritableMemory,
+} from "./memory-tools.js";
+import { type Notes, withMiddleware } from "./model-middleware.js";
 import { type PassageDefinition, type PassageEvent, runPassage } from "./passage.js";
 import { transcriptRecord } from "./passage-transcript.js";
 import type { PassageOutcome, PassageRequest, PassageRunner } from "./ports.js";
+import { SKILL_READ, skillsPrompt, skillTools } from "./skill-tools.js";
+import { SUB_AGENT_MESSAGE_TYPES, SUB_AGENT_PREFIX, subAgentTools } from "./sub-agent-tools.js";
+import type { LoadedPack } from "./task-pack.js";
 
 /**
- * The model for one passage. `priorCalls` is how many model calls this role's earlier, ended
- * passages made: a scripted model starts after them, so a passage redone after a crash replays
- * exactly the answers the interrupted one was given.
+ * The models of passages. `priorCalls` is how many model calls this agent's earlier, ended passages
+ * made: a scripted model starts after them, so a passage redone after a crash replays exactly the
+ * answers the interrupted one was given.
  */
-export type ModelForPassage = (role: Role, priorCalls: number, query: string) => ModelProvider;
+export interface PassageModels {
+  /** The role's model when the run names one instead of the definition's, with what is recorded. */
+  override(
+    role: Role,
+    priorCalls: number,
+    query: string,
+  ): { readonly provider: ModelProvider; readonly uri: string } | undefined;
+  /** Model `index` of an agent's definition (throws a WarrantError when it cannot be made). */
+  definition(site: AgentSite, index: number, priorCalls: number, pack: LoadedPack): ModelProvider;
+}
 
 const DEFAULT_LIMITS = { maxTurns: 8, maxTokens: 32_000 };
 
-function systemPrompt(role: Role, definition: unknown): string {
-  const prompts =
-    (definition as { prompts?: readonly { role?: string; content?: string }[] }).prompts ?? [];
-  const own = prompts
+function systemPrompt(role: Role, site: AgentSite, parts: readonly string[]): string {
+  const own = (site.definition.prompts ?? [])
     .filter((p) => p.role === "system" && typeof p.content === "string")
     .map((p) => p.content as string);
-  return [
-    `You are the ${role} of a Warrant loop. Answer with exactly one typed message.`,
-    ...own,
-  ].join("\n\n");
+  const head =
+    site.pointer === ""
+      ? `You are the ${role} of a Warrant loop. Answer with exactly one typed message.`
+      : `You are ${site.definition.name}, a sub-agent the ${role} of a Warrant loop calls. Answer with exactly one typed message: a Result, or a Finding.`;
+  return [head, ...own, ...parts.filter((p) => p !== "")].join("\n\n");
 }
 
 /**
- * The observation tools a passage may call (workspace reads of the pack's baseline, the MCP tools
- * its agent definition declares), or why it cannot have them (`tool/…`: an MCP server that cannot
- * be reached): the passage then fails with that code before its first model call.
+ * The observation tools the composition offers an agent's passages (workspace reads of the pack's
+ * baseline, its profiles, code tools, the MCP tools its definition declares), or why it cannot
+ * have them (`tool/…`: an MCP server that cannot be reached): the passage then fails with that code
+ * before its first model call.
  */
-export type ToolsForPassage = (request: PassageRequest) => Promise<Result<ToolHost>>;
+export type ToolsForPassage = (
+  request: PassageRequest,
+  site: AgentSite,
+) => Promise<Result<ToolHost>>;
 
 const noTools: ToolHost = {
   specs: () => [],
@@ -48,9 +84,16 @@ const noTools: ToolHost = {
 };
 
 export interface AgentPassagesOptions {
-  readonly models: ModelForPassage;
+  readonly models: PassageModels;
   /** The passages' tools (default: none). */
   readonly tools?: ToolsForPassage;
+  /**
+   * Reads skills and read-only memory (absent: an agent that has either fails
+   * `definition/files-unavailable`), finding skills also under `skillDirs`.
+   */
+  readonly files?: { readonly files: DefinitionFiles; readonly skillDirs: readonly string[] };
+  /** The namespace of namespace-scoped writable memory (before the pack's `memoryNamespace`). */
+  readonly namespace?: string;
   /** Where the passage's model calls, repairs and tool calls are told. */
   readonly emit?: Emit;
   /** Which kind of tool a name is, for the events (default: `workspace`). */
@@ -67,16 +110,71 @@ function hostCheck(check: NonNullable<PassageRequest["checkMessage"]>) {
   return (m: ValidMessage) => check({ type: m.type, payload: m.payload } as TypedMessage);
 }
 
+/** Tools of the definition itself, kept when a definition declares tools. */
+function definitionTool(name: string): boolean {
+  return name === SKILL_READ || name === MEMORY_WRITE || name.startsWith(SUB_AGENT_PREFIX);
+}
+
+const builtIn = (name: string) => name.startsWith("workspace.") || definitionTool(name);
+
+interface Passage {
+  readonly request: PassageRequest;
+  readonly site: AgentSite;
+  readonly passageRef: string;
+  readonly evidence: string;
+  readonly priorCalls: number;
+}
+
+type Failed = Extract<PassageOutcome, { ok: false }>;
+
+function failed(code: string, message: string): Failed {
+  return { ok: false, code, message, modelCalls: 0 };
+}
+
+function firstProblem(r: { readonly errors: readonly { code: string; message: string }[] }) {
+  const p = r.errors[0];
+  return failed(p?.code ?? "definition/invalid", r.errors.map((e) => e.message).join("; "));
+}
+
 export function createAgentPassages(options: AgentPassagesOptions): PassageRunner {
-  const modelFor = options.models;
+  const models = options.models;
   const toolsFor = options.tools ?? (async () => ok(noTools));
   const emit = options.emit ?? (() => undefined);
-  const toolKind = options.toolKind ?? (() => "workspace");
-
-  // Input schemas compile once per tool host, not once per passage.
-  const registries = new WeakMap<ToolHost, ToolRegistry>();
-  const registryFor = (host: ToolHost): ToolRegistry => {
-    const known = registries.get(host);
+  const toolKind = (name: string): ToolKind =>
+    definitionTool(name) ? "definition" : (options.toolKind?.(name) ?? "workspace");
+  // Verified parts per agent (a CID is recomputed once per runner, not once per passage).
+  const parts = new Map<string, Promise<Result<PreparedParts>>>();
+  const partsOf = (site: AgentSite): Promise<Result<PreparedParts>> => {
+    const d = site.definition;
+    const needed = (d.skills?.length ?? 0) > 0 || (d.memory ?? []).some((m) => !m.writable);
+    if (!needed) return Promise.resolve(ok({ skills: [], memory: [] }));
+    const files = options.files;
+    if (files === undefined) {
+      const message = "this host reads no skills or memory files";
+      return Promise.resolve(fail([{ code: "definition/files-unavailable", path: "", message }]));
+    }
+    let known = parts.get(site.id);
+    if (known === undefined) {
+      known = files.files.prepare(site, files.skillDirs);
+      parts.set(site.id, known);
+    }
+    return known;
+  };
+  // Input schemas compile once per (tool host, agent, with or without a ledger), not per passage.
+  const registries = new WeakMap<ToolHost, Map<string, ToolRegistry>>();
+  const registryFor = (
+    base: ToolHost,
+    site: AgentSite,
+    host: ToolHost,
+    ledger: boolean,
+  ): ToolRegistry => {
+    let bySite = registries.get(base);
+    if (bySite === undefined) {
+      bySite = new Map();
+      registries.set(base, bySite);
+    }
+    const key = `${site.id}${ledger ? "" : " (no ledger)"}`;
+    const known = bySite.get(key);
     if (known !== undefined) return known;
     const made = registryOf(host);
     if (!made.ok) {
@@ -85,98 +183,226 @@ export function createAgentPassages(options: AgentPassagesOptions): PassageRunne
     }
     // Participants' passages get observation tools only (docs/spec/turns.md).
     const observation = made.value.withEffect("observation");
-    registries.set(host, observation);
+    bySite.set(key, observation);
     return observation;
   };
+
+  const writableOf = (p: Passage): Result<WritableMemory[]> => {
+    const namespace = options.namespace ?? p.request.pack.pack.memoryNamespace;
+    const slots: WritableMemory[] = [];
+    for (const [i, m] of (p.site.definition.memory ?? []).entries()) {
+      if (!m.writable) continue;
+      const scope = m.scope?.kind ?? "shared";
+      if (scope === "namespace" && namespace === undefined) {
+        return fail([
+          {
+            code: "definition/memory-namespace-missing",
+            path: `${p.site.pointer}/memory/${i}/scope`,
+            message: `memory ${m.path} is kept per namespace: name one with --namespace or the task pack's "memoryNamespace"`,
+          },
+        ]);
+      }
+      const ns =
+        scope === "shared" ? "" : scope === "thread" ? p.request.query : (namespace as string);
+      slots.push({ path: m.path, key: { agent: p.site.id, path: m.path, scope, namespace: ns } });
+    }
+    return ok(slots);
+  };
+
+  const runAgent = async (p: Passage): Promise<PassageOutcome> => {
+    const { request, site } = p;
+    const limits = request.pack.pack.passage;
+    const d = site.definition;
+    const tools = await toolsFor(request, site);
+    if (!tools.ok) return firstProblem(tools);
+    const prepared = await partsOf(site);
+    if (!prepared.ok) return firstProblem(prepared);
+    const specs = middlewareSpecs(d.middleware, d.models.length, site.pointer);
+    if (!specs.ok) return firstProblem(specs);
+    let base = tools.value;
+    if (d.tools !== undefined && d.tools.length > 0) {
+      const bound = bindDeclaredTools(d.tools, base.specs(), site.pointer);
+      if (!bound.ok) return firstProblem(bound);
+      base = declaredToolHost(base, bound.value, builtIn);
+    }
+    const slots = writableOf(p);
+    if (!slots.ok) return firstProblem(slots);
+    const { ledger } = request;
+    const needsLedger = slots.value.length > 0 || (d.subAgents?.length ?? 0) > 0;
+    if (needsLedger && ledger === undefined) {
+      return failed("runtime/no-ledger", "memory writes and sub-agents need the drive's ledger");
+    }
+    const reads =
+      ledger === undefined
+        ? new Map()
+        : await readWritable(ledger.store, slots.value, p.passageRef);
+    const files = options.files?.files;
+    const hosts: ToolHost[] = [base];
+    if (files !== undefined) hosts.push(skillTools(prepared.value.skills, files));
+    if (ledger !== undefined) {
+      hosts.push(
+        memoryTools(slots.value, reads, {
+          store: ledger.store,
+          query: request.query,
+          passageRef: p.passageRef,
+          now: ledger.now,
+        }),
+        subAgentTools({
+          query: request.query,
+          role: request.role,
+          parent: site,
+          parentRef: p.passageRef,
+          ledger,
+          emit,
+          run: (nested) => runAgent({ request, ...nested }),
+        }),
+      );
+    }
+    const composite = createCompositeToolHost(hosts);
+    if (!composite.ok) return firstProblem(composite);
+    const host = composite.value;
+
+    const notes: Notes = [];
+    const override =
+      site.pointer === "" ? models.override(request.role, p.priorCalls, request.query) : undefined;
+    let provider: ModelProvider;
+    try {
+      const modelAt = (n: number) => models.definition(site, n, p.priorCalls, request.pack);
+      provider = withMiddleware(override?.provider ?? modelAt(0), specs.value, modelAt, notes);
+    } catch (e) {
+      if (!(e instanceof WarrantError)) throw e;
+      return failed(e.code, e.message);
+    }
+    const system = systemPrompt(request.role, site, [
+      skillsPrompt(prepared.value.skills),
+      memoryPrompt(prepared.value.memory, slots.value, reads),
+    ]);
+    const target = targetOf(provider);
+    const where = { query: request.query, role: request.role, passageRef: p.passageRef };
+    const callId = (turn: number, call: number) => `${p.passageRef}#${turn}.${call}`;
+    const onEvent = (e: PassageEvent): void => {
+      switch (e.kind) {
+        case "model-call-start": {
+          const start = {
+            kind: "model-call-start",
+            ...where,
+            index: e.index,
+            provider: provider.id,
+            target,
+          } as const;
+          emit(e.request === undefined ? start : { ...start, request: e.request });
+          break;
+        }
+        case "model-call-end":
+          emit({ ...e, ...where, provider: provider.id });
+          break;
+        case "repair":
+          emit({ ...e, ...where });
+          break;
+        case "tool-call-start":
+          emit({
+            kind: "tool-call-start",
+            ...where,
+            name: e.name,
+            callId: callId(e.turn, e.call),
+            tool: toolKind(e.name),
+            ...(e.args === undefined ? {} : { args: e.args }),
+          });
+          break;
+        case "tool-call-end": {
+          const { turn, call, ...rest } = e;
+          emit({ ...rest, ...where, callId: callId(turn, call), tool: toolKind(e.name) });
+          break;
+        }
+        default:
+          e satisfies never;
+      }
+    };
+    const nested = site.pointer !== "";
+    const messageTypes: readonly MessageType[] | undefined = nested
+      ? SUB_AGENT_MESSAGE_TYPES
+      : undefined;
+    const outcome = await runPassage({
+      role: request.role,
+      agentId: site.id,
+      ...(messageTypes === undefined ? {} : { messageTypes }),
+      definition: d as PassageDefinition,
+      system,
+      evidence: p.evidence,
+      registry: registryFor(tools.value, site, host, ledger !== undefined),
+      toolHost: host,
+      provider,
+      onEvent,
+      content: options.captureContent === true,
+      limits: {
+        maxTurns: limits?.maxTurns ?? DEFAULT_LIMITS.maxTurns,
+        maxTokens: limits?.maxTokens ?? DEFAULT_LIMITS.maxTokens,
+      },
+      ...(limits?.repairs === undefined ? {} : { repairs: limits.repairs }),
+      // The host's check (a Plan against the pack) is the pack agent's, not a sub-agent's.
+      ...(request.checkMessage === undefined || nested
+        ? {}
+        : { checkMessage: hostCheck(request.checkMessage) }),
+    });
+    const transcript = transcriptRecord(request.query, outcome.transcript, p.passageRef, {
+      ...(override === undefined ? {} : { "model/override": override.uri }),
+      ...(nested ? { "parent/ref": request.passageRef } : {}),
+      ...definitionNotes(site, prepared.value, slots.value, reads, specs.value, notes),
+    });
+    const usage = outcome.transcript.usage;
+    const { modelCalls } = usage;
+    const overridden = override === undefined ? {} : { modelOverride: override.uri };
+    if (!outcome.ok) {
+      const { code, message } = outcome;
+      return { ok: false, code, message, transcript, modelCalls, usage, ...overridden };
+    }
+    const message = {
+      type: outcome.message.type,
+      payload: outcome.message.payload,
+    } as TypedMessage;
+    return { ok: true, message, transcript, modelCalls, usage, ...overridden };
+  };
+
   return {
     async run(request: PassageRequest): Promise<PassageOutcome> {
       const agent = request.pack.agents[request.role];
-      const limits = request.pack.pack.passage;
-      const tools = await toolsFor(request);
-      if (!tools.ok) {
-        const p = tools.errors[0];
-        return {
-          ok: false,
-          code: p?.code ?? "tool/unavailable",
-          message: p?.message ?? "the passage's tools are unavailable",
-          modelCalls: 0,
-        };
-      }
-      const host = tools.value;
-      const provider = modelFor(request.role, request.priorCalls, request.query);
-      const target = targetOf(provider);
-      const where = { query: request.query, role: request.role, passageRef: request.passageRef };
-      const callId = (turn: number, call: number) => `${request.passageRef}#${turn}.${call}`;
-      const onEvent = (e: PassageEvent): void => {
-        switch (e.kind) {
-          case "model-call-start": {
-            const start = {
-              kind: "model-call-start",
-              ...where,
-              index: e.index,
-              provider: provider.id,
-              target,
-            } as const;
-            emit(e.request === undefined ? start : { ...start, request: e.request });
-            break;
-          }
-          case "model-call-end":
-            emit({ ...e, ...where, provider: provider.id });
-            break;
-          case "repair":
-            emit({ ...e, ...where });
-            break;
-          case "tool-call-start":
-            emit({
-              kind: "tool-call-start",
-              ...where,
-              name: e.name,
-              callId: callId(e.turn, e.call),
-              tool: toolKind(e.name),
-              ...(e.args === undefined ? {} : { args: e.args }),
-            });
-            break;
-          case "tool-call-end": {
-            const { turn, call, ...rest } = e;
-            emit({ ...rest, ...where, callId: callId(turn, call), tool: toolKind(e.name) });
-            break;
-          }
-          default:
-            e satisfies never;
-        }
-      };
-      const outcome = await runPassage({
-        role: request.role,
-        agentId: request.agentId,
-        definition: (agent?.definition ?? {}) as PassageDefinition,
-        system: systemPrompt(request.role, agent?.definition ?? {}),
+      if (agent === undefined)
+        return failed("runtime/agent-missing", `the task pack names no ${request.role}`);
+      return runAgent({
+        request,
+        site: rootSite(agent),
+        passageRef: request.passageRef,
         evidence: request.evidence,
-        registry: registryFor(host),
-        toolHost: host,
-        provider,
-        onEvent,
-        content: options.captureContent === true,
-        limits: {
-          maxTurns: limits?.maxTurns ?? DEFAULT_LIMITS.maxTurns,
-          maxTokens: limits?.maxTokens ?? DEFAULT_LIMITS.maxTokens,
-        },
-        ...(limits?.repairs === undefined ? {} : { repairs: limits.repairs }),
-        ...(request.checkMessage === undefined
-          ? {}
-          : { checkMessage: hostCheck(request.checkMessage) }),
+        priorCalls: request.priorCalls,
       });
-      const transcript = transcriptRecord(request.query, outcome.transcript, request.passageRef);
-      const usage = outcome.transcript.usage;
-      const { modelCalls } = usage;
-      if (!outcome.ok) {
-        const { code, message } = outcome;
-        return { ok: false, code, message, transcript, modelCalls, usage };
-      }
-      const message = {
-        type: outcome.message.type,
-        payload: outcome.message.payload,
-      } as TypedMessage;
-      return { ok: true, message, transcript, modelCalls, usage };
     },
+  };
+}
+
+/** What shaped a passage beyond its agent's content ID, for its transcript. */
+function definitionNotes(
+  site: AgentSite,
+  parts: PreparedParts,
+  slots: readonly WritableMemory[],
+  reads: Parameters<typeof memorySeen>[1],
+  specs: readonly MiddlewareSpec[],
+  notes: Notes,
+): Record<string, unknown> {
+  const d = site.definition;
+  return {
+    ...(parts.skills.length === 0
+      ? {}
+      : { skills: parts.skills.map((s) => ({ name: s.name, cid: s.cid })) }),
+    ...(parts.memory.length === 0 && slots.length === 0
+      ? {}
+      : {
+          memory: {
+            "read-only": parts.memory.map((m) => ({ path: m.path, cid: m.cid })),
+            writable: memorySeen(slots, reads),
+          },
+        }),
+    ...(specs.length === 0 ? {} : { middleware: { specs, notes } }),
+    ...(d.permissions === undefined ? {} : { permissions: d.permissions }),
+    ...(d.guardrails === undefined ? {} : { guardrails: d.guardrails }),
   };
 }

@@ -252,6 +252,7 @@ async function passage(
     priorCalls: view.passages
       .filter((p) => p.role === role && p.agentId === agent.id)
       .reduce((n, p) => n + (p.end?.["model/calls"] ?? 0), 0),
+    ledger: { store: ctx.store, loop: ctx.loop, now: () => ctx.clock.now() },
     // A Plan the pack refuses is repaired inside the passage while its repairs last.
     ...(role === "implementer"
       ? { checkMessage: (m) => (m.type === "Plan" ? planProblems(m.payload, opts.pack) : []) }
@@ -268,6 +269,7 @@ async function passage(
     ...(subject === undefined ? {} : { subject }),
     ...(outcome.transcript === undefined ? {} : { "transcript/ref": outcome.transcript.ref }),
     "model/calls": outcome.modelCalls ?? 0,
+    ...(outcome.modelOverride === undefined ? {} : { "model/override": outcome.modelOverride }),
     "ended-at": ctx.clock.now().toISOString(),
   };
   let end: PassageEndBody;
@@ -315,6 +317,13 @@ async function passage(
   }
   // A passage fails with a `tool/…` code only when its tools cannot be had at all (a call that fails
   // is a tool result the model reads): every later passage of the agent would fail alike.
+  // So does an agent definition whose parts no longer check (a skill edited since the loop opened).
+  if (!outcome.ok && outcome.code.startsWith("definition/")) {
+    throw new Blocked(
+      "definition",
+      `the ${role}'s agent definition: ${outcome.code}: ${outcome.message}`,
+    );
+  }
   if (!outcome.ok && outcome.code.startsWith("tool/")) {
     throw new Blocked(
       "tool",

@@ -11,7 +11,8 @@ import type { TranscriptUsage } from "./passage-transcript.js";
  * What a blocked loop waits for: a renewal (`deadline`), an answer (`operator-question`), an
  * admission, or nothing the runtime can give (`budget`: only a cancel; `model`: the model is
  * unreachable or its script is spent; `tool`: the tools the agent definition declares cannot be had,
- * an MCP server unreachable — fix it, then resume).
+ * an MCP server unreachable; `definition`: a part of the agent definition no longer checks, a skill
+ * edited since its CID — fix it, then resume).
  */
 export type BlockReason =
   | "budget"
@@ -19,10 +20,14 @@ export type BlockReason =
   | "operator-question"
   | "admission"
   | "model"
-  | "tool";
+  | "tool"
+  | "definition";
 
-/** Where a tool a passage called comes from. */
-export type ToolKind = "workspace" | "profile" | "mcp" | "code";
+/**
+ * Where a tool a passage called comes from (`definition`: the agent definition's own skill.read,
+ * memory.write and agent.<name> sub-agent tools).
+ */
+export type ToolKind = "workspace" | "profile" | "mcp" | "code" | "definition";
 
 /** What an approval decides: one mutation step, or the admission of a whole run. */
 export type ApprovalKind = "mutation" | "admission";

@@ -1,6 +1,7 @@
 // A pure reading of one loop's ledger (facts, records, operator acts): which passages ended, which
 // cycles were reviewed, admitted, started, concluded, and so what the driver does next. Resume is
 // this reading: the driver never keeps state the ledger does not hold.
+import { isSubAgentId } from "../core/definition/id.js";
 import type { LedgerRecord, OperatorAct } from "../core/loop/ledger-store.js";
 import type { Fact, Role, Step } from "../core/loop/types.js";
 import type { ProposalRecord } from "../core/records/proposal.js";
@@ -38,7 +39,10 @@ export interface CycleView {
 
 export interface LedgerView {
   readonly binding?: BindingBody;
+  /** The passages of the pack's agents, in charge order (sub-agents' nested ones apart). */
   readonly passages: readonly PassageView[];
+  /** Sub-agents' passages, each nested in one of `passages` (their charges count all the same). */
+  readonly nested: readonly PassageView[];
   readonly cycles: readonly CycleView[];
   readonly acts: readonly OperatorAct[];
   readonly cancelled: boolean;
@@ -66,13 +70,14 @@ export function readLedger(
   const binding = byKind("binding")[0]?.body as BindingBody | undefined;
 
   const passages: PassageView[] = [];
+  const nested: PassageView[] = [];
   const cycles: CycleView[] = [];
   let cancelled = false;
   for (const { step } of facts) {
     switch (step.kind) {
       case "passage-charged": {
         const end = ends.get(step["passage/ref"]);
-        passages.push({
+        (isSubAgentId(step["agent/id"]) ? nested : passages).push({
           role: step.role,
           agentId: step["agent/id"],
           ref: step["passage/ref"],
@@ -117,7 +122,14 @@ export function readLedger(
         step satisfies never;
     }
   }
-  return { ...(binding === undefined ? {} : { binding }), passages, cycles, acts, cancelled };
+  return {
+    ...(binding === undefined ? {} : { binding }),
+    passages,
+    nested,
+    cycles,
+    acts,
+    cancelled,
+  };
 }
 
 function updateCycle(cycles: CycleView[], ref: string, f: (c: CycleView) => CycleView): void {

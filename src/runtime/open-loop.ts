@@ -12,6 +12,10 @@ export interface OpenOptions {
   readonly pack: LoadedPack;
   /** Model URI per role, recorded for resume (never a key). */
   readonly models: Readonly<Record<string, string>>;
+  /** The roles whose model the run names instead of their definition's (recorded as such). */
+  readonly overrides?: Readonly<Record<string, string>>;
+  /** The namespace of namespace-scoped agent memory the run names (recorded for resume). */
+  readonly namespace?: string;
   readonly hostCaps?: LimitLayer;
 }
 
@@ -28,6 +32,8 @@ export async function openLoop(ctx: RuntimeContext, o: OpenOptions): Promise<Loo
     "task-pack/file": o.pack.file,
     "task-pack/digest": o.pack.digest,
     models: o.models,
+    ...(o.overrides === undefined ? {} : { "model/override": o.overrides }),
+    ...(o.namespace === undefined ? {} : { "memory/namespace": o.namespace }),
     "created-at": now.toISOString(),
   });
   const decision = await ctx.loop.execute(

@@ -1,8 +1,8 @@
 // The observation tools of passages (docs/spec/turns.md): workspace reads of the pack's baseline, the pack's
 // observation command profiles run contained (`profile.<name>`, only when a sandbox backend works
 // here), tools written in code, plus the MCP tools the agent definition declares, named
-// `<server>.<tool>`. MCP servers are connected on an agent's first passage, reused by its later
-// ones, and closed by close(). Every factory is a port: the adapters behind them are composed in
+// `<server>.<tool>` (a sub-agent's own servers for its passages). MCP servers are connected on an
+// agent's first passage, reused by its later ones, and closed by close(). Every factory is a port: the adapters behind them are composed in
 // src/library.
 import path from "node:path";
 import type { McpServer } from "../core/definition/types.js";
@@ -11,6 +11,7 @@ import type { CommandProfile } from "../core/taskpack/task-pack.js";
 import { createCompositeToolHost, type ToolHost } from "../core/turn/tool-host.js";
 import type { ToolEffect } from "../core/turn/tool-registry.js";
 import type { ToolsForPassage } from "./agent-passages.js";
+import type { AgentSite } from "./agent-site.js";
 import type { PassageRequest } from "./ports.js";
 
 /** An MCP server as an agent definition declares it. */
@@ -57,7 +58,8 @@ export interface PassageToolsOptions {
 }
 
 export interface PassageTools {
-  readonly toolsFor: ToolsForPassage;
+  /** The tools of a passage of the pack agent of its role, or of `site` (a sub-agent). */
+  readonly toolsFor: (request: PassageRequest, site?: AgentSite) => ReturnType<ToolsForPassage>;
   /** Ends every MCP connection and stdio server process opened so far; later passages reconnect. */
   close(): Promise<void>;
 }
@@ -117,9 +119,9 @@ export function createPassageTools(opts: PassageToolsOptions): PassageTools {
 
   const connectAgent = async (
     request: PassageRequest,
+    file: string | undefined,
     servers: readonly McpServerDeclaration[],
   ): Promise<Result<Connected>> => {
-    const agent = request.pack.agents[request.role];
     const connect = opts.connect;
     if (connect === undefined) {
       const names = servers.map((s) => s.name).join(", ");
@@ -128,7 +130,7 @@ export function createPassageTools(opts: PassageToolsOptions): PassageTools {
     }
     const mcp = await connect({
       servers,
-      ...(agent === undefined ? {} : { cwd: path.dirname(agent.path) }),
+      ...(file === undefined ? {} : { cwd: path.dirname(file) }),
       ...(opts.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: opts.connectTimeoutMs }),
       ...(opts.callTimeoutMs === undefined ? {} : { callTimeoutMs: opts.callTimeoutMs }),
       effect: "observation",
@@ -144,14 +146,14 @@ export function createPassageTools(opts: PassageToolsOptions): PassageTools {
   };
 
   return {
-    toolsFor: async (request) => {
+    toolsFor: async (request, site) => {
       const agent = request.pack.agents[request.role];
-      const servers = serversOf(agent?.definition);
+      const servers = serversOf(site?.definition ?? agent?.definition);
       if (servers.length === 0) return baseOf(request);
-      const key = `${packKey(request)}\n${request.agentId}`;
+      const key = `${packKey(request)}\n${site?.id ?? request.agentId}`;
       let pending = connections.get(key);
       if (pending === undefined) {
-        pending = connectAgent(request, servers);
+        pending = connectAgent(request, site?.file ?? agent?.path, servers);
         connections.set(key, pending);
       }
       const connected = await pending;

@@ -192,6 +192,8 @@ export function transcriptRecord(
   query: string,
   transcript: PassageTranscript,
   passageRef?: string,
+  /** More head fields: what shaped the passage beyond its agent's ID (skills, memory, middleware). */
+  extra: Readonly<Record<string, unknown>> = {},
 ): LedgerRecord {
   const chunks = (transcript as WithChunks)[ENTRY_CHUNKS];
   const body: Record<string, unknown> = {};
@@ -199,6 +201,7 @@ export function transcriptRecord(
     // Copied without reading `entries`, which a finished transcript would parse.
     if (key !== "entries") body[key] = transcript[key as keyof TranscriptHead];
   }
+  for (const [key, value] of Object.entries(extra)) if (key !== "entries") body[key] = value;
   body["query/id"] = query;
   if (passageRef !== undefined) body["passage/ref"] = passageRef;
   const parts = chunks === undefined ? undefined : aroundEntries(body);

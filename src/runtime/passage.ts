@@ -23,7 +23,7 @@ import {
 import { repairText } from "../core/turn/repair-text.js";
 import type { ToolHost, ToolResult } from "../core/turn/tool-host.js";
 import type { ToolRegistry } from "../core/turn/tool-registry.js";
-import { ROLE_MESSAGE_TYPES, type ValidMessage } from "../core/turn/types.js";
+import { type MessageType, ROLE_MESSAGE_TYPES, type ValidMessage } from "../core/turn/types.js";
 import { validateTurn } from "../core/turn/validate-turn.js";
 import { RequestDigests } from "./passage-digest.js";
 import {
@@ -101,6 +101,8 @@ export type PassageEvent =
 export interface PassageInput {
   readonly role: Role;
   readonly agentId: string;
+  /** The message types the passage may end with, when not its role's (a sub-agent's passage). */
+  readonly messageTypes?: readonly MessageType[];
   readonly definition?: PassageDefinition;
   readonly system: string;
   /** Fixed before the first model call: the first user entry of the conversation. */
@@ -145,6 +147,27 @@ export type PassageOutcome =
     };
 
 export const DEFAULT_REPAIRS = 2;
+
+/**
+ * What a tool host throws when its write to the loop's ledger failed (a lost lease, a store gone):
+ * the passage does not go on with part of it unrecorded; `reason` is rethrown to the drive.
+ */
+export class LedgerWriteFailed extends Error {
+  readonly reason: unknown;
+  constructor(reason: unknown) {
+    super("a tool's write to the ledger failed", { cause: reason });
+    this.reason = reason;
+  }
+}
+
+/** Runs a tool's ledger write, turning its failure into LedgerWriteFailed. */
+export async function ledgerWrite<T>(write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (e) {
+    throw new LedgerWriteFailed(e);
+  }
+}
 const DEFAULT_MAX_OUTPUT_TOKENS = 4096;
 
 /** A function, so the compiler does not narrow `aborted` across awaits. */
@@ -222,7 +245,7 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
   const { provider, registry, toolHost, signal, onEvent } = input;
   const content = input.content === true;
   const repairs = input.repairs ?? DEFAULT_REPAIRS;
-  const messageTypes = ROLE_MESSAGE_TYPES[input.role];
+  const messageTypes = input.messageTypes ?? ROLE_MESSAGE_TYPES[input.role];
   const tools: ProviderTool[] = registry.specs().map((s) => ({
     name: s.name,
     description: s.description,
@@ -334,6 +357,7 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
     const checked = validateTurn(response.candidate, {
       registry,
       role: input.role,
+      ...(input.messageTypes === undefined ? {} : { messageTypes: input.messageTypes }),
       ...(input.resolvePaperRef === undefined ? {} : { resolvePaperRef: input.resolvePaperRef }),
     });
     const message = checked.ok ? checked.value.message : undefined;
@@ -415,6 +439,9 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
           ...(input.toolTimeoutMs === undefined ? {} : { timeoutMs: input.toolTimeoutMs }),
         });
       } catch (e) {
+        // A tool that could not write the ledger (a memory write, a sub-agent's charge) ends the
+        // drive as a crash would: resume redoes the passage, and its writes replay.
+        if (e instanceof LedgerWriteFailed) throw e.reason;
         // A host never rejects by contract; should one, the model reads a failure, not the error.
         const code = e instanceof WarrantError ? e.code : "tool/failed";
         result = { ok: false, content: `the tool failed (${code})`, isError: true, code };

@@ -22,6 +22,16 @@ export interface LoopPort {
   document(query: string, now: Date): Promise<LoopDocument | undefined>;
 }
 
+/**
+ * What a passage may write beside its own end: memory versions (`memory.write`) and the charges and
+ * records of sub-agents' nested passages. The drive's own (fenced, signing) store and loop.
+ */
+export interface PassageLedger {
+  readonly store: LedgerStore;
+  readonly loop: LoopPort;
+  readonly now: () => Date;
+}
+
 /** One passage to run: the evidence is fixed before the first model call. */
 export interface PassageRequest {
   readonly query: string;
@@ -33,6 +43,8 @@ export interface PassageRequest {
   readonly pack: LoadedPack;
   /** Model calls made by this role's earlier, ended passages (see ModelForPassage). */
   readonly priorCalls: number;
+  /** Where memory writes and sub-agents' passages go; without it an agent that has either fails. */
+  readonly ledger?: PassageLedger;
   /**
    * The host's check of the message that would end the passage (a Plan against the pack): a
    * refused one is answered as a repair inside the passage while its repairs last.
@@ -48,6 +60,8 @@ export type PassageOutcome =
       readonly transcript?: LedgerRecord;
       readonly modelCalls?: number;
       readonly usage?: PassageUsage;
+      /** The model URI that ran instead of the definition's. */
+      readonly modelOverride?: string;
     }
   | {
       readonly ok: false;
@@ -56,6 +70,7 @@ export type PassageOutcome =
       readonly transcript?: LedgerRecord;
       readonly modelCalls?: number;
       readonly usage?: PassageUsage;
+      readonly modelOverride?: string;
     };
 
 export interface PassageRunner {

@@ -27,8 +27,15 @@ export interface BindingBody {
   /** Absolute path of the task-pack file and the digest of its content when the loop opened. */
   readonly "task-pack/file": string;
   readonly "task-pack/digest": string;
-  /** Model URI per role (never a key: keys come from the environment). */
+  /** Model URI per role: what each role runs on (never a key: keys come from the environment). */
   readonly models: Readonly<Record<string, string>>;
+  /**
+   * The roles whose model the run named instead of their agent definition's, by URI. Absent in
+   * bindings written before definitions chose models: there every entry of `models` was given.
+   */
+  readonly "model/override"?: Readonly<Record<string, string>>;
+  /** The namespace of namespace-scoped agent memory, when the run named one (`--namespace`). */
+  readonly "memory/namespace"?: string;
   readonly "created-at": string;
 }
 
@@ -40,6 +47,10 @@ export interface PassageEndBody {
   readonly "evidence/digest": string;
   /** The proposal a reviewer or critic judged, or the run a summarizer summarised. */
   readonly subject?: string;
+  /** For a sub-agent's passage: the passage whose `agent.<name>` call ran it. */
+  readonly "parent/ref"?: string;
+  /** The model URI that ran instead of the definition's (`--model`, the library's `models`). */
+  readonly "model/override"?: string;
   readonly message?: TypedMessage;
   readonly failure?: { readonly code: string; readonly message: string };
   readonly "transcript/ref"?: string;

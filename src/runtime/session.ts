@@ -121,9 +121,22 @@ export async function startLoop(
   pack: LoadedPack,
   models: Readonly<Record<string, string>>,
   query: string = newQueryId(pack, ctx.clock.now()),
+  overrides?: Readonly<Record<string, string>>,
+  namespace?: string,
 ): Promise<string> {
-  await openLoop(ctx, { query, pack, models });
+  await openLoop(ctx, {
+    query,
+    pack,
+    models,
+    ...(overrides === undefined ? {} : { overrides }),
+    ...(namespace === undefined ? {} : { namespace }),
+  });
   return query;
+}
+
+/** The models a loop's run named instead of its definitions' (every one, in an older binding). */
+export function modelOverridesOf(binding: BindingBody): Readonly<Record<string, string>> {
+  return binding["model/override"] ?? binding.models;
 }
 
 /** The binding record a loop was opened with: which task pack, which models. */

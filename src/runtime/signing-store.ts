@@ -18,6 +18,7 @@ import {
   hostSignerOf,
   type SigningKey,
 } from "../core/records/host-records.js";
+import type { MemoryVersion } from "../core/records/memory-write.js";
 
 export interface SigningLedgerStore extends LedgerStore {
   /** Signs the loop's current chain head (nothing when the loop has no fact). */
@@ -67,6 +68,15 @@ export function signingStore(
         ...a: unknown[]
       ) => Promise<void>;
       await put.call(inner, await signedRecords(records), ...rest);
+    },
+    async appendMemory(version: MemoryVersion, record: LedgerRecord, ...rest: unknown[]) {
+      const put = inner.appendMemory as (
+        v: MemoryVersion,
+        r: LedgerRecord,
+        ...a: unknown[]
+      ) => Promise<boolean>;
+      const [signedRecord] = await signedRecords([record]);
+      return put.call(inner, version, signedRecord as LedgerRecord, ...rest);
     },
     async sealHead(query: string, reason: HeadReason) {
       const last = (await inner.readFacts(query)).at(-1);

@@ -5,7 +5,7 @@
 import type { LedgerStore } from "../core/loop/ledger-store.js";
 import type { DriveResult } from "./driver.js";
 import type { JobQueue, RuntimeContext, WorkerRunner } from "./ports.js";
-import { bindingOf, driveUnderLease, packOf } from "./session.js";
+import { bindingOf, driveUnderLease, modelOverridesOf, packOf } from "./session.js";
 
 export type WorkerEvent =
   | { readonly kind: "start"; readonly query: string }
@@ -17,9 +17,13 @@ export interface WorkerOptions {
   /** The shared store the jobs' loops live in. */
   readonly store: LedgerStore;
   readonly concurrency: number;
-  /** The context of one job's drive, for the models its binding names; `close` ends its tools. */
+  /**
+   * The context of one job's drive, for the model overrides and memory namespace its binding
+   * names; `close` ends its tools.
+   */
   readonly context: (
     models: Readonly<Record<string, string>>,
+    namespace?: string,
   ) => Promise<RuntimeContext & { close(): Promise<void> }>;
   readonly holder: string;
   readonly ttlMs?: number;
@@ -33,7 +37,7 @@ export function startWorker(o: WorkerOptions): Promise<WorkerRunner> {
     handleSignals: o.handleSignals,
     handler: async ({ query, id }) => {
       const binding = await bindingOf(o, query);
-      const ctx = await o.context(binding.models);
+      const ctx = await o.context(modelOverridesOf(binding), binding["memory/namespace"]);
       try {
         const pack = await packOf(ctx, binding);
         // One holder per job: two jobs of one worker never share a lease.

@@ -151,6 +151,8 @@ describe("examples/agents", () => {
       .map((f) => path.join("examples/agents", f));
     expect(files.map((f) => path.basename(f)).sort()).toEqual([
       "adversarial-critic.json",
+      "config-fixer.json",
+      "config-reviewer.json",
       "implementer.json",
       "reviewer.json",
       "summarizer.json",

@@ -18,6 +18,7 @@ const COMMANDS = [
   "definition validate",
   "definition id",
   "definition normalize",
+  "definition show",
   "cid blob",
   "cid collection",
   "turn check",
@@ -350,9 +351,16 @@ describe("demo, run, resume, worker", () => {
     expect(demo.stderr).toContain("warrant demo:");
   });
 
-  it("run: no model for a role, or a malformed --model, is usage (2); an invalid task pack is refused (1)", async () => {
-    expect((await cli(["run", PACK, "--store", store])).code).toBe(2);
+  it("run: a malformed --model is usage (2); a definition whose model cannot be made, or an invalid task pack, is refused (1)", async () => {
     expect((await cli(["run", PACK, "--model", "boss=openai:x", "--store", store])).code).toBe(2);
+    const unknown = path.join(repoRoot, "test/fixtures/runtime/unknown-provider.task-pack.json");
+    const refused = await cli(["run", unknown, "--store", store]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("definition/provider-unknown");
+    expect(refused.stderr).toContain('"gemini"');
+    const asJson = await cli(["run", unknown, "--json", "--store", store]);
+    expect(asJson.code).toBe(1);
+    expect(asJson.stdout).toBe("");
     const invalid = await cli(["run", write("pack.json", { schema: "nope" }), "--store", store]);
     expect(invalid.code).toBe(1);
     expect(invalid.stderr).toMatch(/taskpack\//);

@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { runCli } from "../helpers/cli.js";
+import { repoRoot, runCli } from "../helpers/cli.js";
 import { postgresForTests, TestSchemas } from "../helpers/postgres.js";
 import { startWireServer } from "../models/wire-server.js";
 import { demoPack, scripted } from "./cli-run.js";
@@ -84,16 +84,16 @@ describe("run refuses before opening a loop", () => {
     expect(await loops(cwd, store)).toEqual([]);
   });
 
-  it("a role without a model is still a usage error (2), said by the preflight", async () => {
+  it("a role without --model runs on its definition's model; one that cannot be made is refused (1), said by the preflight", async () => {
     const cwd = tempDir();
     const store = `sqlite:${path.join(cwd, "ledger.db")}`;
-    const r = await runCli(
-      ["run", demoPack, "--model", scripted("implementer"), "--store", store],
-      { cwd },
-    );
-    expect(r.code).toBe(2);
-    expect(r.stderr).toContain("model/missing: no model for reviewer: pass --model reviewer=URI");
-    expect(r.stderr).toContain("no model for summarizer");
+    const unknown = path.join(repoRoot, "test/fixtures/runtime/unknown-provider.task-pack.json");
+    const r = await runCli(["run", unknown, "--model", scripted("implementer"), "--store", store], {
+      cwd,
+    });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('definition/provider-unknown: reviewer: model 0: provider "gemini"');
+    expect(r.stderr).not.toContain("model/missing");
     expect(await loops(cwd, store)).toEqual([]);
   });
 });
@@ -147,6 +147,7 @@ describe("run --check", () => {
       checks: [
         { name: "models", ok: true },
         { name: "mcp-servers", ok: true },
+        { name: "definitions", ok: true },
       ],
     });
     expect(existsSync(path.join(cwd, ".warrant"))).toBe(false);
@@ -167,11 +168,8 @@ describe("run --check", () => {
       problems: { code: string; check: string }[];
     };
     expect(body.ok).toBe(false);
-    expect(body.problems.map((p) => p.code)).toEqual([
-      "model/missing-key",
-      "model/missing",
-      "model/missing",
-    ]);
+    // The reviewer and the summarizer run on their definitions' scripted models.
+    expect(body.problems.map((p) => p.code)).toEqual(["model/missing-key"]);
     writeFileSync(path.join(cwd, "pack.json"), JSON.stringify({ schema: "nope" }));
     const invalid = await runCli(["run", "pack.json", "--check", "--json"], { cwd });
     expect(invalid.code).toBe(1);

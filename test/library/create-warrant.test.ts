@@ -217,9 +217,22 @@ describe("createWarrant refuses", () => {
     expect(await warrant.loops()).toEqual([]);
   });
 
-  it("a role the pack names without a model: model/missing, before any loop opens", async () => {
+  it("a role given no model runs on its definition's: an unknown provider refuses before any loop opens", async () => {
     const warrant = await warrantWith({ models: { implementer: answers(goodFix) } });
-    await expect(warrant.run(PACK).result).rejects.toMatchObject({ code: "model/missing" });
+    const pack = path.join(fixtures, "unknown-provider.task-pack.json");
+    const check = await warrant.checkDefinitions(pack);
+    expect(check.problems).toEqual([
+      expect.objectContaining({
+        code: "definition/provider-unknown",
+        path: "/agents/reviewer/models/0/provider",
+      }),
+    ]);
+    expect(check.problems[0]?.message).toContain('"gemini"');
+    // The implementer's own definition model is not checked: the run overrides it.
+    expect(check.agents.implementer?.override).toBe("function:implementer");
+    await expect(warrant.run(pack).result).rejects.toMatchObject({
+      code: "definition/provider-unknown",
+    });
     expect(await warrant.loops()).toEqual([]);
   });
 

@@ -3,7 +3,15 @@
 // local server). No report ever carries a key.
 
 import { execFileSync } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, truncateSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  rmSync,
+  truncateSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -78,6 +86,7 @@ describe("the preflight's model check", () => {
     expect(r.checks.map((c) => [c.name, c.ok])).toEqual([
       ["models", true],
       ["mcp-servers", true],
+      ["definitions", true],
     ]);
     expect(r.checks[0]?.notes).toContain(`reviewer: ${demoModels.reviewer}`);
   });
@@ -272,6 +281,7 @@ describe("the preflight's list of checks", () => {
     expect(r.checks.map((c) => [c.name, c.ok])).toEqual([
       ["models", true],
       ["mcp-servers", true],
+      ["definitions", true],
       ["skills", false],
       ["broken", false],
     ]);
@@ -457,5 +467,53 @@ describe("the probe of live endpoints (opt-in)", () => {
     } finally {
       await Promise.all([refusing.close(), redirecting.close(), silent.close()]);
     }
+  });
+});
+
+describe("the preflight's definitions check", () => {
+  it("checks each role's definition as it runs: an edited skill is refused there, not a usage error", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "warrant-preflight-defs-"));
+    try {
+      cpSync(path.join(repoRoot, "examples"), dir, { recursive: true });
+      const file = path.join(dir, "fix-config/task-pack.json");
+      const clean = await loadPack(file);
+      if (!clean.ok) throw new Error(JSON.stringify(clean.errors));
+      const r = await preflight({ pack: clean.value, models: {}, overrides: {}, env: {} });
+      expect(r.checks.map((c) => [c.name, c.ok])).toEqual([
+        ["models", true],
+        ["mcp-servers", true],
+        ["definitions", true],
+      ]);
+      expect(r.checks[2]?.notes.join("\n")).toContain("implementer: config-fixer agent:");
+      writeFileSync(path.join(dir, "agents/skills/config-style/SKILL.md"), "edited\n");
+      const edited = await loadPack(file);
+      if (!edited.ok) throw new Error(JSON.stringify(edited.errors));
+      const bad = await preflight({ pack: edited.value, models: {}, overrides: {}, env: {} });
+      expect(bad.problems.map((p) => [p.check, p.code, p.path, p.usage])).toEqual([
+        ["definitions", "definition/skill-cid-mismatch", "/agents/implementer/skills/0/cid", false],
+      ]);
+      expect(bad.usage).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("with the overrides apart, a role whose definition's model cannot be made is the definitions check's to say", async () => {
+    const loaded = await loadPack(
+      path.join(repoRoot, "test/fixtures/runtime/unknown-provider.task-pack.json"),
+    );
+    if (!loaded.ok) throw new Error(JSON.stringify(loaded.errors));
+    const r = await preflight({
+      pack: loaded.value,
+      models: {
+        implementer: demoModels.implementer as string,
+        summarizer: demoModels.summarizer as string,
+      },
+      overrides: { implementer: demoModels.implementer as string },
+      env: {},
+    });
+    expect(r.problems.map((p) => [p.check, p.code, p.path])).toEqual([
+      ["definitions", "definition/provider-unknown", "/agents/reviewer/models/0/provider"],
+    ]);
   });
 });

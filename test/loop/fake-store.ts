@@ -16,6 +16,7 @@ import type {
   WorkerInfo,
 } from "../../src/core/loop/ledger-store.js";
 import { chargeKeyOf } from "../../src/core/loop/types.js";
+import type { MemoryRead } from "../../src/core/records/memory-write.js";
 
 export class FakeStore implements LedgerStore {
   readonly uri = "memory:";
@@ -96,6 +97,12 @@ export class FakeStore implements LedgerStore {
   }
   async pruneWorkers(): Promise<readonly string[]> {
     return [];
+  }
+  async readMemory(): Promise<MemoryRead> {
+    return { seen: undefined, latest: undefined, written: [] };
+  }
+  async appendMemory(): Promise<boolean> {
+    return false;
   }
   async close(): Promise<void> {}
 }

@@ -91,7 +91,11 @@ async function firstAnswer(pack: LoadedPack, role: Role, mode: "tools" | "json_s
         ? reviewerEvidence(pack.pack, empty, cycle)
         : summarizerEvidence(pack.pack, empty, cycle);
   const before = server.calls.length;
-  const outcome = await createAgentPassages({ models: () => made.value }).run({
+  const models = {
+    override: () => ({ provider: made.value, uri: made.value.id }),
+    definition: () => made.value,
+  };
+  const outcome = await createAgentPassages({ models }).run({
     query: "query:schema-reader",
     role,
     agentId: pack.agents[role]?.id ?? "",

@@ -95,6 +95,8 @@ describe("scripted model", () => {
 
   it("refuses a line that is not JSON, or neither string nor object, naming the line", () => {
     expect(() => parseScript('"ok"\n{nope')).toThrow(/line 2/);
+    // Nothing of a line that is not JSON is quoted back (the file may be any file).
+    expect(() => parseScript("root:x:0:0:secret")).toThrow(/^script line 1 is not JSON$/);
     expect(() => parseScript("[1]")).toThrow(WarrantError);
     let code: string | undefined;
     try {

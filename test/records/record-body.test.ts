@@ -93,7 +93,7 @@ describe("readRecordBody", () => {
     });
     expect(problems).toEqual([]);
     // A drive writes a trace record only when it is traced (test/telemetry covers that one).
-    const untraced = DESCRIBED_KINDS.filter((k) => k !== "driveTrace");
+    const untraced = DESCRIBED_KINDS.filter((k) => k !== "driveTrace" && k !== "memoryWrite");
     expect(new Set(records.map((r) => r.kind))).toEqual(new Set(untraced));
   });
 

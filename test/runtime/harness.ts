@@ -143,13 +143,21 @@ export interface HarnessOptions {
   readonly lease?: WarrantOptions["lease"];
   /** OpenTelemetry (default off, whatever the environment of the test says). */
   readonly openTelemetry?: WarrantOptions["openTelemetry"];
+  /** Roles that run on their agent definitions' models (no scripted override). */
+  readonly definitionRoles?: readonly Role[];
+  /** Where the runtime finds skills and which memory namespace it uses. */
+  readonly skills?: WarrantOptions["skills"];
+  readonly namespace?: string;
 }
 
 export async function harness(
   scripts: Partial<Record<Role, readonly Payload[]>>,
   opts: HarnessOptions = {},
 ): Promise<Harness> {
-  const loaded = await loadPack(path.join(fixtures, opts.pack ?? "task-pack.json"));
+  const packFile = opts.pack ?? "task-pack.json";
+  const loaded = await loadPack(
+    path.isAbsolute(packFile) ? packFile : path.join(fixtures, packFile),
+  );
   if (!loaded.ok) throw new Error(JSON.stringify(loaded.errors));
   const pack = loaded.value;
   const store = opts.store ?? new MemoryLedgerStore();
@@ -165,9 +173,11 @@ export async function harness(
   const warrant = await createWarrant({
     store: through,
     clock,
-    models: (role, { priorCalls }) => {
+    models: (role, { priorCalls, query }) => {
+      if (opts.definitionRoles?.includes(role) === true) return undefined;
       const m = scriptedModel((scripts[role] ?? []).slice(priorCalls), { id: `scripted:${role}` });
-      models[role] = [...(models[role] ?? []), m];
+      // Asked with no loop yet: which roles it overrides, for the binding (no passage runs on it).
+      if (query !== "") models[role] = [...(models[role] ?? []), m];
       return m;
     },
     sandbox:
@@ -188,6 +198,8 @@ export async function harness(
     openTelemetry: opts.openTelemetry ?? false,
     ...(opts.mcp === undefined ? {} : { mcp: opts.mcp }),
     ...(opts.tools === undefined ? {} : { tools: opts.tools }),
+    ...(opts.skills === undefined ? {} : { skills: opts.skills }),
+    ...(opts.namespace === undefined ? {} : { namespace: opts.namespace }),
   });
   const reopened = (await store.readFacts("query:test-1")).length > 0;
   const query = reopened

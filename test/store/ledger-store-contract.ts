@@ -6,6 +6,7 @@ import type { LedgerStore, StoredFact } from "../../src/core/loop/ledger-store.j
 import { chargeKeyOf, type Fact } from "../../src/core/loop/types.js";
 import { cycle, fact, LIMITS, opened, passage, proposal, proposalRef, review } from "./facts.js";
 import { leaseContract } from "./lease-contract.js";
+import { memoryContract } from "./memory-contract.js";
 
 export interface ContractSubject {
   readonly store: LedgerStore;
@@ -359,6 +360,7 @@ export function ledgerStoreContract(name: string, factory: StoreFactory): void {
     });
 
     leaseContract(fresh);
+    memoryContract(fresh);
 
     it("lets exactly one of many concurrent appends at the same sequence win", async () => {
       const { store } = await fresh();

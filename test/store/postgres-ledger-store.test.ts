@@ -32,6 +32,7 @@ describe.skipIf(!server.enabled)("PostgreSQL store", () => {
       "warrant_facts",
       "warrant_lease_tokens",
       "warrant_leases",
+      "warrant_memory",
       "warrant_meta",
       "warrant_operator_acts",
       "warrant_records",

@@ -174,7 +174,8 @@ describe.skipIf(!pg.enabled)("PostgreSQL migrations", () => {
     const uri = schemas.uri();
     await (await openStore(uri)).close();
     expect(await version(uri)).toBe(String(LATEST_SCHEMA_VERSION));
-    expect(await tables(uri)).toHaveLength(7);
+    expect(await tables(uri)).toHaveLength(8);
+    expect(await tables(uri)).toContain("warrant_memory");
   });
 
   it("applies a version's steps in one transaction: a failing step leaves the store as it was", async () => {

@@ -13,6 +13,7 @@ import {
 import { chainHash, GENESIS_HASH } from "../../src/core/loop/chain.js";
 import { repoRoot } from "../helpers/cli.js";
 import { passage, proposal } from "./facts.js";
+import { memoryRecord, memoryVersion } from "./memory-contract.js";
 
 const FIXTURE_V1 = path.join(repoRoot, "test/fixtures/store/v1.sqlite");
 const FIXTURE_V2 = path.join(repoRoot, "test/fixtures/store/v2.sqlite");
@@ -167,6 +168,7 @@ describe("SQLite migrations", () => {
       "warrant_facts",
       "warrant_lease_tokens",
       "warrant_leases",
+      "warrant_memory",
       "warrant_meta",
       "warrant_operator_acts",
       "warrant_records",
@@ -180,6 +182,21 @@ describe("SQLite migrations", () => {
     const before = schemaSql(file);
     await openSqliteLedgerStore(file).close();
     expect(schemaSql(file)).toEqual(before);
+  });
+
+  it("migrates a version 4 store to 5: its loops stay, and writable memory works", async () => {
+    const file = path.join(dir, "v4.db");
+    const db = new Database(file);
+    migrateSqlite(db, `sqlite:${file}`, 4);
+    db.close();
+    expect(version(file)).toBe("4");
+    expect(tables(file)).not.toContain("warrant_memory");
+    const store = openSqliteLedgerStore(file);
+    expect(version(file)).toBe("5");
+    const v1 = memoryVersion(1, "remembered", "passage:p1");
+    expect(await store.appendMemory(v1, memoryRecord(v1))).toBe(true);
+    expect((await store.readMemory(v1.key, "passage:p2")).latest?.content).toBe("remembered");
+    await store.close();
   });
 
   it("applies step 3 in one transaction: a failing statement leaves a version 2 store as it was", () => {

@@ -76,7 +76,7 @@ export async function tracedPassage(
     redone: false,
   });
   const outcome = await createAgentPassages({
-    models: () => provider,
+    models: { override: () => undefined, definition: () => provider },
     tools: async () => ok(addHost()),
     emit,
     captureContent: options.captureContent,

@@ -98,6 +98,37 @@ async function hashFiles(files: readonly string[]): Promise<Uint8Array[]> {
   return hashes;
 }
 
+/** A collection's files with their BLAKE3 hashes (as the CID covers them) and its CID. */
+export interface HashedCollection {
+  readonly cid: string;
+  /** Each file's BLAKE3-256, hex, by its `/`-separated name. */
+  readonly hashes: ReadonlyMap<string, string>;
+  /** Where each file is on this machine, by name. */
+  readonly paths: ReadonlyMap<string, string>;
+}
+
+const hex = (b: Uint8Array) => Buffer.from(b).toString("hex");
+
+/**
+ * The collection of a directory, or of a single file as a collection of one named by the last
+ * segment of its path: its CID and each file's hash.
+ */
+export async function hashedCollectionOfPath(target: string): Promise<HashedCollection> {
+  const info = await stat(target);
+  const files = info.isFile()
+    ? [{ name: path.basename(target), path: target }]
+    : await collectionFiles(target);
+  const hashes = info.isFile()
+    ? [await hashFile(target)]
+    : await hashFiles(files.map((f) => f.path));
+  const entries = files.map((f, i) => ({ name: f.name, hash: hashes[i] as Uint8Array }));
+  return {
+    cid: collectionCidFromHashes(entries),
+    hashes: new Map(entries.map((e) => [e.name, hex(e.hash)])),
+    paths: new Map(files.map((f) => [f.name, f.path])),
+  };
+}
+
 /**
  * The collection CID of a directory, or of a single file as a collection of one named by the last
  * segment of its path.

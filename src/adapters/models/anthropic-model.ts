@@ -37,6 +37,19 @@ export interface AnthropicModelOptions {
   readonly maxRetries?: number;
   readonly timeoutMs?: number;
   readonly id?: string;
+  /**
+   * A definition's settings as the Messages API spells them (`temperature`, `top_k`, `thinking`,
+   * …; see provider-settings.ts), sent with every request; they never replace the fields this
+   * adapter owns (model, max_tokens, system, messages, tools, tool choice).
+   */
+  readonly settings?: Readonly<Record<string, unknown>>;
+  /** Extra request headers (`anthropic-beta`). */
+  readonly headers?: Readonly<Record<string, string>>;
+  /**
+   * Ask with `tool_choice: auto` instead of forcing a tool: the API refuses a forced choice while
+   * thinking. A turn written as prose is then sent back to repair like any invalid turn.
+   */
+  readonly toolChoiceAuto?: boolean;
 }
 
 /** The wire shapes this adapter reads and writes (kept loose: only the fields it uses). */
@@ -91,10 +104,12 @@ export function createAnthropicModel(options: AnthropicModelOptions): ModelProvi
     ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }),
     maxRetries: options.maxRetries ?? 2,
     ...(options.timeoutMs === undefined ? {} : { timeout: options.timeoutMs }),
+    ...(options.headers === undefined ? {} : { defaultHeaders: { ...options.headers } }),
     logLevel: "off",
   });
   const secrets = [options.apiKey];
   const toolCache = new WeakMap<readonly ProviderTool[], Map<string, unknown[]>>();
+  const toolChoice = options.toolChoiceAuto === true ? { type: "auto" } : { type: "any" };
 
   function convert(entry: ConversationEntry, state: ConvertedConversation): void {
     switch (entry.kind) {
@@ -176,12 +191,13 @@ export function createAnthropicModel(options: AnthropicModelOptions): ModelProvi
     target: modelTarget(id, options.baseURL),
     async complete(request, opts): Promise<ModelResponse> {
       const body = {
+        ...options.settings,
         model: options.model,
         max_tokens: request.maxOutputTokens,
         system: `${request.system}\n\n${toolModeInstructions(request.role, request.messageTypes)}`,
         messages: messagesFor(request),
         tools: toolsFor(request),
-        tool_choice: { type: "any" },
+        tool_choice: toolChoice,
       };
       const started = performance.now();
       let message: WireMessage;

@@ -2,6 +2,8 @@
 // `anthropic:MODEL`; OpenAI forms take `?mode=tools|json_schema` after the model. Keys come only
 // from the environment given (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`) and never appear in an id,
 // a refusal or an error.
+import { wireSettings } from "../../core/definition/provider-settings.js";
+import type { ModelSettings } from "../../core/definition/types.js";
 import { fail, ok, type Problem, type Result, WarrantError } from "../../core/result.js";
 import type { ModelProvider } from "../../core/turn/model-provider.js";
 import { modelTarget } from "../../core/turn/model-target.js";
@@ -99,6 +101,8 @@ export interface ModelFactoryOptions {
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly maxRetries?: number;
   readonly timeoutMs?: number;
+  /** An agent definition's model settings, sent as the provider spells them. */
+  readonly settings?: ModelSettings;
 }
 
 function present(value: string | undefined): value is string {
@@ -138,6 +142,9 @@ export function createModelFromUri(
     ...(options.maxRetries === undefined ? {} : { maxRetries: options.maxRetries }),
     ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
   };
+  const openaiWire = wireSettings("openai", options.settings);
+  const openaiSettings =
+    Object.keys(openaiWire.body).length === 0 ? {} : { settings: openaiWire.body };
   switch (u.kind) {
     case "scripted":
       try {
@@ -164,6 +171,7 @@ export function createModelFromUri(
             maxTokensField: "max_completion_tokens",
             mode: u.mode,
             id,
+            ...openaiSettings,
             ...sdk,
           }),
         ),
@@ -179,6 +187,7 @@ export function createModelFromUri(
             baseURL: u.baseURL,
             mode: u.mode,
             id,
+            ...openaiSettings,
             ...sdk,
           }),
         ),
@@ -193,6 +202,7 @@ export function createModelFromUri(
       }
       const id = `anthropic:${u.model}`;
       const baseURL = present(env.ANTHROPIC_BASE_URL) ? env.ANTHROPIC_BASE_URL : ANTHROPIC_API;
+      const wire = wireSettings("anthropic", options.settings);
       return ok(
         lazyProvider(id, baseURL, async () =>
           (await import("./anthropic-model.js")).createAnthropicModel({
@@ -200,6 +210,9 @@ export function createModelFromUri(
             apiKey,
             baseURL,
             id,
+            ...(Object.keys(wire.body).length === 0 ? {} : { settings: wire.body }),
+            ...(Object.keys(wire.headers).length === 0 ? {} : { headers: wire.headers }),
+            ...(wire.toolChoiceAuto ? { toolChoiceAuto: true } : {}),
             ...sdk,
           }),
         ),

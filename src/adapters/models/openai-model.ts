@@ -64,6 +64,12 @@ export interface OpenAIModelOptions {
   readonly timeoutMs?: number;
   /** Printable id; defaults to `openai:MODEL` or `openai-compatible:BASE_URL#MODEL`. */
   readonly id?: string;
+  /**
+   * A definition's settings as Chat Completions spells them (`temperature`, `top_p`, `seed`, …;
+   * see provider-settings.ts), sent with every request; they never replace the fields this
+   * adapter owns (model, messages, tools, tool choice, response format, output cap).
+   */
+  readonly settings?: Readonly<Record<string, unknown>>;
 }
 
 type ConvertedConversation = Converted<ChatCompletionMessageParam>;
@@ -220,6 +226,7 @@ export function createOpenAIModel(options: OpenAIModelOptions): ModelProvider {
 
   function body(request: ModelRequest): ChatCompletionCreateParamsNonStreaming {
     const base = {
+      ...options.settings,
       model: options.model,
       messages: messagesFor(request),
       [maxField]: request.maxOutputTokens,

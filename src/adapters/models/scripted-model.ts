@@ -128,11 +128,10 @@ export function parseScript(text: string): ScriptedAnswer[] {
     let value: unknown;
     try {
       value = JSON.parse(line);
-    } catch (e) {
-      throw new WarrantError(
-        "model/script",
-        `script line ${i + 1} is not JSON: ${(e as Error).message}`,
-      );
+    } catch {
+      // The parser's message quotes the line: a script path an agent definition names may be
+      // any readable file, and this message is recorded with the passage.
+      throw new WarrantError("model/script", `script line ${i + 1} is not JSON`);
     }
     if (
       typeof value !== "string" &&

@@ -18,6 +18,13 @@ import type {
   WorkerRegistration,
 } from "../../core/loop/ledger-store.js";
 import {
+  type MemoryKey,
+  type MemoryRead,
+  type MemoryVersion,
+  memoryKeyText,
+  memoryReadOf,
+} from "../../core/records/memory-write.js";
+import {
   assertBatchShape,
   assertRecordShape,
   chainFacts,
@@ -33,6 +40,7 @@ import {
   toStoredRecords,
 } from "./batch.js";
 import { assertToken, decideLease, type HeldLease, heldBy, leaseLost } from "./lease-rules.js";
+import { assertMemoryShape } from "./memory-rows.js";
 
 interface Worker {
   readonly registration: WorkerRegistration;
@@ -49,6 +57,8 @@ export class MemoryLedgerStore implements LedgerStore {
   /** Per loop, the greatest fencing token granted: kept after a release, so none is reused. */
   readonly #lastTokens = new Map<string, number>();
   readonly #workers = new Map<string, Worker>();
+  /** Writable agent memory: every version of each key, in order. */
+  readonly #memory = new Map<string, MemoryVersion[]>();
 
   async append(batch: AppendBatch): Promise<AppendOutcome> {
     assertBatchShape(batch);
@@ -220,6 +230,37 @@ export class MemoryLedgerStore implements LedgerStore {
       .sort(compareBytes);
     for (const id of gone) this.#workers.delete(id);
     return gone;
+  }
+
+  async readMemory(key: MemoryKey, passageRef: string): Promise<MemoryRead> {
+    return memoryReadOf(this.#memory.get(memoryKeyText(key)) ?? [], passageRef);
+  }
+
+  async appendMemory(
+    version: MemoryVersion,
+    record: LedgerRecord,
+    fence?: Fence,
+  ): Promise<boolean> {
+    assertMemoryShape(version, record);
+    if (fence !== undefined) this.#checkFence(fence.query, fence.token);
+    const [stored] = toStoredRecords([record]);
+    if (stored !== undefined) this.#checkRecord(stored);
+    const text = memoryKeyText(version.key);
+    const versions = this.#memory.get(text) ?? [];
+    if (version.version !== versions.length + 1) {
+      const at = versions[version.version - 1];
+      return (
+        at !== undefined &&
+        at.passageRef === version.passageRef &&
+        at.ordinal === version.ordinal &&
+        at.digest === version.digest &&
+        at.query === version.query
+      );
+    }
+    this.#memory.set(text, [...versions, structuredClone(version)]);
+    if (stored !== undefined && !this.#records.has(stored.ref))
+      this.#records.set(stored.ref, stored);
+    return true;
   }
 
   async close(): Promise<void> {}

@@ -22,6 +22,7 @@ import type {
   WorkerRegistration,
 } from "../../core/loop/ledger-store.js";
 import type { Fact } from "../../core/loop/types.js";
+import type { MemoryKey, MemoryRead, MemoryVersion } from "../../core/records/memory-write.js";
 import { WarrantError } from "../../core/result.js";
 import {
   type ActRow,
@@ -38,8 +39,10 @@ import {
   toStoredRecords,
 } from "./batch.js";
 import { assertToken, leaseLost } from "./lease-rules.js";
+import { assertMemoryShape } from "./memory-rows.js";
 import { constraintConflict, isTransientPgError, mapPgError } from "./postgres-errors.js";
 import { PostgresLeases } from "./postgres-leases.js";
+import { PostgresMemory } from "./postgres-memory.js";
 import { POSTGRES_META_DDL, POSTGRES_MIGRATIONS } from "./postgres-migrations.js";
 import {
   inTransaction,
@@ -138,6 +141,7 @@ export class PostgresLedgerStore implements LedgerStore {
   readonly #schema: string;
   readonly #t: PgTables;
   readonly #leases: PostgresLeases;
+  readonly #memory: PostgresMemory;
   readonly #retryOptions: RetryOptions;
   #closed = false;
   /**
@@ -153,6 +157,7 @@ export class PostgresLedgerStore implements LedgerStore {
     this.uri = uri;
     this.#t = pgTables(schema);
     this.#leases = new PostgresLeases(pool, schema, this.#t);
+    this.#memory = new PostgresMemory(this.#t.memory);
     this.#retryOptions = retry;
   }
 
@@ -334,6 +339,34 @@ export class PostgresLedgerStore implements LedgerStore {
         throw e;
       }
     });
+  }
+
+  async readMemory(key: MemoryKey, passageRef: string): Promise<MemoryRead> {
+    return this.#retry("readMemory", () => this.#memory.read(this.#pool, key, passageRef));
+  }
+
+  async appendMemory(
+    version: MemoryVersion,
+    record: LedgerRecord,
+    fence?: Fence,
+  ): Promise<boolean> {
+    assertMemoryShape(version, record);
+    if (fence !== undefined) assertToken(fence.token);
+    const stored = toStoredRecords([record]);
+    return this.#retry("appendMemory", () =>
+      inTransaction(this.#pool, async (client) => {
+        if (fence !== undefined) {
+          await client.query(loopLock(this.#schema, fence.query));
+          const lease = leaseOf(
+            await client.query(this.#leaseOf(client.escapeLiteral(fence.query))),
+          );
+          if (lease?.token !== fence.token) throw leaseLost(fence.query, fence.token, lease);
+        }
+        if (!(await this.#memory.insert(client, version))) return false;
+        await this.#insertRecords(client, stored);
+        return true;
+      }),
+    );
   }
 
   async readRecord(ref: string): Promise<LedgerRecord | undefined> {

@@ -11,6 +11,7 @@ export interface PgTables {
   readonly leases: string;
   readonly leaseTokens: string;
   readonly workers: string;
+  readonly memory: string;
 }
 
 export function pgTables(schema: string): PgTables {
@@ -22,6 +23,7 @@ export function pgTables(schema: string): PgTables {
     leases: `${q}.warrant_leases`,
     leaseTokens: `${q}.warrant_lease_tokens`,
     workers: `${q}.warrant_workers`,
+    memory: `${q}.warrant_memory`,
   };
 }
 

@@ -21,6 +21,7 @@ import type {
   WorkerRegistration,
 } from "../../core/loop/ledger-store.js";
 import type { Fact } from "../../core/loop/types.js";
+import type { MemoryKey, MemoryRead, MemoryVersion } from "../../core/records/memory-write.js";
 import { WarrantError } from "../../core/result.js";
 import {
   type ActRow,
@@ -38,6 +39,7 @@ import {
   toStoredRecords,
 } from "./batch.js";
 import { assertToken } from "./lease-rules.js";
+import { assertMemoryShape } from "./memory-rows.js";
 import {
   LATEST_SCHEMA_VERSION,
   parseVersion,
@@ -45,6 +47,7 @@ import {
   versionTooNew,
 } from "./schema-version.js";
 import { SqliteLeases } from "./sqlite-leases.js";
+import { SqliteMemory } from "./sqlite-memory.js";
 import { SQLITE_META_DDL, SQLITE_MIGRATIONS } from "./sqlite-migrations.js";
 import {
   DEFAULT_STORE_RETRY_MS,
@@ -136,6 +139,8 @@ export class SqliteLedgerStore implements LedgerStore {
     (records: readonly StoredRecord[], fence: Fence | undefined) => void
   >;
   readonly #leases: SqliteLeases;
+  readonly #memory: SqliteMemory;
+  readonly #insertRecords: (records: readonly StoredRecord[]) => void;
   readonly #retryOptions: RetryOptions;
   readonly #stmt;
 
@@ -144,6 +149,7 @@ export class SqliteLedgerStore implements LedgerStore {
     this.uri = uri;
     this.#retryOptions = retry;
     this.#leases = new SqliteLeases(db);
+    this.#memory = new SqliteMemory(db);
     this.#stmt = {
       last: db.prepare(
         "SELECT sequence, hash FROM warrant_facts WHERE query = ? ORDER BY sequence DESC LIMIT 1",
@@ -190,6 +196,7 @@ export class SqliteLedgerStore implements LedgerStore {
         if (old === undefined || !sameRecord(old, r)) throw recordConflict(r.ref);
       }
     };
+    this.#insertRecords = insertRecords;
     this.#appendTx = db.transaction((batch: AppendBatch): AppendOutcome => {
       if (batch.fencingToken !== undefined) {
         this.#leases.checkFence(batch.query, batch.fencingToken);
@@ -339,6 +346,29 @@ export class SqliteLedgerStore implements LedgerStore {
     if (fence !== undefined) assertToken(fence.token);
     const stored = toStoredRecords(records);
     await this.#run("putRecords", () => this.#putRecordsTx.immediate(stored, fence));
+  }
+
+  async readMemory(key: MemoryKey, passageRef: string): Promise<MemoryRead> {
+    return this.#run("readMemory", () => this.#memory.read(key, passageRef));
+  }
+
+  async appendMemory(
+    version: MemoryVersion,
+    record: LedgerRecord,
+    fence?: Fence,
+  ): Promise<boolean> {
+    assertMemoryShape(version, record);
+    if (fence !== undefined) assertToken(fence.token);
+    const stored = toStoredRecords([record]);
+    return this.#run("appendMemory", () =>
+      this.#memory.append(
+        version,
+        () => {
+          if (fence !== undefined) this.#leases.checkFence(fence.query, fence.token);
+        },
+        () => this.#insertRecords(stored),
+      ),
+    );
   }
 
   async readRecord(ref: string): Promise<LedgerRecord | undefined> {

@@ -87,4 +87,25 @@ CREATE UNIQUE INDEX warrant_operator_acts_counting ON warrant_operator_acts (que
   WHERE counts = 1;
 `,
   },
+  {
+    version: 5,
+    summary: "writable agent memory: append-only versions per (agent, path, scope, namespace)",
+    sql: `
+CREATE TABLE warrant_memory (
+  agent TEXT NOT NULL,
+  path TEXT NOT NULL,
+  scope TEXT NOT NULL CHECK (scope IN ('shared', 'namespace', 'thread')),
+  namespace TEXT NOT NULL,
+  version INTEGER NOT NULL CHECK (version >= 1),
+  content TEXT NOT NULL,
+  digest TEXT NOT NULL,
+  query TEXT NOT NULL,
+  passage_ref TEXT NOT NULL,
+  ordinal INTEGER NOT NULL CHECK (ordinal >= 1),
+  written_at TEXT NOT NULL,
+  PRIMARY KEY (agent, path, scope, namespace, version)
+);
+CREATE INDEX warrant_memory_by_passage ON warrant_memory (passage_ref);
+`,
+  },
 ];

@@ -1,9 +1,10 @@
-// The `definition` command group (docs/spec/cli.md): validate definition files, print a definition's content
-// ID, print its normalised (JCS) form.
+// The `definition` command group (docs/spec/cli.md): validate definition files, print a definition's
+// content ID, print its normalised (JCS) form, show it as Warrant would run it.
 import type { Command } from "commander";
 import { type ValidDefinition, validateDefinition } from "../../core/definition/validate.js";
 import { canonicalJson } from "../../core/records/canonical.js";
 import type { Problem, Result } from "../../core/result.js";
+import type { AgentReport } from "../../runtime/definition-preflight.js";
 import {
   EXIT_INVALID,
   EXIT_OK,
@@ -27,6 +28,11 @@ export interface FileVerdict {
 interface Opts {
   readonly json?: boolean;
   readonly maxBytes?: string;
+}
+
+interface ShowOpts extends Opts {
+  readonly skills?: string[];
+  readonly namespace?: string;
 }
 
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
@@ -87,10 +93,71 @@ function oneDefinition(file: string, opts: Opts): ValidDefinition | undefined {
   return undefined;
 }
 
+function agentLines(a: AgentReport, indent: string, write: (s: string) => void): void {
+  write(`${indent}${a.name}  ${a.id}`);
+  const i = `${indent}  `;
+  for (const m of a.models) {
+    const use =
+      a.override !== undefined && m.index === 0 ? "overridden" : m.used ? "used" : "unused";
+    const sent =
+      m.sent === undefined || Object.keys(m.sent).length === 0
+        ? ""
+        : ` sends ${JSON.stringify(m.sent)}`;
+    write(
+      `${i}model ${m.index}: ${m.provider} ${m.model} → ${m.uri ?? "(cannot be made)"} (${use})${sent}`,
+    );
+    for (const u of m.unhonoured ?? []) write(`${i}  not sent: ${u.setting} (${u.reason})`);
+  }
+  if (a.override !== undefined) write(`${i}override: ${a.override}`);
+  for (const s of a.skills)
+    write(`${i}skill ${s.name}: ${s.cid} ${s.verified ? "verified" : "NOT VERIFIED"}`);
+  for (const m of a.memory) {
+    if (!m.writable)
+      write(
+        `${i}memory ${m.path}: read-only ${m.cid ?? ""} ${m.verified === true ? "verified" : "NOT VERIFIED"}`,
+      );
+    else
+      write(
+        `${i}memory ${m.path}: writable, ${m.scope}${m.namespace === "" ? "" : ` ${m.namespace}`}`,
+      );
+  }
+  for (const t of a.tools) write(`${i}tool ${t.name} → ${t.boundTo ?? "(unbound)"}`);
+  for (const m of a.middleware) {
+    const { name, ...config } = m;
+    write(`${i}middleware ${name} ${JSON.stringify(config)}`);
+  }
+  if (a.permissions.length > 0) write(`${i}permissions: ${a.permissions.join(", ")}`);
+  if (a.guardrails.length > 0) write(`${i}guardrails: ${a.guardrails.join(", ")}`);
+  for (const sub of a.subAgents) {
+    write(`${i}sub-agent agent.${sub.name}:`);
+    agentLines(sub, `${i}  `, write);
+  }
+}
+
+async function showDefinition(file: string, opts: ShowOpts): Promise<void> {
+  const d = oneDefinition(file, opts);
+  if (d === undefined) return;
+  // Loaded here only: validate, id and normalize never load the runtime or an adapter.
+  const { describeDefinition } = await import("../../library/definition-show.js");
+  const shown = await describeDefinition(d, file, {
+    ...(opts.skills === undefined ? {} : { skills: opts.skills }),
+    ...(opts.namespace === undefined ? {} : { namespace: opts.namespace }),
+  });
+  if (opts.json === true) printJson(shown);
+  else {
+    agentLines(shown.agent, "", out);
+    for (const w of shown.warnings) out(`warning: ${formatProblem(undefined, w)}`);
+    for (const p of shown.problems) out(formatProblem(file, p));
+  }
+  process.exitCode = shown.problems.length === 0 ? EXIT_OK : EXIT_INVALID;
+}
+
 export function registerDefinitionCommands(program: Command): void {
   const group = program
     .command("definition")
-    .description("agent definitions: validate them, compute their content IDs, normalise them");
+    .description(
+      "agent definitions: validate them, compute their content IDs, normalise them, show how they run",
+    );
 
   withMaxBytes(group.command("validate"))
     .description("validate agent definition files (strict JSON, seed schema, semantic rules)")
@@ -109,6 +176,16 @@ export function registerDefinitionCommands(program: Command): void {
       else out(d.id);
       process.exitCode = EXIT_OK;
     });
+
+  withMaxBytes(group.command("show"))
+    .description(
+      "show a definition as Warrant runs it: models and settings per provider, skills and memory with their verified CIDs, tools, middleware, sub-agents",
+    )
+    .argument("<file>", "agent definition JSON file")
+    .option("--skills <dir...>", "more folders holding its skills (<dir>/<name>/)")
+    .option("--namespace <name>", "whose memory namespace-scoped memory is")
+    .option("--json", "print {file, id, agent, problems, warnings}")
+    .action((file: string, opts: ShowOpts) => showDefinition(file, opts));
 
   withMaxBytes(group.command("normalize"))
     .description("print the normalised definition as canonical JSON (RFC 8785)")

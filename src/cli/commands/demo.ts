@@ -2,7 +2,7 @@
 // sandbox; it approves each mutation itself unless `--interactive`.
 import type { Command } from "commander";
 import { err, out } from "../io.js";
-import { demoModels, demoPackFile, loadOrFail } from "../packs.js";
+import { demoPackFile, loadOrFail } from "../packs.js";
 import { STORE_OPTION, STORE_OPTION_HELP } from "../store-option.js";
 import { runPack } from "./run.js";
 
@@ -32,6 +32,7 @@ export function registerDemoCommand(program: Command): void {
       say("warrant demo: fix-failing-test with scripted agents, in the real sandbox.");
       if (!interactive)
         say("The demo approves each mutation itself (run with --interactive to decide).");
-      await runPack(pack, demoModels(), { yes: !interactive, interactive, json, store: o.store });
+      // The demo's agent definitions name their scripted models: no model is overridden.
+      await runPack(pack, {}, { yes: !interactive, interactive, json, store: o.store });
     });
 }

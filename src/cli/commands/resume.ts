@@ -2,7 +2,7 @@
 import type { Command } from "commander";
 import { toQueryId } from "../../core/ids.js";
 import { isWarrantError } from "../../library/errors.js";
-import { driveOptions, liveView, withWarrant } from "../compose.js";
+import { definitionOptions, driveOptions, liveView, withWarrant } from "../compose.js";
 import { reportDrive } from "../drive-report.js";
 import { EXIT_INVALID, EXIT_OK, err, out, printJson } from "../io.js";
 import { STORE_OPTION, STORE_OPTION_HELP } from "../store-option.js";
@@ -10,6 +10,7 @@ import { flushingOnSignals } from "../telemetry-signals.js";
 
 interface ResumeFlags {
   readonly yes?: boolean;
+  readonly skills?: string[];
   readonly store?: string;
   readonly json?: boolean;
 }
@@ -20,6 +21,7 @@ export function registerResumeCommand(program: Command): void {
     .description("drive an existing loop on from where its ledger stands")
     .argument("<query>", "the loop's query id")
     .option("--yes", "approve every mutation without asking (recorded as such)")
+    .option("--skills <dir...>", "more folders holding agent definitions' skills (as given to run)")
     .option(STORE_OPTION, STORE_OPTION_HELP)
     .option(
       "--json",
@@ -30,7 +32,8 @@ export function registerResumeCommand(program: Command): void {
       const view = liveView(json);
       const flags = { yes: o.yes === true, interactive: true, json };
       try {
-        await withWarrant(o.store, driveOptions(flags, view), async (warrant) => {
+        const options = { ...driveOptions(flags, view), ...definitionOptions(o) };
+        await withWarrant(o.store, options, async (warrant) => {
           const uri = warrant.store.uri;
           let drove = false;
           const handle = warrant.resume(toQueryId(query));

@@ -6,9 +6,10 @@ import type { Command } from "commander";
 import { loadPack } from "../../adapters/fs/pack-loader.js";
 import { parseModelUri } from "../../adapters/models/model-uri.js";
 import { ROLES } from "../../core/loop/types.js";
+import { effectiveModelUris } from "../../library/definition-models.js";
 import { type PreflightReport, preflight } from "../../library/preflight.js";
 import type { LoadedPack } from "../../runtime/task-pack.js";
-import { driveOptions, liveView, withWarrant } from "../compose.js";
+import { definitionOptions, driveOptions, liveView, withWarrant } from "../compose.js";
 import { reportDrive } from "../drive-report.js";
 import { EXIT_INVALID, EXIT_USAGE, err, formatProblem, out, printJson, UsageError } from "../io.js";
 import { loadOrFail, requirePackFile } from "../packs.js";
@@ -18,6 +19,8 @@ import { postgresQueue } from "./worker.js";
 
 interface RunFlags {
   readonly model?: string[];
+  readonly skills?: string[];
+  readonly namespace?: string;
   readonly yes?: boolean;
   readonly store?: string;
   readonly dispatch?: boolean;
@@ -45,15 +48,36 @@ export function parseModelFlags(flags: readonly string[]): Record<string, string
   return models;
 }
 
-/** Opens the loop and drives it to a stop or a block; prints the outcome and sets the exit code. */
+/**
+ * Opens the loop and drives it to a stop or a block; prints the outcome and sets the exit code.
+ * The agent definitions are checked first: their warnings are told on stderr, and a problem
+ * refuses the run (exit 1) before any loop opens.
+ */
 export async function runPack(
   pack: LoadedPack,
   models: Record<string, string>,
-  flags: { yes: boolean; interactive: boolean; json: boolean; store?: string | undefined },
+  flags: {
+    yes: boolean;
+    interactive: boolean;
+    json: boolean;
+    store?: string | undefined;
+    skills?: readonly string[];
+    namespace?: string;
+  },
 ): Promise<void> {
   const view = liveView(flags.json);
   try {
-    await withWarrant(flags.store, driveOptions(flags, view), async (warrant) => {
+    const options = { ...driveOptions(flags, view), ...definitionOptions(flags) };
+    await withWarrant(flags.store, options, async (warrant) => {
+      const check = await warrant.checkDefinitions(pack, { models });
+      for (const w of check.warnings) err(`warrant: warning: ${formatProblem(undefined, w)}`);
+      if (check.problems.length > 0) {
+        // As a failed preflight: each problem on stderr, nothing on stdout, no loop opened.
+        view.close();
+        for (const p of check.problems) err(`warrant: ${formatProblem(undefined, p)}`);
+        process.exitCode = EXIT_INVALID;
+        return;
+      }
       const outcome = await flushingOnSignals(warrant, () => warrant.run(pack, { models }).result);
       view.close();
       reportDrive(outcome, warrant.store.uri, flags.json);
@@ -68,11 +92,13 @@ async function dispatchPack(
   models: Record<string, string>,
   storeFlag: string | undefined,
   json: boolean,
+  definitions: ReturnType<typeof definitionOptions>,
 ): Promise<void> {
   const queue = await postgresQueue(storeFlag);
   const view = liveView(json);
   const flags = { yes: false, interactive: false, json };
-  await withWarrant(storeFlag, { ...driveOptions(flags, view), queue }, async (warrant) => {
+  const options = { ...driveOptions(flags, view), ...definitions, queue };
+  await withWarrant(storeFlag, options, async (warrant) => {
     const query = await warrant.dispatch(pack, { models }).finally(() => view.close());
     const uri = warrant.store.uri;
     if (json) {
@@ -82,6 +108,24 @@ async function dispatchPack(
     out(`dispatched to the workers of ${uri}`);
     out(`query: ${query}`);
   });
+}
+
+/**
+ * What the preflight checks: each role's model as it will run (its `--model`, else its definition's
+ * first) with the overrides apart, and where skills and namespaced memory come from.
+ */
+function definitionSubject(
+  pack: LoadedPack,
+  overrides: Record<string, string>,
+  o: { readonly skills?: readonly string[]; readonly namespace?: string },
+) {
+  return {
+    pack,
+    models: effectiveModelUris(pack, overrides, process.env),
+    overrides,
+    env: process.env,
+    ...definitionOptions(o),
+  };
 }
 
 /** Prints a failed preflight's problems on stderr and sets the exit code (2 usage, else 1). */
@@ -94,11 +138,14 @@ function refuse(report: PreflightReport): void {
 async function checkOnly(
   file: string,
   models: Record<string, string>,
-  flags: { probe: boolean; json: boolean },
+  flags: { probe: boolean; json: boolean; skills?: readonly string[]; namespace?: string },
 ): Promise<void> {
   const loaded = await loadPack(file);
   const report: PreflightReport = loaded.ok
-    ? await preflight({ pack: loaded.value, models, env: process.env, probe: flags.probe })
+    ? await preflight({
+        ...definitionSubject(loaded.value, models, flags),
+        probe: flags.probe,
+      })
     : {
         ok: false,
         usage: false,
@@ -126,14 +173,16 @@ export function registerRunCommand(program: Command): void {
     .argument("<taskpack>", "task-pack file")
     .option(
       "--model <role=uri...>",
-      "model per role: scripted:PATH, openai:MODEL, openai-compatible:URL#MODEL, anthropic:MODEL",
+      "a role's model instead of its agent definition's (recorded as an override): scripted:PATH, openai:MODEL, openai-compatible:URL#MODEL, anthropic:MODEL",
     )
+    .option("--skills <dir...>", "more folders holding agent definitions' skills (<dir>/<name>/)")
+    .option("--namespace <name>", "whose memory namespace-scoped agent memory is")
     .option("--yes", "approve every mutation without asking (recorded as such)")
     .option(STORE_OPTION, STORE_OPTION_HELP)
     .option("--dispatch", "open the loop and queue it for `warrant worker` (PostgreSQL) instead")
     .option(
       "--check",
-      "only the preflight (models, keys, scripts, MCP servers), opening nothing; --json: " +
+      "only the preflight (models, keys, scripts, MCP servers, agent definitions), opening nothing; --json: " +
         "{taskpack, ok, usage, checks: [{name, ok, notes}], problems: [{check, code, path, message, usage}]}",
     )
     .option("--probe", "the preflight also reaches each live model's endpoint (GET /models)")
@@ -145,19 +194,26 @@ export function registerRunCommand(program: Command): void {
       const models = parseModelFlags(o.model ?? []);
       if (o.check === true) {
         requirePackFile(file);
-        await checkOnly(file, models, { probe: o.probe === true, json: o.json === true });
+        await checkOnly(file, models, {
+          probe: o.probe === true,
+          json: o.json === true,
+          ...definitionOptions(o),
+        });
         return;
       }
       const pack = await loadOrFail(file);
       if (pack === undefined) return;
       // Before any loop opens: a model, a key, a script or a server missing is said now.
-      const report = await preflight({ pack, models, env: process.env, probe: o.probe === true });
+      const report = await preflight({
+        ...definitionSubject(pack, models, o),
+        probe: o.probe === true,
+      });
       if (!report.ok) {
         refuse(report);
         return;
       }
       if (o.dispatch === true) {
-        await dispatchPack(pack, models, o.store, o.json === true);
+        await dispatchPack(pack, models, o.store, o.json === true, definitionOptions(o));
         return;
       }
       await runPack(pack, models, {
@@ -165,6 +221,7 @@ export function registerRunCommand(program: Command): void {
         interactive: true,
         json: o.json === true,
         store: o.store,
+        ...definitionOptions(o),
       });
     });
 }

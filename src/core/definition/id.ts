@@ -21,3 +21,17 @@ export type AgentId = `agent:${string}`;
 export function agentIdOf(cid: string): AgentId {
   return `agent:${cid}`;
 }
+
+/** Between a root agent's id and a sub-agent's JSON Pointer inside its definition. */
+const SUB_AGENT_MARK = "#";
+
+/** `agent:<root CID>#<pointer>`: a sub-agent named within its root definition's content ID. */
+export function subAgentIdOf(rootId: string, pointer: string): string {
+  const at = rootId.indexOf(SUB_AGENT_MARK);
+  return `${at < 0 ? rootId : rootId.slice(0, at)}${SUB_AGENT_MARK}${pointer}`;
+}
+
+/** Whether an agent id names a sub-agent (its passages are nested in a parent's). */
+export function isSubAgentId(agentId: string): boolean {
+  return agentId.includes(SUB_AGENT_MARK);
+}

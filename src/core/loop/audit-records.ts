@@ -3,7 +3,9 @@
 // its transcript, a reviewer's Verdict its review, an answered question its answer; a cycle its
 // proposal, made by the passage that planned it; an admission an accepting review; a conclusion its
 // execution and run report, the execution naming the review and the approvals that admitted it and
-// the step journal of every step it ran. A record nothing names is an orphan.
+// the step journal of every step it ran; a memory write is of a charged passage of its agent. A
+// record nothing names is an orphan.
+import { isSubAgentId } from "../definition/id.js";
 import { canonicalJson } from "../records/canonical.js";
 import { operatorActRef } from "../records/operator-act.js";
 import type { AuditedRecord, Findings, Located } from "./audit.js";
@@ -27,6 +29,7 @@ const BOUND_KINDS = new Set([
   "stepStarted",
   "execution",
   "runReport",
+  "memoryWrite",
 ]);
 
 /** After one of these, every passage charged before it has ended. */
@@ -64,13 +67,18 @@ export function recordProblems(
   const runsStarted = bodies("runStarted");
   const stepsStarted = bodies("stepStarted");
   const actByRef = new Map(acts.map((a) => [operatorActRef(a), a]));
+  const memoryWrites = bodies("memoryWrite");
 
   const lastWork = facts.reduce((last, f, i) => (WORK.has(f.step.kind) ? i : last), -1);
   /** The role of each passage charged so far. */
   const charged = new Map<string, string>();
   const laterImplementer = (i: number) =>
     facts.some(
-      (f, j) => j > i && f.step.kind === "passage-charged" && f.step.role === "implementer",
+      (f, j) =>
+        j > i &&
+        f.step.kind === "passage-charged" &&
+        f.step.role === "implementer" &&
+        !isSubAgentId(f.step["agent/id"]),
     );
 
   facts.forEach((fact, i) => {
@@ -106,6 +114,10 @@ export function recordProblems(
           else if (t["passage/ref"] !== undefined && t["passage/ref"] !== ref)
             mismatch(`the transcript ${transcript} is another passage's`);
         }
+        for (const w of memoryWrites) {
+          if (w["passage/ref"] === ref && w["agent/id"] !== s["agent/id"])
+            mismatch(`a memory write of passage ${ref} names another agent`);
+        }
         const message = obj(end.message);
         if (s.role === "reviewer" && message?.type === "Verdict") {
           const review = reviews.find((r) => r["passage/ref"] === ref);
@@ -115,6 +127,7 @@ export function recordProblems(
         }
         if (
           s.role === "implementer" &&
+          !isSubAgentId(s["agent/id"]) &&
           (message?.type === "Question" || message?.type === "DeadEnd") &&
           laterImplementer(i) &&
           !acts.some((a) => a.kind === "answer" && a.target === ref)

@@ -449,6 +449,7 @@ function touchOf(facts: readonly Fact[], records: readonly RecordRow[]): (r: Rec
         break;
       case "passageEnd":
       case "transcript":
+      case "memoryWrite":
         fact = byPassage.get(str(b["passage/ref"]));
         break;
       case "runStarted":

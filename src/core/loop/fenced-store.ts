@@ -88,6 +88,12 @@ export function fencedStore(
     deregisterWorker: (id) => store.deregisterWorker(id),
     listWorkers: () => store.listWorkers(),
     pruneWorkers: (before) => store.pruneWorkers(before),
+    readMemory: (key, passageRef) => store.readMemory(key, passageRef),
+    appendMemory: (version, record) =>
+      guarded(async () => {
+        ownLoop(record.query);
+        return store.appendMemory(version, record, fence);
+      }),
     close: async () => {},
   };
 }

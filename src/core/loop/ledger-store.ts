@@ -1,5 +1,6 @@
 // The LedgerStore port: the only way facts and records reach durable storage. Stores append and
 // read; every rule is decided in the core before an append.
+import type { MemoryKey, MemoryRead, MemoryVersion } from "../records/memory-write.js";
 import type { Fact } from "./types.js";
 
 export interface StoredFact {
@@ -194,5 +195,17 @@ export interface LedgerStore {
   listWorkers(): Promise<readonly WorkerInfo[]>;
   /** Deregister the workers whose last heartbeat is before `before`; their ids. */
   pruneWorkers(before: Date): Promise<readonly string[]>;
+  /**
+   * One key of writable agent memory as passage `passageRef` reads it: the version it sees (for a
+   * passage redone after a crash, the one before its earlier attempt's first write), the latest,
+   * and the versions that passage already wrote.
+   */
+  readMemory(key: MemoryKey, passageRef: string): Promise<MemoryRead>;
+  /**
+   * Appends `version` (the key's latest + 1) together with its `memoryWrite` record, in one
+   * transaction; false (nothing stored) when another write took that version first. With a fence,
+   * refused like a fenced append (`store/lease-lost`).
+   */
+  appendMemory(version: MemoryVersion, record: LedgerRecord, fence?: Fence): Promise<boolean>;
   close(): Promise<void>;
 }

@@ -9,3 +9,12 @@ export const PASSAGE_REF_PREFIX = "passage";
 export function passageRef(query: string, role: Role, agentId: string, ordinal: number): string {
   return `${PASSAGE_REF_PREFIX}:${digestOf({ "query/id": query, role, "agent/id": agentId, ordinal })}`;
 }
+
+/**
+ * The ref of a sub-agent's passage nested in `parentRef`: `passage:sha256:<43>` over JCS
+ * {passage/parent, agent/id, ordinal}, `ordinal` counting the parent passage's sub-agent calls. A
+ * parent redone after a crash makes the same calls in the same order, so their charges replay.
+ */
+export function nestedPassageRef(parentRef: string, agentId: string, ordinal: number): string {
+  return `${PASSAGE_REF_PREFIX}:${digestOf({ "passage/parent": parentRef, "agent/id": agentId, ordinal })}`;
+}

@@ -26,6 +26,7 @@ export interface RecordBodies {
   readonly keyRotation: Wire.KeyRotation;
   readonly head: Wire.Head;
   readonly driveTrace: Wire.DriveTrace;
+  readonly memoryWrite: Wire.MemoryWrite;
 }
 
 /** The body a reader gets for a kind: its schema's type, or a plain object for a kind without one. */
@@ -47,6 +48,7 @@ const VALIDATORS: Readonly<Record<DescribedKind, Validator>> = {
   keyRotation: generated.keyRotation,
   head: generated.head,
   driveTrace: generated.driveTrace,
+  memoryWrite: generated.memoryWrite,
 };
 
 const described = (kind: string): kind is DescribedKind =>

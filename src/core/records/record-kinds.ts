@@ -18,6 +18,7 @@ export const RECORD_KIND_TABLE = {
   runStarted: { prefix: "warrant-run-started", refField: undefined },
   stepStarted: { prefix: "warrant-step-started", refField: undefined },
   runReport: { prefix: "warrant-run-report", refField: undefined },
+  memoryWrite: { prefix: "warrant-memory-write", refField: undefined },
   hostKey: { prefix: "warrant-host-key", refField: undefined },
   keyRotation: { prefix: "warrant-key-rotation", refField: undefined },
   head: { prefix: "warrant-chain-head", refField: undefined },

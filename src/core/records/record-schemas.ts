@@ -21,6 +21,7 @@ export const DESCRIBED_KINDS = [
   "keyRotation",
   "head",
   "driveTrace",
+  "memoryWrite",
 ] as const;
 
 export type DescribedKind = (typeof DESCRIBED_KINDS)[number];

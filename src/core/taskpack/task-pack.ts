@@ -61,6 +61,10 @@ export interface TaskPack {
   readonly guidance: Readonly<Partial<Record<keyof TaskPackAgents, string>>>;
   /** The pack's limits layer, keys spelled as in the contract. */
   readonly limits: Readonly<Partial<Record<PackLimitKey, number>>>;
+  /** Whose memory namespace-scoped writable agent memory is (the run's `--namespace` wins). */
+  readonly memoryNamespace?: string;
+  /** Where definitions' `openai-compatible` models are asked, unless the environment says. */
+  readonly openaiCompatibleBaseUrl?: string;
   readonly passage: {
     readonly maxTurns?: number;
     readonly maxTokens?: number;

@@ -201,6 +201,10 @@ export function validateTaskPack(doc: unknown, opts: { packPath?: string } = {})
     hil: pack.hil as TaskPack["hil"],
     admission: pack.admission as TaskPack["admission"],
     limits: pack.limits as Partial<Record<PackLimitKey, number>>,
+    ...(typeof pack.memoryNamespace === "string" ? { memoryNamespace: pack.memoryNamespace } : {}),
+    ...(typeof pack.openaiCompatibleBaseUrl === "string"
+      ? { openaiCompatibleBaseUrl: pack.openaiCompatibleBaseUrl }
+      : {}),
     passage: {
       ...(typeof passage.maxTurns === "number" ? { maxTurns: passage.maxTurns } : {}),
       ...(typeof passage.maxTokens === "number" ? { maxTokens: passage.maxTokens } : {}),

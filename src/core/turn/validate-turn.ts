@@ -8,6 +8,7 @@ import { describeAjvError } from "./ajv-messages.js";
 import { payloadValidators } from "./payload-schemas.js";
 import type { ToolRegistry } from "./tool-registry.js";
 import {
+  type MessageType,
   type ModelTurn,
   ROLE_MESSAGE_TYPES,
   type ValidCall,
@@ -20,6 +21,8 @@ export interface TurnContext {
   readonly registry: ToolRegistry;
   /** The passage's role; when absent, any message type is allowed. */
   readonly role?: Role;
+  /** The message types the passage may emit instead of its role's (a sub-agent's passage). */
+  readonly messageTypes?: readonly MessageType[];
   /**
    * Whether a `paper_ref` resolves. The core cannot look at files or records: the caller decides
    * which refs must resolve (workspace files, records) and answers true for the others (URLs).
@@ -205,11 +208,14 @@ export function validateTurn(input: unknown, ctx: TurnContext): Result<ValidTurn
   let message: ValidMessage | undefined;
   const m = turn.message;
   if (m !== null) {
-    if (ctx.role !== undefined && !ROLE_MESSAGE_TYPES[ctx.role].includes(m.type)) {
+    const allowed =
+      ctx.messageTypes ?? (ctx.role === undefined ? undefined : ROLE_MESSAGE_TYPES[ctx.role]);
+    if (allowed !== undefined && !allowed.includes(m.type)) {
+      const who = ctx.messageTypes === undefined ? `role ${ctx.role}` : "this passage";
       errors.push({
         code: "turn/type-not-allowed",
         path: "/message/type",
-        message: `role ${ctx.role} may not emit ${m.type} (allowed: ${ROLE_MESSAGE_TYPES[ctx.role].join(", ")})`,
+        message: `${who} may not emit ${m.type} (allowed: ${allowed.join(", ")})`,
       });
     }
     const parsed = parseJson(m.payload_json);

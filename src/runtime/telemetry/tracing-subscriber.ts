@@ -118,12 +118,16 @@ function linkOf(traceparent: string): Link | undefined {
   return { context: spanContext, attributes: { [WARRANT.link]: "earlier-drive" } };
 }
 
-/** `function` for tools this host runs (workspace, profiles, code); `extension` for MCP servers. */
+/**
+ * `function` for tools this host runs (workspace, profiles, code, the definition's own skill,
+ * memory and sub-agent tools); `extension` for MCP servers.
+ */
 function toolType(kind: ToolKind): string {
   switch (kind) {
     case "workspace":
     case "profile":
     case "code":
+    case "definition":
       return "function";
     case "mcp":
       return "extension";

@@ -2874,7 +2874,7 @@ validate36.evaluated = {"props":{"schema":true,"role":true,"agent/id":true,"prov
 
 export const binding: Validator = validate39;
 const schema54 = {"$id":"urn:warrant:ledger-record-body:binding","$ref":"urn:warrant:ledger-records:v1#/$defs/binding"};
-const schema55 = {"type":"object","description":"A loop's binding to its task pack (`warrant-loop-binding:…`): the pack's file and digest and each role's model URI (never a key).","required":["query/id","binding/ref","task-pack/file","task-pack/digest","models","created-at"],"properties":{"query/id":{"type":"string"},"binding/ref":{"type":"string"},"task-pack/file":{"type":"string"},"task-pack/digest":{"type":"string"},"models":{"type":"object","additionalProperties":{"type":"string"}},"created-at":{"type":"string"},"signature":{"$ref":"#/$defs/signature"}}};
+const schema55 = {"type":"object","description":"A loop's binding to its task pack (`warrant-loop-binding:…`): the pack's file and digest and each role's model URI (never a key).","required":["query/id","binding/ref","task-pack/file","task-pack/digest","models","created-at"],"properties":{"query/id":{"type":"string"},"binding/ref":{"type":"string"},"task-pack/file":{"type":"string"},"task-pack/digest":{"type":"string"},"models":{"type":"object","additionalProperties":{"type":"string"}},"model/override":{"type":"object","description":"The roles whose model the run named instead of their agent definition's, by model URI.","additionalProperties":{"type":"string"}},"memory/namespace":{"type":"string","description":"The namespace of namespace-scoped agent memory, when the run named one."},"created-at":{"type":"string"},"signature":{"$ref":"#/$defs/signature"}}};
 
 function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -3022,9 +3022,12 @@ vErrors.push(err11);
 errors++;
 }
 }
-if(data["created-at"] !== undefined){
-if(typeof data["created-at"] !== "string"){
-const err12 = {instancePath:instancePath+"/created-at",schemaPath:"#/properties/created-at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["model/override"] !== undefined){
+let data6 = data["model/override"];
+if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
+for(const key1 in data6){
+if(typeof data6[key1] !== "string"){
+const err12 = {instancePath:instancePath+"/model~1override/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/model~1override/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -3034,11 +3037,9 @@ vErrors.push(err12);
 errors++;
 }
 }
-if(data.signature !== undefined){
-let data7 = data.signature;
-if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
-if(data7.alg === undefined){
-const err13 = {instancePath:instancePath+"/signature",schemaPath:"#/$defs/signature/required",keyword:"required",params:{missingProperty: "alg"},message:"must have required property '"+"alg"+"'"};
+}
+else {
+const err13 = {instancePath:instancePath+"/model~1override",schemaPath:"#/properties/model~1override/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -3047,8 +3048,10 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(data7["key/public"] === undefined){
-const err14 = {instancePath:instancePath+"/signature",schemaPath:"#/$defs/signature/required",keyword:"required",params:{missingProperty: "key/public"},message:"must have required property '"+"key/public"+"'"};
+}
+if(data["memory/namespace"] !== undefined){
+if(typeof data["memory/namespace"] !== "string"){
+const err14 = {instancePath:instancePath+"/memory~1namespace",schemaPath:"#/properties/memory~1namespace/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -3057,8 +3060,10 @@ vErrors.push(err14);
 }
 errors++;
 }
-if(data7.value === undefined){
-const err15 = {instancePath:instancePath+"/signature",schemaPath:"#/$defs/signature/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
+}
+if(data["created-at"] !== undefined){
+if(typeof data["created-at"] !== "string"){
+const err15 = {instancePath:instancePath+"/created-at",schemaPath:"#/properties/created-at/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -3067,9 +3072,12 @@ vErrors.push(err15);
 }
 errors++;
 }
-if(data7.alg !== undefined){
-if("ed25519" !== data7.alg){
-const err16 = {instancePath:instancePath+"/signature/alg",schemaPath:"#/$defs/signature/properties/alg/const",keyword:"const",params:{allowedValue: "ed25519"},message:"must be equal to constant"};
+}
+if(data.signature !== undefined){
+let data10 = data.signature;
+if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
+if(data10.alg === undefined){
+const err16 = {instancePath:instancePath+"/signature",schemaPath:"#/$defs/signature/required",keyword:"required",params:{missingProperty: "alg"},message:"must have required property '"+"alg"+"'"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -3078,10 +3086,8 @@ vErrors.push(err16);
 }
 errors++;
 }
-}
-if(data7["key/public"] !== undefined){
-if(typeof data7["key/public"] !== "string"){
-const err17 = {instancePath:instancePath+"/signature/key~1public",schemaPath:"#/$defs/signature/properties/key~1public/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data10["key/public"] === undefined){
+const err17 = {instancePath:instancePath+"/signature",schemaPath:"#/$defs/signature/required",keyword:"required",params:{missingProperty: "key/public"},message:"must have required property '"+"key/public"+"'"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -3090,10 +3096,8 @@ vErrors.push(err17);
 }
 errors++;
 }
-}
-if(data7.value !== undefined){
-if(typeof data7.value !== "string"){
-const err18 = {instancePath:instancePath+"/signature/value",schemaPath:"#/$defs/signature/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data10.value === undefined){
+const err18 = {instancePath:instancePath+"/signature",schemaPath:"#/$defs/signature/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -3102,10 +3106,9 @@ vErrors.push(err18);
 }
 errors++;
 }
-}
-}
-else {
-const err19 = {instancePath:instancePath+"/signature",schemaPath:"#/$defs/signature/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data10.alg !== undefined){
+if("ed25519" !== data10.alg){
+const err19 = {instancePath:instancePath+"/signature/alg",schemaPath:"#/$defs/signature/properties/alg/const",keyword:"const",params:{allowedValue: "ed25519"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -3115,9 +3118,9 @@ vErrors.push(err19);
 errors++;
 }
 }
-}
-else {
-const err20 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data10["key/public"] !== undefined){
+if(typeof data10["key/public"] !== "string"){
+const err20 = {instancePath:instancePath+"/signature/key~1public",schemaPath:"#/$defs/signature/properties/key~1public/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -3126,10 +3129,46 @@ vErrors.push(err20);
 }
 errors++;
 }
+}
+if(data10.value !== undefined){
+if(typeof data10.value !== "string"){
+const err21 = {instancePath:instancePath+"/signature/value",schemaPath:"#/$defs/signature/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+}
+else {
+const err22 = {instancePath:instancePath+"/signature",schemaPath:"#/$defs/signature/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+}
+else {
+const err23 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
 validate40.errors = vErrors;
 return errors === 0;
 }
-validate40.evaluated = {"props":{"query/id":true,"binding/ref":true,"task-pack/file":true,"task-pack/digest":true,"models":true,"created-at":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
+validate40.evaluated = {"props":{"query/id":true,"binding/ref":true,"task-pack/file":true,"task-pack/digest":true,"models":true,"model/override":true,"memory/namespace":true,"created-at":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
 
 
 function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -3150,11 +3189,11 @@ errors = vErrors.length;
 validate39.errors = vErrors;
 return errors === 0;
 }
-validate39.evaluated = {"props":{"query/id":true,"binding/ref":true,"task-pack/file":true,"task-pack/digest":true,"models":true,"created-at":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
+validate39.evaluated = {"props":{"query/id":true,"binding/ref":true,"task-pack/file":true,"task-pack/digest":true,"models":true,"model/override":true,"memory/namespace":true,"created-at":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
 
 export const passageEnd: Validator = validate42;
 const schema57 = {"$id":"urn:warrant:ledger-record-body:passageEnd","$ref":"urn:warrant:ledger-records:v1#/$defs/passageEnd"};
-const schema58 = {"type":"object","description":"The end of a passage (`warrant-passage-end:…`): the message it ended with, or its failure, and its transcript.","required":["query/id","passage/ref","role","agent/id","evidence/digest","model/calls","ended-at"],"properties":{"query/id":{"type":"string"},"passage/ref":{"type":"string"},"role":{"$ref":"#/$defs/role"},"agent/id":{"type":"string"},"evidence/digest":{"type":"string"},"subject":{"type":"string"},"message":{"$ref":"#/$defs/typedMessage"},"failure":{"type":"object","required":["code","message"],"properties":{"code":{"type":"string"},"message":{"type":"string"}}},"transcript/ref":{"type":"string"},"model/calls":{"type":"integer","minimum":0},"plan/problems":{"type":"array","items":{"$ref":"#/$defs/problem"}},"ended-at":{"type":"string"},"signature":{"$ref":"#/$defs/signature"}}};
+const schema58 = {"type":"object","description":"The end of a passage (`warrant-passage-end:…`): the message it ended with, or its failure, and its transcript.","required":["query/id","passage/ref","role","agent/id","evidence/digest","model/calls","ended-at"],"properties":{"query/id":{"type":"string"},"passage/ref":{"type":"string"},"role":{"$ref":"#/$defs/role"},"agent/id":{"type":"string"},"evidence/digest":{"type":"string"},"subject":{"type":"string"},"parent/ref":{"type":"string","description":"For a sub-agent's passage: the passage that called it."},"model/override":{"type":"string","description":"The model URI the run named instead of the definition's first model."},"message":{"$ref":"#/$defs/typedMessage"},"failure":{"type":"object","required":["code","message"],"properties":{"code":{"type":"string"},"message":{"type":"string"}}},"transcript/ref":{"type":"string"},"model/calls":{"type":"integer","minimum":0},"plan/problems":{"type":"array","items":{"$ref":"#/$defs/problem"}},"ended-at":{"type":"string"},"signature":{"$ref":"#/$defs/signature"}}};
 const schema65 = {"type":"object","description":"A refusal or error as a value: a stable code, a JSON Pointer and a message.","required":["code","path","message"],"properties":{"code":{"type":"string"},"path":{"type":"string"},"message":{"type":"string"},"line":{"type":"integer","minimum":0},"column":{"type":"integer","minimum":0},"detail":{"type":"object"}}};
 const schema60 = {"description":"A validated message: its type and its payload, valid against that type's payload schema.","oneOf":[{"type":"object","required":["type","payload"],"properties":{"type":{"const":"Plan"},"payload":{"$ref":"urn:warrant:plan:v1"}}},{"type":"object","required":["type","payload"],"properties":{"type":{"const":"Question"},"payload":{"$ref":"urn:warrant:question:v1"}}},{"type":"object","required":["type","payload"],"properties":{"type":{"const":"Result"},"payload":{"$ref":"urn:warrant:result:v1"}}},{"type":"object","required":["type","payload"],"properties":{"type":{"const":"Verdict"},"payload":{"$ref":"urn:warrant:verdict:v1"}}},{"type":"object","required":["type","payload"],"properties":{"type":{"const":"Finding"},"payload":{"$ref":"urn:warrant:finding:v1"}}},{"type":"object","required":["type","payload"],"properties":{"type":{"const":"DeadEnd"},"payload":{"$ref":"urn:warrant:dead-end:v1"}}}]};
 const schema61 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"urn:warrant:question:v1","title":"Question payload v1: the passage waits for an operator answer","type":"object","additionalProperties":false,"required":["question"],"properties":{"question":{"type":"string","description":"The question for the operator."},"options":{"type":"array","items":{"type":"string"},"description":"Answers the operator may choose from, when there is a fixed set."}}};
@@ -4119,17 +4158,9 @@ vErrors.push(err12);
 errors++;
 }
 }
-if(data.message !== undefined){
-if(!(validate44(data.message, {instancePath:instancePath+"/message",parentData:data,parentDataProperty:"message",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate44.errors : vErrors.concat(validate44.errors);
-errors = vErrors.length;
-}
-}
-if(data.failure !== undefined){
-let data7 = data.failure;
-if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
-if(data7.code === undefined){
-const err13 = {instancePath:instancePath+"/failure",schemaPath:"#/properties/failure/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(data["parent/ref"] !== undefined){
+if(typeof data["parent/ref"] !== "string"){
+const err13 = {instancePath:instancePath+"/parent~1ref",schemaPath:"#/properties/parent~1ref/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -4138,8 +4169,10 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(data7.message === undefined){
-const err14 = {instancePath:instancePath+"/failure",schemaPath:"#/properties/failure/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+}
+if(data["model/override"] !== undefined){
+if(typeof data["model/override"] !== "string"){
+const err14 = {instancePath:instancePath+"/model~1override",schemaPath:"#/properties/model~1override/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -4148,9 +4181,18 @@ vErrors.push(err14);
 }
 errors++;
 }
-if(data7.code !== undefined){
-if(typeof data7.code !== "string"){
-const err15 = {instancePath:instancePath+"/failure/code",schemaPath:"#/properties/failure/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data.message !== undefined){
+if(!(validate44(data.message, {instancePath:instancePath+"/message",parentData:data,parentDataProperty:"message",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate44.errors : vErrors.concat(validate44.errors);
+errors = vErrors.length;
+}
+}
+if(data.failure !== undefined){
+let data9 = data.failure;
+if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
+if(data9.code === undefined){
+const err15 = {instancePath:instancePath+"/failure",schemaPath:"#/properties/failure/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -4159,10 +4201,8 @@ vErrors.push(err15);
 }
 errors++;
 }
-}
-if(data7.message !== undefined){
-if(typeof data7.message !== "string"){
-const err16 = {instancePath:instancePath+"/failure/message",schemaPath:"#/properties/failure/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data9.message === undefined){
+const err16 = {instancePath:instancePath+"/failure",schemaPath:"#/properties/failure/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -4171,10 +4211,9 @@ vErrors.push(err16);
 }
 errors++;
 }
-}
-}
-else {
-const err17 = {instancePath:instancePath+"/failure",schemaPath:"#/properties/failure/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data9.code !== undefined){
+if(typeof data9.code !== "string"){
+const err17 = {instancePath:instancePath+"/failure/code",schemaPath:"#/properties/failure/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -4184,9 +4223,9 @@ vErrors.push(err17);
 errors++;
 }
 }
-if(data["transcript/ref"] !== undefined){
-if(typeof data["transcript/ref"] !== "string"){
-const err18 = {instancePath:instancePath+"/transcript~1ref",schemaPath:"#/properties/transcript~1ref/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data9.message !== undefined){
+if(typeof data9.message !== "string"){
+const err18 = {instancePath:instancePath+"/failure/message",schemaPath:"#/properties/failure/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -4196,10 +4235,9 @@ vErrors.push(err18);
 errors++;
 }
 }
-if(data["model/calls"] !== undefined){
-let data11 = data["model/calls"];
-if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err19 = {instancePath:instancePath+"/model~1calls",schemaPath:"#/properties/model~1calls/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+else {
+const err19 = {instancePath:instancePath+"/failure",schemaPath:"#/properties/failure/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -4208,9 +4246,10 @@ vErrors.push(err19);
 }
 errors++;
 }
-if((typeof data11 == "number") && (isFinite(data11))){
-if(data11 < 0 || isNaN(data11)){
-const err20 = {instancePath:instancePath+"/model~1calls",schemaPath:"#/properties/model~1calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+if(data["transcript/ref"] !== undefined){
+if(typeof data["transcript/ref"] !== "string"){
+const err20 = {instancePath:instancePath+"/transcript~1ref",schemaPath:"#/properties/transcript~1ref/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -4220,16 +4259,10 @@ vErrors.push(err20);
 errors++;
 }
 }
-}
-if(data["plan/problems"] !== undefined){
-let data12 = data["plan/problems"];
-if(Array.isArray(data12)){
-const len0 = data12.length;
-for(let i0=0; i0<len0; i0++){
-let data13 = data12[i0];
-if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
-if(data13.code === undefined){
-const err21 = {instancePath:instancePath+"/plan~1problems/" + i0,schemaPath:"#/$defs/problem/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(data["model/calls"] !== undefined){
+let data13 = data["model/calls"];
+if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
+const err21 = {instancePath:instancePath+"/model~1calls",schemaPath:"#/properties/model~1calls/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -4238,8 +4271,9 @@ vErrors.push(err21);
 }
 errors++;
 }
-if(data13.path === undefined){
-const err22 = {instancePath:instancePath+"/plan~1problems/" + i0,schemaPath:"#/$defs/problem/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+if((typeof data13 == "number") && (isFinite(data13))){
+if(data13 < 0 || isNaN(data13)){
+const err22 = {instancePath:instancePath+"/model~1calls",schemaPath:"#/properties/model~1calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -4248,8 +4282,17 @@ vErrors.push(err22);
 }
 errors++;
 }
-if(data13.message === undefined){
-const err23 = {instancePath:instancePath+"/plan~1problems/" + i0,schemaPath:"#/$defs/problem/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+}
+}
+if(data["plan/problems"] !== undefined){
+let data14 = data["plan/problems"];
+if(Array.isArray(data14)){
+const len0 = data14.length;
+for(let i0=0; i0<len0; i0++){
+let data15 = data14[i0];
+if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
+if(data15.code === undefined){
+const err23 = {instancePath:instancePath+"/plan~1problems/" + i0,schemaPath:"#/$defs/problem/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -4258,9 +4301,8 @@ vErrors.push(err23);
 }
 errors++;
 }
-if(data13.code !== undefined){
-if(typeof data13.code !== "string"){
-const err24 = {instancePath:instancePath+"/plan~1problems/" + i0+"/code",schemaPath:"#/$defs/problem/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data15.path === undefined){
+const err24 = {instancePath:instancePath+"/plan~1problems/" + i0,schemaPath:"#/$defs/problem/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -4269,10 +4311,8 @@ vErrors.push(err24);
 }
 errors++;
 }
-}
-if(data13.path !== undefined){
-if(typeof data13.path !== "string"){
-const err25 = {instancePath:instancePath+"/plan~1problems/" + i0+"/path",schemaPath:"#/$defs/problem/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data15.message === undefined){
+const err25 = {instancePath:instancePath+"/plan~1problems/" + i0,schemaPath:"#/$defs/problem/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -4281,10 +4321,9 @@ vErrors.push(err25);
 }
 errors++;
 }
-}
-if(data13.message !== undefined){
-if(typeof data13.message !== "string"){
-const err26 = {instancePath:instancePath+"/plan~1problems/" + i0+"/message",schemaPath:"#/$defs/problem/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data15.code !== undefined){
+if(typeof data15.code !== "string"){
+const err26 = {instancePath:instancePath+"/plan~1problems/" + i0+"/code",schemaPath:"#/$defs/problem/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -4294,10 +4333,9 @@ vErrors.push(err26);
 errors++;
 }
 }
-if(data13.line !== undefined){
-let data17 = data13.line;
-if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
-const err27 = {instancePath:instancePath+"/plan~1problems/" + i0+"/line",schemaPath:"#/$defs/problem/properties/line/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data15.path !== undefined){
+if(typeof data15.path !== "string"){
+const err27 = {instancePath:instancePath+"/plan~1problems/" + i0+"/path",schemaPath:"#/$defs/problem/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -4306,9 +4344,10 @@ vErrors.push(err27);
 }
 errors++;
 }
-if((typeof data17 == "number") && (isFinite(data17))){
-if(data17 < 0 || isNaN(data17)){
-const err28 = {instancePath:instancePath+"/plan~1problems/" + i0+"/line",schemaPath:"#/$defs/problem/properties/line/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+if(data15.message !== undefined){
+if(typeof data15.message !== "string"){
+const err28 = {instancePath:instancePath+"/plan~1problems/" + i0+"/message",schemaPath:"#/$defs/problem/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -4318,11 +4357,10 @@ vErrors.push(err28);
 errors++;
 }
 }
-}
-if(data13.column !== undefined){
-let data18 = data13.column;
-if(!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))){
-const err29 = {instancePath:instancePath+"/plan~1problems/" + i0+"/column",schemaPath:"#/$defs/problem/properties/column/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data15.line !== undefined){
+let data19 = data15.line;
+if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
+const err29 = {instancePath:instancePath+"/plan~1problems/" + i0+"/line",schemaPath:"#/$defs/problem/properties/line/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -4331,9 +4369,9 @@ vErrors.push(err29);
 }
 errors++;
 }
-if((typeof data18 == "number") && (isFinite(data18))){
-if(data18 < 0 || isNaN(data18)){
-const err30 = {instancePath:instancePath+"/plan~1problems/" + i0+"/column",schemaPath:"#/$defs/problem/properties/column/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if((typeof data19 == "number") && (isFinite(data19))){
+if(data19 < 0 || isNaN(data19)){
+const err30 = {instancePath:instancePath+"/plan~1problems/" + i0+"/line",schemaPath:"#/$defs/problem/properties/line/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -4344,10 +4382,10 @@ errors++;
 }
 }
 }
-if(data13.detail !== undefined){
-let data19 = data13.detail;
-if(!(data19 && typeof data19 == "object" && !Array.isArray(data19))){
-const err31 = {instancePath:instancePath+"/plan~1problems/" + i0+"/detail",schemaPath:"#/$defs/problem/properties/detail/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data15.column !== undefined){
+let data20 = data15.column;
+if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
+const err31 = {instancePath:instancePath+"/plan~1problems/" + i0+"/column",schemaPath:"#/$defs/problem/properties/column/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -4356,10 +4394,9 @@ vErrors.push(err31);
 }
 errors++;
 }
-}
-}
-else {
-const err32 = {instancePath:instancePath+"/plan~1problems/" + i0,schemaPath:"#/$defs/problem/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if((typeof data20 == "number") && (isFinite(data20))){
+if(data20 < 0 || isNaN(data20)){
+const err32 = {instancePath:instancePath+"/plan~1problems/" + i0+"/column",schemaPath:"#/$defs/problem/properties/column/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -4370,8 +4407,10 @@ errors++;
 }
 }
 }
-else {
-const err33 = {instancePath:instancePath+"/plan~1problems",schemaPath:"#/properties/plan~1problems/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data15.detail !== undefined){
+let data21 = data15.detail;
+if(!(data21 && typeof data21 == "object" && !Array.isArray(data21))){
+const err33 = {instancePath:instancePath+"/plan~1problems/" + i0+"/detail",schemaPath:"#/$defs/problem/properties/detail/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -4381,9 +4420,9 @@ vErrors.push(err33);
 errors++;
 }
 }
-if(data["ended-at"] !== undefined){
-if(typeof data["ended-at"] !== "string"){
-const err34 = {instancePath:instancePath+"/ended-at",schemaPath:"#/properties/ended-at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err34 = {instancePath:instancePath+"/plan~1problems/" + i0,schemaPath:"#/$defs/problem/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -4393,11 +4432,9 @@ vErrors.push(err34);
 errors++;
 }
 }
-if(data.signature !== undefined){
-let data21 = data.signature;
-if(data21 && typeof data21 == "object" && !Array.isArray(data21)){
-if(data21.alg === undefined){
-const err35 = {instancePath:instancePath+"/signature",schemaPath:"#/$defs/signature/required",keyword:"required",params:{missingProperty: "alg"},message:"must have required property '"+"alg"+"'"};
+}
+else {
+const err35 = {instancePath:instancePath+"/plan~1problems",schemaPath:"#/properties/plan~1problems/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -4406,8 +4443,10 @@ vErrors.push(err35);
 }
 errors++;
 }
-if(data21["key/public"] === undefined){
-const err36 = {instancePath:instancePath+"/signature",schemaPath:"#/$defs/signature/required",keyword:"required",params:{missingProperty: "key/public"},message:"must have required property '"+"key/public"+"'"};
+}
+if(data["ended-at"] !== undefined){
+if(typeof data["ended-at"] !== "string"){
+const err36 = {instancePath:instancePath+"/ended-at",schemaPath:"#/properties/ended-at/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -4416,8 +4455,12 @@ vErrors.push(err36);
 }
 errors++;
 }
-if(data21.value === undefined){
-const err37 = {instancePath:instancePath+"/signature",schemaPath:"#/$defs/signature/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
+}
+if(data.signature !== undefined){
+let data23 = data.signature;
+if(data23 && typeof data23 == "object" && !Array.isArray(data23)){
+if(data23.alg === undefined){
+const err37 = {instancePath:instancePath+"/signature",schemaPath:"#/$defs/signature/required",keyword:"required",params:{missingProperty: "alg"},message:"must have required property '"+"alg"+"'"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -4426,9 +4469,8 @@ vErrors.push(err37);
 }
 errors++;
 }
-if(data21.alg !== undefined){
-if("ed25519" !== data21.alg){
-const err38 = {instancePath:instancePath+"/signature/alg",schemaPath:"#/$defs/signature/properties/alg/const",keyword:"const",params:{allowedValue: "ed25519"},message:"must be equal to constant"};
+if(data23["key/public"] === undefined){
+const err38 = {instancePath:instancePath+"/signature",schemaPath:"#/$defs/signature/required",keyword:"required",params:{missingProperty: "key/public"},message:"must have required property '"+"key/public"+"'"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -4437,10 +4479,8 @@ vErrors.push(err38);
 }
 errors++;
 }
-}
-if(data21["key/public"] !== undefined){
-if(typeof data21["key/public"] !== "string"){
-const err39 = {instancePath:instancePath+"/signature/key~1public",schemaPath:"#/$defs/signature/properties/key~1public/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data23.value === undefined){
+const err39 = {instancePath:instancePath+"/signature",schemaPath:"#/$defs/signature/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -4449,10 +4489,9 @@ vErrors.push(err39);
 }
 errors++;
 }
-}
-if(data21.value !== undefined){
-if(typeof data21.value !== "string"){
-const err40 = {instancePath:instancePath+"/signature/value",schemaPath:"#/$defs/signature/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data23.alg !== undefined){
+if("ed25519" !== data23.alg){
+const err40 = {instancePath:instancePath+"/signature/alg",schemaPath:"#/$defs/signature/properties/alg/const",keyword:"const",params:{allowedValue: "ed25519"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -4462,9 +4501,9 @@ vErrors.push(err40);
 errors++;
 }
 }
-}
-else {
-const err41 = {instancePath:instancePath+"/signature",schemaPath:"#/$defs/signature/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data23["key/public"] !== undefined){
+if(typeof data23["key/public"] !== "string"){
+const err41 = {instancePath:instancePath+"/signature/key~1public",schemaPath:"#/$defs/signature/properties/key~1public/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -4474,9 +4513,9 @@ vErrors.push(err41);
 errors++;
 }
 }
-}
-else {
-const err42 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data23.value !== undefined){
+if(typeof data23.value !== "string"){
+const err42 = {instancePath:instancePath+"/signature/value",schemaPath:"#/$defs/signature/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -4485,10 +4524,34 @@ vErrors.push(err42);
 }
 errors++;
 }
+}
+}
+else {
+const err43 = {instancePath:instancePath+"/signature",schemaPath:"#/$defs/signature/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+}
+else {
+const err44 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
 validate43.errors = vErrors;
 return errors === 0;
 }
-validate43.evaluated = {"props":{"query/id":true,"passage/ref":true,"role":true,"agent/id":true,"evidence/digest":true,"subject":true,"message":true,"failure":true,"transcript/ref":true,"model/calls":true,"plan/problems":true,"ended-at":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
+validate43.evaluated = {"props":{"query/id":true,"passage/ref":true,"role":true,"agent/id":true,"evidence/digest":true,"subject":true,"parent/ref":true,"model/override":true,"message":true,"failure":true,"transcript/ref":true,"model/calls":true,"plan/problems":true,"ended-at":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
 
 
 function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -4509,7 +4572,7 @@ errors = vErrors.length;
 validate42.errors = vErrors;
 return errors === 0;
 }
-validate42.evaluated = {"props":{"query/id":true,"passage/ref":true,"role":true,"agent/id":true,"evidence/digest":true,"subject":true,"message":true,"failure":true,"transcript/ref":true,"model/calls":true,"plan/problems":true,"ended-at":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
+validate42.evaluated = {"props":{"query/id":true,"passage/ref":true,"role":true,"agent/id":true,"evidence/digest":true,"subject":true,"parent/ref":true,"model/override":true,"message":true,"failure":true,"transcript/ref":true,"model/calls":true,"plan/problems":true,"ended-at":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
 
 export const runStarted: Validator = validate49;
 const schema67 = {"$id":"urn:warrant:ledger-record-body:runStarted","$ref":"urn:warrant:ledger-records:v1#/$defs/runStarted"};
@@ -6979,4 +7042,466 @@ validate71.errors = vErrors;
 return errors === 0;
 }
 validate71.evaluated = {"props":{"query/id":true,"traceparent":true,"holder":true,"started-at":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
+
+export const memoryWrite: Validator = validate74;
+const schema94 = {"$id":"urn:warrant:ledger-record-body:memoryWrite","$ref":"urn:warrant:ledger-records:v1#/$defs/memoryWrite"};
+const schema95 = {"type":"object","description":"One `memory.write` of an agent's writable memory (`warrant-memory-write:…`): which memory, which version, and the digests before and after.","required":["query/id","passage/ref","agent/id","memory","ordinal","version","before/digest","after/digest","after/bytes","written-at"],"properties":{"query/id":{"type":"string"},"passage/ref":{"type":"string"},"agent/id":{"type":"string"},"memory":{"type":"object","required":["path","scope","namespace"],"properties":{"path":{"type":"string"},"scope":{"type":"string"},"namespace":{"type":"string"}}},"ordinal":{"type":"integer","minimum":1},"version":{"type":"integer","minimum":1},"before/digest":{"type":["string","null"]},"after/digest":{"type":"string"},"after/bytes":{"type":"integer","minimum":0},"written-at":{"type":"string"},"signature":{"$ref":"#/$defs/signature"}}};
+
+function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate75.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["query/id"] === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "query/id"},message:"must have required property '"+"query/id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data["passage/ref"] === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "passage/ref"},message:"must have required property '"+"passage/ref"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data["agent/id"] === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "agent/id"},message:"must have required property '"+"agent/id"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.memory === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "memory"},message:"must have required property '"+"memory"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.ordinal === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "ordinal"},message:"must have required property '"+"ordinal"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.version === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "version"},message:"must have required property '"+"version"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data["before/digest"] === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "before/digest"},message:"must have required property '"+"before/digest"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data["after/digest"] === undefined){
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "after/digest"},message:"must have required property '"+"after/digest"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data["after/bytes"] === undefined){
+const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "after/bytes"},message:"must have required property '"+"after/bytes"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data["written-at"] === undefined){
+const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "written-at"},message:"must have required property '"+"written-at"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data["query/id"] !== undefined){
+if(typeof data["query/id"] !== "string"){
+const err10 = {instancePath:instancePath+"/query~1id",schemaPath:"#/properties/query~1id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data["passage/ref"] !== undefined){
+if(typeof data["passage/ref"] !== "string"){
+const err11 = {instancePath:instancePath+"/passage~1ref",schemaPath:"#/properties/passage~1ref/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data["agent/id"] !== undefined){
+if(typeof data["agent/id"] !== "string"){
+const err12 = {instancePath:instancePath+"/agent~1id",schemaPath:"#/properties/agent~1id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data.memory !== undefined){
+let data3 = data.memory;
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+if(data3.path === undefined){
+const err13 = {instancePath:instancePath+"/memory",schemaPath:"#/properties/memory/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(data3.scope === undefined){
+const err14 = {instancePath:instancePath+"/memory",schemaPath:"#/properties/memory/required",keyword:"required",params:{missingProperty: "scope"},message:"must have required property '"+"scope"+"'"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data3.namespace === undefined){
+const err15 = {instancePath:instancePath+"/memory",schemaPath:"#/properties/memory/required",keyword:"required",params:{missingProperty: "namespace"},message:"must have required property '"+"namespace"+"'"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(data3.path !== undefined){
+if(typeof data3.path !== "string"){
+const err16 = {instancePath:instancePath+"/memory/path",schemaPath:"#/properties/memory/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data3.scope !== undefined){
+if(typeof data3.scope !== "string"){
+const err17 = {instancePath:instancePath+"/memory/scope",schemaPath:"#/properties/memory/properties/scope/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data3.namespace !== undefined){
+if(typeof data3.namespace !== "string"){
+const err18 = {instancePath:instancePath+"/memory/namespace",schemaPath:"#/properties/memory/properties/namespace/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+}
+else {
+const err19 = {instancePath:instancePath+"/memory",schemaPath:"#/properties/memory/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data.ordinal !== undefined){
+let data7 = data.ordinal;
+if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
+const err20 = {instancePath:instancePath+"/ordinal",schemaPath:"#/properties/ordinal/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if((typeof data7 == "number") && (isFinite(data7))){
+if(data7 < 1 || isNaN(data7)){
+const err21 = {instancePath:instancePath+"/ordinal",schemaPath:"#/properties/ordinal/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+}
+if(data.version !== undefined){
+let data8 = data.version;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+const err22 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 < 1 || isNaN(data8)){
+const err23 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+}
+if(data["before/digest"] !== undefined){
+let data9 = data["before/digest"];
+if((typeof data9 !== "string") && (data9 !== null)){
+const err24 = {instancePath:instancePath+"/before~1digest",schemaPath:"#/properties/before~1digest/type",keyword:"type",params:{type: schema95.properties["before/digest"].type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+if(data["after/digest"] !== undefined){
+if(typeof data["after/digest"] !== "string"){
+const err25 = {instancePath:instancePath+"/after~1digest",schemaPath:"#/properties/after~1digest/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+if(data["after/bytes"] !== undefined){
+let data11 = data["after/bytes"];
+if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
+const err26 = {instancePath:instancePath+"/after~1bytes",schemaPath:"#/properties/after~1bytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+if((typeof data11 == "number") && (isFinite(data11))){
+if(data11 < 0 || isNaN(data11)){
+const err27 = {instancePath:instancePath+"/after~1bytes",schemaPath:"#/properties/after~1bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+}
+if(data["written-at"] !== undefined){
+if(typeof data["written-at"] !== "string"){
+const err28 = {instancePath:instancePath+"/written-at",schemaPath:"#/properties/written-at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+if(data.signature !== undefined){
+let data13 = data.signature;
+if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
+if(data13.alg === undefined){
+const err29 = {instancePath:instancePath+"/signature",schemaPath:"#/$defs/signature/required",keyword:"required",params:{missingProperty: "alg"},message:"must have required property '"+"alg"+"'"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+if(data13["key/public"] === undefined){
+const err30 = {instancePath:instancePath+"/signature",schemaPath:"#/$defs/signature/required",keyword:"required",params:{missingProperty: "key/public"},message:"must have required property '"+"key/public"+"'"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+if(data13.value === undefined){
+const err31 = {instancePath:instancePath+"/signature",schemaPath:"#/$defs/signature/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+if(data13.alg !== undefined){
+if("ed25519" !== data13.alg){
+const err32 = {instancePath:instancePath+"/signature/alg",schemaPath:"#/$defs/signature/properties/alg/const",keyword:"const",params:{allowedValue: "ed25519"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+if(data13["key/public"] !== undefined){
+if(typeof data13["key/public"] !== "string"){
+const err33 = {instancePath:instancePath+"/signature/key~1public",schemaPath:"#/$defs/signature/properties/key~1public/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+if(data13.value !== undefined){
+if(typeof data13.value !== "string"){
+const err34 = {instancePath:instancePath+"/signature/value",schemaPath:"#/$defs/signature/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+}
+else {
+const err35 = {instancePath:instancePath+"/signature",schemaPath:"#/$defs/signature/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+}
+else {
+const err36 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+validate75.errors = vErrors;
+return errors === 0;
+}
+validate75.evaluated = {"props":{"query/id":true,"passage/ref":true,"agent/id":true,"memory":true,"ordinal":true,"version":true,"before/digest":true,"after/digest":true,"after/bytes":true,"written-at":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="urn:warrant:ledger-record-body:memoryWrite" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate74.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate75(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
+errors = vErrors.length;
+}
+validate74.errors = vErrors;
+return errors === 0;
+}
+validate74.evaluated = {"props":{"query/id":true,"passage/ref":true,"agent/id":true,"memory":true,"ordinal":true,"version":true,"before/digest":true,"after/digest":true,"after/bytes":true,"written-at":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
 

@@ -188,6 +188,16 @@ export interface Binding {
   models: {
     [k: string]: string;
   };
+  /**
+   * The roles whose model the run named instead of their agent definition's, by model URI.
+   */
+  "model/override"?: {
+    [k: string]: string;
+  };
+  /**
+   * The namespace of namespace-scoped agent memory, when the run named one.
+   */
+  "memory/namespace"?: string;
   "created-at": string;
   signature?: Signature;
 }
@@ -201,6 +211,14 @@ export interface PassageEnd {
   "agent/id": string;
   "evidence/digest": string;
   subject?: string;
+  /**
+   * For a sub-agent's passage: the passage that called it.
+   */
+  "parent/ref"?: string;
+  /**
+   * The model URI the run named instead of the definition's first model.
+   */
+  "model/override"?: string;
   message?: TypedMessage;
   failure?: {
     code: string;
@@ -313,5 +331,25 @@ export interface DriveTrace {
   traceparent: string;
   holder: string;
   "started-at": string;
+  signature?: Signature;
+}
+/**
+ * One `memory.write` of an agent's writable memory (`warrant-memory-write:…`): which memory, which version, and the digests before and after.
+ */
+export interface MemoryWrite {
+  "query/id": string;
+  "passage/ref": string;
+  "agent/id": string;
+  memory: {
+    path: string;
+    scope: string;
+    namespace: string;
+  };
+  ordinal: number;
+  version: number;
+  "before/digest": string | null;
+  "after/digest": string;
+  "after/bytes": number;
+  "written-at": string;
   signature?: Signature;
 }

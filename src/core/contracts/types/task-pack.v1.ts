@@ -62,6 +62,14 @@ export interface TaskPackV1 {
   admission: "auto" | "operator";
   limits: DeliberationLimits;
   /**
+   * Whose memory the agents' namespace-scoped writable memory is (--namespace overrides it).
+   */
+  memoryNamespace?: string;
+  /**
+   * Base URL of the server an agent definition's openai-compatible models are asked (WARRANT_OPENAI_COMPATIBLE_BASE_URL overrides it); no user-info or query.
+   */
+  openaiCompatibleBaseUrl?: string;
+  /**
    * Task-specific guidance per role (what a good fix or a good review looks like), given to that role's passages with the task; the runtime's own prompts state only the protocol rules. A role named here must have an agent in the pack.
    */
   guidance?: {
