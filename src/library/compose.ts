@@ -29,11 +29,7 @@ import type { JobQueue, RecordSigner, RuntimeContext, SandboxPort } from "../run
 import { signingStore } from "../runtime/signing-store.js";
 import type { LoadedPack } from "../runtime/task-pack.js";
 import { codeToolHost } from "./define-tool.js";
-import {
-  definitionModel,
-  effectiveModelUris,
-  runnableModelUri,
-} from "./definition-models.js";
+import { definitionModel, effectiveModelUris, runnableModelUri } from "./definition-models.js";
 import { hostKeySigner, operatorBinding } from "./host.js";
 import { type Model, providerOf } from "./model.js";
 import type { ModelResolver, WarrantOptions, WarrantSubscriber } from "./options.js";
