@@ -41,13 +41,17 @@ export async function hostSandbox(): Promise<Sandbox | undefined> {
   return undefined;
 }
 
-/** The live view: on stdout, or on stderr when stdout carries the `--json` result. */
-export function liveView(json: boolean, tty = true): LiveView {
+/**
+ * The live view: on stdout, or on stderr when stdout carries the `--json` result. `autoApproval`
+ * says why mutations are approved without asking (default `--yes`).
+ */
+export function liveView(json: boolean, tty = true, autoApproval?: string): LiveView {
   const stream = json ? process.stderr : process.stdout;
   return createLiveView((t) => stream.write(t), {
     tty: tty && stream.isTTY === true,
     clock: systemClock,
     columns: () => stream.columns,
+    ...(autoApproval === undefined ? {} : { autoApproval }),
   });
 }
 

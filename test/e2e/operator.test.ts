@@ -41,6 +41,8 @@ describe("operator acts from another terminal", () => {
     expect(r.stdout).toContain("concluded refused (hil/denied)");
     // The loop goes on; the scripted implementer has no answer left, so it waits on its model.
     expect(r.stdout).toMatch(/loop blocked: model/);
+    // Blocked, waiting on its model: exit 3, not 0.
+    expect(r.code).toBe(3);
     const query = (r.stdout.trim().split("\n").at(-1) ?? "").slice("query: ".length);
     const doc = JSON.parse((await runCli(["export", query], { cwd })).stdout) as { state: string };
     expect(doc.state).toBe("open");
@@ -64,6 +66,8 @@ describe("operator acts from another terminal", () => {
     const r = await run.done;
     expect(r.stdout).toContain("concluded cancelled");
     expect(r.stdout).toContain("loop stopped: cancelled");
+    // Stopped without success: exit 1.
+    expect(r.code).toBe(1);
     const again = await runCli(["cancel", query as string], { cwd });
     expect(again.stdout).toContain("nothing appended");
   });
@@ -88,7 +92,8 @@ describe("operator acts from another terminal", () => {
       "--json",
     ];
     const first = await runCli(["run", ...args], { cwd });
-    expect(first.code, first.stderr).toBe(0);
+    // Blocked on the operator's question: exit 3.
+    expect(first.code, first.stderr).toBe(3);
     const blocked = JSON.parse(first.stdout) as {
       query: string;
       status: string;
