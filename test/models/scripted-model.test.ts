@@ -77,6 +77,25 @@ describe("scripted model", () => {
     expect(m.requests).toHaveLength(1);
   });
 
+  it("counts the whole script when it runs out, with the answers earlier passages used", async () => {
+    const fresh = createScriptedModel([turn, turn]);
+    await fresh.complete(request);
+    await fresh.complete(request);
+    await expect(fresh.complete(request)).rejects.toThrow(
+      "the scripted model has no answer left (its script has 2 answers)",
+    );
+    // A later passage's model starts after the 3 answers used before: it had none left, not "0".
+    const later = createScriptedModel([], { used: 3 });
+    await expect(later.complete(request)).rejects.toThrow(
+      "the scripted model has no answer left (its script has 3 answers, 3 of them used by earlier passages)",
+    );
+    const one = createScriptedModel([turn], { used: 1 });
+    await one.complete(request);
+    await expect(one.complete(request)).rejects.toThrow(
+      "(its script has 2 answers, 1 of them used by earlier passages)",
+    );
+  });
+
   it("throws model/aborted on an aborted signal", async () => {
     const m = createScriptedModel([turn]);
     await expect(m.complete(request, { signal: AbortSignal.abort() })).rejects.toMatchObject({
