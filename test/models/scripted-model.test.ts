@@ -10,6 +10,7 @@ import {
 } from "../../src/adapters/models/scripted-model.js";
 import { WarrantError } from "../../src/core/result.js";
 import type { ModelRequest } from "../../src/core/turn/model-provider.js";
+import { modelFromUri } from "../../src/library/uri-models.js";
 import { tokens } from "./tokens.js";
 
 const request: ModelRequest = {
@@ -94,6 +95,18 @@ describe("scripted model", () => {
     await expect(one.complete(request)).rejects.toThrow(
       "(its script has 2 answers, 1 of them used by earlier passages)",
     );
+  });
+
+  it("a scripted:PATH model of a later passage counts its whole script, not what was left", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "warrant-scripted-"));
+    const file = path.join(dir, "agent.jsonl");
+    writeFileSync(file, `${JSON.stringify(turn)}\n${JSON.stringify(turn)}\n`);
+    for (const priorCalls of [2, 5]) {
+      const m = modelFromUri(`scripted:${file}`, priorCalls, {});
+      await expect(m.complete(request)).rejects.toThrow(
+        "(its script has 2 answers, 2 of them used by earlier passages)",
+      );
+    }
   });
 
   it("throws model/aborted on an aborted signal", async () => {
