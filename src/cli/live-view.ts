@@ -68,11 +68,19 @@ function passageTokens(usage: TokenUsage | undefined): string {
   return usage === undefined ? "" : ` (${tokensPhrase(usage)})`;
 }
 
-/**
- * The line an event prints, if any (model and tool calls, phases and drive bounds print none).
- * `autoApproval` says why a mutation was approved without asking (`--yes`, or the demo).
- */
-export function lineOf(e: WarrantEvent, autoApproval = "--yes"): string | undefined {
+/** What the lines say beyond the event itself. */
+export interface LineOptions {
+  /** Why a mutation is approved without asking, when it is (default `--yes`). */
+  readonly autoApproval?: string;
+  /**
+   * The store lives in this process (`memory:`): no other terminal can approve, deny or answer, so
+   * the view says so instead of printing commands that could not work.
+   */
+  readonly processStore?: boolean;
+}
+
+/** The line an event prints, if any (model and tool calls, phases and drive bounds print none). */
+export function lineOf(e: WarrantEvent, o: LineOptions = {}): string | undefined {
   switch (e.kind) {
     case "fact":
       return `fact ${e.sequence} ${e.summary}`;
@@ -100,9 +108,13 @@ export function lineOf(e: WarrantEvent, autoApproval = "--yes"): string | undefi
       if (!e.environmentMade) return undefined;
       return `  environment destroyed${e.environmentDestroyed ? " (confirmed)" : " (NOT confirmed)"}`;
     case "approval-requested":
-      return `waiting: approval of ${e.step}: warrant approve ${e.proposalRef} ${e.step} | warrant deny ${e.proposalRef} ${e.step}\n${e.description}`;
+      return o.processStore === true
+        ? `waiting: approval of ${e.step}: the store is memory:, so no other terminal can answer; run with --yes, on a terminal, or on a kept store\n${e.description}`
+        : `waiting: approval of ${e.step}: warrant approve ${e.proposalRef} ${e.step} | warrant deny ${e.proposalRef} ${e.step}\n${e.description}`;
     case "approval-answered":
-      return e.by === "auto" ? `  approved ${e.step} automatically (${autoApproval})` : undefined;
+      return e.by === "auto"
+        ? `  approved ${e.step} automatically (${o.autoApproval ?? "--yes"})`
+        : undefined;
     case "blocked":
       return `waiting: ${e.reason}${e.counter === undefined ? "" : ` (${e.counter})`}: ${e.detail}`;
     case "summary-skipped":
@@ -143,9 +155,7 @@ export function createLiveView(
     tty: boolean;
     clock: Clock;
     columns?: () => number | undefined;
-    /** Why mutations are approved without asking, when they are (default `--yes`). */
-    autoApproval?: string;
-  },
+  } & LineOptions,
 ): LiveView {
   let doc: LoopDocument | undefined;
   let waiting: string | undefined;
@@ -174,7 +184,7 @@ export function createLiveView(
   timer?.unref();
   return {
     emit(event) {
-      const text = lineOf(event, opts.autoApproval);
+      const text = lineOf(event, opts);
       switch (event.kind) {
         case "fact":
           doc = event.document;

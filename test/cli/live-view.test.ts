@@ -238,9 +238,16 @@ describe("the live view's lines", () => {
 
   it("says why a mutation was approved without asking: --yes, or what the caller names", () => {
     expect(lineOf(approvalAnswered("fix"))).toBe("  approved fix automatically (--yes)");
-    expect(lineOf(approvalAnswered("fix"), "the demo approves each mutation")).toBe(
-      "  approved fix automatically (the demo approves each mutation)",
-    );
+    expect(
+      lineOf(approvalAnswered("fix"), { autoApproval: "the demo approves each mutation" }),
+    ).toBe("  approved fix automatically (the demo approves each mutation)");
+  });
+
+  it("on a memory: store, a wait for approval names no command another terminal could not run", () => {
+    const text = lineOf(approvalRequested("fix-slugify"), { processStore: true }) ?? "";
+    expect(text).not.toContain("warrant approve");
+    expect(text).toContain("no other terminal can answer");
+    expect(lineOf(approvalRequested("fix-slugify"))).toContain("warrant approve");
   });
 
   it("prints the lines of a whole loop in the order they happened", async () => {

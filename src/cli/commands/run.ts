@@ -5,12 +5,13 @@ import path from "node:path";
 import type { Command } from "commander";
 import { loadPack } from "../../adapters/fs/pack-loader.js";
 import { parseModelUri } from "../../adapters/models/model-uri.js";
+import { resolveStoreUri } from "../../adapters/store/store-uri.js";
 import { ROLES } from "../../core/loop/types.js";
 import { effectiveModelUris } from "../../library/definition-models.js";
 import { type PreflightReport, preflight } from "../../library/preflight.js";
 import type { LoadedPack } from "../../runtime/task-pack.js";
 import { definitionOptions, driveOptions, liveView, withWarrant } from "../compose.js";
-import { EXIT_HELP, reportDrive } from "../drive-report.js";
+import { EXIT_HELP, isProcessStore, reportDrive } from "../drive-report.js";
 import { EXIT_INVALID, EXIT_USAGE, err, formatProblem, out, printJson, UsageError } from "../io.js";
 import { loadOrFail, packFileOf, requirePackFile } from "../packs.js";
 import { STORE_OPTION, STORE_OPTION_HELP } from "../store-option.js";
@@ -67,7 +68,10 @@ export async function runPack(
     autoApproval?: string;
   },
 ): Promise<void> {
-  const view = liveView(flags.json, true, flags.autoApproval);
+  const view = liveView(flags.json, true, {
+    ...(flags.autoApproval === undefined ? {} : { autoApproval: flags.autoApproval }),
+    processStore: isProcessStore(resolveStoreUri(flags.store)),
+  });
   try {
     const options = { ...driveOptions(flags, view), ...definitionOptions(flags) };
     await withWarrant(flags.store, options, async (warrant) => {
