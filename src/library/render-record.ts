@@ -324,7 +324,8 @@ function parse(text: string): unknown {
 function transcriptEntry(
   lines: Lines,
   e: Readonly<Record<string, unknown>>,
-  repairs: number,
+  /** Whether another model call follows this one in the passage (an invalid answer's repair). */
+  answered: boolean,
 ): void {
   const at = `${INDENT}${INDENT}`;
   const by = `${at}${INDENT}`;
@@ -343,7 +344,8 @@ function transcriptEntry(
           `${by}problem: ${String(q?.code)} ${String(q?.path || "(root)")}: ${String(q?.message)}`,
         );
       }
-      if (v !== undefined && v.valid !== true && repairs > 0) lines.push(`${by}→ repair asked`);
+      if (v !== undefined && v.valid !== true)
+        lines.push(answered ? `${by}→ repair asked` : `${by}→ no repair left: the passage ended`);
       return;
     }
     case "model-error":
@@ -386,12 +388,13 @@ function transcript(lines: Lines, b: Wire.Transcript): void {
   ]);
   lines.push(`${INDENT}turns:`);
   // The tool calls of a model call follow it; each model call starts a turn.
-  for (const entry of b.entries) {
+  const lastCall = b.entries.findLastIndex((x) => obj(x)?.kind === "model-call");
+  b.entries.forEach((entry, i) => {
     const e = obj(entry);
-    if (e === undefined) continue;
-    if (e.kind === "model-call" && lines.length > 0 && e.index !== 0) lines.push("");
-    transcriptEntry(lines, e, u.repairs);
-  }
+    if (e === undefined) return;
+    if (e.kind === "model-call" && e.index !== 0) lines.push("");
+    transcriptEntry(lines, e, i < lastCall);
+  });
 }
 
 function passageEnd(lines: Lines, b: Wire.PassageEnd): void {

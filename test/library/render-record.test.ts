@@ -183,6 +183,22 @@ describe("renderRecord", () => {
     );
   });
 
+  it("says when an invalid answer was the passage's last: no repair was left", () => {
+    const last = {
+      ...transcript,
+      entries: transcript.entries.slice(0, 1),
+      outcome: { ok: false, code: "turn/invalid", message: "no repair left" },
+    };
+    const text = renderRecord({
+      ref: "passage-transcript:sha256:t",
+      kind: "transcript",
+      body: last,
+    });
+    expect(text).toContain("→ no repair left: the passage ended");
+    expect(text).not.toContain("→ repair asked");
+    expect(text).toContain("outcome: failed turn/invalid: no repair left");
+  });
+
   it("renders an execution with its run report's excerpts and details, and a denial's reason", () => {
     const text = renderRecord(
       { ref: EXEC, kind: "execution", body: execution },
