@@ -136,6 +136,12 @@ export {
   openaiModel,
   type ProviderModelOptions,
 } from "./library/providers.js";
+export {
+  type RecordToRender,
+  type RenderContext,
+  renderOperatorAct,
+  renderRecord,
+} from "./library/render-record.js";
 export type { LoopOutcome, RunHandle } from "./library/run-handle.js";
 export type { WarrantTelemetry } from "./library/telemetry.js";
 export type { AgentReport, ModelReport } from "./runtime/definition-preflight.js";

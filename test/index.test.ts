@@ -35,6 +35,8 @@ describe("the public exports", () => {
       "openaiCompatibleModel",
       "openaiModel",
       "preflight",
+      "renderOperatorAct",
+      "renderRecord",
       "simulateLoop",
       "toPassageRef",
       "toQueryId",

@@ -55,6 +55,7 @@ describe("CLI start-up", () => {
         "demo",
         "inspect",
         "loop",
+        "record",
         "renew",
         "resume",
         "run",

@@ -11,7 +11,7 @@ import type { WarrantOptions } from "../library/options.js";
 import { uriModels } from "../library/uri-models.js";
 import type { Ask } from "../runtime/hil.js";
 import { err } from "./io.js";
-import { createLiveView, type LiveView } from "./live-view.js";
+import { createLiveView, type LineOptions, type LiveView } from "./live-view.js";
 import { exitWhenOnlyTelemetryRemains } from "./telemetry-signals.js";
 
 const systemClock = { now: () => new Date() };
@@ -41,13 +41,17 @@ export async function hostSandbox(): Promise<Sandbox | undefined> {
   return undefined;
 }
 
-/** The live view: on stdout, or on stderr when stdout carries the `--json` result. */
-export function liveView(json: boolean, tty = true): LiveView {
+/**
+ * The live view: on stdout, or on stderr when stdout carries the `--json` result; `lines` says why
+ * mutations are approved without asking, and whether the store lives in this process only.
+ */
+export function liveView(json: boolean, tty = true, lines: LineOptions = {}): LiveView {
   const stream = json ? process.stderr : process.stdout;
   return createLiveView((t) => stream.write(t), {
     tty: tty && stream.isTTY === true,
     clock: systemClock,
     columns: () => stream.columns,
+    ...lines,
   });
 }
 

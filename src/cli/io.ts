@@ -1,5 +1,6 @@
 // Output and exit-code conventions shared by every command (0 success, 1 invalid or refused, 2
-// usage), and the one way a command reads an input file: a regular file, bounded in size.
+// usage, 3 blocked or waiting where a command documents it), and the one way a command reads an
+// input file: a regular file, bounded in size.
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import type { Command } from "commander";
 import type { Problem } from "../core/result.js";
@@ -7,6 +8,8 @@ import type { Problem } from "../core/result.js";
 export const EXIT_OK = 0;
 export const EXIT_INVALID = 1;
 export const EXIT_USAGE = 2;
+/** A driving command (`run`, `resume`, `demo`) whose loop is blocked or waits for the operator. */
+export const EXIT_BLOCKED = 3;
 
 /** Thrown by command actions for a usage error (bad flags, missing file): exit code 2. */
 export class UsageError extends Error {
@@ -122,11 +125,31 @@ export function readInputText(
   }
 }
 
+/** Whether a reader closed stdout (`warrant show … | head`): nothing more is written to it. */
+let stdoutClosed = false;
+
+/**
+ * A reader that closes the pipe early (`warrant show QUERY --records | head`) is not an error:
+ * EPIPE on stdout or stderr prints no stack trace. With `exitAtOnce` the command then ends quietly
+ * with the exit code it had so far; without (a command that drives a loop), it goes on to its end
+ * and writes nothing more to the closed stream. Installed once, by main.
+ */
+export function handleBrokenPipes(exitAtOnce: boolean): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on("error", (e: NodeJS.ErrnoException) => {
+      if (e.code !== "EPIPE") throw e;
+      if (stream === process.stdout) stdoutClosed = true;
+      if (exitAtOnce) process.exit(typeof process.exitCode === "number" ? process.exitCode : 0);
+    });
+  }
+}
+
 /**
  * Write to stdout without truncation when stdout is a pipe: callers set process.exitCode and return,
  * never call process.exit() after a large write.
  */
 export function out(text: string): void {
+  if (stdoutClosed) return;
   process.stdout.write(text.endsWith("\n") ? text : `${text}\n`);
 }
 

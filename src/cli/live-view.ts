@@ -68,8 +68,19 @@ function passageTokens(usage: TokenUsage | undefined): string {
   return usage === undefined ? "" : ` (${tokensPhrase(usage)})`;
 }
 
+/** What the lines say beyond the event itself. */
+export interface LineOptions {
+  /** Why a mutation is approved without asking, when it is (default `--yes`). */
+  readonly autoApproval?: string;
+  /**
+   * The store lives in this process (`memory:`): no other terminal can approve, deny or answer, so
+   * the view says so instead of printing commands that could not work.
+   */
+  readonly processStore?: boolean;
+}
+
 /** The line an event prints, if any (model and tool calls, phases and drive bounds print none). */
-export function lineOf(e: WarrantEvent): string | undefined {
+export function lineOf(e: WarrantEvent, o: LineOptions = {}): string | undefined {
   switch (e.kind) {
     case "fact":
       return `fact ${e.sequence} ${e.summary}`;
@@ -86,7 +97,9 @@ export function lineOf(e: WarrantEvent): string | undefined {
       return `  step ${e.stepId} ${e.action}: ${e.status}${exit}`;
     }
     case "check":
-      return `  check ${e.name}: ${e.passed ? "passed" : "failed"}`;
+      return e.passed
+        ? `  check ${e.name}: passed`
+        : `  check ${e.name}: failed${detailLines(e.detail)}`;
     case "run-end":
       if (e.interrupted)
         return e.environmentDestroyed
@@ -95,9 +108,13 @@ export function lineOf(e: WarrantEvent): string | undefined {
       if (!e.environmentMade) return undefined;
       return `  environment destroyed${e.environmentDestroyed ? " (confirmed)" : " (NOT confirmed)"}`;
     case "approval-requested":
-      return `waiting: approval of ${e.step}: warrant approve ${e.proposalRef} ${e.step} | warrant deny ${e.proposalRef} ${e.step}\n${e.description}`;
+      return o.processStore === true
+        ? `waiting: approval of ${e.step}: the store is memory:, so no other terminal can answer; run with --yes, on a terminal, or on a kept store\n${e.description}`
+        : `waiting: approval of ${e.step}: warrant approve ${e.proposalRef} ${e.step} | warrant deny ${e.proposalRef} ${e.step}\n${e.description}`;
     case "approval-answered":
-      return e.by === "auto" ? `  approved ${e.step} automatically (--yes)` : undefined;
+      return e.by === "auto"
+        ? `  approved ${e.step} automatically (${o.autoApproval ?? "--yes"})`
+        : undefined;
     case "blocked":
       return `waiting: ${e.reason}${e.counter === undefined ? "" : ` (${e.counter})`}: ${e.detail}`;
     case "summary-skipped":
@@ -120,9 +137,25 @@ export function lineOf(e: WarrantEvent): string | undefined {
   }
 }
 
+/** At most this many lines of a failed check's detail are shown live (`warrant record` has all). */
+const DETAIL_LINES = 6;
+
+/** A failed check's detail under its line, indented; cut after a few lines. */
+function detailLines(detail: string): string {
+  const lines = detail.trimEnd().split("\n");
+  if (lines.length === 1 && lines[0] === "") return "";
+  const shown = lines.slice(0, DETAIL_LINES).map((l) => `\n    ${l}`);
+  const more = lines.length - DETAIL_LINES;
+  return `${shown.join("")}${more > 0 ? `\n    … ${more} more line${more === 1 ? "" : "s"} (warrant record shows them all)` : ""}`;
+}
+
 export function createLiveView(
   write: (text: string) => void,
-  opts: { tty: boolean; clock: Clock; columns?: () => number | undefined },
+  opts: {
+    tty: boolean;
+    clock: Clock;
+    columns?: () => number | undefined;
+  } & LineOptions,
 ): LiveView {
   let doc: LoopDocument | undefined;
   let waiting: string | undefined;
@@ -151,7 +184,7 @@ export function createLiveView(
   timer?.unref();
   return {
     emit(event) {
-      const text = lineOf(event);
+      const text = lineOf(event, opts);
       switch (event.kind) {
         case "fact":
           doc = event.document;

@@ -2,7 +2,7 @@
 // The command line, a client of the library (createWarrant): each command registers itself from its
 // own file; this file parses the arguments and turns errors into exit codes.
 import { Command, CommanderError } from "commander";
-import { EXIT_INVALID, EXIT_USAGE, err, UsageError } from "./io.js";
+import { EXIT_INVALID, EXIT_USAGE, err, handleBrokenPipes, UsageError } from "./io.js";
 
 type Register = (program: Command) => void;
 
@@ -37,6 +37,10 @@ const GROUPS: readonly { readonly commands: readonly string[]; load(): Promise<R
   {
     commands: ["resume"],
     load: async () => (await import("./commands/resume.js")).registerResumeCommand,
+  },
+  {
+    commands: ["record"],
+    load: async () => (await import("./commands/record.js")).registerRecordCommand,
   },
   {
     commands: ["loops", "show", "export"],
@@ -81,7 +85,8 @@ export async function buildProgram(argv: readonly string[] = []): Promise<Comman
     .addHelpText(
       "after",
       "\nEvery command takes --json for machine output. Exit codes: 0 success, 1 invalid input " +
-        "or refused, 2 usage error.\nThe store is --store URI, else $WARRANT_STORE, else " +
+        "or refused, 2 usage error, 3 blocked or waiting (run, resume, demo: 0 only when the " +
+        "loop succeeded).\nThe store is --store URI, else $WARRANT_STORE, else " +
         "sqlite:.warrant/ledger.db (also postgres://… and memory:).",
     )
     .exitOverride();
@@ -90,7 +95,11 @@ export async function buildProgram(argv: readonly string[] = []): Promise<Comman
   return program;
 }
 
+/** Commands that drive a loop: a reader closing their output does not stop the drive. */
+const DRIVING = new Set(["run", "resume", "demo", "worker"]);
+
 export async function main(argv: readonly string[]): Promise<void> {
+  handleBrokenPipes(!DRIVING.has(argv[0] ?? ""));
   const program = await buildProgram(argv);
   try {
     await program.parseAsync([...argv], { from: "user" });

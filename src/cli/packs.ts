@@ -19,6 +19,21 @@ export function packageRoot(): string {
   return dir;
 }
 
+/** The pack file a command names: the file itself, or a folder's `task-pack.json`. */
+export function packFileOf(given: string): string {
+  let dir = false;
+  try {
+    dir = statSync(given).isDirectory();
+  } catch {
+    return given;
+  }
+  if (!dir) return given;
+  const file = path.join(given, "task-pack.json");
+  if (!existsSync(file))
+    throw new UsageError(`cannot read ${given}: a folder without task-pack.json`);
+  return file;
+}
+
 /** A pack file that is not there, or is not a file, is a usage error (2). */
 export function requirePackFile(file: string): void {
   let isFile = false;

@@ -96,8 +96,10 @@ export interface Warrant {
   /** A loop's document and its records, or undefined when the store holds no such loop. */
   show(query: QueryId): Promise<LoopView | undefined>;
   record(ref: RecordRef): Promise<LedgerRecord | undefined>;
+  /** RUN: a proposal ref, or a unique prefix of at least 8 characters of its digest. */
   approve(run: string, step: string): Promise<ActResult>;
-  deny(run: string, step: string): Promise<ActResult>;
+  /** As approve; `reason` is recorded with the denial (the act's `text`). */
+  deny(run: string, step: string, options?: { readonly reason?: string }): Promise<ActResult>;
   renew(query: QueryId, deadline: Date | string): Promise<ActResult>;
   cancel(query: QueryId): Promise<ActResult>;
   answer(query: QueryId, text: string): Promise<ActResult>;
@@ -256,7 +258,7 @@ export async function createWarrant(options: WarrantOptions = {}): Promise<Warra
     },
     record: (ref) => store.readRecord(ref),
     approve: (run, step) => decideStep(acts, run, step, "approve"),
-    deny: (run, step) => decideStep(acts, run, step, "deny"),
+    deny: (run, step, o) => decideStep(acts, run, step, "deny", o?.reason),
     renew: (query, deadline) => renewLoop(acts, query, new Date(deadline)),
     cancel: (query) => cancelLoop(acts, query),
     answer: (query, text) => answerLoop(acts, query, text),

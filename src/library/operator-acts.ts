@@ -9,6 +9,7 @@ import { fold } from "../core/loop/state.js";
 import type { LoopCommand } from "../core/loop/types.js";
 import { ADMISSION_STEP, approvalTarget, readLedger } from "../runtime/ledger-view.js";
 import { LoopLedger } from "../runtime/loop-ledger.js";
+import { resolveRunRef } from "./run-ref.js";
 
 export type ActResult =
   | {
@@ -23,6 +24,8 @@ export type ActResult =
       readonly message: string;
       /** With `hil/already-answered`: the act that counts. */
       readonly answer?: OperatorAct;
+      /** With `hil/ambiguous-ref`: the runs the prefix names. */
+      readonly candidates?: readonly string[];
     };
 
 export interface ActContext {
@@ -98,13 +101,24 @@ export function cancelLoop(c: ActContext, query: string): Promise<ActResult> {
   return loopAct(c, query, { op: "cancel", operator: c.operator }, `cancelled ${query}`);
 }
 
-/** Approves or denies STEP of RUN (a proposal ref; `admission` for an operator-admitted run). */
+/**
+ * Approves or denies STEP of RUN (a proposal ref, or a unique prefix of at least 8 characters of its
+ * digest; STEP `admission` for an operator-admitted run). `text` is recorded with the act: a
+ * denial's reason.
+ */
 export async function decideStep(
   c: ActContext,
-  run: string,
+  given: string,
   step: string,
   kind: "approve" | "deny",
+  text?: string,
 ): Promise<ActResult> {
+  const resolved = await resolveRunRef(c.store, given);
+  if (!resolved.ok) {
+    const { code, message, candidates } = resolved;
+    return { ok: false, code, message, ...(candidates === undefined ? {} : { candidates }) };
+  }
+  const run = resolved.ref;
   const proposal = await c.store.readRecord(run);
   if (proposal === undefined || proposal.kind !== "proposal")
     return refused("loop/run-missing", `no run ${run} in ${c.store.uri}`);
@@ -121,10 +135,12 @@ export async function decideStep(
     query: proposal.query,
     kind,
     target: approvalTarget(run, step),
+    ...(text === undefined ? {} : { text }),
     operator: c.operator,
     at: c.now().toISOString(),
   });
-  return posted(outcome, `${kind === "approve" ? "approved" : "denied"} ${step} of ${run}`);
+  const why = text === undefined ? "" : `: ${text}`;
+  return posted(outcome, `${kind === "approve" ? "approved" : "denied"} ${step} of ${run}${why}`);
 }
 
 /** Answers the question (or dead end) the loop's implementer is blocked on. */

@@ -28,9 +28,10 @@ export function modelFromUri(
       const p = script.errors[0];
       throw new WarrantError(p?.code ?? "model/script", p?.message ?? parsed.value.path);
     }
-    const answers = script.value.slice(priorCalls);
+    const used = Math.min(priorCalls, script.value.length);
+    const answers = script.value.slice(used);
     const id = `scripted:${path.basename(parsed.value.path)}`;
-    return versioned(createScriptedModel(answers, { id }));
+    return versioned(createScriptedModel(answers, { id, used }));
   }
   const made = createModelFromUri(uri, { env, ...(settings === undefined ? {} : { settings }) });
   if (!made.ok)

@@ -72,7 +72,7 @@ export function createApprover(o: ApproverOptions): Approver {
       if (decided !== undefined)
         return answered(decided === "approve" ? "approved" : "denied", "operator");
       if (o.autoApprove) {
-        return await post("approve", "approved automatically (--yes)", "auto");
+        return await post("approve", "approved automatically", "auto");
       }
       o.emit({ kind: "approval-requested", ...about, description: request.description });
       const controller = new AbortController();

@@ -205,6 +205,51 @@ describe("the live view's lines", () => {
     );
   });
 
+  it("prints a failed check's detail under its line, cut after six lines; a passed check's not", () => {
+    const check = (passed: boolean, detail: string): WarrantEvent => ({
+      kind: "check",
+      at,
+      query: "query:test-1",
+      proposalRef: run,
+      name: "tests-unchanged",
+      passed,
+      detail,
+      durationMs: 1,
+    });
+    expect(lineOf(check(true, "unchanged"))).toBe("  check tests-unchanged: passed");
+    expect(lineOf(check(false, "changed: test/__pycache__/x.pyc"))).toBe(
+      "  check tests-unchanged: failed\n    changed: test/__pycache__/x.pyc",
+    );
+    const long = Array.from({ length: 9 }, (_, i) => `line ${i + 1}`).join("\n");
+    const text = lineOf(check(false, long)) ?? "";
+    expect(text.split("\n")).toEqual([
+      "  check tests-unchanged: failed",
+      "    line 1",
+      "    line 2",
+      "    line 3",
+      "    line 4",
+      "    line 5",
+      "    line 6",
+      "    … 3 more lines (warrant record shows them all)",
+    ]);
+    // An empty detail adds nothing.
+    expect(lineOf(check(false, ""))).toBe("  check tests-unchanged: failed");
+  });
+
+  it("says why a mutation was approved without asking: --yes, or what the caller names", () => {
+    expect(lineOf(approvalAnswered("fix"))).toBe("  approved fix automatically (--yes)");
+    expect(
+      lineOf(approvalAnswered("fix"), { autoApproval: "the demo approves each mutation" }),
+    ).toBe("  approved fix automatically (the demo approves each mutation)");
+  });
+
+  it("on a memory: store, a wait for approval names no command another terminal could not run", () => {
+    const text = lineOf(approvalRequested("fix-slugify"), { processStore: true }) ?? "";
+    expect(text).not.toContain("warrant approve");
+    expect(text).toContain("no other terminal can answer");
+    expect(lineOf(approvalRequested("fix-slugify"))).toContain("warrant approve");
+  });
+
   it("prints the lines of a whole loop in the order they happened", async () => {
     const h = await harness({ implementer: [Plan("good-fix")], reviewer: [accept] });
     await h.drive();

@@ -30,6 +30,7 @@ const COMMANDS = [
   "loops",
   "show",
   "export",
+  "record",
   "renew",
   "cancel",
   "approve",

@@ -34,6 +34,9 @@ describe("warrant demo", () => {
     expect(code).toBe(0);
     expect(stdout).toContain("approves each mutation itself");
     expect(stdout).toContain("approved fix-slugify automatically");
+    // No --yes was given: the live view says who approved, not a flag the user never typed.
+    expect(stdout).toContain("approved fix-slugify automatically (the demo approves each mutation");
+    expect(stdout).not.toContain("(--yes)");
     expect(stdout).toContain("ledger: sqlite:.warrant/ledger.db");
     expect(stdout).toMatch(/warrant show query:/);
     expect(stdout.trim().split("\n").at(-1)).toMatch(/^query: query:fix-failing-test-\S+$/);

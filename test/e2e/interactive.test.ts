@@ -177,7 +177,8 @@ describe.skipIf(!hasScript)(
       expect(promptRow(r.screen)).toMatch(/\[y\/N\] .*n\r*$/);
       // The scripted implementer has no answer left after the denial: the loop waits on its model.
       expect(r.screen).toMatch(/loop blocked: model/);
-      expect(r.code, r.screen).toBe(0);
+      // Blocked, waiting on its model: exit 3.
+      expect(r.code, r.screen).toBe(3);
 
       const query = queryOf(r.screen);
       const exported = await runCli(["export", query, "--store", store], { cwd });
@@ -203,7 +204,8 @@ describe.skipIf(!hasScript)(
       const store = `sqlite:${path.join(cwd, "ledger.db")}`;
       const r = await onTerminal(["run", demoPack, ...models, "--store", store], cwd, [""]);
       expect(r.prompts).toBe(1);
-      expect(r.code, r.screen).toBe(0);
+      // After the denial the scripted implementer has no answer left: blocked on its model, exit 3.
+      expect(r.code, r.screen).toBe(3);
       const query = queryOf(r.screen);
       const shown = await runCli(["show", query, "--json", "--store", store], { cwd });
       expect(shown.code).toBe(0);

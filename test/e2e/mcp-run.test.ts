@@ -157,7 +157,8 @@ describe("warrant run with an MCP server declared by the implementer", () => {
       ...script(cwd, "summarizer", [result]),
     ];
     const blocked = await cli(["run", pack, "--yes", ...models], cwd);
-    expect(blocked.code, blocked.stderr).toBe(0);
+    // Blocked, waiting on its model: exit 3.
+    expect(blocked.code, blocked.stderr).toBe(3);
     expect(blocked.stdout).toMatch(/loop blocked: model/);
     expect(blocked.seen.size).toBe(1);
     for (const pid of blocked.seen) expect(alive(pid)).toBe(false);

@@ -41,9 +41,62 @@ describe("operator acts from another terminal", () => {
     expect(r.stdout).toContain("concluded refused (hil/denied)");
     // The loop goes on; the scripted implementer has no answer left, so it waits on its model.
     expect(r.stdout).toMatch(/loop blocked: model/);
+    // Blocked, waiting on its model: exit 3, not 0.
+    expect(r.code).toBe(3);
     const query = (r.stdout.trim().split("\n").at(-1) ?? "").slice("query: ".length);
     const doc = JSON.parse((await runCli(["export", query], { cwd })).stdout) as { state: string };
     expect(doc.state).toBe("open");
+  });
+
+  it("approve takes a unique prefix (8 characters) of the run's digest and lets the run finish", async () => {
+    const cwd = tempDir();
+    const run = startRun([demoPack, ...models], cwd);
+    const [, proposal, step] = await run.waitFor(APPROVAL);
+    const digest = (proposal as string).slice("corpus-experiment:sha256:".length);
+    const short = await runCli(["approve", digest.slice(0, 7), step as string], { cwd });
+    expect(short.code).toBe(2);
+    expect(short.stderr).toContain("hil/ref-too-short");
+    const approved = await runCli(["approve", digest.slice(0, 8), step as string, "--json"], {
+      cwd,
+    });
+    expect(approved.code, approved.stderr).toBe(0);
+    expect(JSON.parse(approved.stdout)).toMatchObject({ ok: true, result: "posted" });
+    expect(JSON.parse(approved.stdout).message).toContain(proposal);
+    const r = await run.done;
+    expect(r.stdout).toContain("loop stopped: succeeded");
+    expect(r.code).toBe(0);
+  });
+
+  it("deny --reason is recorded with the act and shown by show --records and record", async () => {
+    const cwd = tempDir();
+    const run = startRun([demoPack, ...models], cwd);
+    const [, proposal, step] = await run.waitFor(APPROVAL);
+    const prefix = `corpus-experiment:sha256:${(proposal as string).slice(25, 35)}`;
+    const denied = await runCli(
+      ["deny", prefix, step as string, "--reason", "rewrite the whole file instead"],
+      { cwd },
+    );
+    expect(denied.code, denied.stderr).toBe(0);
+    expect(denied.stdout).toContain("rewrite the whole file instead");
+    const r = await run.done;
+    expect(r.stdout).toContain("concluded refused (hil/denied)");
+    const query = (r.stdout.trim().split("\n").at(-1) ?? "").slice("query: ".length);
+    const shown = await runCli(["show", query, "--records", "--json"], { cwd });
+    const { acts } = JSON.parse(shown.stdout) as { acts: { kind: string; text?: string }[] };
+    expect(acts).toEqual([
+      expect.objectContaining({ kind: "deny", text: "rewrite the whole file instead" }),
+    ]);
+    const plain = await runCli(["show", query, "--records"], { cwd });
+    expect(plain.stdout).toContain(`deny ${step} of ${proposal} by node-operator-binding:`);
+    expect(plain.stdout).toMatch(/deny fix-slugify of .*: rewrite the whole file instead/);
+    const execution = JSON.parse(
+      (await runCli(["show", query, "--json"], { cwd })).stdout,
+    ).records.findLast((x: { kind: string }) => x.kind === "execution").ref as string;
+    const rec = await runCli(["record", execution], { cwd });
+    expect(rec.stdout).toContain("outcome: refused (hil/denied)");
+    expect(rec.stdout).toMatch(
+      /operator acts:\n\s+- deny fix-slugify of .*: rewrite the whole file instead/,
+    );
   });
 
   it("approve of an unknown run or step is refused", async () => {
@@ -64,6 +117,8 @@ describe("operator acts from another terminal", () => {
     const r = await run.done;
     expect(r.stdout).toContain("concluded cancelled");
     expect(r.stdout).toContain("loop stopped: cancelled");
+    // Stopped without success: exit 1.
+    expect(r.code).toBe(1);
     const again = await runCli(["cancel", query as string], { cwd });
     expect(again.stdout).toContain("nothing appended");
   });
@@ -88,7 +143,8 @@ describe("operator acts from another terminal", () => {
       "--json",
     ];
     const first = await runCli(["run", ...args], { cwd });
-    expect(first.code, first.stderr).toBe(0);
+    // Blocked on the operator's question: exit 3.
+    expect(first.code, first.stderr).toBe(3);
     const blocked = JSON.parse(first.stdout) as {
       query: string;
       status: string;

@@ -263,9 +263,14 @@ describe("operator acts through the library", () => {
   it("approve and deny name a run's step; renew refuses a time that is none; cancel stops the loop", async () => {
     const warrant = await warrantWith();
     const query = await warrant.open(PACK);
-    expect(await warrant.approve("corpus-experiment:sha256:none", "fix")).toMatchObject({
+    expect(await warrant.approve("corpus-experiment:sha256:nonexistent", "fix")).toMatchObject({
       ok: false,
       code: "loop/run-missing",
+    });
+    // Fewer than 8 characters of a digest name no run: the caller must give more.
+    expect(await warrant.approve("corpus-experiment:sha256:none", "fix")).toMatchObject({
+      ok: false,
+      code: "hil/ref-too-short",
     });
     expect(await warrant.renew(query, "not a time")).toMatchObject({
       ok: false,

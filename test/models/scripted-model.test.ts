@@ -10,6 +10,7 @@ import {
 } from "../../src/adapters/models/scripted-model.js";
 import { WarrantError } from "../../src/core/result.js";
 import type { ModelRequest } from "../../src/core/turn/model-provider.js";
+import { modelFromUri } from "../../src/library/uri-models.js";
 import { tokens } from "./tokens.js";
 
 const request: ModelRequest = {
@@ -75,6 +76,37 @@ describe("scripted model", () => {
     const m = createScriptedModel([]);
     await expect(m.complete(request)).rejects.toMatchObject({ code: "model/script-exhausted" });
     expect(m.requests).toHaveLength(1);
+  });
+
+  it("counts the whole script when it runs out, with the answers earlier passages used", async () => {
+    const fresh = createScriptedModel([turn, turn]);
+    await fresh.complete(request);
+    await fresh.complete(request);
+    await expect(fresh.complete(request)).rejects.toThrow(
+      "the scripted model has no answer left (its script has 2 answers)",
+    );
+    // A later passage's model starts after the 3 answers used before: it had none left, not "0".
+    const later = createScriptedModel([], { used: 3 });
+    await expect(later.complete(request)).rejects.toThrow(
+      "the scripted model has no answer left (its script has 3 answers, 3 of them used by earlier passages)",
+    );
+    const one = createScriptedModel([turn], { used: 1 });
+    await one.complete(request);
+    await expect(one.complete(request)).rejects.toThrow(
+      "(its script has 2 answers, 1 of them used by earlier passages)",
+    );
+  });
+
+  it("a scripted:PATH model of a later passage counts its whole script, not what was left", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "warrant-scripted-"));
+    const file = path.join(dir, "agent.jsonl");
+    writeFileSync(file, `${JSON.stringify(turn)}\n${JSON.stringify(turn)}\n`);
+    for (const priorCalls of [2, 5]) {
+      const m = modelFromUri(`scripted:${file}`, priorCalls, {});
+      await expect(m.complete(request)).rejects.toThrow(
+        "(its script has 2 answers, 2 of them used by earlier passages)",
+      );
+    }
   });
 
   it("throws model/aborted on an aborted signal", async () => {

@@ -51,7 +51,14 @@ export interface ScriptedModel extends ModelProvider {
 
 export function createScriptedModel(
   answers: readonly ScriptedAnswer[],
-  options: { readonly id?: string } = {},
+  options: {
+    readonly id?: string;
+    /**
+     * How many answers of the same script earlier passages already used (`answers` starts after
+     * them): said when the script runs out, so the count is the script's, not what was left.
+     */
+    readonly used?: number;
+  } = {},
 ): ScriptedModel {
   const requests: RecordedRequest[] = [];
   let next = 0;
@@ -66,9 +73,12 @@ export function createScriptedModel(
       }
       const answer = answers[next];
       if (answer === undefined) {
+        const used = options.used ?? 0;
+        const total = used + answers.length;
+        const earlier = used === 0 ? "" : `, ${used} of them used by earlier passages`;
         throw new WarrantError(
           "model/script-exhausted",
-          `the scripted model has no answer left (it had ${answers.length})`,
+          `the scripted model has no answer left (its script has ${total} answer${total === 1 ? "" : "s"}${earlier})`,
         );
       }
       next++;

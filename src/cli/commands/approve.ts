@@ -1,21 +1,46 @@
-// `warrant approve RUN STEP` and `warrant deny RUN STEP`: answer a waiting mutation (or a run's
-// admission, STEP = admission) from any terminal; the waiting drive polls for it.
+// `warrant approve RUN STEP` and `warrant deny RUN STEP [--reason TEXT]`: answer a waiting mutation
+// (or a run's admission, STEP = admission) from any terminal; the waiting drive polls for it. RUN is
+// the run's proposal ref or any unique prefix of at least 8 characters of its digest.
 import type { Command } from "commander";
 import { ACT_OPTIONS, type ActFlags, reply } from "../act-reply.js";
 import { withWarrant } from "../compose.js";
+import { EXIT_USAGE } from "../io.js";
+
+/** Refusals that are the caller's input at fault: a prefix too short, malformed or ambiguous. */
+const USAGE_CODES = new Set(["hil/ref-too-short", "hil/ref-invalid", "hil/ambiguous-ref"]);
+
+interface DecideFlags extends ActFlags {
+  readonly reason?: string;
+}
 
 export function registerApproveCommands(program: Command): void {
   for (const kind of ["approve", "deny"] as const) {
     const command = program
       .command(kind)
       .description(`${kind} a mutation step of a waiting run (or its admission: STEP = admission)`)
-      .argument("<run>", "the run's proposal ref (corpus-experiment:sha256:…)")
+      .argument(
+        "<run>",
+        "the run's proposal ref (corpus-experiment:sha256:…), or any unique prefix of at least 8 " +
+          "characters of its digest",
+      )
       .argument("<step>", "the step id");
+    if (kind === "deny")
+      command.option("--reason <text>", "why: recorded with the denial, shown by show and record");
     for (const [flag, help] of ACT_OPTIONS) command.option(flag, help);
-    command.action(async (run: string, step: string, o: ActFlags) => {
-      await withWarrant(o.store, {}, async (warrant) =>
-        reply(await warrant[kind](run, step), o.json === true),
-      );
+    command.addHelpText(
+      "after",
+      "\nExit codes: 0 posted; 1 refused (hil/already-answered, loop/already-stopped, " +
+        "loop/run-missing…); 2 usage (hil/ref-too-short, hil/ambiguous-ref with the candidates).",
+    );
+    command.action(async (run: string, step: string, o: DecideFlags) => {
+      await withWarrant(o.store, {}, async (warrant) => {
+        const result =
+          kind === "approve"
+            ? await warrant.approve(run, step)
+            : await warrant.deny(run, step, o.reason === undefined ? {} : { reason: o.reason });
+        reply(result, o.json === true);
+        if (!result.ok && USAGE_CODES.has(result.code)) process.exitCode = EXIT_USAGE;
+      });
     });
   }
 }

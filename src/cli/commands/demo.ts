@@ -1,6 +1,7 @@
 // `warrant demo`: the bundled fix-failing-test example end to end with scripted agents, in the real
 // sandbox; it approves each mutation itself unless `--interactive`.
 import type { Command } from "commander";
+import { EXIT_HELP } from "../drive-report.js";
 import { err, out } from "../io.js";
 import { demoPackFile, loadOrFail } from "../packs.js";
 import { STORE_OPTION, STORE_OPTION_HELP } from "../store-option.js";
@@ -16,6 +17,7 @@ export function registerDemoCommand(program: Command): void {
   program
     .command("demo")
     .description("run the bundled fix-failing-test example end to end with scripted agents")
+    .addHelpText("after", EXIT_HELP)
     .option(STORE_OPTION, STORE_OPTION_HELP)
     .option("--interactive", "ask before each mutation instead of approving it")
     .option(
@@ -33,6 +35,16 @@ export function registerDemoCommand(program: Command): void {
       if (!interactive)
         say("The demo approves each mutation itself (run with --interactive to decide).");
       // The demo's agent definitions name their scripted models: no model is overridden.
-      await runPack(pack, {}, { yes: !interactive, interactive, json, store: o.store });
+      await runPack(
+        pack,
+        {},
+        {
+          yes: !interactive,
+          interactive,
+          json,
+          store: o.store,
+          autoApproval: "the demo approves each mutation; --interactive to decide",
+        },
+      );
     });
 }

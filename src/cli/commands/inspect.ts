@@ -3,6 +3,8 @@ import type { Command } from "commander";
 import { toQueryId } from "../../core/ids.js";
 import type { LoopDocument } from "../../core/loop/types.js";
 import type { Warrant } from "../../library/create-warrant.js";
+import { reportOf } from "../../library/record-view.js";
+import { renderOperatorAct, renderRecord } from "../../library/render-record.js";
 import { withWarrant } from "../compose.js";
 import { printBundle } from "../export-bundle.js";
 import { EXIT_INVALID, err, out, printJson } from "../io.js";
@@ -12,6 +14,30 @@ import { STORE_OPTION, STORE_OPTION_HELP } from "../store-option.js";
 interface InspectFlags {
   readonly json?: boolean;
   readonly store?: string;
+  readonly records?: boolean;
+}
+
+/**
+ * `show --records`: every record of the loop in the order stored, rendered (an execution with its
+ * run report's excerpts and details), then the operator acts; with `--json`, the records' bodies
+ * and the acts.
+ */
+async function showRecords(warrant: Warrant, query: string, json: boolean): Promise<unknown> {
+  const [records, acts] = await Promise.all([
+    warrant.store.listRecords(query),
+    warrant.store.readOperatorActs(query),
+  ]);
+  if (json)
+    return { records: records.map((r) => ({ ref: r.ref, kind: r.kind, body: r.body })), acts };
+  for (const r of records) {
+    out("");
+    const report = r.kind === "execution" ? reportOf(records, r.ref) : undefined;
+    out(renderRecord(r, { ...(report === undefined ? {} : { report: report.body }), acts }));
+  }
+  out("");
+  out(`operator acts: ${acts.length}`);
+  for (const a of acts) out(`  ${renderOperatorAct(a)}`);
+  return undefined;
 }
 
 /** The loop's document, or undefined after saying `loop/not-opened` (exit 1). */
@@ -74,13 +100,19 @@ export function registerInspectCommands(program: Command): void {
       "--json",
       "machine output: {loop, records: [{ref, kind}], usage: {modelCalls, inputTokens, outputTokens, cachedInputTokens, reasoningTokens, byRole}}",
     )
+    .option(
+      "--records",
+      "also print every record in order, readable (as `warrant record REF`), and the operator " +
+        "acts; with --json: records: [{ref, kind, body}] and acts: [{query, kind, target, text?, operator, at}]",
+    )
     .option(STORE_OPTION, STORE_OPTION_HELP)
     .action(async (query: string, o: InspectFlags) => {
       await withWarrant(o.store, {}, async (warrant) => {
         const view = await shown(warrant, query);
         if (view === undefined) return;
         if (o.json === true) {
-          printJson(view);
+          const extra = o.records === true ? await showRecords(warrant, query, true) : {};
+          printJson({ ...view, ...(extra as object) });
           return;
         }
         const { loop: doc, records } = view;
@@ -96,6 +128,7 @@ export function registerInspectCommands(program: Command): void {
         });
         out(`records: ${records.length}`);
         for (const r of records) out(`  ${r.kind.padEnd(12)} ${r.ref}`);
+        if (o.records === true) await showRecords(warrant, query, false);
       });
     });
 

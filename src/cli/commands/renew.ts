@@ -32,10 +32,14 @@ function deadlineOf(o: RenewFlags): Date {
 export function registerRenewCommand(program: Command): void {
   const command = program
     .command("renew")
-    .description("move a loop's deadline: to a time, or by an extension")
+    .description("move a loop's deadline: to a time, or MS from now")
     .argument("<query>", "the loop's query id")
     .option("--deadline <time>", "the new deadline (RFC 3339)")
-    .option("--extend <ms>", "the new deadline is MS from now");
+    .option(
+      "--extend <ms>",
+      "the new deadline is MS from now, not from the current deadline (it must still be later " +
+        "than the current one, and at most max/wall-time-ms from now)",
+    );
   for (const [flag, help] of ACT_OPTIONS) command.option(flag, help);
   command.action(async (query: string, o: RenewFlags) => {
     const deadline = deadlineOf(o);

@@ -3,8 +3,8 @@ import type { Command } from "commander";
 import { toQueryId } from "../../core/ids.js";
 import { isWarrantError } from "../../library/errors.js";
 import { definitionOptions, driveOptions, liveView, withWarrant } from "../compose.js";
-import { reportDrive } from "../drive-report.js";
-import { EXIT_INVALID, EXIT_OK, err, out, printJson } from "../io.js";
+import { EXIT_HELP, exitCodeOf, reportDrive } from "../drive-report.js";
+import { EXIT_INVALID, err, out, printJson } from "../io.js";
 import { STORE_OPTION, STORE_OPTION_HELP } from "../store-option.js";
 import { flushingOnSignals } from "../telemetry-signals.js";
 
@@ -19,6 +19,7 @@ export function registerResumeCommand(program: Command): void {
   program
     .command("resume")
     .description("drive an existing loop on from where its ledger stands")
+    .addHelpText("after", EXIT_HELP)
     .argument("<query>", "the loop's query id")
     .option("--yes", "approve every mutation without asking (recorded as such)")
     .option("--skills <dir...>", "more folders holding agent definitions' skills (as given to run)")
@@ -51,8 +52,9 @@ export function registerResumeCommand(program: Command): void {
           }
           for await (const e of handle) if (e.kind === "drive-start") drove = true;
           if (!drove && outcome.status === "stopped") {
-            // Nothing was left to drive: the loop had stopped and every run had concluded.
-            process.exitCode = EXIT_OK;
+            // Nothing was left to drive: the loop had stopped and every run had concluded. The
+            // exit code is still the stop's: 0 only when it succeeded.
+            process.exitCode = exitCodeOf(outcome);
             if (json) {
               const { stop, document } = outcome;
               printJson({ query, store: uri, status: "stopped", stop, spent: document.spent });

@@ -5,14 +5,15 @@ import path from "node:path";
 import type { Command } from "commander";
 import { loadPack } from "../../adapters/fs/pack-loader.js";
 import { parseModelUri } from "../../adapters/models/model-uri.js";
+import { resolveStoreUri } from "../../adapters/store/store-uri.js";
 import { ROLES } from "../../core/loop/types.js";
 import { effectiveModelUris } from "../../library/definition-models.js";
 import { type PreflightReport, preflight } from "../../library/preflight.js";
 import type { LoadedPack } from "../../runtime/task-pack.js";
 import { definitionOptions, driveOptions, liveView, withWarrant } from "../compose.js";
-import { reportDrive } from "../drive-report.js";
+import { EXIT_HELP, isProcessStore, reportDrive } from "../drive-report.js";
 import { EXIT_INVALID, EXIT_USAGE, err, formatProblem, out, printJson, UsageError } from "../io.js";
-import { loadOrFail, requirePackFile } from "../packs.js";
+import { loadOrFail, packFileOf, requirePackFile } from "../packs.js";
 import { STORE_OPTION, STORE_OPTION_HELP } from "../store-option.js";
 import { flushingOnSignals } from "../telemetry-signals.js";
 import { postgresQueue } from "./worker.js";
@@ -63,9 +64,14 @@ export async function runPack(
     store?: string | undefined;
     skills?: readonly string[];
     namespace?: string;
+    /** Why mutations are approved without asking, for the live view (default `--yes`). */
+    autoApproval?: string;
   },
 ): Promise<void> {
-  const view = liveView(flags.json);
+  const view = liveView(flags.json, true, {
+    ...(flags.autoApproval === undefined ? {} : { autoApproval: flags.autoApproval }),
+    processStore: isProcessStore(resolveStoreUri(flags.store)),
+  });
   try {
     const options = { ...driveOptions(flags, view), ...definitionOptions(flags) };
     await withWarrant(flags.store, options, async (warrant) => {
@@ -170,7 +176,8 @@ export function registerRunCommand(program: Command): void {
   program
     .command("run")
     .description("open a loop for a task pack and drive it")
-    .argument("<taskpack>", "task-pack file")
+    .argument("<taskpack>", "task-pack file, or a folder holding task-pack.json")
+    .addHelpText("after", EXIT_HELP)
     .option(
       "--model <role=uri...>",
       "a role's model instead of its agent definition's (recorded as an override): scripted:PATH, openai:MODEL, openai-compatible:URL#MODEL, anthropic:MODEL",
@@ -190,8 +197,9 @@ export function registerRunCommand(program: Command): void {
       "--json",
       "machine output: {query, store, status, stop?, blocked?, spent} (live view on stderr)",
     )
-    .action(async (file: string, o: RunFlags) => {
+    .action(async (given: string, o: RunFlags) => {
       const models = parseModelFlags(o.model ?? []);
+      const file = packFileOf(given);
       if (o.check === true) {
         requirePackFile(file);
         await checkOnly(file, models, {

@@ -353,3 +353,17 @@ export interface MemoryWrite {
   "written-at": string;
   signature?: Signature;
 }
+/**
+ * An operator act (`warrant-operator-act:sha256:…` over its canonical form): an approval or denial of a run's step (`target` is `RUN STEP`), or an answer to the question a loop waits on (`target` is the question's passage ref). Kept beside the loop's facts; an execution names the approvals that admitted its mutations.
+ */
+export interface OperatorAct {
+  query: string;
+  kind: "approve" | "deny" | "answer";
+  target: string;
+  /**
+   * What the act says: an answer's text, a denial's reason (`deny --reason`), or how an approval was given (`answered at the terminal`, `approved automatically`).
+   */
+  text?: string;
+  operator: string;
+  at: string;
+}
