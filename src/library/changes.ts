@@ -382,16 +382,24 @@ function commitText(found: Found): string {
 
 function commitMessageOf(found: Found): string {
   const text = commitText(found);
-  const lines = text.split("\n");
-  const subject = (lines[0] as string).slice(0, 72);
-  const rest = lines.slice(1).join("\n").trim();
-  const body = [subject, ...(rest === "" && subject === lines[0] ? [] : ["", text])];
+  const subject = subjectOf(text);
+  const body = subject === text ? [subject] : [subject, "", text];
   const trailers = [
     `Warrant-Query: ${found.query}`,
     `Warrant-Execution: ${found.executionRef}`,
     ...found.roles.map((r) => `Warrant-Agent: ${r.role} ${r.agent.replace(/^agent:/, "")}`),
   ];
   return `${body.join("\n")}\n\n${trailers.join("\n")}\n`;
+}
+
+/** The first sentence of the first line, cut at a word before 72 characters. */
+function subjectOf(text: string): string {
+  const line = (text.split("\n")[0] as string).trim();
+  const sentence = /^(.+?[.!?])(\s|$)/.exec(line)?.[1] ?? line;
+  if (sentence.length <= 72) return sentence.replace(/\.$/, "");
+  const cut = sentence.slice(0, 71);
+  const space = cut.lastIndexOf(" ");
+  return `${(space > 40 ? cut.slice(0, space) : cut).trimEnd()}…`;
 }
 
 async function applyAsCommit(
