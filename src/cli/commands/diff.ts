@@ -3,7 +3,7 @@ import type { Command } from "commander";
 import { WarrantError } from "../../core/result.js";
 import { loopChange } from "../../library/changes.js";
 import { withWarrant } from "../compose.js";
-import { EXIT_INVALID, err, out, printJson } from "../io.js";
+import { EXIT_INVALID, err, printJson } from "../io.js";
 import { STORE_OPTION, STORE_OPTION_HELP } from "../store-option.js";
 
 interface DiffFlags {
