@@ -86,7 +86,13 @@ export async function gitFiles(dir: string): Promise<string[]> {
 
 /** Paths git reports as changed or untracked (ignored files are not), empty when clean. */
 export async function gitDirtyPaths(dir: string): Promise<string[]> {
-  const r = await git(dir, ["--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=all"]);
+  const r = await git(dir, [
+    "--no-optional-locks",
+    "status",
+    "--porcelain=v1",
+    "-z",
+    "--untracked-files=all",
+  ]);
   if (r.code !== 0) throw new Error(`git status failed: ${r.stderr.trim()}`);
   return r.stdout
     .toString("utf8")
