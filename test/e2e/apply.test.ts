@@ -273,7 +273,11 @@ function line(type: string, payload: unknown): string {
 }
 
 describe("a Python project whose tests write __pycache__", () => {
-  function pythonPack(dir: string, ignore?: readonly string[]): string {
+  function pythonPack(
+    dir: string,
+    ignore?: readonly string[],
+    env?: Readonly<Record<string, string>>,
+  ): string {
     const ws = path.join(dir, "workspace");
     mkdirSync(path.join(ws, "tests"), { recursive: true });
     writeFileSync(path.join(ws, "calc.py"), "def add(a, b):\n    return a - b\n");
@@ -285,6 +289,7 @@ describe("a Python project whose tests write __pycache__", () => {
       args: { type: "object", additionalProperties: false, properties: {} },
       timeoutMs: 30000,
       maxOutputBytes: 65536,
+      ...(env === undefined ? {} : { env }),
     };
     const doc = {
       schema: "warrant/task-pack.v1",
@@ -385,5 +390,12 @@ describe("a Python project whose tests write __pycache__", () => {
       { cwd: dir },
     );
     expect(bundle.stdout).toContain("changed: tests/__pycache__/");
+  }, 120_000);
+
+  it("with ignore: [] and the profile's env PYTHONDONTWRITEBYTECODE=1, no byte-code is written and it verifies", async () => {
+    const dir = tempDir();
+    const r = await run(dir, pythonPack(dir, [], { PYTHONDONTWRITEBYTECODE: "1" }));
+    expect(r.code, r.stderr).toBe(0);
+    expect((JSON.parse(r.stdout) as { stop: { reason: string } }).stop.reason).toBe("succeeded");
   }, 120_000);
 });
