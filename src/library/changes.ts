@@ -250,7 +250,8 @@ async function currentDigest(root: string, rel: string): Promise<string | null> 
  * baseline content (else `apply/diverged`, naming the files; nothing is written); a change already
  * there is `already-applied`. Refusals: those of `loopChange` under `apply/…`, `apply/diverged`,
  * `apply/not-a-repository`, `apply/dirty-worktree`, `apply/branch-exists`, `apply/branch-invalid`,
- * `apply/write-failed` (after every write made was undone).
+ * `apply/git-failed` (a git call failed; no branch made), `apply/write-failed` (after every write
+ * made was undone).
  */
 export async function applyChange(
   store: LedgerStore,
@@ -443,6 +444,12 @@ async function applyAsCommit(
     branch,
     files.map((f) => ({ path: `${tree.prefix}${f.path}`, bytes: bytesOf(f["after/content"]) })),
     commitMessageOf(found),
-  );
+  ).catch((e: unknown) => {
+    // Nothing of the user's checkout was touched: only objects git keeps unreferenced were written.
+    throw new WarrantError(
+      "apply/git-failed",
+      `${(e as Error).message} (in ${tree.top}; no branch was made)`,
+    );
+  });
   return { ...base, result: "applied", branch, commit };
 }
