@@ -59,6 +59,14 @@ const GROUPS: readonly { readonly commands: readonly string[]; load(): Promise<R
     load: async () => (await import("./commands/approve.js")).registerApproveCommands,
   },
   {
+    commands: ["diff"],
+    load: async () => (await import("./commands/diff.js")).registerDiffCommand,
+  },
+  {
+    commands: ["apply"],
+    load: async () => (await import("./commands/apply.js")).registerApplyCommand,
+  },
+  {
     commands: ["answer"],
     load: async () => (await import("./commands/answer.js")).registerAnswerCommand,
   },

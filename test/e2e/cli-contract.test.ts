@@ -37,6 +37,8 @@ const COMMANDS = [
   "deny",
   "answer",
   "worker",
+  "diff",
+  "apply",
 ] as const;
 
 /** Commands that take arguments: run bare, each is a usage error. */

@@ -406,6 +406,34 @@ describe("auditLoop", () => {
     });
   });
 
+  it("a changeset naming an execution that was not verified: records/mismatch", async () => {
+    const b = await built();
+    const execution = b.rows.records.find((r) => r.kind === "execution");
+    const changeset = makeRecord("changeset", QUERY, {
+      "query/id": QUERY,
+      "proposal/ref": b.proposal,
+      "execution/ref": execution?.ref,
+      baseline: "sha256:x",
+      files: [],
+      complete: true,
+    });
+    const signed = await signRecord(changeset.body as object, KEY);
+    const r = await audit({
+      ...b,
+      rows: {
+        ...b.rows,
+        records: [
+          ...b.rows.records,
+          { ref: changeset.ref, kind: "changeset", query: QUERY, text: JSON.stringify(signed) },
+        ],
+      },
+    });
+    expect(!r.ok && r.errors.map((e) => e.code)).toContain("records/mismatch");
+    expect(!r.ok && r.errors.find((e) => e.code === "records/mismatch")?.message).toContain(
+      "not a verified execution",
+    );
+  });
+
   it("the memory store's rows carry its kind column and fact text", async () => {
     const b = await built();
     for (const f of b.rows.facts) expect(JSON.parse(f.text).step.kind).toBe(f.kind);

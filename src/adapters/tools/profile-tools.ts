@@ -121,6 +121,7 @@ export function createProfileTools(opts: ProfileToolsOptions): ToolHost {
         timeoutMs,
         maxOutputBytes: profile.maxOutputBytes,
         ...(profile.maxProcesses === undefined ? {} : { maxProcesses: profile.maxProcesses }),
+        ...(profile.env === undefined ? {} : { env: profile.env }),
         ...(callOpts.signal === undefined ? {} : { signal: callOpts.signal }),
       });
       const text = formatRun(argv, { ...profile, timeoutMs }, r);

@@ -30,6 +30,7 @@ const BOUND_KINDS = new Set([
   "execution",
   "runReport",
   "memoryWrite",
+  "changeset",
 ]);
 
 /** After one of these, every passage charged before it has ended. */
@@ -176,6 +177,22 @@ export function recordProblems(
         s satisfies never;
     }
   });
+
+  // A changeset is the change of a verified run: its execution concluded verified, for its run.
+  for (const r of records) {
+    if (r.kind !== "changeset" || r.body === undefined) continue;
+    const b = r.body as Body;
+    const execution = executions.get(str(b["execution/ref"]) ?? "");
+    if (
+      execution !== undefined &&
+      (execution.outcome !== "verified" || execution["proposal/ref"] !== b["proposal/ref"])
+    )
+      found.add(
+        touch(r),
+        "records/mismatch",
+        `the changeset ${r.ref} names ${str(b["execution/ref"])}, which is not a verified execution of ${str(b["proposal/ref"])}`,
+      );
+  }
 
   for (const r of records) {
     if (!BOUND_KINDS.has(r.kind) || r.body === undefined) continue;
