@@ -55,6 +55,7 @@ describe("CLI start-up", () => {
         "demo",
         "inspect",
         "loop",
+        "pending",
         "renew",
         "resume",
         "run",

@@ -55,6 +55,10 @@ const GROUPS: readonly { readonly commands: readonly string[]; load(): Promise<R
     load: async () => (await import("./commands/approve.js")).registerApproveCommands,
   },
   {
+    commands: ["pending"],
+    load: async () => (await import("./commands/pending.js")).registerPendingCommand,
+  },
+  {
     commands: ["answer"],
     load: async () => (await import("./commands/answer.js")).registerAnswerCommand,
   },

@@ -98,12 +98,16 @@ export function cancelLoop(c: ActContext, query: string): Promise<ActResult> {
   return loopAct(c, query, { op: "cancel", operator: c.operator }, `cancelled ${query}`);
 }
 
-/** Approves or denies STEP of RUN (a proposal ref; `admission` for an operator-admitted run). */
+/**
+ * Approves or denies STEP of RUN (a proposal ref; `admission` for an operator-admitted run); a
+ * reason is recorded as the act's text.
+ */
 export async function decideStep(
   c: ActContext,
   run: string,
   step: string,
   kind: "approve" | "deny",
+  reason?: string,
 ): Promise<ActResult> {
   const proposal = await c.store.readRecord(run);
   if (proposal === undefined || proposal.kind !== "proposal")
@@ -121,6 +125,7 @@ export async function decideStep(
     query: proposal.query,
     kind,
     target: approvalTarget(run, step),
+    ...(reason === undefined ? {} : { text: reason }),
     operator: c.operator,
     at: c.now().toISOString(),
   });
