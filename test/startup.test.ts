@@ -59,6 +59,7 @@ describe("CLI start-up", () => {
         "renew",
         "resume",
         "run",
+        "serve",
         "turn",
         "worker",
       ].map((g) => `cli/commands/${g}.js`),

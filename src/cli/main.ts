@@ -59,6 +59,10 @@ const GROUPS: readonly { readonly commands: readonly string[]; load(): Promise<R
     load: async () => (await import("./commands/pending.js")).registerPendingCommand,
   },
   {
+    commands: ["serve"],
+    load: async () => (await import("./commands/serve.js")).registerServeCommand,
+  },
+  {
     commands: ["answer"],
     load: async () => (await import("./commands/answer.js")).registerAnswerCommand,
   },

@@ -45,6 +45,8 @@ export type Waiting =
 
 export interface LoopStatus {
   readonly document: LoopDocument;
+  /** The name of the loop's task pack, where its file can still be read. */
+  readonly task?: string;
   readonly pending: readonly PendingApproval[];
   readonly waiting?: Waiting;
 }
@@ -54,6 +56,7 @@ export type PolicyReader = (packFile: string | undefined) => Promise<PackPolicie
 
 export interface PackPolicies extends Policies {
   readonly hil: "each-mutation" | "none";
+  readonly name?: string;
 }
 
 /**
@@ -70,6 +73,7 @@ export function packPolicyReader(): PolicyReader {
       p = readFile(file, "utf8").then(
         (text) => {
           const pack = JSON.parse(text) as {
+            name?: unknown;
             hil?: unknown;
             admission?: unknown;
             agents?: Record<string, unknown>;
@@ -78,6 +82,7 @@ export function packPolicyReader(): PolicyReader {
             hil: pack.hil === "none" ? "none" : "each-mutation",
             admission: pack.admission === "operator" ? "operator" : "auto",
             critic: pack.agents?.["adversarial-critic"] !== undefined,
+            ...(typeof pack.name === "string" ? { name: pack.name } : {}),
           };
         },
         () => fallback,
@@ -219,29 +224,29 @@ export async function loopStatus(
   if (stored.length === 0) return undefined;
   const document = await new LoopLedger(store).document(query, now);
   if (document === undefined) return undefined;
-  if (document.stop !== undefined) return { document, pending: [] };
   const facts = stored.map((s) => s.fact);
   const view = readLedger(facts, records, acts);
   const policies = await policiesOf(view.binding?.["task-pack/file"]);
+  const base = { document, ...(policies.name === undefined ? {} : { task: policies.name }) };
+  if (document.stop !== undefined) return { ...base, pending: [] };
   const pending = pendingOf(query, facts, view, policies, acts);
   const list = pending === undefined ? [] : [pending];
+  const status = (waiting?: Waiting): LoopStatus => ({
+    ...base,
+    pending: list,
+    ...(waiting === undefined ? {} : { waiting }),
+  });
   if (document.state === "deadline-passed")
-    return {
-      document,
-      pending: list,
-      waiting: { reason: "deadline", deadline: document.deadline },
-    };
+    return status({ reason: "deadline", deadline: document.deadline });
   if (pending !== undefined) {
     const { run, step, kind } = pending;
-    return { document, pending: list, waiting: { reason: "approval", run, step, kind } };
+    return status({ reason: "approval", run, step, kind });
   }
   const next = nextAction(view, policies);
   if (next.kind === "await-answer")
-    return { document, pending: list, waiting: { reason: "answer", question: next.question.ref } };
+    return status({ reason: "answer", question: next.question.ref });
   const counter = spentCounter(document, next);
-  if (counter !== undefined)
-    return { document, pending: list, waiting: { reason: "budget", counter } };
-  return { document, pending: list };
+  return status(counter === undefined ? undefined : { reason: "budget", counter });
 }
 
 /** Every approval waited for across the loops of the store, oldest wait first. */

@@ -36,11 +36,14 @@ const COMMANDS = [
   "deny",
   "answer",
   "pending",
+  "serve",
   "worker",
 ] as const;
 
 /** Commands that take arguments: run bare, each is a usage error. */
-const NEEDS_ARGUMENTS = COMMANDS.filter((c) => !["demo", "loops", "pending", "worker"].includes(c));
+const NEEDS_ARGUMENTS = COMMANDS.filter(
+  (c) => !["demo", "loops", "pending", "serve", "worker"].includes(c),
+);
 
 const PUBLISHED = path.join(seedExamplesDir, "open.corpus-task-pack-loop.json");
 const SCRIPT = path.join(repoRoot, "examples/loop-scripts/demo.json");
