@@ -10,6 +10,9 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openSqliteLedgerStore } from "../../src/adapters/store/sqlite-ledger-store.js";
+import type { LoopCommand } from "../../src/core/loop/types.js";
+import { LoopLedger } from "../../src/runtime/loop-ledger.js";
 import { demoPack, scripted, startRun } from "../e2e/cli-run.js";
 import { startServe, stopServes } from "../e2e/serve-process.js";
 import { cliPath, repoRoot, runCli } from "../helpers/cli.js";
@@ -57,7 +60,7 @@ async function screenshot(page: Page, name: string): Promise<void> {
 }
 
 /** Opens the console URL; marks the window so a reload would be noticed. */
-async function open(url: string): Promise<Page> {
+async function open_(url: string): Promise<Page> {
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   await page.goto(url);
   await page.evaluate(() => {
@@ -77,7 +80,7 @@ describe.skipIf(!haveBrowser)("the console in a browser (SQLite)", () => {
     const cwd = tempDir();
     const store = `sqlite:${path.join(cwd, "ledger.db")}`;
     const { url } = await startServe(["--store", store], cwd);
-    const page = await open(url);
+    const page = await open_(url);
     await expect.poll(() => page.locator('[data-testid="live"]').textContent()).toBe("live");
 
     const run = startRun([demoPack, ...models, "--store", store], cwd);
@@ -157,7 +160,7 @@ describe.skipIf(!haveBrowser)("the console in a browser (SQLite)", () => {
     const run = startRun([demoPack, ...models, "--store", store], cwd);
     const [, query] = await run.waitFor(/opened (query:\S+)/);
     const [, proposal] = await run.waitFor(APPROVAL);
-    const page = await open(url);
+    const page = await open_(url);
     await page.evaluate((q) => {
       (globalThis as unknown as { location: { hash: string } }).location.hash =
         `#/loop/${encodeURIComponent(q)}`;
@@ -213,7 +216,7 @@ describe.skipIf(!haveBrowser)("the console in a browser (SQLite)", () => {
         .code,
     ).toBe(0);
     await run.done;
-    const page = await open(url);
+    const page = await open_(url);
     const token = url.slice(url.indexOf("#token=") + "#token=".length);
     // Read the stream in the page as the console does: all facts from 0, then from the 5th again.
     const read = (after: string) =>
@@ -255,6 +258,110 @@ describe.skipIf(!haveBrowser)("the console in a browser (SQLite)", () => {
   });
 });
 
+describe.skipIf(!haveBrowser)("a long loop in the console", () => {
+  it("renders all 1 366 facts of the longest loop in chunks of at most 200 rows, never all at once", async () => {
+    const cwd = tempDir();
+    const file = path.join(cwd, "ledger.db");
+    const q = "query:long-loop";
+    const store = openSqliteLedgerStore(file);
+    const ledger = new LoopLedger(store);
+    const start = new Date();
+    // The longest loop there is: 1 000 passages, 100 cycles each admitted and concluded, 64
+    // renewals and a cancellation, after its opening: 1 366 facts.
+    const ref = (prefix: string, n: number) => `${prefix}:sha256:${String(n).padStart(43, "A")}`;
+    const commands: [LoopCommand, number][] = [
+      [
+        {
+          op: "open",
+          query: q,
+          binding: "operator-task-local-binding:long",
+          operator: "node-operator-binding:alice",
+          layers: [
+            {
+              "max/passages": 1000,
+              "max/solver-passages": 1000,
+              "max/reviewer-passages": 1000,
+              "max/cycles": 100,
+              "max/experiments": 100,
+              "max/wall-time-ms": 86_400_000,
+            },
+          ],
+        },
+        0,
+      ],
+    ];
+    let passage = 0;
+    for (let c = 1; c <= 100; c++) {
+      for (let i = 0; i < 10; i++) {
+        passage++;
+        const role = i % 2 === 0 ? "implementer" : "reviewer";
+        commands.push([
+          { op: "charge-passage", role, agent: "agent:a1", passage: ref("passage", passage) },
+          0,
+        ]);
+      }
+      commands.push([{ op: "open-cycle", proposal: ref("corpus-experiment", c) }, 0]);
+      commands.push([{ op: "admit-run", proposal: ref("corpus-experiment", c) }, 0]);
+      commands.push([
+        {
+          op: "conclude",
+          proposal: ref("corpus-experiment", c),
+          execution: ref("corpus-task-pack-execution", c),
+          outcome: "verification-failed",
+        },
+        0,
+      ]);
+    }
+    for (let r = 1; r <= 64; r++) {
+      const now = start.getTime() + r * 60_000;
+      commands.push([
+        {
+          op: "renew",
+          deadline: new Date(now + 86_400_000).toISOString(),
+          operator: "node-operator-binding:alice",
+        },
+        r,
+      ]);
+    }
+    commands.push([{ op: "cancel", operator: "node-operator-binding:alice" }, 65]);
+    for (const [command, minute] of commands) {
+      const d = await ledger.execute(q, command, new Date(start.getTime() + minute * 60_000));
+      expect(d.result === "refused" ? d.refusal : d.result).toBe("appended");
+    }
+    expect((await store.readFacts(q)).length).toBe(1366);
+    await store.close();
+    const { url } = await startServe(["--store", `sqlite:${file}`], cwd);
+    const page = await open_(url);
+    // Count the rows each DOM mutation adds to the timeline, from before the page is shown.
+    await page.evaluate(() => {
+      const g = globalThis as unknown as {
+        batches: number[];
+        MutationObserver: new (
+          cb: (records: { addedNodes: { length: number } }[]) => void,
+        ) => { observe(target: unknown, o: unknown): void };
+        document: { getElementById(id: string): unknown };
+      };
+      g.batches = [];
+      new g.MutationObserver((records) => {
+        for (const r of records) if (r.addedNodes.length > 0) g.batches.push(r.addedNodes.length);
+      }).observe(g.document.getElementById("app"), { childList: true, subtree: true });
+    });
+    await page.evaluate((query) => {
+      (globalThis as unknown as { location: { hash: string } }).location.hash =
+        `#/loop/${encodeURIComponent(query)}`;
+    }, q);
+    await expect
+      .poll(() => page.locator('[data-testid="fact-row"]').count(), { timeout: 30_000 })
+      .toBe(1366);
+    const batches = await page.evaluate(
+      () => (globalThis as unknown as { batches: number[] }).batches,
+    );
+    expect(Math.max(...batches)).toBeLessThanOrEqual(200);
+    expect(batches.filter((b) => b > 1).length).toBeGreaterThanOrEqual(7);
+    await page.close();
+  });
+});
+
 describe.skipIf(!haveBrowser || !pg.enabled)(
   "the console in a browser (PostgreSQL, a worker driving)",
   () => {
@@ -262,7 +369,7 @@ describe.skipIf(!haveBrowser || !pg.enabled)(
       const cwd = tempDir();
       const store = schemas.uri();
       const { url } = await startServe(["--store", store], cwd);
-      const page = await open(url);
+      const page = await open_(url);
       await expect.poll(() => page.locator('[data-testid="live"]').textContent()).toBe("live");
       const dispatched = await runCli(
         ["run", demoPack, ...models, "--store", store, "--dispatch", "--json"],
