@@ -30,6 +30,7 @@ describe("the public exports", () => {
       "describeDefinition",
       "isWarrantError",
       "keySigner",
+      "listPending",
       "loadPack",
       "normalizeDefinition",
       "openaiCompatibleModel",

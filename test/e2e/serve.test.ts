@@ -59,6 +59,20 @@ describe("warrant serve", () => {
     await new Promise((r) => child.once("close", r));
   });
 
+  it("with --json, the first line is {url, host, port, store}", async () => {
+    const cwd = tempDir();
+    const { url: line, child } = await startServe(["--json", "--store", "memory:"], cwd);
+    const info = JSON.parse(line) as { url: string; host: string; port: number; store: string };
+    expect(info).toEqual({
+      url: expect.stringMatching(new RegExp(`^http://127\\.0\\.0\\.1:${info.port}/#token=`)),
+      host: "127.0.0.1",
+      port: expect.any(Number),
+      store: "memory:",
+    });
+    child.kill("SIGTERM");
+    await new Promise((r) => child.once("close", r));
+  });
+
   it("refuses a bad port or a short token as usage errors (exit 2)", async () => {
     const cwd = tempDir();
     const port = await runCli(["serve", "--port", "http"], { cwd });

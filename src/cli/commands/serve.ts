@@ -14,6 +14,7 @@ interface ServeFlags {
   readonly host: string;
   readonly port: string;
   readonly token?: string;
+  readonly json?: boolean;
 }
 
 const TOKEN = /^[A-Za-z0-9._~-]{16,256}$/;
@@ -40,6 +41,10 @@ export function registerServeCommand(program: Command): void {
     )
     .option("--port <port>", "the port (0: any free port)", "7777")
     .option("--token <token>", "the bearer token (16+ of A-Z a-z 0-9 . _ ~ -; default: random)")
+    .option(
+      "--json",
+      "machine output: the first line is {url, host, port, store} instead of the URL",
+    )
     .action(async (o: ServeFlags) => {
       const port = Number(o.port);
       if (!Number.isInteger(port) || port < 0 || port > 65535)
@@ -64,7 +69,12 @@ export function registerServeCommand(program: Command): void {
         origins = isLoopback(o.host)
           ? [base, `http://localhost:${server.port}`, `http://127.0.0.1:${server.port}`]
           : [base];
-        out(`${base}/#token=${token}`);
+        const url = `${base}/#token=${token}`;
+        out(
+          o.json === true
+            ? JSON.stringify({ url, host: o.host, port: server.port, store: warrant.store.uri })
+            : url,
+        );
         if (!isLoopback(o.host))
           err(
             `warrant: serve: listening on ${o.host}, not loopback: anyone who can reach it and ` +
