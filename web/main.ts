@@ -94,11 +94,10 @@ function meters(spent: Record<string, number>, limits: Record<string, number>): 
     const used = spent[key] ?? 0;
     const max = limits[limitKey] ?? 0;
     const ratio = max > 0 ? Math.min(1, used / max) : 1;
-    const bar = h(
-      "span",
-      { class: `bar${used >= max ? " full" : ""}` },
-      h("i", { style: `width:${Math.round(ratio * 100)}%` }),
-    );
+    // Set through the CSSOM: the page's Content-Security-Policy refuses inline style attributes.
+    const fill = h("i", {});
+    fill.style.width = `${Math.round(ratio * 100)}%`;
+    const bar = h("span", { class: `bar${used >= max ? " full" : ""}` }, fill);
     box.append(
       h(
         "span",

@@ -9,7 +9,7 @@ import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { openSqliteLedgerStore } from "../../src/adapters/store/sqlite-ledger-store.js";
 import type { LoopCommand } from "../../src/core/loop/types.js";
 import { LoopLedger } from "../../src/runtime/loop-ledger.js";
@@ -62,6 +62,11 @@ async function screenshot(page: Page, name: string): Promise<void> {
 /** Opens the console URL; marks the window so a reload would be noticed. */
 async function open_(url: string): Promise<Page> {
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  // The page breaks none of its own Content-Security-Policy and throws nothing.
+  page.on("console", (m) => {
+    if (m.type() === "error") pageErrors.push(m.text());
+  });
+  page.on("pageerror", (e) => pageErrors.push(String(e)));
   await page.goto(url);
   await page.evaluate(() => {
     (globalThis as unknown as { notReloaded: boolean }).notReloaded = true;
@@ -71,6 +76,14 @@ async function open_(url: string): Promise<Page> {
 
 const notReloaded = (page: Page) =>
   page.evaluate(() => (globalThis as unknown as { notReloaded?: boolean }).notReloaded === true);
+
+const pageErrors: string[] = [];
+afterEach(() => {
+  // Browsers log every refused fetch: a 401 (the test without the token) and a 409 (no diff
+  // before a verified run) are answers the page shows; anything else (a missing asset) is not.
+  const errors = pageErrors.splice(0).filter((e) => !/status of (401|409) /.test(e));
+  expect(errors).toEqual([]);
+});
 
 const row = (page: Page, query: string) =>
   page.locator(`[data-testid="loop-row"][data-query="${query}"]`);
@@ -113,6 +126,19 @@ describe.skipIf(!haveBrowser)("the console in a browser (SQLite)", () => {
           .textContent(),
       )
       .toBe(`approval mutation ${step}`);
+    // Each meter's bar is as full as its count says.
+    const meters = await row(page, query as string)
+      .locator('[data-testid="budget-meter"]')
+      .evaluateAll((els) =>
+        els.map((e) => ({
+          text: e.textContent ?? "",
+          width: (e.querySelector("i") as unknown as { style: { width: string } }).style.width,
+        })),
+      );
+    for (const m of meters) {
+      const [used, max] = (/(\d+)\/(\d+)$/.exec(m.text.trim()) ?? []).slice(1).map(Number);
+      expect(m.width, m.text).toBe(`${Math.round(((used as number) / (max as number)) * 100)}%`);
+    }
     await screenshot(page, "console-queue.png");
 
     await card.locator('[data-testid="approve"]').click();
