@@ -9,12 +9,21 @@ export function registerApproveCommands(program: Command): void {
     const command = program
       .command(kind)
       .description(`${kind} a mutation step of a waiting run (or its admission: STEP = admission)`)
-      .argument("<run>", "the run's proposal ref (corpus-experiment:sha256:…)")
+      .argument(
+        "<run>",
+        "the run's proposal ref (corpus-experiment:sha256:…), or a unique prefix of it or of its digest (8+ characters)",
+      )
       .argument("<step>", "the step id");
     for (const [flag, help] of ACT_OPTIONS) command.option(flag, help);
-    command.action(async (run: string, step: string, o: ActFlags) => {
+    if (kind === "deny") command.option("--reason <text>", "why: recorded with the denial");
+    command.action(async (run: string, step: string, o: ActFlags & { reason?: string }) => {
       await withWarrant(o.store, {}, async (warrant) =>
-        reply(await warrant[kind](run, step), o.json === true),
+        reply(
+          kind === "deny"
+            ? await warrant.deny(run, step, o.reason)
+            : await warrant.approve(run, step),
+          o.json === true,
+        ),
       );
     });
   }
