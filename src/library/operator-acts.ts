@@ -4,13 +4,7 @@
 // first for its target, as the store decides atomically; a later one is refused
 // `hil/already-answered` with the act that counts, and an act on a stopped loop (or a run already
 // concluded) is refused before it is posted.
-import type {
-  LedgerRecord,
-  LedgerStore,
-  OperatorAct,
-  PostedAct,
-  StoredFact,
-} from "../core/loop/ledger-store.js";
+import type { LedgerStore, OperatorAct, PostedAct, StoredFact } from "../core/loop/ledger-store.js";
 import { fold } from "../core/loop/state.js";
 import type { LoopCommand } from "../core/loop/types.js";
 import { ADMISSION_STEP, approvalTarget, readLedger } from "../runtime/ledger-view.js";
@@ -104,48 +98,9 @@ export function cancelLoop(c: ActContext, query: string): Promise<ActResult> {
   return loopAct(c, query, { op: "cancel", operator: c.operator }, `cancelled ${query}`);
 }
 
-/** The shortest prefix of a run's ref (or of its digest) an act accepts. */
-export const RUN_PREFIX_MIN = 8;
-
 /**
- * The proposal a run names: its full ref, or a unique prefix (at least RUN_PREFIX_MIN characters)
- * of its ref or of the digest after `sha256:`. Refused `loop/run-missing`, or `loop/run-ambiguous`
- * naming the candidates.
- */
-async function runOf(
-  store: LedgerStore,
-  run: string,
-): Promise<{ ok: true; proposal: LedgerRecord } | (ActResult & { ok: false })> {
-  const exact = await store.readRecord(run);
-  if (exact?.kind === "proposal") return { ok: true, proposal: exact };
-  const missing = {
-    ok: false as const,
-    code: "loop/run-missing",
-    message: `no run ${run} in ${store.uri}`,
-  };
-  if (exact !== undefined || run.length < RUN_PREFIX_MIN) return missing;
-  const matches: LedgerRecord[] = [];
-  for (const loop of await store.listLoops())
-    for (const r of await store.listRecords(loop.query))
-      if (
-        r.kind === "proposal" &&
-        (r.ref.startsWith(run) || r.ref.slice(r.ref.indexOf("sha256:") + 7).startsWith(run))
-      )
-        matches.push(r);
-  const [only] = matches;
-  if (only === undefined) return missing;
-  if (matches.length > 1)
-    return {
-      ok: false,
-      code: "loop/run-ambiguous",
-      message: `${run} names ${matches.length} runs: ${matches.map((m) => m.ref).join(", ")}`,
-    };
-  return { ok: true, proposal: only };
-}
-
-/**
- * Approves or denies STEP of RUN (a proposal ref or a unique prefix of one; `admission` for an
- * operator-admitted run); a reason is recorded as the act's text.
+ * Approves or denies STEP of RUN (a proposal ref; `admission` for an operator-admitted run); a
+ * reason is recorded as the act's text.
  */
 export async function decideStep(
   c: ActContext,
@@ -154,10 +109,9 @@ export async function decideStep(
   kind: "approve" | "deny",
   reason?: string,
 ): Promise<ActResult> {
-  const found = await runOf(c.store, run);
-  if (!found.ok) return found;
-  const proposal = found.proposal;
-  run = proposal.ref;
+  const proposal = await c.store.readRecord(run);
+  if (proposal === undefined || proposal.kind !== "proposal")
+    return refused("loop/run-missing", `no run ${run} in ${c.store.uri}`);
   const candidate = (proposal.body as { candidate?: { steps?: { id?: unknown }[] } }).candidate;
   const steps = (candidate?.steps ?? []).map((s) => s.id);
   if (step !== ADMISSION_STEP && !steps.includes(step))

@@ -77,7 +77,7 @@ function refusal(status: number, code: string, message: string): Response {
 /** The HTTP status of a refused act: the loop or run is unknown (404), or its state forbids (409). */
 function actStatus(code: string): number {
   if (code === "loop/not-opened" || code === "loop/run-missing") return 404;
-  if (code === "loop/renewal-invalid" || code === "loop/run-ambiguous") return 400;
+  if (code === "loop/renewal-invalid" || code === "loop/command-invalid") return 400;
   return 409;
 }
 

@@ -9,21 +9,12 @@ export function registerApproveCommands(program: Command): void {
     const command = program
       .command(kind)
       .description(`${kind} a mutation step of a waiting run (or its admission: STEP = admission)`)
-      .argument(
-        "<run>",
-        "the run's proposal ref (corpus-experiment:sha256:…), or a unique prefix of it or of its digest (8+ characters)",
-      )
+      .argument("<run>", "the run's proposal ref (corpus-experiment:sha256:…)")
       .argument("<step>", "the step id");
     for (const [flag, help] of ACT_OPTIONS) command.option(flag, help);
-    if (kind === "deny") command.option("--reason <text>", "why: recorded with the denial");
-    command.action(async (run: string, step: string, o: ActFlags & { reason?: string }) => {
+    command.action(async (run: string, step: string, o: ActFlags) => {
       await withWarrant(o.store, {}, async (warrant) =>
-        reply(
-          kind === "deny"
-            ? await warrant.deny(run, step, o.reason)
-            : await warrant.approve(run, step),
-          o.json === true,
-        ),
+        reply(await warrant[kind](run, step), o.json === true),
       );
     });
   }
