@@ -64,6 +64,14 @@ export type { ToolCallOptions, ToolHost, ToolResult } from "./core/turn/tool-hos
 export type { ToolEffect, ToolSpec } from "./core/turn/tool-registry.js";
 export type { MessageType, ModelTurn, ValidTurn } from "./core/turn/types.js";
 export {
+  type ApplyJson,
+  type ApplyOptions,
+  applyChange,
+  type ChangeJson,
+  type ChangeOptions,
+  loopChange,
+} from "./library/changes.js";
+export {
   checkLoop,
   checkTurn,
   normalizeDefinition,

@@ -48,11 +48,13 @@ describe("CLI start-up", () => {
     expect(loaded.filter((m) => m.startsWith("cli/commands/")).sort()).toEqual(
       [
         "answer",
+        "apply",
         "approve",
         "cancel",
         "cid",
         "definition",
         "demo",
+        "diff",
         "inspect",
         "loop",
         "pending",

@@ -63,6 +63,14 @@ const GROUPS: readonly { readonly commands: readonly string[]; load(): Promise<R
     load: async () => (await import("./commands/serve.js")).registerServeCommand,
   },
   {
+    commands: ["diff"],
+    load: async () => (await import("./commands/diff.js")).registerDiffCommand,
+  },
+  {
+    commands: ["apply"],
+    load: async () => (await import("./commands/apply.js")).registerApplyCommand,
+  },
+  {
     commands: ["answer"],
     load: async () => (await import("./commands/answer.js")).registerAnswerCommand,
   },

@@ -34,6 +34,8 @@ export const HOST_CODE_NAMESPACES = [
   "runtime",
   "records",
   "id",
+  "diff",
+  "apply",
   "internal",
 ] as const;
 

@@ -450,7 +450,16 @@ async function run(
     ctx.signer,
     admittedBy(cycle, await ctx.store.readOperatorActs(opts.query), opts.pack),
   );
-  await ctx.store.putRecords([execution, report]);
+  const changeset =
+    result.changeset === undefined
+      ? []
+      : [
+          makeRecord("changeset", opts.query, {
+            ...result.changeset,
+            "execution/ref": execution.ref,
+          }),
+        ];
+  await ctx.store.putRecords([execution, report, ...changeset]);
 }
 
 /** Removes a dead attempt's environment of this run, journaled or not; true once none is left. */

@@ -96,7 +96,11 @@ export interface RunEnvironment {
   readonly mode?: string;
   exec(
     argv: readonly string[],
-    opts: { timeoutMs: number; maxOutputBytes: number },
+    opts: {
+      timeoutMs: number;
+      maxOutputBytes: number;
+      env?: Readonly<Record<string, string>>;
+    },
   ): Promise<RunExecResult>;
   readFile(path: string): Promise<Uint8Array | undefined>;
   /**
@@ -107,6 +111,8 @@ export interface RunEnvironment {
     path: string,
     maxBytes: number,
   ): Promise<Result<{ readonly bytes: Uint8Array; readonly truncated: boolean }>>;
+  /** A regular file of the baseline as the environment was made from it (undefined: none there). */
+  readBaseline?(path: string, maxBytes: number): Promise<Uint8Array | undefined>;
   /** Undefined once written; the refusal when the path leaves the workspace (a symlink escape). */
   writeFile(path: string, bytes: Uint8Array): Promise<Problem | undefined>;
   /** The digest of every regular file under the workspace, by `/`-separated relative path. */

@@ -19,6 +19,7 @@ export const RECORD_PREFIX = {
   stepStarted: RECORD_KIND_TABLE.stepStarted.prefix,
   runReport: RECORD_KIND_TABLE.runReport.prefix,
   driveTrace: RECORD_KIND_TABLE.driveTrace.prefix,
+  changeset: RECORD_KIND_TABLE.changeset.prefix,
 } as const;
 
 export interface BindingBody {

@@ -9,6 +9,7 @@ import type { Outcome } from "../core/loop/types.js";
 import { digestOfBytes } from "../core/records/canonical.js";
 import type { Problem } from "../core/result.js";
 import type { EnvironmentChanges } from "../core/sandbox/sandbox-port.js";
+import { withoutIgnored } from "../core/taskpack/ignore.js";
 import { applyParsedDiff } from "../core/taskpack/patch.js";
 import { type AdmittedPlan, type AdmittedStep, stepEffect } from "../core/taskpack/plan-check.js";
 import {
@@ -17,6 +18,7 @@ import {
   changesAsDiff,
   type SnapshotDiff,
 } from "../core/taskpack/snapshot-diff.js";
+import { baselineDigest, type CapturedChangeset, captureChangeset } from "./changeset.js";
 import type { RunPhase } from "./events.js";
 import type { RunEnvironment, RunExecResult, RuntimeContext } from "./ports.js";
 import type { CheckRecord, RunReportBody, StepRecord } from "./records.js";
@@ -53,6 +55,8 @@ export interface RunResult {
   readonly report: Omit<RunReportBody, "execution/ref">;
   readonly startedAt: string;
   readonly endedAt: string;
+  /** A verified run's change to its baseline, read before its environment was destroyed. */
+  readonly changeset?: CapturedChangeset;
 }
 
 export function environmentRefOf(proposalRef: string): string {
@@ -226,10 +230,48 @@ export async function executeRun(ctx: RuntimeContext, input: RunInput): Promise<
       }),
     ),
   );
+  const changeset =
+    verdict.outcome === "verified" ? await keepChangeset(env, input, envRef) : undefined;
   const destroyed = await timed("sandbox-destroy", () => env.destroy());
   if (!destroyed)
     return finish("refused", steps, verdict.checks, false, "rollback/destroy-unconfirmed");
-  return finish(verdict.outcome, steps, verdict.checks, true, verdict.refusal);
+  const done = finish(verdict.outcome, steps, verdict.checks, true, verdict.refusal);
+  return changeset === undefined ? done : { ...done, changeset };
+}
+
+/** The verified change, kept for `diff` and `apply`; a failure to read it is recorded in it. */
+async function keepChangeset(
+  env: RunEnvironment,
+  input: RunInput,
+  envRef: string,
+): Promise<CapturedChangeset> {
+  const about = {
+    query: input.query,
+    proposalRef: input.proposalRef,
+    environmentRef: envRef,
+    baselineDir: input.pack.baselineDir,
+    ignore: input.pack.pack.ignore,
+  };
+  try {
+    return await captureChangeset(env, await env.changes(), about);
+  } catch (e) {
+    return {
+      "query/id": about.query,
+      "proposal/ref": about.proposalRef,
+      "environment/ref": envRef,
+      baseline: baselineDigest([]),
+      "baseline/dir": about.baselineDir,
+      files: [],
+      complete: false,
+      skipped: [
+        {
+          code: "changeset/unreadable",
+          path: "",
+          message: `the change could not be read: ${(e as Error).message}`,
+        },
+      ],
+    };
+  }
 }
 
 function describeMutation(step: AdmittedStep): string {
@@ -309,6 +351,7 @@ async function runStep(
         await env.exec(step.argv, {
           timeoutMs: step.profile.timeoutMs,
           maxOutputBytes: step.profile.maxOutputBytes,
+          ...(step.profile.env === undefined ? {} : { env: step.profile.env }),
         }),
         approval,
       );
@@ -446,7 +489,7 @@ async function verify(
       try {
         const raw = await env.changes();
         found = raw.complete
-          ? { diff: changesAsDiff(raw), raw }
+          ? { diff: withoutIgnored(changesAsDiff(raw), pack.ignore), raw }
           : { failed: `the change walk stopped: ${raw.findings.map((f) => f.code).join(", ")}` };
       } catch (e) {
         found = { failed: `the change walk failed: ${(e as Error).message}` };
@@ -473,6 +516,7 @@ async function verify(
         const r = await env.exec(profile.argv, {
           timeoutMs: Math.min(profile.timeoutMs, left),
           maxOutputBytes: profile.maxOutputBytes,
+          ...(profile.env === undefined ? {} : { env: profile.env }),
         });
         if (r.timedOut) {
           add({ name: check.name, passed: false, detail: `${check.command} timed out` });

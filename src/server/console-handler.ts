@@ -8,6 +8,8 @@ import path from "node:path";
 import { toQueryId } from "../core/ids.js";
 import type { LedgerStore } from "../core/loop/ledger-store.js";
 import type { LoopDocument } from "../core/loop/types.js";
+import { WarrantError } from "../core/result.js";
+import { loopChange } from "../library/changes.js";
 import type { Warrant } from "../library/create-warrant.js";
 import { loopUsage } from "../library/loop-usage.js";
 import type { ActResult } from "../library/operator-acts.js";
@@ -19,7 +21,6 @@ import {
   type Waiting,
 } from "../library/pending.js";
 import { createEventHub, type EventHub } from "./event-hub.js";
-import { loopChange } from "./loop-change.js";
 
 export interface ConsoleOptions {
   readonly warrant: Warrant;
@@ -279,13 +280,13 @@ export function createConsoleHandler(o: ConsoleOptions): ConsoleHandler {
     }
     if (route("GET", "loops", null, "diff")) {
       const run = url.searchParams.get("run");
-      const change = await loopChange(store, at(1), run === null ? {} : { run });
-      if (change.ok) return json(change.value);
-      return refusal(
-        change.code === "loop/not-opened" || change.code === "loop/run-missing" ? 404 : 409,
-        change.code,
-        change.message,
-      );
+      try {
+        return json(await loopChange(store, at(1), run === null ? {} : { run }));
+      } catch (e) {
+        if (!(e instanceof WarrantError)) throw e;
+        const missing = e.code === "loop/not-opened" || e.code === "diff/run-unknown";
+        return refusal(missing ? 404 : 409, e.code, e.message);
+      }
     }
     if (route("GET", "records", null)) {
       const record = await store.readRecord(at(1));

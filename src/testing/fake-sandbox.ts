@@ -4,6 +4,7 @@
 import { cp, lstat, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { readConfinedFile } from "../adapters/sandbox/confined-read.js";
 import { snapshotTree } from "../adapters/sandbox/environment-dir.js";
 import { digestOf, digestOfBytes } from "../core/records/canonical.js";
 import { fail, ok, type Result } from "../core/result.js";
@@ -145,6 +146,7 @@ export function fakeSandbox(options: FakeSandboxOptions = {}): FakeSandbox {
             truncated: bytes.length > maxBytes,
           });
         },
+        readBaseline: (p, maxBytes) => readConfinedFile(baselineDir, p, maxBytes),
         snapshot: () => snapshotTree(workspace),
         changes: async () =>
           changesOf(await snapshotTree(baselineDir), await snapshotTree(workspace)),

@@ -37,6 +37,8 @@ const COMMANDS = [
   "answer",
   "pending",
   "serve",
+  "diff",
+  "apply",
   "worker",
 ] as const;
 

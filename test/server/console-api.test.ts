@@ -251,7 +251,7 @@ describe("the console API", () => {
     await expectRefusal(
       await call("GET", `/api/loops/${encodeURIComponent(query as string)}/diff`),
       409,
-      "apply/not-verified",
+      "diff/not-verified",
     );
 
     const approve = { run: proposal, step, decision: "approve" };

@@ -4,9 +4,10 @@
 // (each hashed at most once, when first needed, and kept against the file's size, mtime and
 // inode). Environments lay their changes over it; no command ever sees its path.
 import type { BigIntStats } from "node:fs";
-import { mkdtemp, realpath } from "node:fs/promises";
+import { lstat, mkdir, mkdtemp, realpath } from "node:fs/promises";
 import path from "node:path";
 import { WarrantError } from "../../core/result.js";
+import { gitFiles, gitWorkTree } from "../fs/git.js";
 import { hostCommand } from "./host-command.js";
 import {
   closeQuietly,
@@ -90,17 +91,22 @@ export async function pinBaseline(source: string, opts: PinOptions): Promise<Pin
   const tree = path.join(base, "tree");
   try {
     await claimPin(base);
+    // A git work tree's baseline (the workspace is its top folder) is its files, tracked plus
+    // untracked and not ignored: never .git/, never ignored build output such as node_modules/.
+    const listed = (await gitWorkTree(real))?.prefix === "" ? await gitFiles(real) : undefined;
+    if (listed !== undefined) await copyListed(real, tree, listed);
     // -a keeps symlinks as links, modes and times; ownership is set below, never the source's.
-    await hostCommand("sandbox/baseline-copy", [
-      "cp",
-      "-a",
-      "-T",
-      "--no-preserve=ownership",
-      "--reflink=auto",
-      "--",
-      real,
-      tree,
-    ]);
+    else
+      await hostCommand("sandbox/baseline-copy", [
+        "cp",
+        "-a",
+        "-T",
+        "--no-preserve=ownership",
+        "--reflink=auto",
+        "--",
+        real,
+        tree,
+      ]);
     if (opts.runAs !== undefined) {
       const owner = `${opts.runAs.uid}:${opts.runAs.gid}`;
       await hostCommand("sandbox/baseline-copy", ["chown", "-R", "-h", owner, "--", base]);
@@ -113,6 +119,34 @@ export async function pinBaseline(source: string, opts: PinOptions): Promise<Pin
     throw new WarrantError(
       "sandbox/baseline-copy",
       `cannot copy ${source}: ${(e as Error).message}`,
+    );
+  }
+}
+
+/** Copies the listed files (and links) of `source` into `tree`, their folders made as needed. */
+async function copyListed(source: string, tree: string, files: readonly string[]): Promise<void> {
+  await mkdir(tree, { mode: 0o755 });
+  const present: string[] = [];
+  for (const f of files) {
+    const st = await lstat(path.join(source, f)).catch(() => undefined);
+    // A tracked file deleted in the work tree is not there; a submodule is a folder: neither copied.
+    if (st !== undefined && (st.isFile() || st.isSymbolicLink())) present.push(f);
+  }
+  for (let i = 0; i < present.length; i += 512) {
+    await hostCommand(
+      "sandbox/baseline-copy",
+      [
+        "cp",
+        "-a",
+        "--parents",
+        "--no-preserve=ownership",
+        "--reflink=auto",
+        "-t",
+        tree,
+        "--",
+        ...present.slice(i, i + 512),
+      ],
+      { cwd: source },
     );
   }
 }

@@ -3,6 +3,7 @@
 import { spawn } from "node:child_process";
 import { digestOf, digestOfBytes } from "../../core/records/canonical.js";
 import type { ExecResult } from "../../core/sandbox/sandbox-port.js";
+import { CREDENTIAL_NAME } from "../../core/taskpack/ignore.js";
 
 export interface LimitedRun {
   readonly timeoutMs: number;
@@ -10,7 +11,7 @@ export interface LimitedRun {
   readonly signal?: AbortSignal;
 }
 
-const SECRET_NAME = /KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION/i;
+const SECRET_NAME = CREDENTIAL_NAME;
 export const SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 /**

@@ -22,6 +22,7 @@ import {
   pinBaseline,
   type RunAs,
 } from "./baseline-pin.js";
+import { readConfinedFile } from "./confined-read.js";
 import {
   createEnvironmentDir,
   discardNamedEnvironmentDir,
@@ -312,6 +313,7 @@ function managedEnvironment(
       return ok(r.value.bytes);
     },
     readPart: (relPath, maxBytes) => view.read(relPath, maxBytes),
+    readBaseline: (relPath, maxBytes) => readConfinedFile(pin.tree, relPath, maxBytes),
     removeFile: (relPath) => view.remove(relPath),
     changes,
     async snapshot() {

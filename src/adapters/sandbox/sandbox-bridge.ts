@@ -40,6 +40,7 @@ export function sandboxPort(sandbox: Sandbox | undefined): SandboxPort {
           return r.ok ? undefined : r.errors[0];
         },
         read: (p, maxBytes) => env.readPart(p, maxBytes),
+        readBaseline: async (p, max) => env.readBaseline?.(p, max),
         snapshot: () => env.snapshot(),
         changes: () => env.changes(),
         destroy: async () => (await env.destroy()).confirmed,

@@ -30,6 +30,7 @@ const BOUND_KINDS = new Set([
   "execution",
   "runReport",
   "memoryWrite",
+  "changeset",
 ]);
 
 /** After one of these, every passage charged before it has ended. */

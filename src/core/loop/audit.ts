@@ -458,6 +458,7 @@ function touchOf(facts: readonly Fact[], records: readonly RecordRow[]): (r: Rec
         break;
       case "execution":
       case "runReport":
+      case "changeset":
         fact = run(str(b["proposal/ref"]));
         break;
       default:

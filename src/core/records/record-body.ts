@@ -27,6 +27,7 @@ export interface RecordBodies {
   readonly head: Wire.Head;
   readonly driveTrace: Wire.DriveTrace;
   readonly memoryWrite: Wire.MemoryWrite;
+  readonly changeset: Wire.Changeset;
 }
 
 /** The body a reader gets for a kind: its schema's type, or a plain object for a kind without one. */
@@ -49,6 +50,7 @@ const VALIDATORS: Readonly<Record<DescribedKind, Validator>> = {
   head: generated.head,
   driveTrace: generated.driveTrace,
   memoryWrite: generated.memoryWrite,
+  changeset: generated.changeset,
 };
 
 const described = (kind: string): kind is DescribedKind =>

@@ -23,6 +23,7 @@ export const RECORD_KIND_TABLE = {
   keyRotation: { prefix: "warrant-key-rotation", refField: undefined },
   head: { prefix: "warrant-chain-head", refField: undefined },
   driveTrace: { prefix: "warrant-drive-trace", refField: undefined },
+  changeset: { prefix: "warrant-changeset", refField: undefined },
 } as const satisfies Record<string, { prefix: string; refField: string | undefined }>;
 
 export type LedgerRecordKind = keyof typeof RECORD_KIND_TABLE;

@@ -22,6 +22,7 @@ export const DESCRIBED_KINDS = [
   "head",
   "driveTrace",
   "memoryWrite",
+  "changeset",
 ] as const;
 
 export type DescribedKind = (typeof DESCRIBED_KINDS)[number];

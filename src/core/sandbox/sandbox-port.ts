@@ -127,6 +127,11 @@ export interface Environment {
     relPath: string,
     maxBytes: number,
   ): Promise<Result<{ readonly bytes: Uint8Array; readonly truncated: boolean }>>;
+  /**
+   * A regular file of the baseline the environment was made from, as it was pinned (undefined when
+   * there is none there, it is not a regular file inside the baseline, or it holds over `maxBytes`).
+   */
+  readBaseline?(relPath: string, maxBytes: number): Promise<Uint8Array | undefined>;
   /** Remove a workspace file; refused like writeFile. */
   removeFile(relPath: string): Promise<Result<{ readonly path: string }>>;
   /**

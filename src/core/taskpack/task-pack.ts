@@ -14,6 +14,8 @@ export interface CommandProfile {
   readonly timeoutMs: number;
   readonly maxOutputBytes: number;
   readonly maxProcesses?: number;
+  /** Variables set for the command (no credential-looking name: the validator refuses those). */
+  readonly env?: Readonly<Record<string, string>>;
   /** Validates arguments against `argsSchema` (compiled once, when the pack was validated). */
   readonly validateArgs: (args: unknown) => Result<Readonly<Record<string, unknown>>>;
 }
@@ -50,6 +52,8 @@ export interface TaskPack {
   readonly workspace: string;
   readonly agents: TaskPackAgents;
   readonly commands: ReadonlyMap<string, CommandProfile>;
+  /** Files commands may create or change without it counting as a change (DEFAULT_IGNORE unless said). */
+  readonly ignore: readonly Glob[];
   readonly patchPolicy: { readonly allow: readonly Glob[]; readonly maxBytes: number };
   readonly verifier: { readonly timeoutMs: number; readonly checks: readonly VerifierCheck[] };
   readonly hil: "each-mutation" | "none";

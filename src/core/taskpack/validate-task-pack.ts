@@ -5,6 +5,7 @@ import { operatorTaskCommonSchema } from "../contracts/schemas.js";
 import { fail, ok, type Problem, pointer, type Result } from "../result.js";
 import { placeholderName } from "./argv.js";
 import { compileGlob, type Glob } from "./glob.js";
+import { CREDENTIAL_NAME, defaultIgnore } from "./ignore.js";
 import type {
   CommandEffect,
   CommandProfile,
@@ -112,6 +113,16 @@ export function validateTaskPack(doc: unknown, opts: { packPath?: string } = {})
         );
       }
     }
+    for (const key of Object.keys(isObject(profile.env) ? profile.env : {})) {
+      if (CREDENTIAL_NAME.test(key))
+        push(
+          "taskpack/env-secret",
+          `${at}/env/${key}`,
+          `${key} looks like a credential: a pack never carries secrets (pass none to commands)`,
+        );
+      else if (key === "HOME")
+        push("taskpack/env-reserved", `${at}/env/${key}`, "HOME is the environment's own");
+    }
     if (compiled === undefined) continue;
     const check = compiled;
     commands.set(name, {
@@ -122,6 +133,7 @@ export function validateTaskPack(doc: unknown, opts: { packPath?: string } = {})
       timeoutMs: profile.timeoutMs as number,
       maxOutputBytes: profile.maxOutputBytes as number,
       ...(typeof profile.maxProcesses === "number" ? { maxProcesses: profile.maxProcesses } : {}),
+      ...(isObject(profile.env) ? { env: profile.env as Record<string, string> } : {}),
       validateArgs: (args: unknown) =>
         check(args)
           ? ok(args as Json)
@@ -138,6 +150,9 @@ export function validateTaskPack(doc: unknown, opts: { packPath?: string } = {})
 
   const policy = pack.patchPolicy as Json;
   const allow = compileGlobs(policy.allow as string[], "/patchPolicy/allow", push);
+  const ignore = Array.isArray(pack.ignore)
+    ? compileGlobs(pack.ignore as string[], "/ignore", push)
+    : defaultIgnore();
 
   const verifier = pack.verifier as Json;
   const checks: VerifierCheck[] = [];
@@ -196,6 +211,7 @@ export function validateTaskPack(doc: unknown, opts: { packPath?: string } = {})
     agents,
     guidance,
     commands,
+    ignore,
     patchPolicy: { allow, maxBytes: policy.maxBytes as number },
     verifier: { timeoutMs: verifier.timeoutMs as number, checks },
     hil: pack.hil as TaskPack["hil"],

@@ -7505,3 +7505,625 @@ return errors === 0;
 }
 validate74.evaluated = {"props":{"query/id":true,"passage/ref":true,"agent/id":true,"memory":true,"ordinal":true,"version":true,"before/digest":true,"after/digest":true,"after/bytes":true,"written-at":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
 
+export const changeset: Validator = validate77;
+const schema97 = {"$id":"urn:warrant:ledger-record-body:changeset","$ref":"urn:warrant:ledger-records:v1#/$defs/changeset"};
+const schema98 = {"type":"object","description":"The change a verified run made to its baseline (`warrant-changeset:…`), written beside its execution: each regular file added, modified or deleted outside the pack's ignored paths, with its baseline and final contents, so the change can be shown and applied after the environment is gone.","required":["query/id","proposal/ref","execution/ref","baseline","files","complete"],"properties":{"query/id":{"type":"string"},"proposal/ref":{"type":"string"},"execution/ref":{"type":"string"},"environment/ref":{"type":"string"},"baseline":{"type":"string","description":"Digest (JCS) of the baseline state the change applies to: each touched path's baseline digest, null for a file the run added."},"baseline/dir":{"type":"string"},"files":{"type":"array","items":{"$ref":"#/$defs/changesetFile"}},"complete":{"type":"boolean","description":"False when the contents were left out (over the size bound) or a change was not a regular file: the change can be listed, not applied."},"skipped":{"type":"array","items":{"$ref":"#/$defs/problem"}},"signature":{"$ref":"#/$defs/signature"}}};
+const schema99 = {"type":"object","description":"One file a verified run changed: its baseline and final digests (null where absent) and, when the changeset is complete, both contents as base64.","required":["path","status","before","after"],"properties":{"path":{"type":"string","minLength":1},"status":{"enum":["modified","added","deleted"]},"before":{"type":["string","null"]},"after":{"type":["string","null"]},"mode":{"type":"integer","minimum":0},"before/content":{"type":"string","contentEncoding":"base64"},"after/content":{"type":"string","contentEncoding":"base64"}}};
+
+function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate78.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["query/id"] === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "query/id"},message:"must have required property '"+"query/id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data["proposal/ref"] === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "proposal/ref"},message:"must have required property '"+"proposal/ref"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data["execution/ref"] === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "execution/ref"},message:"must have required property '"+"execution/ref"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.baseline === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "baseline"},message:"must have required property '"+"baseline"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.files === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "files"},message:"must have required property '"+"files"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.complete === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "complete"},message:"must have required property '"+"complete"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data["query/id"] !== undefined){
+if(typeof data["query/id"] !== "string"){
+const err6 = {instancePath:instancePath+"/query~1id",schemaPath:"#/properties/query~1id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data["proposal/ref"] !== undefined){
+if(typeof data["proposal/ref"] !== "string"){
+const err7 = {instancePath:instancePath+"/proposal~1ref",schemaPath:"#/properties/proposal~1ref/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data["execution/ref"] !== undefined){
+if(typeof data["execution/ref"] !== "string"){
+const err8 = {instancePath:instancePath+"/execution~1ref",schemaPath:"#/properties/execution~1ref/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data["environment/ref"] !== undefined){
+if(typeof data["environment/ref"] !== "string"){
+const err9 = {instancePath:instancePath+"/environment~1ref",schemaPath:"#/properties/environment~1ref/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.baseline !== undefined){
+if(typeof data.baseline !== "string"){
+const err10 = {instancePath:instancePath+"/baseline",schemaPath:"#/properties/baseline/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data["baseline/dir"] !== undefined){
+if(typeof data["baseline/dir"] !== "string"){
+const err11 = {instancePath:instancePath+"/baseline~1dir",schemaPath:"#/properties/baseline~1dir/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data.files !== undefined){
+let data6 = data.files;
+if(Array.isArray(data6)){
+const len0 = data6.length;
+for(let i0=0; i0<len0; i0++){
+let data7 = data6[i0];
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+if(data7.path === undefined){
+const err12 = {instancePath:instancePath+"/files/" + i0,schemaPath:"#/$defs/changesetFile/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(data7.status === undefined){
+const err13 = {instancePath:instancePath+"/files/" + i0,schemaPath:"#/$defs/changesetFile/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(data7.before === undefined){
+const err14 = {instancePath:instancePath+"/files/" + i0,schemaPath:"#/$defs/changesetFile/required",keyword:"required",params:{missingProperty: "before"},message:"must have required property '"+"before"+"'"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data7.after === undefined){
+const err15 = {instancePath:instancePath+"/files/" + i0,schemaPath:"#/$defs/changesetFile/required",keyword:"required",params:{missingProperty: "after"},message:"must have required property '"+"after"+"'"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(data7.path !== undefined){
+let data8 = data7.path;
+if(typeof data8 === "string"){
+if(func1(data8) < 1){
+const err16 = {instancePath:instancePath+"/files/" + i0+"/path",schemaPath:"#/$defs/changesetFile/properties/path/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+else {
+const err17 = {instancePath:instancePath+"/files/" + i0+"/path",schemaPath:"#/$defs/changesetFile/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data7.status !== undefined){
+let data9 = data7.status;
+if(!(((data9 === "modified") || (data9 === "added")) || (data9 === "deleted"))){
+const err18 = {instancePath:instancePath+"/files/" + i0+"/status",schemaPath:"#/$defs/changesetFile/properties/status/enum",keyword:"enum",params:{allowedValues: schema99.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data7.before !== undefined){
+let data10 = data7.before;
+if((typeof data10 !== "string") && (data10 !== null)){
+const err19 = {instancePath:instancePath+"/files/" + i0+"/before",schemaPath:"#/$defs/changesetFile/properties/before/type",keyword:"type",params:{type: schema99.properties.before.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data7.after !== undefined){
+let data11 = data7.after;
+if((typeof data11 !== "string") && (data11 !== null)){
+const err20 = {instancePath:instancePath+"/files/" + i0+"/after",schemaPath:"#/$defs/changesetFile/properties/after/type",keyword:"type",params:{type: schema99.properties.after.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+if(data7.mode !== undefined){
+let data12 = data7.mode;
+if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
+const err21 = {instancePath:instancePath+"/files/" + i0+"/mode",schemaPath:"#/$defs/changesetFile/properties/mode/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+if((typeof data12 == "number") && (isFinite(data12))){
+if(data12 < 0 || isNaN(data12)){
+const err22 = {instancePath:instancePath+"/files/" + i0+"/mode",schemaPath:"#/$defs/changesetFile/properties/mode/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+}
+if(data7["before/content"] !== undefined){
+if(typeof data7["before/content"] !== "string"){
+const err23 = {instancePath:instancePath+"/files/" + i0+"/before~1content",schemaPath:"#/$defs/changesetFile/properties/before~1content/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+if(data7["after/content"] !== undefined){
+if(typeof data7["after/content"] !== "string"){
+const err24 = {instancePath:instancePath+"/files/" + i0+"/after~1content",schemaPath:"#/$defs/changesetFile/properties/after~1content/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+}
+else {
+const err25 = {instancePath:instancePath+"/files/" + i0,schemaPath:"#/$defs/changesetFile/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+}
+else {
+const err26 = {instancePath:instancePath+"/files",schemaPath:"#/properties/files/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+if(data.complete !== undefined){
+if(typeof data.complete !== "boolean"){
+const err27 = {instancePath:instancePath+"/complete",schemaPath:"#/properties/complete/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+if(data.skipped !== undefined){
+let data16 = data.skipped;
+if(Array.isArray(data16)){
+const len1 = data16.length;
+for(let i1=0; i1<len1; i1++){
+let data17 = data16[i1];
+if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
+if(data17.code === undefined){
+const err28 = {instancePath:instancePath+"/skipped/" + i1,schemaPath:"#/$defs/problem/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+if(data17.path === undefined){
+const err29 = {instancePath:instancePath+"/skipped/" + i1,schemaPath:"#/$defs/problem/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+if(data17.message === undefined){
+const err30 = {instancePath:instancePath+"/skipped/" + i1,schemaPath:"#/$defs/problem/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+if(data17.code !== undefined){
+if(typeof data17.code !== "string"){
+const err31 = {instancePath:instancePath+"/skipped/" + i1+"/code",schemaPath:"#/$defs/problem/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+if(data17.path !== undefined){
+if(typeof data17.path !== "string"){
+const err32 = {instancePath:instancePath+"/skipped/" + i1+"/path",schemaPath:"#/$defs/problem/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+if(data17.message !== undefined){
+if(typeof data17.message !== "string"){
+const err33 = {instancePath:instancePath+"/skipped/" + i1+"/message",schemaPath:"#/$defs/problem/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+if(data17.line !== undefined){
+let data21 = data17.line;
+if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
+const err34 = {instancePath:instancePath+"/skipped/" + i1+"/line",schemaPath:"#/$defs/problem/properties/line/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+if((typeof data21 == "number") && (isFinite(data21))){
+if(data21 < 0 || isNaN(data21)){
+const err35 = {instancePath:instancePath+"/skipped/" + i1+"/line",schemaPath:"#/$defs/problem/properties/line/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+}
+if(data17.column !== undefined){
+let data22 = data17.column;
+if(!(((typeof data22 == "number") && (!(data22 % 1) && !isNaN(data22))) && (isFinite(data22)))){
+const err36 = {instancePath:instancePath+"/skipped/" + i1+"/column",schemaPath:"#/$defs/problem/properties/column/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+if((typeof data22 == "number") && (isFinite(data22))){
+if(data22 < 0 || isNaN(data22)){
+const err37 = {instancePath:instancePath+"/skipped/" + i1+"/column",schemaPath:"#/$defs/problem/properties/column/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+}
+if(data17.detail !== undefined){
+let data23 = data17.detail;
+if(!(data23 && typeof data23 == "object" && !Array.isArray(data23))){
+const err38 = {instancePath:instancePath+"/skipped/" + i1+"/detail",schemaPath:"#/$defs/problem/properties/detail/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+}
+else {
+const err39 = {instancePath:instancePath+"/skipped/" + i1,schemaPath:"#/$defs/problem/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+}
+else {
+const err40 = {instancePath:instancePath+"/skipped",schemaPath:"#/properties/skipped/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+if(data.signature !== undefined){
+let data24 = data.signature;
+if(data24 && typeof data24 == "object" && !Array.isArray(data24)){
+if(data24.alg === undefined){
+const err41 = {instancePath:instancePath+"/signature",schemaPath:"#/$defs/signature/required",keyword:"required",params:{missingProperty: "alg"},message:"must have required property '"+"alg"+"'"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+if(data24["key/public"] === undefined){
+const err42 = {instancePath:instancePath+"/signature",schemaPath:"#/$defs/signature/required",keyword:"required",params:{missingProperty: "key/public"},message:"must have required property '"+"key/public"+"'"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+if(data24.value === undefined){
+const err43 = {instancePath:instancePath+"/signature",schemaPath:"#/$defs/signature/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+if(data24.alg !== undefined){
+if("ed25519" !== data24.alg){
+const err44 = {instancePath:instancePath+"/signature/alg",schemaPath:"#/$defs/signature/properties/alg/const",keyword:"const",params:{allowedValue: "ed25519"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+if(data24["key/public"] !== undefined){
+if(typeof data24["key/public"] !== "string"){
+const err45 = {instancePath:instancePath+"/signature/key~1public",schemaPath:"#/$defs/signature/properties/key~1public/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+}
+if(data24.value !== undefined){
+if(typeof data24.value !== "string"){
+const err46 = {instancePath:instancePath+"/signature/value",schemaPath:"#/$defs/signature/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+}
+}
+else {
+const err47 = {instancePath:instancePath+"/signature",schemaPath:"#/$defs/signature/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+}
+}
+else {
+const err48 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+validate78.errors = vErrors;
+return errors === 0;
+}
+validate78.evaluated = {"props":{"query/id":true,"proposal/ref":true,"execution/ref":true,"environment/ref":true,"baseline":true,"baseline/dir":true,"files":true,"complete":true,"skipped":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="urn:warrant:ledger-record-body:changeset" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate77.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate78(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
+errors = vErrors.length;
+}
+validate77.errors = vErrors;
+return errors === 0;
+}
+validate77.evaluated = {"props":{"query/id":true,"proposal/ref":true,"execution/ref":true,"environment/ref":true,"baseline":true,"baseline/dir":true,"files":true,"complete":true,"skipped":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
+

@@ -353,3 +353,36 @@ export interface MemoryWrite {
   "written-at": string;
   signature?: Signature;
 }
+/**
+ * One file a verified run changed: its baseline and final digests (null where absent) and, when the changeset is complete, both contents as base64.
+ */
+export interface ChangesetFile {
+  path: string;
+  status: "modified" | "added" | "deleted";
+  before: string | null;
+  after: string | null;
+  mode?: number;
+  "before/content"?: string;
+  "after/content"?: string;
+}
+/**
+ * The change a verified run made to its baseline (`warrant-changeset:…`), written beside its execution: each regular file added, modified or deleted outside the pack's ignored paths, with its baseline and final contents, so the change can be shown and applied after the environment is gone.
+ */
+export interface Changeset {
+  "query/id": string;
+  "proposal/ref": string;
+  "execution/ref": string;
+  "environment/ref"?: string;
+  /**
+   * Digest (JCS) of the baseline state the change applies to: each touched path's baseline digest, null for a file the run added.
+   */
+  baseline: string;
+  "baseline/dir"?: string;
+  files: ChangesetFile[];
+  /**
+   * False when the contents were left out (over the size bound) or a change was not a regular file: the change can be listed, not applied.
+   */
+  complete: boolean;
+  skipped?: Problem[];
+  signature?: Signature;
+}

@@ -78,6 +78,12 @@ export interface TaskPackV1 {
     summarizer?: GuidanceText;
     "adversarial-critic"?: GuidanceText;
   };
+  /**
+   * Globs of files commands may create or change without it counting as a change: the verifier's file checks, `warrant diff` and `warrant apply` skip them. Default: ** /__pycache__/**, ** /*.pyc, ** /.pytest_cache/**, ** /node_modules/.cache/**.
+   *
+   * @maxItems 256
+   */
+  ignore?: string[];
   passage?: {
     maxTurns?: number;
     maxTokens?: number;
@@ -99,4 +105,10 @@ export interface CommandProfile {
   timeoutMs: number;
   maxOutputBytes: number;
   maxProcesses?: number;
+  /**
+   * Variables set for the command (PYTHONDONTWRITEBYTECODE=1 and the like); never a secret: a name the credential rule matches is refused (taskpack/env-secret), and HOME is the environment's own.
+   */
+  env?: {
+    [k: string]: string;
+  };
 }
