@@ -108,8 +108,8 @@ export interface Warrant {
   /** Every approval waited for across the loops of the store. */
   pending(): Promise<PendingApproval[]>;
   approve(run: string, step: string): Promise<ActResult>;
-  /** Denies STEP of RUN; `reason` is recorded with the act. */
-  deny(run: string, step: string, reason?: string): Promise<ActResult>;
+  /** As approve; `reason` is recorded with the denial (the act's `text`). */
+  deny(run: string, step: string, options?: { readonly reason?: string }): Promise<ActResult>;
   renew(query: QueryId, deadline: Date | string): Promise<ActResult>;
   cancel(query: QueryId): Promise<ActResult>;
   answer(query: QueryId, text: string): Promise<ActResult>;
@@ -271,7 +271,7 @@ export async function createWarrant(options: WarrantOptions = {}): Promise<Warra
     record: (ref) => store.readRecord(ref),
     pending: () => listPending(store, c.clock.now()),
     approve: (run, step) => decideStep(acts, run, step, "approve"),
-    deny: (run, step, reason) => decideStep(acts, run, step, "deny", reason),
+    deny: (run, step, o) => decideStep(acts, run, step, "deny", o?.reason),
     renew: (query, deadline) => renewLoop(acts, query, new Date(deadline)),
     cancel: (query) => cancelLoop(acts, query),
     answer: (query, text) => answerLoop(acts, query, text),

@@ -99,15 +99,15 @@ export function cancelLoop(c: ActContext, query: string): Promise<ActResult> {
 }
 
 /**
- * Approves or denies STEP of RUN (a proposal ref; `admission` for an operator-admitted run); a
- * reason is recorded as the act's text.
+ * Approves or denies STEP of RUN (a proposal ref; STEP `admission` for an operator-admitted run).
+ * `text` is recorded with the act: a denial's reason.
  */
 export async function decideStep(
   c: ActContext,
   run: string,
   step: string,
   kind: "approve" | "deny",
-  reason?: string,
+  text?: string,
 ): Promise<ActResult> {
   const proposal = await c.store.readRecord(run);
   if (proposal === undefined || proposal.kind !== "proposal")
@@ -125,7 +125,7 @@ export async function decideStep(
     query: proposal.query,
     kind,
     target: approvalTarget(run, step),
-    ...(reason === undefined ? {} : { text: reason }),
+    ...(text === undefined ? {} : { text }),
     operator: c.operator,
     at: c.now().toISOString(),
   });

@@ -309,7 +309,7 @@ export function createConsoleHandler(o: ConsoleOptions): ConsoleHandler {
       return actResponse(
         decision === "approve"
           ? await warrant.approve(run, step)
-          : await warrant.deny(run, step, reason),
+          : await warrant.deny(run, step, reason === undefined ? {} : { reason }),
       );
     }
     if (route("POST", "loops", null, "renew")) {
