@@ -126,6 +126,7 @@ export type {
   WarrantOptions,
   WarrantSubscriber,
 } from "./library/options.js";
+export { listPending, type PendingApproval, type Waiting } from "./library/pending.js";
 export {
   type CheckOutcome,
   type CheckProblem,

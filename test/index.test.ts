@@ -31,6 +31,7 @@ describe("the public exports", () => {
       "describeDefinition",
       "isWarrantError",
       "keySigner",
+      "listPending",
       "loadPack",
       "loopChange",
       "normalizeDefinition",

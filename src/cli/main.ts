@@ -59,6 +59,14 @@ const GROUPS: readonly { readonly commands: readonly string[]; load(): Promise<R
     load: async () => (await import("./commands/approve.js")).registerApproveCommands,
   },
   {
+    commands: ["pending"],
+    load: async () => (await import("./commands/pending.js")).registerPendingCommand,
+  },
+  {
+    commands: ["serve"],
+    load: async () => (await import("./commands/serve.js")).registerServeCommand,
+  },
+  {
     commands: ["diff"],
     load: async () => (await import("./commands/diff.js")).registerDiffCommand,
   },

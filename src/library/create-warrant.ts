@@ -32,6 +32,13 @@ import {
   renewLoop,
 } from "./operator-acts.js";
 import type { WarrantOptions } from "./options.js";
+import {
+  listPending,
+  loopStatus,
+  type PendingApproval,
+  packPolicyReader,
+  type Waiting,
+} from "./pending.js";
 import { EventLog, type LoopOutcome, type RunHandle, startHandle } from "./run-handle.js";
 import type { WarrantTelemetry } from "./telemetry.js";
 
@@ -63,6 +70,8 @@ export interface LoopListing {
   readonly query: string;
   readonly state: LoopStateName;
   readonly stop?: { readonly reason: Stop["reason"] };
+  /** What an open loop waits for: an approval, an answer, a budget, its deadline. */
+  readonly waiting?: Waiting;
 }
 
 export interface LoopView {
@@ -96,6 +105,8 @@ export interface Warrant {
   /** A loop's document and its records, or undefined when the store holds no such loop. */
   show(query: QueryId): Promise<LoopView | undefined>;
   record(ref: RecordRef): Promise<LedgerRecord | undefined>;
+  /** Every approval waited for across the loops of the store. */
+  pending(): Promise<PendingApproval[]>;
   /** RUN: a proposal ref, or a unique prefix of at least 8 characters of its digest. */
   approve(run: string, step: string): Promise<ActResult>;
   /** As approve; `reason` is recorded with the denial (the act's `text`). */
@@ -235,16 +246,18 @@ export async function createWarrant(options: WarrantOptions = {}): Promise<Warra
       });
     },
     async loops() {
-      const ledger = new LoopLedger(store);
       const now = c.clock.now();
+      const policies = packPolicyReader();
       const rows: LoopListing[] = [];
       for (const l of await store.listLoops()) {
-        const doc = await ledger.document(l.query, now);
-        if (doc === undefined) continue;
+        const status = await loopStatus(store, l.query, now, policies);
+        if (status === undefined) continue;
+        const doc = status.document;
         rows.push({
           query: l.query,
           state: doc.state,
           ...(doc.stop === undefined ? {} : { stop: { reason: doc.stop.reason } }),
+          ...(status.waiting === undefined ? {} : { waiting: status.waiting }),
         });
       }
       return rows;
@@ -257,6 +270,7 @@ export async function createWarrant(options: WarrantOptions = {}): Promise<Warra
       return { loop, records, usage: loopUsage(stored) };
     },
     record: (ref) => store.readRecord(ref),
+    pending: () => listPending(store, c.clock.now()),
     approve: (run, step) => decideStep(acts, run, step, "approve"),
     deny: (run, step, o) => decideStep(acts, run, step, "deny", o?.reason),
     renew: (query, deadline) => renewLoop(acts, query, new Date(deadline)),

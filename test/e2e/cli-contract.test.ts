@@ -36,13 +36,19 @@ const COMMANDS = [
   "approve",
   "deny",
   "answer",
+  "pending",
+  "serve",
+  "diff",
+  "apply",
   "worker",
   "diff",
   "apply",
 ] as const;
 
 /** Commands that take arguments: run bare, each is a usage error. */
-const NEEDS_ARGUMENTS = COMMANDS.filter((c) => !["demo", "loops", "worker"].includes(c));
+const NEEDS_ARGUMENTS = COMMANDS.filter(
+  (c) => !["demo", "loops", "pending", "serve", "worker"].includes(c),
+);
 
 const PUBLISHED = path.join(seedExamplesDir, "open.corpus-task-pack-loop.json");
 const SCRIPT = path.join(repoRoot, "examples/loop-scripts/demo.json");

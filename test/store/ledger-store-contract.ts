@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { chainHash, GENESIS_HASH } from "../../src/core/loop/chain.js";
 import type { LedgerStore, StoredFact } from "../../src/core/loop/ledger-store.js";
 import { chargeKeyOf, type Fact } from "../../src/core/loop/types.js";
+import { changeFeedContract } from "./change-feed-contract.js";
 import { cycle, fact, LIMITS, opened, passage, proposal, proposalRef, review } from "./facts.js";
 import { leaseContract } from "./lease-contract.js";
 import { memoryContract } from "./memory-contract.js";
@@ -361,6 +362,7 @@ export function ledgerStoreContract(name: string, factory: StoreFactory): void {
 
     leaseContract(fresh);
     memoryContract(fresh);
+    changeFeedContract(fresh);
 
     it("lets exactly one of many concurrent appends at the same sequence win", async () => {
       const { store } = await fresh();

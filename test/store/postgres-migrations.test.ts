@@ -9,7 +9,7 @@ import { LATEST_SCHEMA_VERSION } from "../../src/adapters/store/schema-version.j
 import { chainHash, GENESIS_HASH } from "../../src/core/loop/chain.js";
 import { repoRoot } from "../helpers/cli.js";
 import { postgresForTests, TestSchemas } from "../helpers/postgres.js";
-import { passage, proposal } from "./facts.js";
+import { opened, passage, proposal } from "./facts.js";
 
 const FIXTURE_V1 = readFileSync(path.join(repoRoot, "test/fixtures/store/v1.postgres.sql"), "utf8");
 const FIXTURE_V2 = readFileSync(path.join(repoRoot, "test/fixtures/store/v2.postgres.sql"), "utf8");
@@ -166,6 +166,47 @@ describe.skipIf(!pg.enabled)("PostgreSQL migrations", () => {
     expect((await store.listRecords(Q)).map((r) => r.ref)).toEqual([
       proposal(Q, 1).ref,
       proposal(Q, 2).ref,
+    ]);
+    await store.close();
+  });
+
+  it("migrates a version 5 store to 6: its facts get positions in time order, new ones above", async () => {
+    const uri = await migratedTo(5);
+    const old = await openPostgresLedgerStore(new URL(pg.url).toString(), {
+      uri,
+      schema: TestSchemas.schemaOf(uri),
+      targetVersion: 5,
+    });
+    // Both loops open at the same recorded time: the query breaks the tie, whatever the insert order.
+    for (const f of [opened("query:mb"), opened("query:ma"), passage("query:ma", 2, 1)])
+      expect(
+        await old.append({
+          query: f["query/id"],
+          expectedLastSequence: f.sequence - 1,
+          facts: [f],
+        }),
+      ).toMatchObject({ ok: true });
+    await old.close();
+    expect(await version(uri)).toBe("5");
+    const store = await openStore(uri);
+    expect(await version(uri)).toBe("6");
+    const feed = store.changeFeed?.();
+    const before = (await feed?.factsAfter(0, 10)) ?? [];
+    // Ordered by recorded-at, then query, then sequence.
+    expect(before.map((e) => [e.position, e.query, e.fact.sequence])).toEqual([
+      [1, "query:ma", 1],
+      [2, "query:mb", 1],
+      [3, "query:ma", 2],
+    ]);
+    expect(
+      await store.append({
+        query: "query:mb",
+        expectedLastSequence: 1,
+        facts: [passage("query:mb", 2, 2)],
+      }),
+    ).toMatchObject({ ok: true });
+    expect((await feed?.factsAfter(3, 10))?.map((e) => [e.position, e.query])).toEqual([
+      [4, "query:mb"],
     ]);
     await store.close();
   });

@@ -4,6 +4,8 @@
 import type {
   AppendBatch,
   AppendOutcome,
+  ChangeFeed,
+  FeedFact,
   Fence,
   LeaseGrant,
   LeaseInfo,
@@ -59,6 +61,35 @@ export class MemoryLedgerStore implements LedgerStore {
   readonly #workers = new Map<string, Worker>();
   /** Writable agent memory: every version of each key, in order. */
   readonly #memory = new Map<string, MemoryVersion[]>();
+  /** Every fact of every loop in append order: a fact's position is its index + 1. */
+  readonly #feed: { readonly query: string; readonly fact: StoredFact }[] = [];
+  /** Told after each append, record write and operator act. */
+  readonly #watchers = new Set<() => void>();
+
+  #changed(): void {
+    for (const w of this.#watchers) queueMicrotask(w);
+  }
+
+  changeFeed(): ChangeFeed {
+    return {
+      factsAfter: async (position, limit) =>
+        this.#feed.slice(position, position + limit).map(
+          (e, i): FeedFact => ({
+            position: position + i + 1,
+            query: e.query,
+            fact: copyStoredFact(e.fact).fact,
+          }),
+        ),
+      lastPosition: async () => this.#feed.length,
+      watch: async (onChange) => {
+        const w = () => onChange();
+        this.#watchers.add(w);
+        return async () => {
+          this.#watchers.delete(w);
+        };
+      },
+    };
+  }
 
   async append(batch: AppendBatch): Promise<AppendOutcome> {
     assertBatchShape(batch);
@@ -88,6 +119,8 @@ export class MemoryLedgerStore implements LedgerStore {
     for (const s of stored) keys.add(s.chargeKey);
     this.#keys.set(batch.query, keys);
     this.#facts.set(batch.query, [...existing, ...stored.map(copyStoredFact)]);
+    for (const f of stored) this.#feed.push({ query: batch.query, fact: copyStoredFact(f) });
+    this.#changed();
     return { ok: true, stored };
   }
 
@@ -101,6 +134,7 @@ export class MemoryLedgerStore implements LedgerStore {
     const stored = toStoredRecords(records);
     for (const r of stored) this.#checkRecord(r);
     for (const r of stored) if (!this.#records.has(r.ref)) this.#records.set(r.ref, r);
+    this.#changed();
   }
 
   async readRecord(ref: string): Promise<LedgerRecord | undefined> {
@@ -137,6 +171,7 @@ export class MemoryLedgerStore implements LedgerStore {
     const counting = this.#acts.find((a) => a.query === act.query && a.target === act.target);
     if (counting !== undefined) return { posted: false, counting: { ...counting } };
     this.#acts.push({ ...act });
+    this.#changed();
     return { posted: true };
   }
 

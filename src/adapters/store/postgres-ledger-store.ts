@@ -8,6 +8,7 @@ import pg from "pg";
 import type {
   AppendBatch,
   AppendOutcome,
+  ChangeFeed,
   Fence,
   LeaseGrant,
   LeaseInfo,
@@ -300,6 +301,73 @@ export class PostgresLedgerStore implements LedgerStore {
   /** The statement reading a loop's lease row (under the loop's lock: no takeover until COMMIT). */
   #leaseOf(queryLiteral: string): string {
     return `SELECT holder, token FROM ${this.#t.leases} WHERE query = ${queryLiteral}`;
+  }
+
+  /**
+   * Positions are given in commit order by the facts' insert trigger (schema version 6). Watching
+   * holds one pooled connection LISTENing on `warrant_changes` (every fact, record and act of
+   * this schema notifies it at COMMIT) and also says "changed" every `safetyMs`, should a
+   * notification be lost with its connection (which is then replaced).
+   */
+  changeFeed(safetyMs = 30_000): ChangeFeed {
+    return {
+      factsAfter: async (position, limit) => {
+        const { rows } = await this.#query<{ position: string; query: string; fact: string }>(
+          `SELECT position, query, fact FROM ${this.#t.facts} WHERE position > $1 ORDER BY position LIMIT $2`,
+          [position, limit],
+        );
+        return rows.map((r) => ({
+          position: Number(r.position),
+          query: r.query,
+          fact: JSON.parse(r.fact) as Fact,
+        }));
+      },
+      lastPosition: async () => {
+        const { rows } = await this.#query<{ position: string }>(
+          `SELECT COALESCE(MAX(position), 0) AS position FROM ${this.#t.facts}`,
+          [],
+        );
+        return Number(rows[0]?.position ?? 0);
+      },
+      watch: async (onChange) => {
+        let stopped = false;
+        let client: pg.PoolClient | undefined;
+        const listen = async (): Promise<void> => {
+          const c = await this.#pool.connect();
+          c.on("notification", (n) => {
+            if (n.payload === this.#schema) onChange();
+          });
+          c.on("error", () => {
+            if (client !== c) return;
+            client = undefined;
+            c.release(true);
+            if (!stopped) void listen().catch(() => {});
+          });
+          await c.query("LISTEN warrant_changes");
+          client = c;
+          onChange();
+        };
+        await listen();
+        const timer = setInterval(() => {
+          if (client === undefined && !stopped) void listen().catch(() => {});
+          onChange();
+        }, safetyMs);
+        timer.unref();
+        return async () => {
+          stopped = true;
+          clearInterval(timer);
+          const c = client;
+          client = undefined;
+          if (c === undefined) return;
+          try {
+            await c.query("UNLISTEN warrant_changes");
+            c.release();
+          } catch (e) {
+            c.release(e as Error);
+          }
+        };
+      },
+    };
   }
 
   async readFacts(query: string, afterSequence = 0): Promise<readonly StoredFact[]> {

@@ -109,4 +109,43 @@ CREATE TABLE warrant_memory (
 CREATE INDEX warrant_memory_by_passage ON warrant_memory (passage_ref);
 `,
   },
+  {
+    version: 6,
+    summary:
+      "the change feed: each fact gets a position among all loops, in commit order, and every " +
+      "fact, record and operator act notifies channel warrant_changes",
+    // A position is taken under a store-wide transaction lock held until COMMIT, so positions
+    // commit in order: a reader that saw position N never later finds a new fact below N. The
+    // lock is taken after the loop's own lock (never the other way round), so it cannot deadlock.
+    sql: `
+CREATE SEQUENCE warrant_fact_position;
+ALTER TABLE warrant_facts ADD COLUMN position BIGINT;
+UPDATE warrant_facts AS f SET position = o.n FROM (
+  SELECT query, sequence,
+    row_number() OVER (ORDER BY (fact::jsonb ->> 'recorded-at'), query, sequence) AS n
+  FROM warrant_facts
+) AS o WHERE f.query = o.query AND f.sequence = o.sequence;
+SELECT setval('warrant_fact_position', COALESCE((SELECT MAX(position) FROM warrant_facts), 0) + 1, false);
+ALTER TABLE warrant_facts ALTER COLUMN position SET NOT NULL;
+CREATE UNIQUE INDEX warrant_facts_by_position ON warrant_facts (position);
+CREATE FUNCTION warrant_fact_positioned() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_advisory_xact_lock(hashtextextended(TG_TABLE_SCHEMA || '.warrant_fact_position', 0));
+  NEW.position := nextval(format('%I.warrant_fact_position', TG_TABLE_SCHEMA)::regclass);
+  PERFORM pg_notify('warrant_changes', TG_TABLE_SCHEMA);
+  RETURN NEW;
+END $$;
+CREATE TRIGGER warrant_facts_position BEFORE INSERT ON warrant_facts
+  FOR EACH ROW EXECUTE FUNCTION warrant_fact_positioned();
+CREATE FUNCTION warrant_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_notify('warrant_changes', TG_TABLE_SCHEMA);
+  RETURN NULL;
+END $$;
+CREATE TRIGGER warrant_records_changed AFTER INSERT ON warrant_records
+  FOR EACH STATEMENT EXECUTE FUNCTION warrant_changed();
+CREATE TRIGGER warrant_operator_acts_changed AFTER INSERT ON warrant_operator_acts
+  FOR EACH STATEMENT EXECUTE FUNCTION warrant_changed();
+`,
+  },
 ];

@@ -7,6 +7,7 @@ import Database from "better-sqlite3";
 import type {
   AppendBatch,
   AppendOutcome,
+  ChangeFeed,
   Fence,
   LeaseGrant,
   LeaseInfo,
@@ -327,6 +328,57 @@ export class SqliteLedgerStore implements LedgerStore {
       }
       return { ok: false, error: mapSqliteError(e, this.uri) };
     }
+  }
+
+  /**
+   * Facts are never deleted, and SQLite has one writer at a time: a fact's rowid is its position
+   * in commit order. Watching polls the greatest rowids of facts, records and acts (an index
+   * lookup each), as other processes write the file too.
+   */
+  changeFeed(pollMs = 250): ChangeFeed {
+    const after = this.#db.prepare(
+      "SELECT rowid AS position, query, fact FROM warrant_facts WHERE rowid > ? ORDER BY rowid LIMIT ?",
+    );
+    const last = this.#db.prepare("SELECT COALESCE(MAX(rowid), 0) AS position FROM warrant_facts");
+    const token = this.#db.prepare(
+      "SELECT COALESCE((SELECT MAX(rowid) FROM warrant_facts), 0) || ' ' || " +
+        "COALESCE((SELECT MAX(rowid) FROM warrant_records), 0) || ' ' || " +
+        "COALESCE((SELECT MAX(id) FROM warrant_operator_acts), 0) AS token",
+    );
+    return {
+      factsAfter: async (position, limit) => {
+        const rows = await this.#run(
+          "factsAfter",
+          () => after.all(position, limit) as { position: number; query: string; fact: string }[],
+        );
+        return rows.map((r) => ({
+          position: r.position,
+          query: r.query,
+          fact: JSON.parse(r.fact) as Fact,
+        }));
+      },
+      lastPosition: async () =>
+        (await this.#run("lastPosition", () => last.get() as { position: number })).position,
+      watch: async (onChange) => {
+        const read = () => (token.get() as { token: string | null }).token;
+        let seen = read();
+        const timer = setInterval(() => {
+          if (!this.#db.open) return;
+          let now: string | null;
+          try {
+            now = read();
+          } catch {
+            return; // busy: the next tick asks again
+          }
+          if (now !== seen) {
+            seen = now;
+            onChange();
+          }
+        }, pollMs);
+        timer.unref();
+        return async () => clearInterval(timer);
+      },
+    };
   }
 
   async readFacts(query: string, afterSequence = 0): Promise<readonly StoredFact[]> {

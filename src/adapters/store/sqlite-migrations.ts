@@ -108,4 +108,11 @@ CREATE TABLE warrant_memory (
 CREATE INDEX warrant_memory_by_passage ON warrant_memory (passage_ref);
 `,
   },
+  {
+    version: 6,
+    summary:
+      "the change feed: a fact's position among all loops is its rowid (facts are never deleted, " +
+      "one writer at a time), so nothing is added",
+    sql: "-- facts keep their rowids: the change feed reads warrant_facts by rowid",
+  },
 ];

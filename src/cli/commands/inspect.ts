@@ -80,7 +80,10 @@ export function registerInspectCommands(program: Command): void {
   program
     .command("loops")
     .description("list the loops in the store with their state")
-    .option("--json", "machine output: [{query, state, stop?: {reason}}]")
+    .option(
+      "--json",
+      "machine output: [{query, state, stop?: {reason}, waiting?: {reason: approval|answer|budget|deadline, …}}]",
+    )
     .option(STORE_OPTION, STORE_OPTION_HELP)
     .action(async (o: InspectFlags) => {
       await withWarrant(o.store, {}, async (warrant) => {
@@ -88,7 +91,10 @@ export function registerInspectCommands(program: Command): void {
         if (o.json === true) printJson(rows);
         else
           for (const r of rows)
-            out(`${r.query}  ${r.state}${r.stop === undefined ? "" : ` (${r.stop.reason})`}`);
+            out(
+              `${r.query}  ${r.state}${r.stop === undefined ? "" : ` (${r.stop.reason})`}` +
+                `${r.waiting === undefined ? "" : `  waiting: ${r.waiting.reason}`}`,
+            );
       });
     });
 

@@ -140,9 +140,35 @@ export interface LoopSummary {
   readonly lastSequence: number;
 }
 
+/** A fact as the store's change feed gives it, with its position among the facts of every loop. */
+export interface FeedFact {
+  /**
+   * Greater than the position of every fact committed before it, in any loop: a reader that has
+   * seen every fact up to a position misses none by asking for those after it.
+   */
+  readonly position: number;
+  readonly query: string;
+  readonly fact: Fact;
+}
+
+/** What was stored by any writer of the store (any process), for live views of it. */
+export interface ChangeFeed {
+  /** Facts of every loop after `position`, in position order, at most `limit` of them. */
+  factsAfter(position: number, limit: number): Promise<readonly FeedFact[]>;
+  /** The greatest position stored (0 for none). */
+  lastPosition(): Promise<number>;
+  /**
+   * Calls `onChange` soon after facts, records or operator acts were stored by anyone (calls
+   * without a change are allowed); the returned function stops watching.
+   */
+  watch(onChange: () => void): Promise<() => Promise<void>>;
+}
+
 export interface LedgerStore {
   /** The store's URI with any password removed: safe to print. */
   readonly uri: string;
+  /** The store's change feed, where the store keeps one (every store of this package does). */
+  changeFeed?(): ChangeFeed;
   append(batch: AppendBatch): Promise<AppendOutcome>;
   /** Facts of one loop in sequence order, from `afterSequence + 1` (default: all). */
   readFacts(query: string, afterSequence?: number): Promise<readonly StoredFact[]>;

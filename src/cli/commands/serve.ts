@@ -1,0 +1,92 @@
+// `warrant serve`: the operator console (HTTP API, live events, web UI) over a store, on loopback
+// unless told otherwise. The first line on stdout is the console's URL with its bearer token.
+import { randomBytes } from "node:crypto";
+import { fileURLToPath } from "node:url";
+import type { Command } from "commander";
+import { createConsoleHandler } from "../../server/console-handler.js";
+import { mountFetchHandler } from "../../server/node-server.js";
+import { withWarrant } from "../compose.js";
+import { err, out, UsageError } from "../io.js";
+import { STORE_OPTION, STORE_OPTION_HELP } from "../store-option.js";
+
+interface ServeFlags {
+  readonly store?: string;
+  readonly host: string;
+  readonly port: string;
+  readonly token?: string;
+  readonly json?: boolean;
+}
+
+const TOKEN = /^[A-Za-z0-9._~-]{16,256}$/;
+
+function isLoopback(host: string): boolean {
+  return host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
+function hostInUrl(host: string): string {
+  return host.includes(":") ? `[${host}]` : host;
+}
+
+export function registerServeCommand(program: Command): void {
+  program
+    .command("serve")
+    .description(
+      "serve the operator console (HTTP API, live events, web UI) over the store; prints its URL",
+    )
+    .option(STORE_OPTION, STORE_OPTION_HELP)
+    .option(
+      "--host <host>",
+      "the address to bind (another than loopback is warned about)",
+      "127.0.0.1",
+    )
+    .option("--port <port>", "the port (0: any free port)", "7777")
+    .option("--token <token>", "the bearer token (16+ of A-Z a-z 0-9 . _ ~ -; default: random)")
+    .option(
+      "--json",
+      "machine output: the first line is {url, host, port, store} instead of the URL",
+    )
+    .action(async (o: ServeFlags) => {
+      const port = Number(o.port);
+      if (!Number.isInteger(port) || port < 0 || port > 65535)
+        throw new UsageError("--port takes an integer from 0 to 65535");
+      if (o.token !== undefined && !TOKEN.test(o.token))
+        throw new UsageError("--token takes 16 to 256 of A-Z a-z 0-9 . _ ~ -");
+      const token = o.token ?? randomBytes(24).toString("base64url");
+      await withWarrant(o.store, {}, async (warrant) => {
+        if (warrant.store.changeFeed === undefined)
+          err(`warrant: ${warrant.store.uri} keeps no change feed: /api/events is unavailable`);
+        let origins: string[] = [];
+        const handler = createConsoleHandler({
+          warrant,
+          token,
+          get origins() {
+            return origins;
+          },
+          assetsDir: fileURLToPath(new URL("../../../web/", import.meta.url)),
+        });
+        const server = await mountFetchHandler((r) => handler.fetch(r), o.host, port);
+        const base = `http://${hostInUrl(o.host)}:${server.port}`;
+        origins = isLoopback(o.host)
+          ? [base, `http://localhost:${server.port}`, `http://127.0.0.1:${server.port}`]
+          : [base];
+        const url = `${base}/#token=${token}`;
+        out(
+          o.json === true
+            ? JSON.stringify({ url, host: o.host, port: server.port, store: warrant.store.uri })
+            : url,
+        );
+        if (!isLoopback(o.host))
+          err(
+            `warrant: serve: listening on ${o.host}, not loopback: anyone who can reach it and ` +
+              "has the token can approve mutations; the traffic is plain HTTP",
+          );
+        err(`warrant: serving ${warrant.store.uri}; stop with Ctrl-C`);
+        await new Promise<void>((resolve) => {
+          process.once("SIGINT", resolve);
+          process.once("SIGTERM", resolve);
+        });
+        await handler.close();
+        await server.close();
+      });
+    });
+}

@@ -1,0 +1,264 @@
+// What loops wait for, read from the store alone (any process may be driving them): the approvals
+// nobody has given yet (a mutation step of a started run under `hil: each-mutation`, or a run's
+// admission under `admission: operator`), an unanswered question, a spent budget, a passed
+// deadline. A drive asks for an approval only when the ledger says the next thing is that step, so
+// this reading and the drive agree; an approval posted before the drive asks still counts.
+import { readFile } from "node:fs/promises";
+import type { LedgerStore, OperatorAct } from "../core/loop/ledger-store.js";
+import type { Fact, LimitKey, LoopDocument } from "../core/loop/types.js";
+import {
+  ADMISSION_STEP,
+  approvalTarget,
+  type CycleView,
+  type LedgerView,
+  nextAction,
+  operatorDecision,
+  type Policies,
+  readLedger,
+} from "../runtime/ledger-view.js";
+import { LoopLedger } from "../runtime/loop-ledger.js";
+
+export interface PendingApproval {
+  readonly query: string;
+  /** The run's proposal ref: what `warrant approve RUN STEP` takes. */
+  readonly run: string;
+  /** A step id of the run's plan, or `admission`. */
+  readonly step: string;
+  readonly kind: "mutation" | "admission";
+  /** The proposal record (the plan) the run carries out: the same ref as `run`. */
+  readonly proposal: string;
+  /** The plan's hypothesis. */
+  readonly hypothesis?: string;
+  /** The file a patch step writes. */
+  readonly path?: string;
+  /** One line: what approving lets happen. */
+  readonly summary: string;
+  /** When the loop reached the approval, as near as the ledger says (ISO time). */
+  readonly waitingSince: string;
+}
+
+export type Waiting =
+  | ({ readonly reason: "approval" } & Pick<PendingApproval, "run" | "step" | "kind">)
+  | { readonly reason: "answer"; readonly question: string }
+  | { readonly reason: "budget"; readonly counter: LimitKey }
+  | { readonly reason: "deadline"; readonly deadline: string };
+
+export interface LoopStatus {
+  readonly document: LoopDocument;
+  /** The name of the loop's task pack, where its file can still be read. */
+  readonly task?: string;
+  readonly pending: readonly PendingApproval[];
+  readonly waiting?: Waiting;
+}
+
+/** The policies the pack of a loop's binding sets; read from the pack file as it is now. */
+export type PolicyReader = (packFile: string | undefined) => Promise<PackPolicies>;
+
+export interface PackPolicies extends Policies {
+  readonly hil: "each-mutation" | "none";
+  readonly name?: string;
+}
+
+/**
+ * Reads the pack file's `hil`, `admission` and critic (once per file per reader). A pack that can
+ * no longer be read is taken as asking approval of each mutation and admitting on its own.
+ */
+export function packPolicyReader(): PolicyReader {
+  const cache = new Map<string, Promise<PackPolicies>>();
+  const fallback: PackPolicies = { hil: "each-mutation", admission: "auto", critic: false };
+  return (file) => {
+    if (file === undefined) return Promise.resolve(fallback);
+    let p = cache.get(file);
+    if (p === undefined) {
+      p = readFile(file, "utf8").then(
+        (text) => {
+          const pack = JSON.parse(text) as {
+            name?: unknown;
+            hil?: unknown;
+            admission?: unknown;
+            agents?: Record<string, unknown>;
+          };
+          return {
+            hil: pack.hil === "none" ? "none" : "each-mutation",
+            admission: pack.admission === "operator" ? "operator" : "auto",
+            critic: pack.agents?.["adversarial-critic"] !== undefined,
+            ...(typeof pack.name === "string" ? { name: pack.name } : {}),
+          };
+        },
+        () => fallback,
+      );
+      cache.set(file, p);
+    }
+    return p;
+  };
+}
+
+interface RawStep {
+  readonly id?: unknown;
+  readonly action?: unknown;
+  readonly path?: unknown;
+  readonly profile?: unknown;
+  readonly diff?: unknown;
+  readonly content?: unknown;
+}
+
+function planOf(cycle: CycleView): { hypothesis?: string; steps: readonly RawStep[] } {
+  const c = cycle.proposal?.candidate as { hypothesis?: unknown; steps?: unknown } | undefined;
+  const steps = Array.isArray(c?.steps) ? (c.steps as RawStep[]) : [];
+  return typeof c?.hypothesis === "string" ? { hypothesis: c.hypothesis, steps } : { steps };
+}
+
+function describe(step: RawStep): string {
+  if (step.action === "patch") {
+    const path = typeof step.path === "string" ? step.path : "?";
+    return typeof step.diff === "string"
+      ? `patch ${path}`
+      : `write ${path} (${new TextEncoder().encode(String(step.content ?? "")).length} bytes)`;
+  }
+  return `command ${typeof step.profile === "string" ? step.profile : "?"}`;
+}
+
+function latest(times: readonly (string | undefined)[]): string {
+  return (
+    times
+      .filter((t): t is string => t !== undefined)
+      .sort()
+      .at(-1) ?? ""
+  );
+}
+
+/** The approval a loop's ledger says its drive waits for, if any (at most one per loop). */
+function pendingOf(
+  query: string,
+  facts: readonly Fact[],
+  view: LedgerView,
+  policies: PackPolicies,
+  acts: readonly OperatorAct[],
+): PendingApproval | undefined {
+  const next = nextAction(view, policies);
+  const lastFactAt = facts.at(-1)?.["recorded-at"];
+  if (next.kind === "await-admission") {
+    const plan = planOf(next.cycle);
+    return {
+      query,
+      run: next.cycle.proposalRef,
+      step: ADMISSION_STEP,
+      kind: "admission",
+      proposal: next.cycle.proposalRef,
+      ...(plan.hypothesis === undefined ? {} : { hypothesis: plan.hypothesis }),
+      summary: `admit the run of ${next.cycle.proposalRef} (${plan.steps.length} steps)`,
+      waitingSince: lastFactAt ?? "",
+    };
+  }
+  // A run under way reads as `abandon-run` once a step started (what a resume after a crash does):
+  // a live drive is still stepping through it.
+  if ((next.kind !== "run" && next.kind !== "abandon-run") || policies.hil !== "each-mutation")
+    return undefined;
+  const cycle = next.cycle;
+  // The run asks before each mutation, after its environment is made (its runStarted record), and
+  // starts its steps in plan order, each journaled before it runs.
+  if (cycle.runStarted === undefined) return undefined;
+  const plan = planOf(cycle);
+  const step = plan.steps[cycle.stepsStarted.length];
+  if (step === undefined || step.action === "observe" || typeof step.id !== "string")
+    return undefined;
+  if (operatorDecision(acts, approvalTarget(cycle.proposalRef, step.id)) !== undefined)
+    return undefined;
+  return {
+    query,
+    run: cycle.proposalRef,
+    step: step.id,
+    kind: "mutation",
+    proposal: cycle.proposalRef,
+    ...(plan.hypothesis === undefined ? {} : { hypothesis: plan.hypothesis }),
+    ...(typeof step.path === "string" ? { path: step.path } : {}),
+    summary: describe(step),
+    waitingSince: latest([
+      cycle.runStarted["started-at"],
+      ...cycle.stepsStarted.map((s) => s["started-at"]),
+    ]),
+  };
+}
+
+const PASSAGE_COUNTERS = {
+  implementer: ["max/passages", "max/solver-passages"],
+  reviewer: ["max/passages", "max/reviewer-passages"],
+} as const satisfies Record<string, readonly LimitKey[]>;
+
+/** The counter the loop's next charge needs that is already spent, if any. */
+function spentCounter(
+  doc: LoopDocument,
+  next: ReturnType<typeof nextAction>,
+): LimitKey | undefined {
+  const used: Record<LimitKey, number> = {
+    "max/passages": doc.spent.passages,
+    "max/solver-passages": doc.spent["solver-passages"],
+    "max/reviewer-passages": doc.spent["reviewer-passages"],
+    "max/cycles": doc.spent.cycles,
+    "max/experiments": doc.spent.runs,
+    "max/wall-time-ms": 0,
+  };
+  const needs: readonly LimitKey[] =
+    next.kind === "implement"
+      ? [...PASSAGE_COUNTERS.implementer, "max/cycles"]
+      : next.kind === "review" || next.kind === "criticize"
+        ? PASSAGE_COUNTERS.reviewer
+        : next.kind === "admit"
+          ? ["max/experiments"]
+          : [];
+  return needs.find((k) => used[k] >= doc.limits[k]);
+}
+
+/** A loop's document, the approval it waits for, and what it waits on (none once stopped). */
+export async function loopStatus(
+  store: LedgerStore,
+  query: string,
+  now: Date,
+  policiesOf: PolicyReader = packPolicyReader(),
+): Promise<LoopStatus | undefined> {
+  const [stored, records, acts] = await Promise.all([
+    store.readFacts(query),
+    store.listRecords(query),
+    store.readOperatorActs(query),
+  ]);
+  if (stored.length === 0) return undefined;
+  const document = await new LoopLedger(store).document(query, now);
+  if (document === undefined) return undefined;
+  const facts = stored.map((s) => s.fact);
+  const view = readLedger(facts, records, acts);
+  const policies = await policiesOf(view.binding?.["task-pack/file"]);
+  const base = { document, ...(policies.name === undefined ? {} : { task: policies.name }) };
+  if (document.stop !== undefined) return { ...base, pending: [] };
+  const pending = pendingOf(query, facts, view, policies, acts);
+  const list = pending === undefined ? [] : [pending];
+  const status = (waiting?: Waiting): LoopStatus => ({
+    ...base,
+    pending: list,
+    ...(waiting === undefined ? {} : { waiting }),
+  });
+  if (document.state === "deadline-passed")
+    return status({ reason: "deadline", deadline: document.deadline });
+  if (pending !== undefined) {
+    const { run, step, kind } = pending;
+    return status({ reason: "approval", run, step, kind });
+  }
+  const next = nextAction(view, policies);
+  if (next.kind === "await-answer")
+    return status({ reason: "answer", question: next.question.ref });
+  const counter = spentCounter(document, next);
+  return status(counter === undefined ? undefined : { reason: "budget", counter });
+}
+
+/** Every approval waited for across the loops of the store, oldest wait first. */
+export async function listPending(
+  store: LedgerStore,
+  now: Date = new Date(),
+): Promise<PendingApproval[]> {
+  const policies = packPolicyReader();
+  const all: PendingApproval[] = [];
+  for (const l of await store.listLoops()) {
+    const status = await loopStatus(store, l.query, now, policies);
+    if (status !== undefined) all.push(...status.pending);
+  }
+  return all.sort((a, b) => a.waitingSince.localeCompare(b.waitingSince));
+}

@@ -1,0 +1,424 @@
+// The console's HTTP API and UI as one web-standard handler, `fetch(Request) → Response`: the node
+// server mounts it, tests call it without a socket. Every /api/* request carries the bearer token
+// (compared in constant time; 401 otherwise); a state-changing request from a foreign Origin is
+// refused (403); no cookie is set or read. Answers are JSON; a refusal is {ok: false, code, message}.
+import { createHash, timingSafeEqual } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { toQueryId } from "../core/ids.js";
+import type { LedgerStore } from "../core/loop/ledger-store.js";
+import type { LoopDocument } from "../core/loop/types.js";
+import { WarrantError } from "../core/result.js";
+import { loopChange } from "../library/changes.js";
+import type { Warrant } from "../library/create-warrant.js";
+import { loopUsage } from "../library/loop-usage.js";
+import type { ActResult } from "../library/operator-acts.js";
+import {
+  type LoopStatus,
+  listPending,
+  loopStatus,
+  packPolicyReader,
+  type Waiting,
+} from "../library/pending.js";
+import { createEventHub, type EventHub } from "./event-hub.js";
+
+export interface ConsoleOptions {
+  readonly warrant: Warrant;
+  readonly token: string;
+  /** Origins a state-changing request may come from (the console's own). */
+  readonly origins: readonly string[];
+  /** The built UI (index.html, app.js, app.css); absent: the API only. */
+  readonly assetsDir?: string;
+  readonly now?: () => Date;
+  /** Comment lines on every event stream this often (default 15 s). */
+  readonly heartbeatMs?: number;
+}
+
+export interface ConsoleHandler {
+  fetch(request: Request): Promise<Response>;
+  /** Ends every event stream and stops watching the store. */
+  close(): Promise<void>;
+}
+
+export interface LoopRow {
+  readonly query: string;
+  readonly task: string;
+  readonly state: LoopDocument["state"];
+  readonly stop?: LoopDocument["stop"];
+  readonly waiting?: Waiting;
+  readonly spent: LoopDocument["spent"];
+  readonly limits: LoopDocument["limits"];
+  readonly deadline: string;
+  readonly updatedAt: string;
+}
+
+const JSON_HEADERS = {
+  "content-type": "application/json; charset=utf-8",
+  "cache-control": "no-store",
+} as const;
+
+class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function json(value: unknown, status = 200): Response {
+  return new Response(`${JSON.stringify(value, null, 2)}\n`, { status, headers: JSON_HEADERS });
+}
+
+function refusal(status: number, code: string, message: string): Response {
+  return json({ ok: false, code, message }, status);
+}
+
+/** The HTTP status of a refused act: the loop or run is unknown (404), or its state forbids (409). */
+function actStatus(code: string): number {
+  if (code === "loop/not-opened" || code === "loop/run-missing") return 404;
+  if (code === "loop/renewal-invalid" || code === "loop/command-invalid") return 400;
+  return 409;
+}
+
+function actResponse(result: ActResult): Response {
+  if (result.ok) return json({ ok: true, result: result.result, message: result.message });
+  return json(result, actStatus(result.code));
+}
+
+/** Equal-length digests compared in constant time: the token's length leaks nothing either. */
+function sameToken(given: string, expected: string): boolean {
+  const a = createHash("sha256").update(given).digest();
+  const b = createHash("sha256").update(expected).digest();
+  return timingSafeEqual(a, b);
+}
+
+async function bodyOf(request: Request): Promise<Record<string, unknown>> {
+  let value: unknown;
+  try {
+    value = JSON.parse(await request.text());
+  } catch {
+    throw new ApiError(400, "request/invalid", "the body is not JSON");
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    throw new ApiError(400, "request/invalid", "the body is a JSON object");
+  return value as Record<string, unknown>;
+}
+
+function text(body: Record<string, unknown>, field: string, required: true): string;
+function text(body: Record<string, unknown>, field: string, required: false): string | undefined;
+function text(body: Record<string, unknown>, field: string, required: boolean) {
+  const v = body[field];
+  if (v === undefined && !required) return undefined;
+  if (typeof v !== "string" || v === "")
+    throw new ApiError(400, "request/invalid", `${field} is a non-empty string`);
+  return v;
+}
+
+const STATES = new Set(["open", "deadline-passed", "stopped"]);
+const WAITING = new Set(["approval", "answer", "budget", "deadline", "any", "none"]);
+const ASSETS: Readonly<Record<string, string>> = {
+  "/": "index.html",
+  "/index.html": "index.html",
+  "/app.js": "app.js",
+  "/app.css": "app.css",
+};
+const ASSET_TYPES: Readonly<Record<string, string>> = {
+  ".html": "text/html; charset=utf-8",
+  ".js": "text/javascript; charset=utf-8",
+  ".css": "text/css; charset=utf-8",
+};
+
+export function createConsoleHandler(o: ConsoleOptions): ConsoleHandler {
+  const { warrant } = o;
+  const store: LedgerStore = warrant.store;
+  const now = o.now ?? (() => new Date());
+  const heartbeatMs = o.heartbeatMs ?? 15_000;
+  const feed = store.changeFeed?.();
+  let hub: EventHub | undefined;
+  const streams = new Set<() => void>();
+
+  const status = async (query: string): Promise<LoopStatus> => {
+    const s = await loopStatus(store, query, now());
+    if (s === undefined)
+      throw new ApiError(404, "loop/not-opened", `no loop ${query} in ${store.uri}`);
+    return s;
+  };
+
+  const loopRows = async (): Promise<LoopRow[]> => {
+    const policies = packPolicyReader();
+    const rows: LoopRow[] = [];
+    for (const l of await store.listLoops()) {
+      const s = await loopStatus(store, l.query, now(), policies);
+      if (s === undefined) continue;
+      const d = s.document;
+      rows.push({
+        query: l.query,
+        task: s.task ?? d["binding/ref"],
+        state: d.state,
+        ...(d.stop === undefined ? {} : { stop: d.stop }),
+        ...(s.waiting === undefined ? {} : { waiting: s.waiting }),
+        spent: d.spent,
+        limits: d.limits,
+        deadline: d.deadline,
+        updatedAt: d.facts.at(-1)?.["recorded-at"] ?? "",
+      });
+    }
+    return rows;
+  };
+
+  const events = async (request: Request): Promise<Response> => {
+    if (feed === undefined)
+      throw new ApiError(404, "store/no-change-feed", `${store.uri} keeps no change feed`);
+    hub ??= createEventHub(feed, () => listPending(store, now()));
+    const h = hub;
+    const header = request.headers.get("last-event-id");
+    let from: number;
+    if (header === null || header === "") from = await h.lastPosition();
+    else if (/^\d{1,15}$/.test(header)) from = Number(header);
+    else throw new ApiError(400, "request/invalid", "Last-Event-ID is a position (an integer)");
+    const encoder = new TextEncoder();
+    let stop: (() => void) | undefined;
+    let beat: NodeJS.Timeout | undefined;
+    let end: () => void = () => {};
+    const body = new ReadableStream<Uint8Array>({
+      start: async (controller) => {
+        const send = (t: string) => {
+          try {
+            controller.enqueue(encoder.encode(t));
+          } catch {
+            end();
+          }
+        };
+        end = () => {
+          stop?.();
+          if (beat !== undefined) clearInterval(beat);
+          streams.delete(end);
+          try {
+            controller.close();
+          } catch {
+            // already closed by the client
+          }
+        };
+        streams.add(end);
+        // Where this stream starts: a client without Last-Event-ID resumes from here.
+        send(
+          `retry: 2000\nid: ${from}\nevent: ready\ndata: ${JSON.stringify({ position: from })}\n\n`,
+        );
+        stop = await h.subscribe(from, {
+          fact: (f) =>
+            send(
+              `id: ${f.position}\nevent: fact\ndata: ${JSON.stringify({
+                position: f.position,
+                query: f.query,
+                sequence: f.fact.sequence,
+                kind: f.fact.step.kind,
+                recordedAt: f.fact["recorded-at"],
+                fact: f.fact,
+              })}\n\n`,
+            ),
+          pending: (list) => send(`event: pending\ndata: ${JSON.stringify(list)}\n\n`),
+        });
+        beat = setInterval(() => send(": heartbeat\n\n"), heartbeatMs);
+        beat.unref();
+        request.signal.addEventListener("abort", () => end());
+      },
+      cancel: () => end(),
+    });
+    return new Response(body, {
+      headers: {
+        "content-type": "text/event-stream; charset=utf-8",
+        "cache-control": "no-store",
+        "x-accel-buffering": "no",
+      },
+    });
+  };
+
+  const api = async (request: Request, url: URL): Promise<Response> => {
+    const parts = url.pathname
+      .slice("/api/".length)
+      .split("/")
+      .map((p) => decodeURIComponent(p));
+    const method = request.method;
+    const route = (m: string, ...shape: (string | null)[]) =>
+      method === m &&
+      parts.length === shape.length &&
+      shape.every((s, i) => s === null || s === parts[i]);
+    const at = (i: number) => parts[i] as string;
+
+    if (route("GET", "loops")) {
+      const state = url.searchParams.get("state");
+      const waiting = url.searchParams.get("waiting");
+      if (state !== null && !STATES.has(state))
+        throw new ApiError(400, "request/invalid", `state is one of ${[...STATES].join(", ")}`);
+      if (waiting !== null && !WAITING.has(waiting))
+        throw new ApiError(400, "request/invalid", `waiting is one of ${[...WAITING].join(", ")}`);
+      const rows = (await loopRows()).filter(
+        (r) =>
+          (state === null || r.state === state) &&
+          (waiting === null ||
+            (waiting === "any"
+              ? r.waiting !== undefined
+              : waiting === "none"
+                ? r.waiting === undefined
+                : r.waiting?.reason === waiting)),
+      );
+      return json(rows);
+    }
+    if (route("GET", "loops", null)) {
+      const query = at(1);
+      const s = await status(query);
+      const records = await store.listRecords(query);
+      return json({
+        loop: s.document,
+        records: records.map((r) => ({ ref: r.ref, kind: r.kind })),
+        pending: s.pending,
+        ...(s.waiting === undefined ? {} : { waiting: s.waiting }),
+        usage: loopUsage(records),
+      });
+    }
+    if (route("GET", "loops", null, "diff")) {
+      const run = url.searchParams.get("run");
+      try {
+        return json(await loopChange(store, at(1), run === null ? {} : { run }));
+      } catch (e) {
+        if (!(e instanceof WarrantError)) throw e;
+        const missing = e.code === "loop/not-opened" || e.code === "diff/run-unknown";
+        return refusal(missing ? 404 : 409, e.code, e.message);
+      }
+    }
+    if (route("GET", "records", null)) {
+      const record = await store.readRecord(at(1));
+      if (record === undefined)
+        throw new ApiError(404, "record/not-found", `no record ${at(1)} in ${store.uri}`);
+      return json(record.body);
+    }
+    if (route("GET", "pending")) return json(await listPending(store, now()));
+    if (route("GET", "events")) return events(request);
+    if (route("POST", "approvals")) {
+      const body = await bodyOf(request);
+      const run = text(body, "run", true);
+      const step = text(body, "step", true);
+      const decision = body.decision;
+      const reason = text(body, "reason", false);
+      if (decision !== "approve" && decision !== "deny")
+        throw new ApiError(400, "request/invalid", 'decision is "approve" or "deny"');
+      if (decision === "approve" && reason !== undefined)
+        throw new ApiError(400, "request/invalid", "a reason goes with a denial only");
+      return actResponse(
+        decision === "approve"
+          ? await warrant.approve(run, step)
+          : await warrant.deny(run, step, reason === undefined ? {} : { reason }),
+      );
+    }
+    if (route("POST", "loops", null, "renew")) {
+      const query = at(1);
+      const body = await bodyOf(request);
+      const hasDeadline = body.deadline !== undefined;
+      const hasExtend = body.extendMs !== undefined;
+      if (hasDeadline === hasExtend)
+        throw new ApiError(
+          400,
+          "request/invalid",
+          "renew takes exactly one of deadline and extendMs",
+        );
+      let deadline: Date;
+      if (hasExtend) {
+        const ms = body.extendMs;
+        if (typeof ms !== "number" || !Number.isSafeInteger(ms) || ms <= 0)
+          throw new ApiError(400, "request/invalid", "extendMs is a positive integer (from now)");
+        deadline = new Date(now().getTime() + ms);
+      } else {
+        const t = Date.parse(text(body, "deadline", true));
+        if (Number.isNaN(t))
+          throw new ApiError(400, "request/invalid", "deadline is an RFC 3339 time");
+        deadline = new Date(t);
+      }
+      await status(query);
+      return actResponse(await warrant.renew(toQueryId(query), deadline));
+    }
+    if (route("POST", "loops", null, "cancel")) {
+      const query = at(1);
+      await status(query);
+      return actResponse(await warrant.cancel(toQueryId(query)));
+    }
+    if (route("POST", "loops", null, "answer")) {
+      const query = at(1);
+      const answer = text(await bodyOf(request), "text", true);
+      await status(query);
+      return actResponse(await warrant.answer(toQueryId(query), answer));
+    }
+    return refusal(404, "api/not-found", `${method} ${url.pathname} is not an API route`);
+  };
+
+  const asset = async (pathname: string): Promise<Response> => {
+    const name = ASSETS[pathname];
+    if (name === undefined || o.assetsDir === undefined)
+      return new Response("not found\n", {
+        status: 404,
+        headers: { "content-type": "text/plain" },
+      });
+    try {
+      const content = await readFile(path.join(o.assetsDir, name));
+      return new Response(content, {
+        headers: {
+          "content-type": ASSET_TYPES[path.extname(name)] ?? "application/octet-stream",
+          "cache-control": "no-cache",
+          "x-content-type-options": "nosniff",
+          "content-security-policy":
+            "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:",
+          "referrer-policy": "no-referrer",
+        },
+      });
+    } catch {
+      return new Response("the console UI is not built (npm run build)\n", {
+        status: 404,
+        headers: { "content-type": "text/plain" },
+      });
+    }
+  };
+
+  return {
+    async fetch(request) {
+      const url = new URL(request.url);
+      if (!url.pathname.startsWith("/api/")) {
+        if (request.method !== "GET" && request.method !== "HEAD")
+          return new Response("method not allowed\n", { status: 405 });
+        return asset(url.pathname);
+      }
+      const auth = request.headers.get("authorization") ?? "";
+      const m = /^Bearer (\S+)$/.exec(auth);
+      if (m === null || !sameToken(m[1] as string, o.token))
+        return new Response(
+          `${JSON.stringify({ ok: false, code: "auth/token-required", message: "this API needs Authorization: Bearer TOKEN (the token of the console URL)" })}\n`,
+          {
+            status: 401,
+            headers: { ...JSON_HEADERS, "www-authenticate": 'Bearer realm="warrant"' },
+          },
+        );
+      if (request.method !== "GET" && request.method !== "HEAD") {
+        const origin = request.headers.get("origin");
+        if (origin !== null && !o.origins.includes(origin))
+          return refusal(
+            403,
+            "auth/foreign-origin",
+            `requests from ${origin} may not change state`,
+          );
+      }
+      try {
+        return await api(request, url);
+      } catch (e) {
+        if (e instanceof ApiError) return refusal(e.status, e.code, e.message);
+        const code = (e as { code?: unknown }).code;
+        if (typeof code === "string" && code.includes("/"))
+          return refusal(500, code, e instanceof Error ? e.message : String(e));
+        return refusal(500, "server/internal", e instanceof Error ? e.message : String(e));
+      }
+    },
+    async close() {
+      for (const end of [...streams]) end();
+      await hub?.close();
+    },
+  };
+}

@@ -1,0 +1,386 @@
+// The console's API as a fetch handler, called without a socket, over a SQLite store that a
+// `warrant run` without --yes writes from another process: auth (401), foreign origins (403), every
+// route with its 400/404/409 refusals, approvals through the same acts as the CLI, and the event
+// stream resumed with Last-Event-ID.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createWarrant, type Warrant } from "../../src/library/create-warrant.js";
+import { type ConsoleHandler, createConsoleHandler } from "../../src/server/console-handler.js";
+import { demoPack, type Running, scripted, startRun } from "../e2e/cli-run.js";
+import { runCli } from "../helpers/cli.js";
+import { readEvents } from "./sse.js";
+
+const TOKEN = "test-token-0123456789";
+const ORIGIN = "http://127.0.0.1:7777";
+const APPROVAL = /warrant approve (\S+) (\S+) \| warrant deny/;
+const models = ["implementer", "reviewer", "summarizer"].flatMap((r) => ["--model", scripted(r)]);
+
+let dir = "";
+let store = "";
+let warrant: Warrant;
+let handler: ConsoleHandler;
+
+beforeAll(async () => {
+  dir = mkdtempSync(path.join(tmpdir(), "warrant-console-"));
+  store = `sqlite:${path.join(dir, "ledger.db")}`;
+  warrant = await createWarrant({ store, sandbox: "none", signer: "none" });
+  handler = createConsoleHandler({
+    warrant,
+    token: TOKEN,
+    origins: [ORIGIN],
+    heartbeatMs: 200,
+  });
+});
+afterAll(async () => {
+  await handler.close();
+  await warrant.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function call(
+  method: string,
+  pathname: string,
+  o: {
+    body?: unknown;
+    token?: string | null;
+    origin?: string;
+    headers?: Record<string, string>;
+  } = {},
+): Promise<Response> {
+  const headers: Record<string, string> = { ...o.headers };
+  if (o.token !== null) headers.authorization = `Bearer ${o.token ?? TOKEN}`;
+  if (o.origin !== undefined) headers.origin = o.origin;
+  if (o.body !== undefined) headers["content-type"] = "application/json";
+  return handler.fetch(
+    new Request(`${ORIGIN}${pathname}`, {
+      method,
+      headers,
+      ...(o.body === undefined
+        ? {}
+        : { body: typeof o.body === "string" ? o.body : JSON.stringify(o.body) }),
+    }),
+  );
+}
+
+async function expectRefusal(r: Response, status: number, code: string): Promise<void> {
+  expect(r.status).toBe(status);
+  expect(await r.json()).toMatchObject({ ok: false, code, message: expect.any(String) });
+}
+
+const run = (cwd: string): Running => startRun([demoPack, ...models, "--store", store], cwd);
+
+describe("the console API", () => {
+  it("refuses every /api request without the bearer token (401), whatever the route", async () => {
+    for (const [method, p] of [
+      ["GET", "/api/loops"],
+      ["GET", "/api/pending"],
+      ["GET", "/api/events"],
+      ["POST", "/api/approvals"],
+      ["GET", "/api/no-such-route"],
+    ] as const) {
+      await expectRefusal(await call(method, p, { token: null }), 401, "auth/token-required");
+      await expectRefusal(
+        await call(method, p, { token: "wrong-token-0123456789" }),
+        401,
+        "auth/token-required",
+      );
+      await expectRefusal(
+        await call(method, p, { token: `${TOKEN}x` }),
+        401,
+        "auth/token-required",
+      );
+    }
+    const basic = await call("GET", "/api/loops", {
+      token: null,
+      headers: { authorization: `Basic ${TOKEN}` },
+    });
+    expect(basic.status).toBe(401);
+    expect(basic.headers.get("www-authenticate")).toContain("Bearer");
+    expect(basic.headers.get("set-cookie")).toBeNull();
+  });
+
+  it("refuses a state-changing request from a foreign Origin (403) even with the token", async () => {
+    const body = { run: "corpus-experiment:sha256:x", step: "s", decision: "approve" };
+    await expectRefusal(
+      await call("POST", "/api/approvals", { body, origin: "http://evil.example" }),
+      403,
+      "auth/foreign-origin",
+    );
+    await expectRefusal(
+      await call("POST", "/api/loops/query:x/cancel", {
+        body: {},
+        origin: "http://127.0.0.1:7778",
+      }),
+      403,
+      "auth/foreign-origin",
+    );
+    // Its own origin, or none (a script), reaches the route: here an unknown run (404).
+    await expectRefusal(
+      await call("POST", "/api/approvals", { body, origin: ORIGIN }),
+      404,
+      "loop/run-missing",
+    );
+    await expectRefusal(await call("POST", "/api/approvals", { body }), 404, "loop/run-missing");
+  });
+
+  it("answers unknown routes, loops and records with 404, bad filters and bodies with 400", async () => {
+    await expectRefusal(await call("GET", "/api/nothing"), 404, "api/not-found");
+    await expectRefusal(await call("DELETE", "/api/loops"), 404, "api/not-found");
+    await expectRefusal(await call("GET", "/api/loops/query:none"), 404, "loop/not-opened");
+    await expectRefusal(await call("GET", "/api/loops/query:none/diff"), 404, "loop/not-opened");
+    await expectRefusal(
+      await call("GET", "/api/records/corpus-experiment:sha256:x"),
+      404,
+      "record/not-found",
+    );
+    await expectRefusal(await call("GET", "/api/loops?state=sleeping"), 400, "request/invalid");
+    await expectRefusal(await call("GET", "/api/loops?waiting=coffee"), 400, "request/invalid");
+    await expectRefusal(
+      await call("POST", "/api/approvals", { body: "{not json" }),
+      400,
+      "request/invalid",
+    );
+    await expectRefusal(await call("POST", "/api/approvals", { body: [] }), 400, "request/invalid");
+    await expectRefusal(
+      await call("POST", "/api/approvals", { body: { run: "r", step: "s", decision: "maybe" } }),
+      400,
+      "request/invalid",
+    );
+    await expectRefusal(
+      await call("POST", "/api/approvals", { body: { run: "r", decision: "approve" } }),
+      400,
+      "request/invalid",
+    );
+    await expectRefusal(
+      await call("POST", "/api/approvals", {
+        body: { run: "r", step: "s", decision: "approve", reason: "because" },
+      }),
+      400,
+      "request/invalid",
+    );
+    await expectRefusal(
+      await call("POST", "/api/loops/query:none/renew", { body: {} }),
+      400,
+      "request/invalid",
+    );
+    await expectRefusal(
+      await call("POST", "/api/loops/query:none/renew", {
+        body: { extendMs: 1000, deadline: "2030-01-01T00:00:00Z" },
+      }),
+      400,
+      "request/invalid",
+    );
+    await expectRefusal(
+      await call("POST", "/api/loops/query:none/renew", { body: { extendMs: -5 } }),
+      400,
+      "request/invalid",
+    );
+    await expectRefusal(
+      await call("POST", "/api/loops/query:none/renew", { body: { extendMs: 1000 } }),
+      404,
+      "loop/not-opened",
+    );
+    await expectRefusal(
+      await call("POST", "/api/loops/query:none/cancel", { body: {} }),
+      404,
+      "loop/not-opened",
+    );
+    await expectRefusal(
+      await call("POST", "/api/loops/query:none/answer", { body: { text: "yes" } }),
+      404,
+      "loop/not-opened",
+    );
+    await expectRefusal(
+      await call("POST", "/api/loops/query:none/answer", { body: {} }),
+      400,
+      "request/invalid",
+    );
+  });
+
+  it("lists a waiting approval, approves it as the CLI would, and follows the loop to succeeded", async () => {
+    const cwd = mkdtempSync(path.join(dir, "run-"));
+    const running = run(cwd);
+    const [, query] = await running.waitFor(/opened (query:\S+)/);
+    const [, proposal, step] = await running.waitFor(APPROVAL);
+
+    const pending = (await (await call("GET", "/api/pending")).json()) as Record<string, unknown>[];
+    const cli = JSON.parse((await runCli(["pending", "--json", "--store", store], { cwd })).stdout);
+    expect(pending).toEqual(cli);
+    expect(pending).toMatchObject([
+      { query, run: proposal, step, kind: "mutation", path: "src/slugify.js" },
+    ]);
+
+    const loops = (await (await call("GET", "/api/loops")).json()) as Record<string, unknown>[];
+    expect(loops).toEqual([
+      {
+        query,
+        task: "fix-failing-test",
+        state: "open",
+        waiting: { reason: "approval", run: proposal, step, kind: "mutation" },
+        spent: expect.objectContaining({ runs: expect.any(Number) }),
+        limits: expect.objectContaining({ "max/passages": 12 }),
+        deadline: expect.any(String),
+        updatedAt: expect.any(String),
+      },
+    ]);
+    expect(await (await call("GET", "/api/loops?waiting=approval")).json()).toHaveLength(1);
+    expect(await (await call("GET", "/api/loops?waiting=answer")).json()).toEqual([]);
+    expect(await (await call("GET", "/api/loops?state=stopped")).json()).toEqual([]);
+
+    const view = (await (
+      await call("GET", `/api/loops/${encodeURIComponent(query as string)}`)
+    ).json()) as {
+      loop: { schema: string; "query/id": string };
+      records: { ref: string; kind: string }[];
+      pending: unknown[];
+    };
+    expect(view.loop).toMatchObject({ schema: "corpus-task-pack-loop.v1", "query/id": query });
+    expect(view.pending).toEqual(pending);
+    const proposalRecord = view.records.find((r) => r.ref === proposal);
+    expect(proposalRecord?.kind).toBe("proposal");
+    const body = (await (
+      await call("GET", `/api/records/${encodeURIComponent(proposal as string)}`)
+    ).json()) as {
+      candidate: { steps: { id: string }[] };
+    };
+    expect(body.candidate.steps.map((s) => s.id)).toContain(step);
+
+    // The loop has no verified run yet: no diff to give.
+    await expectRefusal(
+      await call("GET", `/api/loops/${encodeURIComponent(query as string)}/diff`),
+      409,
+      "diff/not-verified",
+    );
+
+    const approve = { run: proposal, step, decision: "approve" };
+    const ok = await call("POST", "/api/approvals", { body: approve, origin: ORIGIN });
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toMatchObject({ ok: true, result: "posted" });
+    const again = await call("POST", "/api/approvals", { body: { ...approve, decision: "deny" } });
+    await expectRefusal(again, 409, "hil/already-answered");
+
+    const r = await running.done;
+    expect(r.stdout).toContain("loop stopped: succeeded");
+    expect(await (await call("GET", "/api/pending")).json()).toEqual([]);
+    expect(await (await call("GET", "/api/loops?state=stopped")).json()).toMatchObject([
+      { query, state: "stopped", stop: { reason: "succeeded" } },
+    ]);
+    const diff = (await (
+      await call("GET", `/api/loops/${encodeURIComponent(query as string)}/diff`)
+    ).json()) as {
+      run: string;
+      files: { path: string }[];
+      diff: string;
+    };
+    expect(diff.files.map((f) => f.path)).toEqual(["src/slugify.js"]);
+    expect(diff.diff).toContain("diff --git a/src/slugify.js b/src/slugify.js");
+
+    // Acts on a stopped loop are refused with the CLI's codes.
+    await expectRefusal(
+      await call("POST", "/api/approvals", { body: approve }),
+      409,
+      "loop/already-stopped",
+    );
+    await expectRefusal(
+      await call("POST", `/api/loops/${encodeURIComponent(query as string)}/answer`, {
+        body: { text: "x" },
+      }),
+      409,
+      "loop/already-stopped",
+    );
+    const renew = await call("POST", `/api/loops/${encodeURIComponent(query as string)}/renew`, {
+      body: { extendMs: 60_000 },
+    });
+    expect(renew.status).toBe(409);
+  });
+
+  it("denies with a reason: the act records it and the run concludes hil/denied", async () => {
+    const cwd = mkdtempSync(path.join(dir, "deny-"));
+    const running = run(cwd);
+    const [, query] = await running.waitFor(/opened (query:\S+)/);
+    const [, proposal, step] = await running.waitFor(APPROVAL);
+    const denied = await call("POST", "/api/approvals", {
+      body: { run: proposal, step, decision: "deny", reason: "not this way" },
+      origin: ORIGIN,
+    });
+    expect(await denied.json()).toMatchObject({ ok: true, result: "posted" });
+    const r = await running.done;
+    expect(r.stdout).toContain("concluded refused (hil/denied)");
+    expect(await warrant.store.readOperatorActs(query as string)).toMatchObject([
+      { kind: "deny", target: `${proposal} ${step}`, text: "not this way" },
+    ]);
+    const cancel = await call("POST", `/api/loops/${encodeURIComponent(query as string)}/cancel`, {
+      body: {},
+      origin: ORIGIN,
+    });
+    expect(await cancel.json()).toMatchObject({ ok: true, result: "appended" });
+  });
+
+  it("streams every fact as an event with its position; Last-Event-ID resumes without loss", async () => {
+    const all = await warrant.store.changeFeed?.().factsAfter(0, 10_000);
+    expect(all?.length).toBeGreaterThan(10);
+    const from0 = await readEvents(
+      await call("GET", "/api/events", { headers: { "last-event-id": "0" } }),
+      (evs) => evs.filter((e) => e.event === "fact").length >= (all?.length ?? 0),
+    );
+    const facts = from0.filter((e) => e.event === "fact");
+    expect(facts.map((e) => Number(e.id))).toEqual(all?.map((f) => f.position));
+    expect(JSON.parse(facts[0]?.data ?? "{}")).toMatchObject({
+      position: all?.[0]?.position,
+      query: all?.[0]?.query,
+      sequence: 1,
+      kind: "opened",
+    });
+    expect(from0.find((e) => e.event === "pending")?.data).toBe("[]");
+    // Resume after the 7th fact: exactly the rest, in order.
+    const seventh = facts[6]?.id as string;
+    const resumed = await readEvents(
+      await call("GET", "/api/events", { headers: { "last-event-id": seventh } }),
+      (evs) => evs.filter((e) => e.event === "fact").length >= facts.length - 7,
+    );
+    expect(resumed.filter((e) => e.event === "fact").map((e) => e.id)).toEqual(
+      facts.slice(7).map((e) => e.id),
+    );
+    // Without Last-Event-ID the stream starts at the current position, and beats.
+    const fresh = await readEvents(await call("GET", "/api/events"), (evs) =>
+      evs.some((e) => e.comment === "heartbeat"),
+    );
+    expect(fresh[0]).toMatchObject({ event: "ready", id: String(all?.at(-1)?.position) });
+    expect(fresh.filter((e) => e.event === "fact")).toEqual([]);
+    await expectRefusal(
+      await call("GET", "/api/events", { headers: { "last-event-id": "x1" } }),
+      400,
+      "request/invalid",
+    );
+  });
+
+  it("tells a stream of facts and pending approvals as another process writes them", async () => {
+    const head = await readEvents(await call("GET", "/api/events"), (evs) => evs.length > 0);
+    const start = head[0]?.id as string;
+    const cwd = mkdtempSync(path.join(dir, "live-"));
+    const response = await call("GET", "/api/events", { headers: { "last-event-id": start } });
+    const running = run(cwd);
+    const [, proposal, step] = await running.waitFor(APPROVAL);
+    const seen = await readEvents(response, (evs) =>
+      evs.some((e) => e.event === "pending" && e.data.includes(step as string)),
+    );
+    const pending = JSON.parse(seen.filter((e) => e.event === "pending").at(-1)?.data ?? "[]");
+    expect(pending).toMatchObject([{ run: proposal, step, kind: "mutation" }]);
+    expect(seen.filter((e) => e.event === "fact").length).toBeGreaterThan(3);
+    await call("POST", "/api/approvals", { body: { run: proposal, step, decision: "approve" } });
+    expect((await running.done).stdout).toContain("loop stopped: succeeded");
+  });
+
+  it("serves the UI's files without the token, and nothing else", async () => {
+    const ui = createConsoleHandler({ warrant, token: TOKEN, origins: [ORIGIN] });
+    const missing = await ui.fetch(new Request(`${ORIGIN}/etc/passwd`));
+    expect(missing.status).toBe(404);
+    const traversal = await ui.fetch(new Request(`${ORIGIN}/../package.json`));
+    expect(traversal.status).toBe(404);
+    const post = await ui.fetch(new Request(`${ORIGIN}/`, { method: "POST" }));
+    expect(post.status).toBe(405);
+    await ui.close();
+  });
+});
