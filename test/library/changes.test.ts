@@ -2,7 +2,7 @@
 // verified change read back from its changeset record, shown as a diff and applied to a folder
 // (all-or-nothing, checked against the baseline first), and every refusal.
 import { execFileSync } from "node:child_process";
-import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { cp, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -57,6 +57,13 @@ beforeEach(async () => {
     agents[role] = path.resolve(EXAMPLE, agents[role] as string);
   doc.hil = "none";
   doc.verifier = { timeoutMs: 60000, checks: [{ name: "tests-pass", command: "run-tests" }] };
+  (doc.commands as Record<string, unknown>)["make-link"] = {
+    effect: "mutation",
+    argv: ["make-link"],
+    args: { type: "object", additionalProperties: false, properties: {} },
+    timeoutMs: 5000,
+    maxOutputBytes: 4096,
+  };
   pack = path.join(dir, "task-pack.json");
   await writeFile(pack, JSON.stringify(doc));
 });
@@ -77,7 +84,11 @@ async function verifiedLoop(plan: unknown = twoFiles, testsPass = true) {
       ),
     },
     sandbox: fakeSandbox({
-      exec: (argv) => (argv.includes("--test") && !testsPass ? { exitCode: 1 } : { exitCode: 0 }),
+      exec: async (argv, { cwd }) => {
+        // The fake's stand-in for a command that leaves a symbolic link behind.
+        if (argv[0] === "make-link") await symlink("slugify.js", path.join(cwd, "src/link.js"));
+        return argv.includes("--test") && !testsPass ? { exitCode: 1 } : { exitCode: 0 };
+      },
     }),
     approver: "auto",
     signer: "none",
@@ -156,6 +167,35 @@ describe("loopChange", () => {
     await expect(applyChange(stripped, query)).rejects.toMatchObject({
       code: "apply/no-changeset",
     });
+  });
+});
+
+describe("a change that is not only regular files", () => {
+  it("is kept listed but incomplete: diff/changeset-incomplete and apply/changeset-incomplete, nothing written", async () => {
+    const plan = turn("Plan", {
+      hypothesis: "Rewrite slugify and link it.",
+      steps: [
+        { id: "read", action: "observe", read: ["src/slugify.js"] },
+        { id: "rewrite", action: "patch", path: "src/slugify.js", content: FIXED },
+        { id: "link", action: "command", profile: "make-link", args: {} },
+      ],
+      expected_checks: ["tests-pass"],
+    });
+    const { store, query } = await verifiedLoop(plan);
+    const record = (await store.listRecords(query)).find((r) => r.kind === "changeset");
+    expect(record?.body).toMatchObject({
+      complete: false,
+      files: [{ path: "src/slugify.js", status: "modified" }],
+      skipped: [{ code: "changeset/not-a-file", message: expect.stringContaining("src/link.js") }],
+    });
+    await expect(loopChange(store, query)).rejects.toMatchObject({
+      code: "diff/changeset-incomplete",
+    });
+    const before = await readFile(path.join(workspace, "src/slugify.js"));
+    await expect(applyChange(store, query)).rejects.toMatchObject({
+      code: "apply/changeset-incomplete",
+    });
+    expect(await readFile(path.join(workspace, "src/slugify.js"))).toEqual(before);
   });
 });
 
