@@ -3,6 +3,7 @@
 import type { Command } from "commander";
 import { err, out } from "../io.js";
 import { demoPackFile, loadOrFail } from "../packs.js";
+import { SANDBOX_OPTION, SANDBOX_OPTION_HELP, sandboxFor } from "../sandbox-option.js";
 import { STORE_OPTION, STORE_OPTION_HELP } from "../store-option.js";
 import { runPack } from "./run.js";
 
@@ -10,6 +11,7 @@ interface DemoFlags {
   readonly store?: string;
   readonly interactive?: boolean;
   readonly json?: boolean;
+  readonly sandbox?: string;
 }
 
 export function registerDemoCommand(program: Command): void {
@@ -17,12 +19,14 @@ export function registerDemoCommand(program: Command): void {
     .command("demo")
     .description("run the bundled fix-failing-test example end to end with scripted agents")
     .option(STORE_OPTION, STORE_OPTION_HELP)
+    .option(SANDBOX_OPTION, SANDBOX_OPTION_HELP)
     .option("--interactive", "ask before each mutation instead of approving it")
     .option(
       "--json",
       "machine output: {query, store, status, stop?, blocked?, spent} (live view on stderr)",
     )
     .action(async (o: DemoFlags) => {
+      const sandbox = await sandboxFor(o.sandbox);
       const pack = await loadOrFail(demoPackFile());
       if (pack === undefined) return;
       const interactive = o.interactive === true;
@@ -33,6 +37,16 @@ export function registerDemoCommand(program: Command): void {
       if (!interactive)
         say("The demo approves each mutation itself (run with --interactive to decide).");
       // The demo's agent definitions name their scripted models: no model is overridden.
-      await runPack(pack, {}, { yes: !interactive, interactive, json, store: o.store });
+      await runPack(
+        pack,
+        {},
+        {
+          yes: !interactive,
+          interactive,
+          json,
+          store: o.store,
+          sandbox,
+        },
+      );
     });
 }

@@ -7,12 +7,19 @@ import { loadPack } from "../../adapters/fs/pack-loader.js";
 import { parseModelUri } from "../../adapters/models/model-uri.js";
 import { ROLES } from "../../core/loop/types.js";
 import { effectiveModelUris } from "../../library/definition-models.js";
+import type { WarrantOptions } from "../../library/options.js";
 import { type PreflightReport, preflight } from "../../library/preflight.js";
 import type { LoadedPack } from "../../runtime/task-pack.js";
 import { definitionOptions, driveOptions, liveView, withWarrant } from "../compose.js";
 import { reportDrive } from "../drive-report.js";
 import { EXIT_INVALID, EXIT_USAGE, err, formatProblem, out, printJson, UsageError } from "../io.js";
 import { loadOrFail, requirePackFile } from "../packs.js";
+import {
+  SANDBOX_OPTION,
+  SANDBOX_OPTION_HELP,
+  sandboxChoice,
+  sandboxFor,
+} from "../sandbox-option.js";
 import { STORE_OPTION, STORE_OPTION_HELP } from "../store-option.js";
 import { flushingOnSignals } from "../telemetry-signals.js";
 import { postgresQueue } from "./worker.js";
@@ -27,6 +34,7 @@ interface RunFlags {
   readonly json?: boolean;
   readonly check?: boolean;
   readonly probe?: boolean;
+  readonly sandbox?: string;
 }
 
 /** `--model ROLE=URI` flags, scripted paths made absolute so `resume` finds them from anywhere. */
@@ -63,6 +71,7 @@ export async function runPack(
     store?: string | undefined;
     skills?: readonly string[];
     namespace?: string;
+    sandbox?: WarrantOptions["sandbox"];
   },
 ): Promise<void> {
   const view = liveView(flags.json);
@@ -179,6 +188,7 @@ export function registerRunCommand(program: Command): void {
     .option("--namespace <name>", "whose memory namespace-scoped agent memory is")
     .option("--yes", "approve every mutation without asking (recorded as such)")
     .option(STORE_OPTION, STORE_OPTION_HELP)
+    .option(SANDBOX_OPTION, SANDBOX_OPTION_HELP)
     .option("--dispatch", "open the loop and queue it for `warrant worker` (PostgreSQL) instead")
     .option(
       "--check",
@@ -192,6 +202,8 @@ export function registerRunCommand(program: Command): void {
     )
     .action(async (file: string, o: RunFlags) => {
       const models = parseModelFlags(o.model ?? []);
+      // A bad choice is a usage error before anything else; the backend is proven only to drive.
+      sandboxChoice(o.sandbox);
       if (o.check === true) {
         requirePackFile(file);
         await checkOnly(file, models, {
@@ -221,6 +233,7 @@ export function registerRunCommand(program: Command): void {
         interactive: true,
         json: o.json === true,
         store: o.store,
+        sandbox: await sandboxFor(o.sandbox),
         ...definitionOptions(o),
       });
     });
