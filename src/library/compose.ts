@@ -190,8 +190,8 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
       profiles:
         contained === undefined || o.profileTools === false
           ? undefined
-          : (commands, baselineDir) =>
-              createProfileTools({ commands, baselineDir, sandbox: contained }),
+          : (commands, baselineDir, resources) =>
+              createProfileTools({ commands, baselineDir, sandbox: contained, resources }),
       code,
       connect: o.mcp?.connect ?? defaultConnect,
       ...(o.mcp?.connectTimeoutMs === undefined
