@@ -218,6 +218,15 @@ describe.skipIf(backends.length < 2)("choosing the backend", () => {
     }
   }, 120_000);
 
+  it("every command that makes environments offers --sandbox in its help", async () => {
+    for (const command of ["run", "resume", "demo", "worker"]) {
+      const r = await runCli([command, "--help"]);
+      expect(r.code, command).toBe(0);
+      expect(r.stdout, command).toContain("--sandbox <backend>");
+      expect(r.stdout, command).toContain("WARRANT_SANDBOX");
+    }
+  }, 60_000);
+
   it("a value that names no backend is a usage error", async () => {
     const flag = await drive(["--sandbox", "docker"]);
     expect(flag.code).toBe(2);
