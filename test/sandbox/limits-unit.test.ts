@@ -1,12 +1,18 @@
 // The pieces of containment that are data: the seccomp program's bytes, where a memory cgroup
 // would be made, the reporter's words, and the choice of backend by name.
+import { existsSync, mkdirSync, rmdirSync } from "node:fs";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import {
   chooseSandbox,
   isSandboxChoice,
   onPath,
 } from "../../src/adapters/sandbox/detect-sandbox.js";
-import { cgroupCandidates, reportedLimit } from "../../src/adapters/sandbox/resource-limits.js";
+import {
+  cgroupCandidates,
+  memoryCgroups,
+  reportedLimit,
+} from "../../src/adapters/sandbox/resource-limits.js";
 import {
   DENIED_SOCKET_FAMILIES,
   filterArch,
@@ -120,6 +126,28 @@ describe("memory cgroups", () => {
     expect(cgroupCandidates("0::/elsewhere\n", inner)).toEqual([]);
   });
 });
+
+const parent = await memoryCgroups(true).parent();
+describe.skipIf(parent === undefined)(
+  `a memory cgroup left by a dead host${parent === undefined ? " (skipped: no writable memory cgroup here)" : ""}`,
+  () => {
+    it("is removed when the next sandbox proves its cgroups; a live host's is kept", async () => {
+      const dir = (parent as { dir: string }).dir;
+      // pid 2^22 + 1 is past the kernel's pid_max: no process has it.
+      const dead = path.join(dir, `warrant-${2 ** 22 + 1}-0123abcd`);
+      const live = path.join(dir, `warrant-${process.pid}-0123abcd`);
+      mkdirSync(dead);
+      mkdirSync(live);
+      try {
+        expect(await memoryCgroups(true).parent()).toEqual(parent);
+        expect(existsSync(dead)).toBe(false);
+        expect(existsSync(live)).toBe(true);
+      } finally {
+        for (const d of [dead, live]) if (existsSync(d)) rmdirSync(d);
+      }
+    });
+  },
+);
 
 describe("the limits reporter's words", () => {
   it("fsize is the disk limit, tmp the /tmp limit, anything else nothing", () => {

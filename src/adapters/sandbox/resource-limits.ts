@@ -5,7 +5,7 @@
 // sandbox around the command to say whether /tmp was left full or the file-size limit was hit.
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { mkdir, readFile, rmdir, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rmdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { LimitHit, ResourceLimits } from "../../core/sandbox/sandbox-port.js";
 import { DEFAULT_RESOURCES } from "../../core/sandbox/sandbox-port.js";
@@ -143,6 +143,26 @@ async function makeCgroup(parent: CgroupParent, bytes: number): Promise<MemoryCg
   };
 }
 
+/** Whether a process with this pid exists (signal 0; EPERM means it does, as another user's). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** Remove the (empty) cgroups a host killed mid-command left: `warrant-<pid>-…` of dead pids. */
+async function sweepDeadCgroups(dir: string): Promise<void> {
+  const names = await readdir(dir).catch(() => [] as string[]);
+  for (const name of names) {
+    const m = /^warrant-(\d+)-[0-9a-f]+$/.exec(name);
+    if (m === null || alive(Number(m[1]))) continue;
+    await rmdir(path.join(dir, name)).catch(() => undefined);
+  }
+}
+
 /**
  * Makes per-command memory cgroups where this host can, proven once by making (and removing) one;
  * `undefined` from `make` means the RLIMIT_DATA fallback. `enabled: false` always falls back.
@@ -165,6 +185,7 @@ export function memoryCgroups(enabled: boolean) {
       try {
         const probe = await makeCgroup(c, 64 << 20);
         await probe.remove();
+        await sweepDeadCgroups(c.dir);
         return c;
       } catch {
         // Not writable here: the next, or the fallback.
