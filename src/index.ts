@@ -46,6 +46,8 @@ export type {
   EnvironmentOptions,
   ExecOptions,
   ExecResult,
+  LimitHit,
+  ResourceLimits,
   Sandbox,
   SandboxBackend,
 } from "./core/sandbox/sandbox-port.js";

@@ -59,6 +59,19 @@ export const sandboxSuite: BenchSuite = {
             if (r.exitCode !== 0)
               throw new Error(`${backend}: true exited ${r.exitCode}: ${r.stderr}`);
           });
+          // The same with memory held by RLIMIT_DATA alone: what a cgroup per command costs.
+          const plain = await detectSandbox({ only: backend, cgroups: false });
+          let execTrueWithoutCgroup: { p50Ms: number; p95Ms: number } | undefined;
+          if (plain.ok) {
+            const e = await plain.value.createEnvironment(baseline);
+            try {
+              execTrueWithoutCgroup = await sample(async () => {
+                await e.exec(["true"], { timeoutMs: 10_000, maxOutputBytes: 1024 });
+              });
+            } finally {
+              await e.destroy();
+            }
+          }
           const lifecycle = await sample(async () => {
             const e = await sandbox.createEnvironment(baseline);
             await e.destroy();
@@ -67,6 +80,7 @@ export const sandboxSuite: BenchSuite = {
             execTrue: exec,
             ratioP50: round(exec.p50Ms / bare.p50Ms),
             ratioP95: round(exec.p95Ms / bare.p95Ms),
+            execTrueWithoutCgroup,
             createDestroy21Files: lifecycle,
           };
         } finally {

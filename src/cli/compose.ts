@@ -83,6 +83,8 @@ export interface DriveFlags {
   readonly interactive: boolean;
   /** stdout carries the `--json` result: the view and the prompt go to stderr. */
   readonly json: boolean;
+  /** Where runs are contained (see sandbox-option.ts); default: detected on first use. */
+  readonly sandbox?: WarrantOptions["sandbox"];
 }
 
 /** The options of a driving command: models from URIs, the host's sandbox, the view, the approver. */
@@ -97,7 +99,7 @@ export function driveOptions(flags: DriveFlags, view: LiveView): Omit<WarrantOpt
       : "wait";
   return {
     models: uriModels(process.env),
-    sandbox: hostSandbox,
+    sandbox: flags.sandbox ?? hostSandbox,
     approver,
     telemetry: (e) => view.emit(e),
   };

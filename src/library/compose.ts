@@ -3,7 +3,7 @@
 // the emitter that stamps events and hands them to the drive's handle and every subscriber.
 import { createDefinitionFiles } from "../adapters/fs/definition-files.js";
 import { loadPack } from "../adapters/fs/pack-loader.js";
-import { detectSandbox } from "../adapters/sandbox/detect-sandbox.js";
+import { chooseSandbox, detectSandbox } from "../adapters/sandbox/detect-sandbox.js";
 import { sandboxPort } from "../adapters/sandbox/sandbox-bridge.js";
 import { openStore } from "../adapters/store/open-store.js";
 import { DEFAULT_STORE_URI } from "../adapters/store/store-uri.js";
@@ -119,6 +119,16 @@ function once<T>(make: () => Promise<T>): () => Promise<T> {
 }
 
 export async function compose(o: WarrantOptions): Promise<Composition> {
+  // A named backend is proven now: one that does not work here is an error, not a fallback.
+  let named: Sandbox | undefined;
+  if (o.sandbox === "bwrap" || o.sandbox === "unshare") {
+    const chosen = await chooseSandbox(o.sandbox);
+    if (!chosen.ok) {
+      const e = chosen.errors[0];
+      throw new WarrantError(e?.code ?? "sandbox/unavailable", e?.message ?? o.sandbox);
+    }
+    named = chosen.value;
+  }
   const given = o.store ?? DEFAULT_STORE_URI;
   const owned = typeof given === "string";
   const store = owned ? await openStore(given, o.cwd === undefined ? {} : { cwd: o.cwd }) : given;
@@ -135,8 +145,9 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
   const sandbox = once(async (): Promise<Sandbox | SandboxPort | undefined> => {
     const s = o.sandbox;
     if (s === "none") return undefined;
+    if (named !== undefined) return named;
     if (typeof s === "function") return s();
-    if (s !== undefined) return s;
+    if (s !== undefined && s !== "auto" && typeof s !== "string") return s;
     const detected = await detectSandbox();
     return detected.ok ? detected.value : undefined;
   });
@@ -179,8 +190,8 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
       profiles:
         contained === undefined || o.profileTools === false
           ? undefined
-          : (commands, baselineDir) =>
-              createProfileTools({ commands, baselineDir, sandbox: contained }),
+          : (commands, baselineDir, resources) =>
+              createProfileTools({ commands, baselineDir, sandbox: contained, resources }),
       code,
       connect: o.mcp?.connect ?? defaultConnect,
       ...(o.mcp?.connectTimeoutMs === undefined

@@ -75,11 +75,20 @@ export interface WarrantOptions {
   /** Whose memory namespace-scoped writable agent memory is (before the task pack's `memoryNamespace`). */
   readonly namespace?: string;
   /**
-   * Where runs are contained: a Sandbox (bwrap, unshare), a SandboxPort (a fake, in tests), `none`
-   * (every run is refused `environment/not-contained`), or a function that finds one on first use.
-   * Default: the first of bwrap and unshare that proves itself here, else none.
+   * Where runs are contained: `bwrap` or `unshare` (that backend or, when it does not work here,
+   * createWarrant rejects with `sandbox/unavailable` — never another backend), `auto` (the first
+   * of bwrap and unshare that proves itself here, else none), a Sandbox, a SandboxPort (a fake, in
+   * tests), `none` (every run is refused `environment/not-contained`), or a function that finds one
+   * on first use. Default `auto`.
    */
-  readonly sandbox?: Sandbox | SandboxPort | "none" | (() => Promise<Sandbox | undefined>);
+  readonly sandbox?:
+    | Sandbox
+    | SandboxPort
+    | "none"
+    | "auto"
+    | "bwrap"
+    | "unshare"
+    | (() => Promise<Sandbox | undefined>);
   /**
    * Who approves mutations (and admissions, when the pack asks the operator): `wait` for an
    * approve or deny posted by any process (`approve()`, `warrant approve`), until the deadline;

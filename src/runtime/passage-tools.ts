@@ -7,6 +7,7 @@
 import path from "node:path";
 import type { McpServer } from "../core/definition/types.js";
 import { fail, ok, type Problem, type Result } from "../core/result.js";
+import type { ResourceLimits } from "../core/sandbox/sandbox-port.js";
 import type { CommandProfile } from "../core/taskpack/task-pack.js";
 import { createCompositeToolHost, type ToolHost } from "../core/turn/tool-host.js";
 import type { ToolEffect } from "../core/turn/tool-registry.js";
@@ -39,6 +40,7 @@ export type McpConnect = (options: McpConnectOptions) => Promise<Result<McpConne
 export type ProfileToolsFactory = (
   commands: ReadonlyMap<string, CommandProfile>,
   baselineDir: string,
+  resources?: ResourceLimits,
 ) => ToolHost;
 
 export interface PassageToolsOptions {
@@ -109,7 +111,9 @@ export function createPassageTools(opts: PassageToolsOptions): PassageTools {
       const { commands } = request.pack.pack;
       base = createCompositeToolHost([
         workspace,
-        ...(opts.profiles === undefined ? [] : [opts.profiles(commands, request.pack.baselineDir)]),
+        ...(opts.profiles === undefined
+          ? []
+          : [opts.profiles(commands, request.pack.baselineDir, request.pack.pack.resources)]),
         ...(opts.code === undefined ? [] : [opts.code]),
       ]);
       bases.set(key, base);

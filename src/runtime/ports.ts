@@ -6,7 +6,7 @@ import type { Decision, LoopCommand, LoopDocument, Role } from "../core/loop/typ
 import type { Clock } from "../core/ports.js";
 import type { HostSigner } from "../core/records/host-records.js";
 import type { Problem, Result } from "../core/result.js";
-import type { EnvironmentChanges } from "../core/sandbox/sandbox-port.js";
+import type { EnvironmentChanges, LimitHit, ResourceLimits } from "../core/sandbox/sandbox-port.js";
 import type { TypedMessage } from "../core/turn/payloads.js";
 import type { ApprovalAnswer, ApprovalKind, Emit, PassageUsage } from "./events.js";
 import type { LoadedPack } from "./task-pack.js";
@@ -85,6 +85,8 @@ export interface RunExecResult {
   readonly timedOut: boolean;
   /** `sha256:…` over the command's stdout and stderr digests. */
   readonly outputDigest: string;
+  /** The resource limit that stopped the command (or that /tmp was left full at). */
+  readonly limit?: LimitHit;
 }
 
 /** A fresh, contained copy of the baseline workspace, made for one run alone. */
@@ -130,7 +132,12 @@ export interface SandboxPort {
    * A fresh environment for the run `ref`. Its directory is found again by `name` (stable across a
    * restart; a leftover of that name is replaced), even when the host died before journaling it.
    */
-  create(baselineDir: string, ref: string, name: string): Promise<RunEnvironment>;
+  create(
+    baselineDir: string,
+    ref: string,
+    name: string,
+    options?: { readonly resources?: ResourceLimits },
+  ): Promise<RunEnvironment>;
   /** Removes a dead environment's directory (on resume); true once it is confirmed gone. */
   destroyDir(dir: string): Promise<boolean>;
   /**

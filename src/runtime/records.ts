@@ -109,6 +109,8 @@ export interface StepRecord {
   readonly "output/digest"?: string;
   /** What the host met and would not touch (`environment/special-file`, …). */
   readonly findings?: readonly Problem[];
+  /** The resource limit the step was stopped at (its refusal is then `environment/limit`). */
+  readonly limit?: { readonly resource: "memory" | "tmp" | "disk"; readonly bytes: number };
 }
 
 export interface CheckRecord {

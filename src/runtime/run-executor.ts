@@ -129,7 +129,9 @@ export async function executeRun(ctx: RuntimeContext, input: RunInput): Promise<
   };
   const backend = ctx.sandbox.backend;
   const env = await timed("sandbox-start", () =>
-    ctx.sandbox.create(pack.baselineDir, envRef, environmentNameOf(query, proposalRef)),
+    ctx.sandbox.create(pack.baselineDir, envRef, environmentNameOf(query, proposalRef), {
+      resources: pack.pack.resources,
+    }),
   );
   environmentMade = true;
   ctx.emit({
@@ -210,7 +212,9 @@ export async function executeRun(ctx: RuntimeContext, input: RunInput): Promise<
       ...(record.refusal === undefined ? {} : { refusal: record.refusal }),
     });
     if (record.refusal !== undefined) {
-      halt = { outcome: "refused", refusal: record.refusal };
+      // `environment/limit` is not a loop refusal code: the run concludes with the nearest one.
+      const refusal = record.refusal === LIMIT_CODE ? "run/budget-exhausted" : record.refusal;
+      halt = { outcome: "refused", refusal };
       break;
     }
     if (record.status === "failed" && mutation) {
@@ -314,8 +318,28 @@ function excerpt(text: string): string {
   return bytes.length <= EXCERPT_BYTES ? text : `${decoder.decode(bytes.slice(0, EXCERPT_BYTES))}…`;
 }
 
+/** The step code of a resource-limit breach (kept on the step; the run concludes budget-exhausted). */
+export const LIMIT_CODE = "environment/limit";
+
 function execRecord(step: AdmittedStep, r: RunExecResult, approval: Approval): StepRecord {
   const text = `${r.stdout}${r.stderr === "" ? "" : `\n${r.stderr}`}`;
+  const limit = r.limit;
+  const breach: Partial<StepRecord> =
+    limit === undefined
+      ? {}
+      : {
+          status: "failed",
+          refusal: LIMIT_CODE,
+          limit: { resource: limit.resource, bytes: limit.bytes },
+          findings: [
+            {
+              code: LIMIT_CODE,
+              path: "",
+              message: `the ${limit.resource} limit of ${limit.bytes} bytes was hit (${limit.via})`,
+              detail: { resource: limit.resource, bytes: limit.bytes, via: limit.via },
+            },
+          ],
+        };
   return {
     "step/id": step.id,
     class: stepEffect(step),
@@ -329,6 +353,7 @@ function execRecord(step: AdmittedStep, r: RunExecResult, approval: Approval): S
     "timed-out": r.timedOut,
     excerpt: excerpt(text),
     approval,
+    ...breach,
   };
 }
 

@@ -77,6 +77,8 @@ function pack(dir: string): string {
       },
       hil: "none",
       admission: "auto",
+      // The 3 GiB sparse file is past the default disk limit's file size (RLIMIT_FSIZE).
+      resources: { diskBytes: 4 * 2 ** 30 },
       limits: {
         "max/passages": 6,
         "max/cycles": 2,

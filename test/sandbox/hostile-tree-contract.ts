@@ -12,6 +12,7 @@ import { createUnshareSandbox } from "../../src/adapters/sandbox/unshare-sandbox
 import type {
   Environment,
   EnvironmentMode,
+  EnvironmentOptions,
   ExecOptions,
   Sandbox,
 } from "../../src/core/sandbox/sandbox-port.js";
@@ -27,7 +28,7 @@ export interface HostileContext {
   readonly sandbox: () => Sandbox;
   readonly mode: EnvironmentMode;
   /** A fresh environment over the contract's baseline (destroyed after the test). */
-  readonly fresh: () => Promise<Environment>;
+  readonly fresh: (opts?: EnvironmentOptions) => Promise<Environment>;
   /** The contract's baseline folder and a host file outside every environment. */
   readonly baseline: () => string;
   readonly outsideFile: () => string;
@@ -115,7 +116,8 @@ export function hostileTreeContract(ctx: HostileContext): void {
   });
 
   it("a 3 GiB sparse file is hashed in bounded chunks and read only up to a cap", async () => {
-    const env = await ctx.fresh();
+    // A file size past the default disk limit (RLIMIT_FSIZE counts size, not blocks).
+    const env = await ctx.fresh({ resources: { diskBytes: 4 * 2 ** 30 } });
     await run(env, "truncate -s 3G src/sparse");
     const part = await env.readPart("src/sparse", 4096);
     expect(part.ok && [part.value.bytes.length, part.value.truncated]).toEqual([4096, true]);
@@ -155,7 +157,7 @@ export function hostileTreeContract(ctx: HostileContext): void {
   });
 
   it("a 1.5 GB file is read only up to the caller's cap, flagged truncated", async () => {
-    const env = await ctx.fresh();
+    const env = await ctx.fresh({ resources: { diskBytes: 2 * 2 ** 30 } });
     await run(env, "truncate -s 1500000000 src/big");
     const part = await env.readPart("src/big", 65536);
     expect(part.ok && [part.value.bytes.length, part.value.truncated]).toEqual([65536, true]);

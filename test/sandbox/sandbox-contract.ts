@@ -20,6 +20,7 @@ import { applyPatchStep } from "../../src/adapters/sandbox/apply-patch-step.js";
 import type {
   Environment,
   EnvironmentMode,
+  EnvironmentOptions,
   ExecOptions,
   Sandbox,
 } from "../../src/core/sandbox/sandbox-port.js";
@@ -87,8 +88,11 @@ export function sandboxContract(
       let outsideFile: string;
       const envs: Environment[] = [];
 
-      const fresh = async (): Promise<Environment> => {
-        const env = await (sandbox as Sandbox).createEnvironment(baseline, { maxProcesses: 64 });
+      const fresh = async (opts: EnvironmentOptions = {}): Promise<Environment> => {
+        const env = await (sandbox as Sandbox).createEnvironment(baseline, {
+          maxProcesses: 64,
+          ...opts,
+        });
         envs.push(env);
         return env;
       };

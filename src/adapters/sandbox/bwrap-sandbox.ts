@@ -2,6 +2,10 @@
 // namespaces over a root assembled by bwrap (see root-layout.ts), as an unprivileged uid. In
 // overlay mode bwrap (0.8 has no --overlay) is started inside a user and mount namespace of its
 // own where the environment's overlay is mounted at the workspace path, which bwrap then binds.
+// Every command also gets its resource limits (resource-limits.ts), a /tmp of `tmpBytes`, the
+// seccomp filter (seccomp-filter.ts) and the control files bound read-only (control-files.ts).
+import { openSync, writeFileSync } from "node:fs";
+import path from "node:path";
 import type {
   Baseline,
   EnvironmentOptions,
@@ -10,6 +14,7 @@ import type {
   Sandbox,
 } from "../../core/sandbox/sandbox-port.js";
 import { runLimited, SANDBOX_PATH, scrubbedEnv } from "./contained-exec.js";
+import { controlHandles } from "./control-files.js";
 import {
   type BackendOptions,
   commandIds,
@@ -17,7 +22,16 @@ import {
   hostRunAs,
 } from "./managed-environment.js";
 import { mountThen } from "./overlay-mount.js";
+import {
+  diskUse,
+  inCgroup,
+  memoryCgroups,
+  reporterLine,
+  resourcesOf,
+  watchDisk,
+} from "./resource-limits.js";
 import { readOnlyLayout } from "./root-layout.js";
+import { filterArch, seccompProgram } from "./seccomp-filter.js";
 
 export const DEFAULT_MAX_PROCESSES = 256;
 
@@ -27,6 +41,8 @@ export function createBwrapSandbox(options: BackendOptions = {}): Sandbox {
   const layout = readOnlyLayout(options.readOnlyPaths);
   const host = environmentHost("bwrap", options);
   const ids = commandIds(runAs);
+  const cgroups = memoryCgroups(options.cgroups !== false);
+  const arch = filterArch();
   return {
     backend: "bwrap",
     discardEnvironment: host.discardEnvironment,
@@ -34,8 +50,21 @@ export function createBwrapSandbox(options: BackendOptions = {}): Sandbox {
     openBaseline: host.openBaseline,
     async createEnvironment(baseline: string | Baseline, opts: EnvironmentOptions = {}) {
       const defaultNproc = opts.maxProcesses ?? DEFAULT_MAX_PROCESSES;
-      return host.createEnvironment(baseline, opts, (dir) => {
-        return (
+      const resources = resourcesOf(opts.resources);
+      return host.createEnvironment(baseline, opts, async (dir) => {
+        // What the workspace's writable layer holds before any command: its growth is limited.
+        const initialUse = await diskUse(dir.upper);
+        const filter = path.join(dir.base, "seccomp.bpf");
+        if (arch !== undefined) {
+          writeFileSync(
+            filter,
+            seccompProgram(arch, { allowUnixSockets: opts.unixSockets === true }),
+            {
+              mode: 0o600,
+            },
+          );
+        }
+        return async (
           argv: readonly string[],
           exec: ExecOptions,
           mount?: string,
@@ -61,11 +90,24 @@ export function createBwrapSandbox(options: BackendOptions = {}): Sandbox {
             if (e.kind === "symlink") line.push("--symlink", e.target, e.path);
             else line.push("--ro-bind", e.path, e.path);
           }
-          line.push("--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp");
-          line.push("--bind", dir.workspace, dir.workspace, "--remount-ro", "/");
+          line.push("--dev", "/dev", "--proc", "/proc");
+          line.push("--size", String(resources.tmpBytes), "--tmpfs", "/tmp");
+          line.push("--bind", dir.workspace, dir.workspace);
+          // fd 3 is the limits reporter's; the filter is fd 4, the control files' handles follow.
+          const fds: number[] = [];
+          if (arch !== undefined) {
+            fds.push(openSync(filter, "r"));
+            line.push("--seccomp", "4");
+          }
+          for (const c of controlHandles(dir.upper, dir.lower)) {
+            line.push("--ro-bind-fd", String(4 + fds.length), path.join(dir.workspace, c.path));
+            fds.push(c.fd);
+          }
+          line.push("--remount-ro", "/");
           line.push("--chdir", dir.workspace, "--hostname", "warrant");
           const nproc = String(exec.maxProcesses ?? defaultNproc);
-          line.push("--", "prlimit", `--nproc=${nproc}:${nproc}`, "--", ...argv);
+          const cgroup = await cgroups.make(resources.memoryBytes).catch(() => undefined);
+          line.push("--", ...reporterLine(nproc, resources, cgroup !== undefined, argv));
           // In overlay mode bwrap starts where the overlay is mounted at the workspace path.
           const full =
             mount === undefined
@@ -81,7 +123,22 @@ export function createBwrapSandbox(options: BackendOptions = {}): Sandbox {
                   line,
                 );
           // bwrap itself gets no host variables either.
-          return runLimited(full, { PATH: SANDBOX_PATH }, exec);
+          return runLimited(
+            inCgroup(cgroup, full),
+            { PATH: SANDBOX_PATH },
+            {
+              ...exec,
+              fds,
+              enforce: {
+                resources,
+                cgroup,
+                watch: (breach) =>
+                  watchDisk(dir.upper, initialUse, resources.diskBytes, () =>
+                    breach({ resource: "disk", bytes: resources.diskBytes, via: "watchdog" }),
+                  ),
+              },
+            },
+          );
         };
       });
     },

@@ -1,14 +1,27 @@
 // Running one backend invocation as a child process with the run's limits: wall time (the whole
 // process group is killed), a combined output byte cap (cut and flagged), and cancellation.
 import { spawn } from "node:child_process";
+import { closeSync } from "node:fs";
 import { digestOf, digestOfBytes } from "../../core/records/canonical.js";
-import type { ExecResult } from "../../core/sandbox/sandbox-port.js";
+import type { ExecResult, LimitHit, ResourceLimits } from "../../core/sandbox/sandbox-port.js";
 import { CREDENTIAL_NAME } from "../../core/taskpack/ignore.js";
+import { type MemoryCgroup, reportedLimit } from "./resource-limits.js";
 
 export interface LimitedRun {
   readonly timeoutMs: number;
   readonly maxOutputBytes: number;
   readonly signal?: AbortSignal;
+  /**
+   * Resource limits being held: the reporter's fd 3 is read (see resource-limits.ts), the memory
+   * cgroup asked whether it killed, and `watch` started (it calls `breach` to stop the command).
+   */
+  readonly enforce?: {
+    readonly resources: ResourceLimits;
+    readonly cgroup?: MemoryCgroup | undefined;
+    readonly watch?: (breach: (hit: LimitHit) => void) => () => void;
+  };
+  /** Open files handed to the backend at fd 4 onwards (closed here once the child has them). */
+  readonly fds?: readonly number[];
 }
 
 const SECRET_NAME = CREDENTIAL_NAME;
@@ -45,13 +58,18 @@ export function runLimited(
     let timedOut = false;
     let cancelled = false;
     let spawnError: Error | undefined;
+    const enforce = limits.enforce;
+    let report = "";
+    let hit: LimitHit | undefined;
+    const fds = limits.fds ?? [];
     const child = spawn(argv[0] as string, argv.slice(1), {
       env: { ...env },
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: ["ignore", "pipe", "pipe", enforce === undefined ? "ignore" : "pipe", ...fds],
       // Its own process group, so a kill reaches everything the backend started outside its
       // namespaces; inside, the backend's pid namespace dies with its init.
       detached: true,
     });
+    for (const fd of fds) closeSync(fd);
     let exited = false;
     // Only while the child is unreaped: afterwards its pid (the group id) may belong to another.
     const killTree = () => {
@@ -73,8 +91,19 @@ export function runLimited(
       into.push(part);
       kept += part.length;
     };
-    child.stdout.on("data", take(stdout));
-    child.stderr.on("data", take(stderr));
+    const reporter = child.stdio[3];
+    if (reporter !== null && reporter !== undefined && "on" in reporter) {
+      reporter.on("data", (chunk: Buffer) => {
+        if (report.length < 64) report += chunk.toString("latin1");
+      });
+      reporter.on("error", () => undefined);
+    }
+    const stopWatch = enforce?.watch?.((h) => {
+      hit ??= h;
+      killTree();
+    });
+    child.stdout?.on("data", take(stdout));
+    child.stderr?.on("data", take(stderr));
     const timer = setTimeout(() => {
       timedOut = true;
       killTree();
@@ -91,9 +120,17 @@ export function runLimited(
     child.on("exit", () => {
       exited = true;
     });
-    child.on("close", (code, sig) => {
+    child.on("close", async (code, sig) => {
       clearTimeout(timer);
+      stopWatch?.();
       limits.signal?.removeEventListener("abort", onAbort);
+      if (enforce !== undefined) {
+        const { cgroup, resources } = enforce;
+        if (hit === undefined && cgroup !== undefined && (await cgroup.oomKilled()))
+          hit = { resource: "memory", bytes: resources.memoryBytes, via: "cgroup" };
+        hit ??= reportedLimit(report, resources);
+        await cgroup?.remove();
+      }
       const out = Buffer.concat(stdout);
       const err = Buffer.concat(stderr);
       const errText =
@@ -114,6 +151,7 @@ export function runLimited(
         }),
         startedAt,
         endedAt: new Date().toISOString(),
+        ...(hit === undefined ? {} : { limit: hit }),
       });
     });
   });

@@ -1,5 +1,7 @@
 // Choosing a containment backend: bwrap first, then unshare, each proven by running a contained
 // `true` in a throwaway environment. Neither working is a refusal, never a fallback to no sandbox.
+// A backend named by the operator is that backend or an error (`sandbox/unavailable`), never another.
+import { accessSync, constants } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -21,6 +23,44 @@ const FACTORIES: Record<SandboxBackend, (o: BackendOptions) => Sandbox> = {
   bwrap: createBwrapSandbox,
   unshare: createUnshareSandbox,
 };
+
+/** What `--sandbox`, WARRANT_SANDBOX and the library's `sandbox` option name. */
+export type SandboxChoice = "auto" | SandboxBackend;
+export const SANDBOX_CHOICES: readonly SandboxChoice[] = ["auto", "bwrap", "unshare"];
+
+export function isSandboxChoice(value: string): value is SandboxChoice {
+  return (SANDBOX_CHOICES as readonly string[]).includes(value);
+}
+
+/** The executable each backend starts (looked up on the host's PATH unless a path is given). */
+const PROGRAM: Record<SandboxBackend, string> = { bwrap: "bwrap", unshare: "unshare" };
+
+/** `name`'s absolute path on `PATH`, or undefined when no directory on it has it executable. */
+export function onPath(name: string, searchPath: string | undefined): string | undefined {
+  for (const dir of (searchPath ?? "").split(":")) {
+    if (dir === "" || !path.isAbsolute(dir)) continue;
+    const p = path.join(dir, name);
+    try {
+      accessSync(p, constants.X_OK);
+      return p;
+    } catch {
+      // Not here.
+    }
+  }
+  return undefined;
+}
+
+/** The backend's options with its program found on the host's PATH, or why it is not there. */
+function located(
+  backend: SandboxBackend,
+  options: BackendOptions,
+): BackendOptions | { readonly missing: string } {
+  const key = backend === "bwrap" ? "bwrapPath" : "unsharePath";
+  if (options[key] !== undefined) return options;
+  const found = onPath(PROGRAM[backend], process.env.PATH);
+  if (found === undefined) return { missing: `${PROGRAM[backend]} is not on PATH` };
+  return { ...options, [key]: found };
+}
 
 /** Why a backend failed its probe, or undefined when a contained `true` exited 0. */
 export async function probeSandbox(
@@ -58,7 +98,12 @@ export async function detectSandbox(options: DetectOptions = {}): Promise<Result
         : ["bwrap", "unshare"];
   const reasons: Record<string, string> = {};
   for (const backend of order) {
-    const sandbox = FACTORIES[backend](options);
+    const where = located(backend, options);
+    if ("missing" in where) {
+      reasons[backend] = where.missing;
+      continue;
+    }
+    const sandbox = FACTORIES[backend](where);
     const why = await probeSandbox(sandbox, options.probeTimeoutMs);
     if (why === undefined) return ok(sandbox);
     reasons[backend] = why;
@@ -69,6 +114,30 @@ export async function detectSandbox(options: DetectOptions = {}): Promise<Result
       path: "",
       message: `no containment backend works here (${order.map((b) => `${b}: ${reasons[b]}`).join("; ")})`,
       detail: { reasons },
+    },
+  ]);
+}
+
+/**
+ * The backend `choice` names: `auto` is detectSandbox's order; a named backend is that backend
+ * alone, and when it fails its probe (or its program is not on PATH) `sandbox/unavailable`, naming
+ * it and why — never another backend in its place.
+ */
+export async function chooseSandbox(
+  choice: SandboxChoice,
+  options: BackendOptions & { readonly probeTimeoutMs?: number } = {},
+): Promise<Result<Sandbox>> {
+  if (choice === "auto") return detectSandbox(options);
+  const found = await detectSandbox({ ...options, only: choice });
+  if (found.ok) return found;
+  const reasons = (found.errors[0]?.detail?.reasons ?? {}) as Record<string, string>;
+  const why = reasons[choice] ?? "its probe failed";
+  return fail([
+    {
+      code: "sandbox/unavailable",
+      path: "",
+      message: `the ${choice} sandbox backend is unavailable here: ${why}`,
+      detail: { backend: choice, reason: why },
     },
   ]);
 }

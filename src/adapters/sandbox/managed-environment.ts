@@ -61,6 +61,11 @@ export interface BackendOptions {
    * probe fails); `auto` (default) uses overlay where its probe passes.
    */
   readonly layers?: "auto" | EnvironmentMode;
+  /**
+   * Hold memory with a cgroup per command where this host's cgroup is delegated and writable
+   * (default true); false always uses the RLIMIT_DATA fallback.
+   */
+  readonly cgroups?: boolean;
   readonly hooks?: SandboxHooks;
 }
 

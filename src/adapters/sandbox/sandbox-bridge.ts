@@ -22,10 +22,13 @@ export function sandboxPort(sandbox: Sandbox | undefined): SandboxPort {
   };
   return {
     backend: sandbox?.backend,
-    async create(baselineDir: string, ref: string, name: string): Promise<RunEnvironment> {
+    async create(baselineDir, ref, name, options): Promise<RunEnvironment> {
       if (sandbox === undefined)
         throw new Error("no sandbox backend: runs are refused before this");
-      const env = await sandbox.createEnvironment(await pinned(baselineDir, sandbox), { name });
+      const env = await sandbox.createEnvironment(await pinned(baselineDir, sandbox), {
+        name,
+        ...(options?.resources === undefined ? {} : { resources: options.resources }),
+      });
       return {
         ref,
         dir: env.root,

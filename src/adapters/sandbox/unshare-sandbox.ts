@@ -6,7 +6,10 @@
 // nodes bound into /dev, a new /proc, a private /tmp, the workspace bound read-write at its host
 // path (in overlay mode: the environment's overlay mounted there), and the stage remounted
 // read-only. The command is chrooted into it with every capability
-// dropped (bounding set included, no_new_privs), so it cannot undo the read-only mounts.
+// dropped (bounding set included, no_new_privs), so it cannot undo the read-only mounts. The
+// private /tmp is a tmpfs of `tmpBytes`, the control files (.git/hooks, .git/config) are bound
+// read-only over themselves, and the command runs under the limits reporter (resource-limits.ts).
+// util-linux has no way to load a seccomp filter: this backend runs without one.
 import { existsSync } from "node:fs";
 import { lchown, mkdir, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
@@ -21,14 +24,24 @@ import { DEFAULT_MAX_PROCESSES } from "./bwrap-sandbox.js";
 import { runLimited, SANDBOX_PATH, scrubbedEnv } from "./contained-exec.js";
 import type { EnvironmentDir, RunAs } from "./environment-dir.js";
 import { type BackendOptions, environmentHost, hostRunAs } from "./managed-environment.js";
+import {
+  diskUse,
+  inCgroup,
+  memoryCgroups,
+  REPORTER_SCRIPT,
+  resourcesOf,
+  watchDisk,
+} from "./resource-limits.js";
 import { DEVICE_NODES, type LayoutEntry, readOnlyLayout } from "./root-layout.js";
 
-// Arguments: workspace, stage, nproc, the overlay's mount options (`-` in copy mode), count of
+// Arguments: workspace, stage, nproc, the overlay's mount options (`-` in copy mode), /tmp's size,
+// RLIMIT_DATA (`-` under a memory cgroup), RLIMIT_FSIZE, the limits reporter's script, count of
 // read-only directories, the directories, then the command line to exec in the new root (`env -i`
 // with the command's variables, a cd, the argv). Runs as root of the new user namespace and pid 1
-// of the new pid namespace; mount propagation is already private (unshare's default).
+// of the new pid namespace; mount propagation is already private (unshare's default). A control
+// file is bound only when neither it nor .git is a link (nothing runs in these namespaces yet).
 const SETUP_SCRIPT = `set -eu
-W=$1; S=$2; N=$3; O=$4; K=$5; shift 5
+W=$1; S=$2; N=$3; O=$4; T=$5; D=$6; F=$7; R=$8; K=$9; shift 9
 mount --bind "$S" "$S"
 if command -v ip >/dev/null; then ip link set lo up 2>/dev/null || true; fi
 i=0
@@ -36,11 +49,17 @@ while [ "$i" -lt "$K" ]; do mount -o bind,ro "$1" "$S$1"; shift; i=$((i+1)); don
 for f in "$S"/dev/*; do if [ -f "$f" ] && [ ! -L "$f" ]; then mount --bind "/dev/\${f##*/}" "$f"; fi; done
 mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs "$S/dev/shm"
 mount -t proc -o nosuid,nodev,noexec proc "$S/proc"
-mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs "$S/tmp"
+mount -t tmpfs -o "mode=1777,nosuid,nodev,size=$T" tmpfs "$S/tmp"
 mkdir -p "$S$W"
 if [ "$O" = - ]; then mount --bind "$W" "$S$W"; else mount -t overlay overlay -o "$O" "$S$W"; fi
+if [ -d "$S$W/.git" ] && [ ! -L "$S$W/.git" ]; then
+  for c in hooks config; do
+    t="$S$W/.git/$c"
+    if [ -e "$t" ] && [ ! -L "$t" ]; then mount --bind "$t" "$t"; mount -o remount,bind,ro "$t"; fi
+  done
+fi
 mount -o remount,bind,ro "$S"
-exec chroot "$S" setpriv --no-new-privs --inh-caps=-all --ambient-caps=-all --bounding-set=-all -- prlimit --nproc="$N:$N" -- "$@"
+exec chroot "$S" setpriv --no-new-privs --inh-caps=-all --ambient-caps=-all --bounding-set=-all -- /bin/sh -c "$R" warrant-limits "$N" "$D" "$F" "$@"
 `;
 
 /** The root's skeleton on the host: mountpoints, links, and empty files to bind devices onto. */
@@ -79,6 +98,7 @@ export function createUnshareSandbox(options: BackendOptions = {}): Sandbox {
   const layout = readOnlyLayout(options.readOnlyPaths);
   const roDirs = layout.filter((e) => e.kind === "ro-dir").map((e) => e.path);
   const host = environmentHost("unshare", options);
+  const cgroups = memoryCgroups(options.cgroups !== false);
   return {
     backend: "unshare",
     discardEnvironment: host.discardEnvironment,
@@ -86,9 +106,11 @@ export function createUnshareSandbox(options: BackendOptions = {}): Sandbox {
     openBaseline: host.openBaseline,
     async createEnvironment(baseline: string | Baseline, opts: EnvironmentOptions = {}) {
       const defaultNproc = opts.maxProcesses ?? DEFAULT_MAX_PROCESSES;
+      const resources = resourcesOf(opts.resources);
       return host.createEnvironment(baseline, opts, async (dir: EnvironmentDir) => {
         await buildSkeleton(dir.stage, layout, runAs);
-        return (
+        const initialUse = await diskUse(dir.upper);
+        return async (
           argv: readonly string[],
           exec: ExecOptions,
           mount?: string,
@@ -107,6 +129,7 @@ export function createUnshareSandbox(options: BackendOptions = {}): Sandbox {
             );
           }
           const nproc = String(exec.maxProcesses ?? defaultNproc);
+          const cgroup = await cgroups.make(resources.memoryBytes).catch(() => undefined);
           line.push(
             unshare,
             "--user",
@@ -127,6 +150,10 @@ export function createUnshareSandbox(options: BackendOptions = {}): Sandbox {
             dir.stage,
             nproc,
             mount ?? "-",
+            String(resources.tmpBytes),
+            cgroup === undefined ? String(resources.memoryBytes) : "-",
+            String(resources.diskBytes),
+            REPORTER_SCRIPT,
             String(roDirs.length),
             ...roDirs,
             "/usr/bin/env",
@@ -139,7 +166,21 @@ export function createUnshareSandbox(options: BackendOptions = {}): Sandbox {
             ...argv,
           );
           // The host-side chain and the setup get only PATH; the command gets exactly `env`.
-          return runLimited(line, { PATH: SANDBOX_PATH }, exec);
+          return runLimited(
+            inCgroup(cgroup, line),
+            { PATH: SANDBOX_PATH },
+            {
+              ...exec,
+              enforce: {
+                resources,
+                cgroup,
+                watch: (breach) =>
+                  watchDisk(dir.upper, initialUse, resources.diskBytes, () =>
+                    breach({ resource: "disk", bytes: resources.diskBytes, via: "watchdog" }),
+                  ),
+              },
+            },
+          );
         };
       });
     },

@@ -4,7 +4,7 @@
 // time, output and process limits, and that environment is destroyed before the call answers, so
 // no call sees another's writes and the baseline never changes. Mutation profiles are never offered. Without a Sandbox there is no host at all: a
 // passage never runs a command uncontained.
-import type { Baseline, Sandbox } from "../../core/sandbox/sandbox-port.js";
+import type { Baseline, ResourceLimits, Sandbox } from "../../core/sandbox/sandbox-port.js";
 import { renderArgv } from "../../core/taskpack/argv.js";
 import type { CommandProfile } from "../../core/taskpack/task-pack.js";
 import {
@@ -24,6 +24,8 @@ export interface ProfileToolsOptions {
   /** The baseline each call's environment is copied from. */
   readonly baselineDir: string;
   readonly sandbox: Sandbox;
+  /** Each call's environment's resource limits (the pack's; default DEFAULT_RESOURCES). */
+  readonly resources?: ResourceLimits | undefined;
 }
 
 /** The tool name of a profile: `profile.<name>` (pack profile names always make a valid one). */
@@ -115,7 +117,10 @@ export function createProfileTools(opts: ProfileToolsOptions): ToolHost {
       callOpts.timeoutMs === undefined
         ? profile.timeoutMs
         : Math.min(profile.timeoutMs, callOpts.timeoutMs);
-    const env = await opts.sandbox.createEnvironment(await baseline());
+    const env = await opts.sandbox.createEnvironment(
+      await baseline(),
+      opts.resources === undefined ? {} : { resources: opts.resources },
+    );
     try {
       const r = await env.exec(argv, {
         timeoutMs,
@@ -127,6 +132,11 @@ export function createProfileTools(opts: ProfileToolsOptions): ToolHost {
       const text = formatRun(argv, { ...profile, timeoutMs }, r);
       if (r.cancelled) return toolFailure("tool/aborted", `${text}\n(the call was cancelled)`);
       if (r.timedOut) return toolFailure("tool/timeout", text);
+      if (r.limit !== undefined)
+        return toolFailure(
+          "environment/limit",
+          `${text}\n(stopped at the ${r.limit.resource} limit of ${r.limit.bytes} bytes)`,
+        );
       return toolAnswer(text, r.exitCode !== 0);
     } finally {
       await env.destroy();

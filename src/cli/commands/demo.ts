@@ -4,6 +4,7 @@ import type { Command } from "commander";
 import { EXIT_HELP } from "../drive-report.js";
 import { err, out } from "../io.js";
 import { demoPackFile, loadOrFail } from "../packs.js";
+import { SANDBOX_OPTION, SANDBOX_OPTION_HELP, sandboxFor } from "../sandbox-option.js";
 import { STORE_OPTION, STORE_OPTION_HELP } from "../store-option.js";
 import { runPack } from "./run.js";
 
@@ -11,6 +12,7 @@ interface DemoFlags {
   readonly store?: string;
   readonly interactive?: boolean;
   readonly json?: boolean;
+  readonly sandbox?: string;
 }
 
 export function registerDemoCommand(program: Command): void {
@@ -19,12 +21,14 @@ export function registerDemoCommand(program: Command): void {
     .description("run the bundled fix-failing-test example end to end with scripted agents")
     .addHelpText("after", EXIT_HELP)
     .option(STORE_OPTION, STORE_OPTION_HELP)
+    .option(SANDBOX_OPTION, SANDBOX_OPTION_HELP)
     .option("--interactive", "ask before each mutation instead of approving it")
     .option(
       "--json",
       "machine output: {query, store, status, stop?, blocked?, spent} (live view on stderr)",
     )
     .action(async (o: DemoFlags) => {
+      const sandbox = await sandboxFor(o.sandbox);
       const pack = await loadOrFail(demoPackFile());
       if (pack === undefined) return;
       const interactive = o.interactive === true;
@@ -44,6 +48,7 @@ export function registerDemoCommand(program: Command): void {
           json,
           store: o.store,
           autoApproval: "the demo approves each mutation; --interactive to decide",
+          sandbox,
         },
       );
     });

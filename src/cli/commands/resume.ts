@@ -5,6 +5,7 @@ import { isWarrantError } from "../../library/errors.js";
 import { definitionOptions, driveOptions, liveView, withWarrant } from "../compose.js";
 import { EXIT_HELP, exitCodeOf, reportDrive } from "../drive-report.js";
 import { EXIT_INVALID, err, out, printJson } from "../io.js";
+import { SANDBOX_OPTION, SANDBOX_OPTION_HELP, sandboxFor } from "../sandbox-option.js";
 import { STORE_OPTION, STORE_OPTION_HELP } from "../store-option.js";
 import { flushingOnSignals } from "../telemetry-signals.js";
 
@@ -13,6 +14,7 @@ interface ResumeFlags {
   readonly skills?: string[];
   readonly store?: string;
   readonly json?: boolean;
+  readonly sandbox?: string;
 }
 
 export function registerResumeCommand(program: Command): void {
@@ -24,14 +26,16 @@ export function registerResumeCommand(program: Command): void {
     .option("--yes", "approve every mutation without asking (recorded as such)")
     .option("--skills <dir...>", "more folders holding agent definitions' skills (as given to run)")
     .option(STORE_OPTION, STORE_OPTION_HELP)
+    .option(SANDBOX_OPTION, SANDBOX_OPTION_HELP)
     .option(
       "--json",
       "machine output: {query, store, status, stop?, blocked?, spent} (live view on stderr)",
     )
     .action(async (query: string, o: ResumeFlags) => {
       const json = o.json === true;
+      const sandbox = await sandboxFor(o.sandbox);
       const view = liveView(json);
-      const flags = { yes: o.yes === true, interactive: true, json };
+      const flags = { yes: o.yes === true, interactive: true, json, sandbox };
       try {
         const options = { ...driveOptions(flags, view), ...definitionOptions(o) };
         await withWarrant(o.store, options, async (warrant) => {

@@ -8,12 +8,19 @@ import { parseModelUri } from "../../adapters/models/model-uri.js";
 import { resolveStoreUri } from "../../adapters/store/store-uri.js";
 import { ROLES } from "../../core/loop/types.js";
 import { effectiveModelUris } from "../../library/definition-models.js";
+import type { WarrantOptions } from "../../library/options.js";
 import { type PreflightReport, preflight } from "../../library/preflight.js";
 import type { LoadedPack } from "../../runtime/task-pack.js";
 import { definitionOptions, driveOptions, liveView, withWarrant } from "../compose.js";
 import { EXIT_HELP, isProcessStore, reportDrive } from "../drive-report.js";
 import { EXIT_INVALID, EXIT_USAGE, err, formatProblem, out, printJson, UsageError } from "../io.js";
 import { loadOrFail, packFileOf, requirePackFile } from "../packs.js";
+import {
+  SANDBOX_OPTION,
+  SANDBOX_OPTION_HELP,
+  sandboxChoice,
+  sandboxFor,
+} from "../sandbox-option.js";
 import { STORE_OPTION, STORE_OPTION_HELP } from "../store-option.js";
 import { flushingOnSignals } from "../telemetry-signals.js";
 import { postgresQueue } from "./worker.js";
@@ -28,6 +35,7 @@ interface RunFlags {
   readonly json?: boolean;
   readonly check?: boolean;
   readonly probe?: boolean;
+  readonly sandbox?: string;
 }
 
 /** `--model ROLE=URI` flags, scripted paths made absolute so `resume` finds them from anywhere. */
@@ -66,6 +74,7 @@ export async function runPack(
     namespace?: string;
     /** Why mutations are approved without asking, for the live view (default `--yes`). */
     autoApproval?: string;
+    sandbox?: WarrantOptions["sandbox"];
   },
 ): Promise<void> {
   const view = liveView(flags.json, true, {
@@ -186,6 +195,7 @@ export function registerRunCommand(program: Command): void {
     .option("--namespace <name>", "whose memory namespace-scoped agent memory is")
     .option("--yes", "approve every mutation without asking (recorded as such)")
     .option(STORE_OPTION, STORE_OPTION_HELP)
+    .option(SANDBOX_OPTION, SANDBOX_OPTION_HELP)
     .option("--dispatch", "open the loop and queue it for `warrant worker` (PostgreSQL) instead")
     .option(
       "--check",
@@ -200,6 +210,8 @@ export function registerRunCommand(program: Command): void {
     .action(async (given: string, o: RunFlags) => {
       const models = parseModelFlags(o.model ?? []);
       const file = packFileOf(given);
+      // A bad choice is a usage error before anything else; the backend is proven only to drive.
+      sandboxChoice(o.sandbox);
       if (o.check === true) {
         requirePackFile(file);
         await checkOnly(file, models, {
@@ -229,6 +241,7 @@ export function registerRunCommand(program: Command): void {
         interactive: true,
         json: o.json === true,
         store: o.store,
+        sandbox: await sandboxFor(o.sandbox),
         ...definitionOptions(o),
       });
     });

@@ -7,6 +7,7 @@ import { leaseHolder } from "../../library/host.js";
 import type { WorkerEvent } from "../../runtime/worker.js";
 import { driveOptions, liveView, withWarrant } from "../compose.js";
 import { out, UsageError } from "../io.js";
+import { SANDBOX_OPTION, SANDBOX_OPTION_HELP, sandboxFor } from "../sandbox-option.js";
 
 /** The job queue of a PostgreSQL store; graphile-worker and `pg` load only here. */
 export async function postgresQueue(storeFlag: string | undefined): Promise<GraphileJobQueue> {
@@ -51,6 +52,7 @@ interface WorkerFlags {
   readonly concurrency: string;
   readonly yes?: boolean;
   readonly json?: boolean;
+  readonly sandbox?: string;
 }
 
 export function registerWorkerCommand(program: Command): void {
@@ -59,6 +61,7 @@ export function registerWorkerCommand(program: Command): void {
     .description("drive dispatched loops from a shared PostgreSQL store (graphile-worker queue)")
     .requiredOption("--store <uri>", "postgres://… store URI")
     .option("--concurrency <n>", "loops driven at once", "2")
+    .option(SANDBOX_OPTION, SANDBOX_OPTION_HELP)
     .option("--yes", "approve every mutation without asking (recorded as such)")
     .option(
       "--json",
@@ -71,10 +74,11 @@ export function registerWorkerCommand(program: Command): void {
         throw new UsageError("--concurrency takes a positive integer");
       }
       const json = o.json === true;
+      const sandbox = await sandboxFor(o.sandbox);
       const queue = await postgresQueue(o.store);
       // Drives of several loops interleave: the view prints plain lines, never a status line.
       const view = liveView(json, false);
-      const flags = { yes: o.yes === true, interactive: false, json };
+      const flags = { yes: o.yes === true, interactive: false, json, sandbox };
       const holder = `worker:${leaseHolder()}`;
       const options = { ...driveOptions(flags, view), queue, lease: { holder } };
       await withWarrant(o.store, options, async (warrant) => {

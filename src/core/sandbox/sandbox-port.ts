@@ -58,9 +58,54 @@ export function isEnvironmentName(name: string): boolean {
   return ENVIRONMENT_NAME.test(name);
 }
 
+/**
+ * What the commands of one environment may use (docs/spec/containment.md): `memoryBytes` of
+ * memory (a memory cgroup where one is delegated and writable, else RLIMIT_DATA per process),
+ * `tmpBytes` of `/tmp` (a size-limited tmpfs), and `diskBytes` added to the workspace (a watchdog
+ * on its writable layer, RLIMIT_FSIZE per file). A breach kills the command and is reported as
+ * `ExecResult.limit`.
+ */
+export interface ResourceLimits {
+  readonly memoryBytes: number;
+  readonly tmpBytes: number;
+  readonly diskBytes: number;
+}
+
+/** 1 GiB of memory, 256 MiB of /tmp, 1 GiB of workspace growth. */
+export const DEFAULT_RESOURCES: ResourceLimits = {
+  memoryBytes: 1 << 30,
+  tmpBytes: 256 << 20,
+  diskBytes: 1 << 30,
+};
+
+/** Bounds of each resource limit a task pack may set (the pack schema states the same). */
+export const RESOURCE_BOUNDS: Readonly<Record<keyof ResourceLimits, readonly [number, number]>> = {
+  memoryBytes: [16 << 20, 64 * 2 ** 30],
+  tmpBytes: [1 << 20, 16 * 2 ** 30],
+  diskBytes: [1 << 20, 256 * 2 ** 30],
+};
+
+export type LimitedResource = "memory" | "tmp" | "disk";
+
+/** The limit a command was stopped at (or ran into, for /tmp): which one and its size. */
+export interface LimitHit {
+  readonly resource: LimitedResource;
+  /** The limit, in bytes. */
+  readonly bytes: number;
+  /** How it was seen: the memory cgroup's OOM kill, a full /tmp, the disk watchdog, RLIMIT_FSIZE. */
+  readonly via: "cgroup" | "tmpfs" | "watchdog" | "rlimit-fsize";
+}
+
 export interface EnvironmentOptions {
   /** Default process-count limit for commands in this environment (RLIMIT_NPROC). */
   readonly maxProcesses?: number;
+  /** Memory, /tmp and workspace-growth limits of every command (default DEFAULT_RESOURCES). */
+  readonly resources?: Partial<ResourceLimits>;
+  /**
+   * Let commands open new AF_UNIX sockets (denied by the seccomp filter otherwise, like AF_NETLINK
+   * and AF_VSOCK): for a run that reaches a host service through a socket bound into it.
+   */
+  readonly unixSockets?: boolean;
   /**
    * A stable name (`[a-z0-9-]{1,64}`, else `sandbox/invalid-name` is thrown): the private
    * directory is `<tempRoot>/warrant-env-<name>`, so a process that dies before recording it can
@@ -98,6 +143,8 @@ export interface ExecResult {
   /** RFC 3339 UTC. */
   readonly startedAt: string;
   readonly endedAt: string;
+  /** Set when a resource limit stopped the command (or left /tmp full). */
+  readonly limit?: LimitHit;
 }
 
 export interface Environment {

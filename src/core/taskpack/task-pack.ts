@@ -1,5 +1,6 @@
 // The validated task pack: the contract's document mapped to the shapes the runtime acts on.
 import type { Result } from "../result.js";
+import type { ResourceLimits } from "../sandbox/sandbox-port.js";
 import type { Glob } from "./glob.js";
 
 export type CommandEffect = "observation" | "mutation";
@@ -69,6 +70,8 @@ export interface TaskPack {
   readonly memoryNamespace?: string;
   /** Where definitions' `openai-compatible` models are asked, unless the environment says. */
   readonly openaiCompatibleBaseUrl?: string;
+  /** What each command of a run may use (the pack's `resources` over DEFAULT_RESOURCES). */
+  readonly resources: ResourceLimits;
   readonly passage: {
     readonly maxTurns?: number;
     readonly maxTokens?: number;

@@ -3,6 +3,7 @@ import taskPackSchema from "../../../contracts/task-pack.v1.json" with { type: "
 import { createAjv, type ErrorObject, type ValidateFunction } from "../contracts/ajv-factory.js";
 import { operatorTaskCommonSchema } from "../contracts/schemas.js";
 import { fail, ok, type Problem, pointer, type Result } from "../result.js";
+import { DEFAULT_RESOURCES } from "../sandbox/sandbox-port.js";
 import { placeholderName } from "./argv.js";
 import { compileGlob, type Glob } from "./glob.js";
 import { CREDENTIAL_NAME, defaultIgnore } from "./ignore.js";
@@ -221,6 +222,7 @@ export function validateTaskPack(doc: unknown, opts: { packPath?: string } = {})
     ...(typeof pack.openaiCompatibleBaseUrl === "string"
       ? { openaiCompatibleBaseUrl: pack.openaiCompatibleBaseUrl }
       : {}),
+    resources: { ...DEFAULT_RESOURCES, ...(isObject(pack.resources) ? pack.resources : {}) },
     passage: {
       ...(typeof passage.maxTurns === "number" ? { maxTurns: passage.maxTurns } : {}),
       ...(typeof passage.maxTokens === "number" ? { maxTokens: passage.maxTokens } : {}),

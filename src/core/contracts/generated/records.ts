@@ -5076,7 +5076,7 @@ validate52.evaluated = {"props":{"query/id":true,"proposal/ref":true,"step/id":t
 export const runReport: Validator = validate55;
 const schema73 = {"$id":"urn:warrant:ledger-record-body:runReport","$ref":"urn:warrant:ledger-records:v1#/$defs/runReport"};
 const schema74 = {"type":"object","description":"A run's report (`warrant-run-report:…`) beside its execution: output excerpts and check details for the implementer's next passage.","required":["query/id","proposal/ref","execution/ref","environment/ref","steps","checks","outcome","environment/destroyed"],"properties":{"query/id":{"type":"string"},"proposal/ref":{"type":"string"},"execution/ref":{"type":"string"},"environment/ref":{"type":"string"},"steps":{"type":"array","items":{"$ref":"#/$defs/stepReport"}},"checks":{"type":"array","items":{"$ref":"#/$defs/checkReport"}},"outcome":{"$ref":"#/$defs/outcome"},"refusal/code":{"type":"string"},"environment/destroyed":{"type":"boolean"},"signature":{"$ref":"#/$defs/signature"}}};
-const schema75 = {"type":"object","required":["step/id","class","action","status"],"properties":{"step/id":{"type":"string"},"class":{"$ref":"#/$defs/effectClass"},"action":{"type":"string"},"status":{"enum":["ok","failed","interrupted"]},"exit/code":{"type":["integer","null"]},"stdout/digest":{"type":"string"},"stderr/digest":{"type":"string"},"truncated":{"type":"boolean"},"timed-out":{"type":"boolean"},"excerpt":{"type":"string"},"approval":{"enum":["approved","not-required"]},"refusal":{"type":"string"},"output/digest":{"type":"string"},"findings":{"type":"array","items":{"$ref":"#/$defs/problem"}}}};
+const schema75 = {"type":"object","required":["step/id","class","action","status"],"properties":{"step/id":{"type":"string"},"class":{"$ref":"#/$defs/effectClass"},"action":{"type":"string"},"status":{"enum":["ok","failed","interrupted"]},"exit/code":{"type":["integer","null"]},"stdout/digest":{"type":"string"},"stderr/digest":{"type":"string"},"truncated":{"type":"boolean"},"timed-out":{"type":"boolean"},"excerpt":{"type":"string"},"approval":{"enum":["approved","not-required"]},"refusal":{"type":"string"},"output/digest":{"type":"string"},"findings":{"type":"array","items":{"$ref":"#/$defs/problem"}},"limit":{"type":"object","description":"The resource limit the step was stopped at; its refusal is then environment/limit (the run concludes run/budget-exhausted).","additionalProperties":false,"required":["resource","bytes"],"properties":{"resource":{"enum":["memory","tmp","disk"]},"bytes":{"type":"integer","minimum":1}}}}};
 
 function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -5449,9 +5449,11 @@ vErrors.push(err29);
 errors++;
 }
 }
-}
-else {
-const err30 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.limit !== undefined){
+let data21 = data.limit;
+if(data21 && typeof data21 == "object" && !Array.isArray(data21)){
+if(data21.resource === undefined){
+const err30 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/required",keyword:"required",params:{missingProperty: "resource"},message:"must have required property '"+"resource"+"'"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -5460,10 +5462,93 @@ vErrors.push(err30);
 }
 errors++;
 }
+if(data21.bytes === undefined){
+const err31 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/required",keyword:"required",params:{missingProperty: "bytes"},message:"must have required property '"+"bytes"+"'"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+for(const key0 in data21){
+if(!((key0 === "resource") || (key0 === "bytes"))){
+const err32 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+if(data21.resource !== undefined){
+let data22 = data21.resource;
+if(!(((data22 === "memory") || (data22 === "tmp")) || (data22 === "disk"))){
+const err33 = {instancePath:instancePath+"/limit/resource",schemaPath:"#/properties/limit/properties/resource/enum",keyword:"enum",params:{allowedValues: schema75.properties.limit.properties.resource.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+if(data21.bytes !== undefined){
+let data23 = data21.bytes;
+if(!(((typeof data23 == "number") && (!(data23 % 1) && !isNaN(data23))) && (isFinite(data23)))){
+const err34 = {instancePath:instancePath+"/limit/bytes",schemaPath:"#/properties/limit/properties/bytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+if((typeof data23 == "number") && (isFinite(data23))){
+if(data23 < 1 || isNaN(data23)){
+const err35 = {instancePath:instancePath+"/limit/bytes",schemaPath:"#/properties/limit/properties/bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err36 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+}
+else {
+const err37 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
 validate57.errors = vErrors;
 return errors === 0;
 }
-validate57.evaluated = {"props":{"step/id":true,"class":true,"action":true,"status":true,"exit/code":true,"stdout/digest":true,"stderr/digest":true,"truncated":true,"timed-out":true,"excerpt":true,"approval":true,"refusal":true,"output/digest":true,"findings":true},"dynamicProps":false,"dynamicItems":false};
+validate57.evaluated = {"props":{"step/id":true,"class":true,"action":true,"status":true,"exit/code":true,"stdout/digest":true,"stderr/digest":true,"truncated":true,"timed-out":true,"excerpt":true,"approval":true,"refusal":true,"output/digest":true,"findings":true,"limit":true},"dynamicProps":false,"dynamicItems":false};
 
 const schema78 = {"type":"object","required":["name","passed","detail"],"properties":{"name":{"type":"string"},"passed":{"type":"boolean"},"detail":{"type":"string"},"exit/code":{"type":["integer","null"]},"output/digest":{"type":"string"},"truncated":{"type":"boolean"},"findings":{"type":"array","items":{"$ref":"#/$defs/problem"}}}};
 

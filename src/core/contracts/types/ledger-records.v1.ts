@@ -267,6 +267,13 @@ export interface StepReport {
   refusal?: string;
   "output/digest"?: string;
   findings?: Problem[];
+  /**
+   * The resource limit the step was stopped at; its refusal is then environment/limit (the run concludes run/budget-exhausted).
+   */
+  limit?: {
+    resource: "memory" | "tmp" | "disk";
+    bytes: number;
+  };
 }
 export interface CheckReport {
   name: string;

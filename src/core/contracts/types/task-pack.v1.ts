@@ -84,6 +84,14 @@ export interface TaskPackV1 {
    * @maxItems 256
    */
   ignore?: string[];
+  /**
+   * What each command of a run may use, per environment (docs/spec/containment.md): memory (default 1 GiB), the size of its private /tmp (default 256 MiB) and how much the workspace may grow (default 1 GiB). A breach kills the step and is recorded on it as environment/limit.
+   */
+  resources?: {
+    memoryBytes?: number;
+    tmpBytes?: number;
+    diskBytes?: number;
+  };
   passage?: {
     maxTurns?: number;
     maxTokens?: number;

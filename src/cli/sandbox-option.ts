@@ -1,0 +1,43 @@
+// The `--sandbox bwrap|unshare|auto` option of every command that makes environments (run, resume,
+// demo, worker), with WARRANT_SANDBOX as its default: a named backend that does not work here is
+// `sandbox/unavailable` (exit 2) before anything is opened, never a quiet fallback.
+import {
+  chooseSandbox,
+  isSandboxChoice,
+  SANDBOX_CHOICES,
+  type SandboxChoice,
+} from "../adapters/sandbox/detect-sandbox.js";
+import type { WarrantOptions } from "../library/options.js";
+import { hostSandbox } from "./compose.js";
+import { UsageError } from "./io.js";
+
+export const SANDBOX_OPTION = "--sandbox <backend>";
+export const SANDBOX_OPTION_HELP =
+  "where runs are contained: bwrap, unshare or auto (default: $WARRANT_SANDBOX, else auto: bwrap, then unshare); a named backend that does not work here is an error (sandbox/unavailable, exit 2)";
+
+/** The choice from the flag, else WARRANT_SANDBOX, else auto; anything else is a usage error. */
+export function sandboxChoice(
+  flag: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): SandboxChoice {
+  const fromEnv = env.WARRANT_SANDBOX === "" ? undefined : env.WARRANT_SANDBOX;
+  const value = flag ?? fromEnv ?? "auto";
+  if (isSandboxChoice(value)) return value;
+  const where = flag === undefined ? "WARRANT_SANDBOX" : "--sandbox";
+  throw new UsageError(
+    `${where} takes one of ${SANDBOX_CHOICES.join(", ")}, not ${JSON.stringify(value)}`,
+    "sandbox/invalid-choice",
+  );
+}
+
+/**
+ * The `sandbox` option for createWarrant: auto finds one on first use (said on stderr when none
+ * works); a named backend is proven now, and one that fails is `sandbox/unavailable` (exit 2).
+ */
+export async function sandboxFor(flag: string | undefined): Promise<WarrantOptions["sandbox"]> {
+  const choice = sandboxChoice(flag);
+  if (choice === "auto") return hostSandbox;
+  const chosen = await chooseSandbox(choice);
+  if (chosen.ok) return chosen.value;
+  throw new UsageError(chosen.errors[0]?.message ?? `no ${choice} here`, "sandbox/unavailable");
+}
