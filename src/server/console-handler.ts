@@ -75,10 +75,15 @@ function refusal(status: number, code: string, message: string): Response {
   return json({ ok: false, code, message }, status);
 }
 
-/** The HTTP status of a refused act: the loop or run is unknown (404), or its state forbids (409). */
+/**
+ * The HTTP status of a refused act: the loop or run is unknown (404), the request names it badly (a
+ * run prefix too short, malformed or ambiguous: 400), or its state forbids (409).
+ */
 function actStatus(code: string): number {
   if (code === "loop/not-opened" || code === "loop/run-missing") return 404;
   if (code === "loop/renewal-invalid" || code === "loop/command-invalid") return 400;
+  if (code === "hil/ref-too-short" || code === "hil/ref-invalid" || code === "hil/ambiguous-ref")
+    return 400;
   return 409;
 }
 

@@ -38,8 +38,6 @@ const COMMANDS = [
   "answer",
   "pending",
   "serve",
-  "diff",
-  "apply",
   "worker",
   "diff",
   "apply",

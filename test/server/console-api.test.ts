@@ -102,7 +102,11 @@ describe("the console API", () => {
   });
 
   it("refuses a state-changing request from a foreign Origin (403) even with the token", async () => {
-    const body = { run: "corpus-experiment:sha256:x", step: "s", decision: "approve" };
+    const body = {
+      run: `corpus-experiment:sha256:${"x".repeat(43)}`,
+      step: "s",
+      decision: "approve",
+    };
     await expectRefusal(
       await call("POST", "/api/approvals", { body, origin: "http://evil.example" }),
       403,
@@ -123,6 +127,12 @@ describe("the console API", () => {
       "loop/run-missing",
     );
     await expectRefusal(await call("POST", "/api/approvals", { body }), 404, "loop/run-missing");
+    // A run prefix too short to name one run is the request's fault (400).
+    await expectRefusal(
+      await call("POST", "/api/approvals", { body: { ...body, run: "abc" } }),
+      400,
+      "hil/ref-too-short",
+    );
   });
 
   it("answers unknown routes, loops and records with 404, bad filters and bodies with 400", async () => {
