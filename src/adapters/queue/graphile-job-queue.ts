@@ -1,10 +1,19 @@
 // The JobQueue port over graphile-worker: dispatched loops are jobs in its own schema beside the
-// ledger's, never inside it. graphile-worker is imported when a loop is dispatched or a worker
-// starts, never for other commands.
-import type { Logger } from "graphile-worker";
-import type { JobQueue } from "../../runtime/ports.js";
+// ledger's, never inside it. graphile-worker and `pg` are imported when a loop is dispatched or a
+// worker starts, never for other commands.
+//
+// Each loop's job carries the loop's query as its job key, so a loop has one live job: dispatching
+// it again replaces a waiting job, and supersedes a job a (dead) worker holds — graphile-worker
+// clears that job's key and spends its attempts, so its 4-hour stale lock never decides anything.
+// Workers re-dispatch the loops whose lease expired with no live worker behind it (worker.ts).
+import type { Logger, WorkerUtils } from "graphile-worker";
+import type pg from "pg";
+import type { JobQueue, QueuedJob, WorkerRunner } from "../../runtime/ports.js";
 
 export const DRIVE_TASK = "warrant_drive_loop";
+
+/** How often a job is tried before it waits for `warrant requeue` (graphile-worker's back-off between). */
+export const MAX_ATTEMPTS = 5;
 
 /** graphile-worker's own logging: only warnings and errors (a failed job says why), on stderr. */
 function quietLogger(LoggerClass: typeof Logger, debug: boolean): Logger {
@@ -29,39 +38,130 @@ export interface GraphileJobQueue extends JobQueue {
   readonly schema: string;
 }
 
+interface JobRow {
+  readonly id: string;
+  readonly key: string;
+  readonly attempts: number;
+  readonly max_attempts: number;
+  readonly run_at: Date;
+  readonly locked_by: string | null;
+  readonly last_error: string | null;
+}
+
 export function graphileJobQueue(o: GraphileQueueOptions): GraphileJobQueue {
   const schema = `${o.storeSchema ?? "warrant"}_jobs`;
   const debug = o.debug ?? process.env.WARRANT_DEBUG_WORKER !== undefined;
+  // One pool and one WorkerUtils for every dispatch of this queue (and the workers' slots).
+  let pool: pg.Pool | undefined;
+  let utils: Promise<WorkerUtils> | undefined;
+  const poolOf = async (): Promise<pg.Pool> => {
+    if (pool === undefined) {
+      const { default: pgModule } = await import("pg");
+      pool = new pgModule.Pool({ connectionString: o.connectionString, max: 10 });
+      // A connection the server cut is replaced on the next query; the error itself is not fatal.
+      pool.on("error", () => undefined);
+    }
+    return pool;
+  };
+  const utilsOf = (): Promise<WorkerUtils> => {
+    utils ??= (async () => {
+      const { Logger, makeWorkerUtils } = await import("graphile-worker");
+      const u = await makeWorkerUtils({
+        pgPool: await poolOf(),
+        schema,
+        logger: quietLogger(Logger, debug),
+      });
+      await u.migrate();
+      return u;
+    })();
+    utils.catch(() => {
+      utils = undefined;
+    });
+    return utils;
+  };
+  const t = (name: string) => `"${schema.replace(/"/g, '""')}".${name}`;
   return {
     schema,
     description: `graphile-worker schema ${schema}`,
     async dispatch(query) {
-      const { Logger, quickAddJob } = await import("graphile-worker");
-      await quickAddJob(
-        { connectionString: o.connectionString, schema, logger: quietLogger(Logger, debug) },
+      const u = await utilsOf();
+      await u.addJob(
         DRIVE_TASK,
         { query },
-        { maxAttempts: 5 },
+        { maxAttempts: MAX_ATTEMPTS, jobKey: query, jobKeyMode: "replace" },
       );
     },
-    async start({ concurrency, handler, handleSignals }) {
+    async jobs() {
+      await utilsOf(); // the schema exists
+      const { rows } = await (await poolOf()).query<JobRow>(
+        "SELECT j.id::text AS id, j.key, j.attempts, j.max_attempts, j.run_at, j.locked_by, j.last_error " +
+          `FROM ${t("_private_jobs")} AS j JOIN ${t("_private_tasks")} AS k ON k.id = j.task_id ` +
+          `WHERE k.identifier = $1 AND j.key IS NOT NULL ORDER BY j.key COLLATE "C"`,
+        [DRIVE_TASK],
+      );
+      return rows.map(
+        (r): QueuedJob => ({
+          query: r.key,
+          id: r.id,
+          attempts: r.attempts,
+          maxAttempts: r.max_attempts,
+          runAt: r.run_at,
+          ...(r.locked_by === null ? {} : { lockedBy: r.locked_by }),
+          ...(r.last_error === null ? {} : { lastError: r.last_error }),
+          failed: r.locked_by === null && r.attempts >= r.max_attempts,
+        }),
+      );
+    },
+    async start({ concurrency, handler, handleSignals, workerId }) {
       const { Logger, run } = await import("graphile-worker");
-      const runner = await run({
-        connectionString: o.connectionString,
-        schema,
-        concurrency,
-        pollInterval: o.pollIntervalMs ?? 500,
-        logger: quietLogger(Logger, debug),
-        noHandleSignals: !handleSignals,
-        taskList: {
-          [DRIVE_TASK]: async (payload, helpers) => {
-            const query = (payload as { query?: unknown }).query;
-            if (typeof query !== "string") return; // not ours to drive
-            await handler({ query, id: String(helpers.job.id) });
-          },
+      type Runner = Awaited<ReturnType<typeof run>>;
+      await utilsOf(); // migrated once, before the slots start
+      const pgPool = await poolOf();
+      // One runner per slot, each with an id of its own (`<worker id>/<n>`), so the queue's
+      // `locked_by` names the worker `warrant workers` lists.
+      const runners: Runner[] = [];
+      for (let n = 1; n <= concurrency; n++) {
+        // graphile-worker reads `workerId` from a runner's options (concurrency 1) but does not
+        // declare it there.
+        const slot = { workerId: `${workerId}/${n}` } as unknown as Record<string, never>;
+        runners.push(
+          await run({
+            ...slot,
+            pgPool,
+            schema,
+            concurrency: 1,
+            pollInterval: o.pollIntervalMs ?? 500,
+            logger: quietLogger(Logger, debug),
+            noHandleSignals: !handleSignals,
+            taskList: {
+              [DRIVE_TASK]: async (payload, helpers) => {
+                const query = (payload as { query?: unknown }).query;
+                if (typeof query !== "string") return; // not ours to drive
+                await handler({
+                  query,
+                  id: String(helpers.job.id),
+                  worker: helpers.job.locked_by ?? `${workerId}/${n}`,
+                });
+              },
+            },
+          }),
+        );
+      }
+      const runner: WorkerRunner = {
+        promise: Promise.all(runners.map((r) => r.promise)).then(() => undefined),
+        stop: async () => {
+          await Promise.all(runners.map((r) => r.stop()));
         },
-      });
-      return { promise: runner.promise, stop: () => runner.stop() };
+      };
+      return runner;
+    },
+    async close() {
+      const u = utils;
+      utils = undefined;
+      if (u !== undefined) await (await u.catch(() => undefined))?.release();
+      const p = pool;
+      pool = undefined;
+      await p?.end();
     },
   };
 }
