@@ -77,7 +77,7 @@ export interface LoopListing {
   readonly state: LoopStateName;
   readonly stop?: { readonly reason: Stop["reason"] };
   readonly status: LoopStatus;
-  /** The lease's holder (`<worker id>/<slot>/job-<n>` for a worker), while a lease row stands. */
+  /** The lease's holder (`<worker id>/job-<job id>` for a worker), while a lease row stands. */
   readonly heldBy?: string;
   /** When that lease expires (or expired), ISO 8601. */
   readonly leaseUntil?: string;
@@ -273,7 +273,6 @@ export async function createWarrant(options: WarrantOptions = {}): Promise<Warra
         queue: c.queue(),
         store,
         concurrency: o.concurrency,
-        id: `worker:${holder()}`,
         host: hostname(),
         pid: process.pid,
         ttlMs,

@@ -172,7 +172,7 @@ export interface WorkerRunner {
 
 /**
  * What a worker does with one job: drive the loop it names. A rejection retries the job later.
- * `worker` is the queue's id of the worker slot that took it.
+ * `worker` is the queue's id of the worker that took it.
  */
 export type JobHandler = (job: {
   readonly query: string;
@@ -188,8 +188,9 @@ export interface QueuedJob {
   readonly maxAttempts: number;
   /** When it runs (next). */
   readonly runAt: Date;
-  /** The worker slot that holds it now, while one does. */
+  /** The worker that holds it now, while one does, and since when. */
   readonly lockedBy?: string;
+  readonly lockedAt?: Date;
   readonly lastError?: string;
   /** It used up its attempts: it runs again only when requeued. */
   readonly failed: boolean;
@@ -212,9 +213,7 @@ export interface JobQueue {
     readonly handler: JobHandler;
     /** Stop on SIGINT/SIGTERM (a process that is only a worker). */
     readonly handleSignals: boolean;
-    /** The worker's id: its slots take jobs as `<id>/<n>`. */
-    readonly workerId: string;
-  }): Promise<WorkerRunner>;
+  }): Promise<WorkerRunner & { readonly workerId: string }>;
   /** Releases the queue's connections (dispatching reuses one pool until then). */
   close(): Promise<void>;
 }

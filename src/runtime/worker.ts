@@ -56,8 +56,6 @@ export interface WorkerOptions {
     models: Readonly<Record<string, string>>,
     namespace?: string,
   ) => Promise<RuntimeContext & { close(): Promise<void> }>;
-  /** The worker's id (`worker:<host>:<pid>:<random>`); its slots are `<id>/<n>` in the queue. */
-  readonly id: string;
   readonly host: string;
   readonly pid: number;
   readonly ttlMs: number;
@@ -66,6 +64,7 @@ export interface WorkerOptions {
 }
 
 export interface Worker extends WorkerRunner {
+  /** The queue's id of this worker (graphile-worker's pool id), as `warrant workers` lists it. */
   readonly id: string;
   /**
    * Drain and stop: no more jobs; each drive ends at its next step boundary (a run in progress runs
@@ -90,13 +89,21 @@ function ownedBy(name: string, workers: readonly WorkerInfo[]): boolean {
   return workers.some((w) => name === w.id || name.startsWith(`${w.id}/`));
 }
 
+/** A worker's drive holds its lease as `<worker id>/job-<job id>`; `resume` and `run` do not. */
+const WORKER_HOLDER = /\/job-[^/]+$/;
+
 export async function startWorker(o: WorkerOptions): Promise<Worker> {
   const drain = new AbortController();
   const force = new AbortController();
   const ttl = o.ttlMs;
   const started = new Date();
-  const registration = { id: o.id, host: o.host, pid: o.pid, started };
-  await o.store.registerWorker(registration);
+  // Set once the queue says who this worker is; a job waits for the registration.
+  let id = "";
+  let registered: () => void = () => {};
+  const registration = new Promise<void>((resolve) => {
+    registered = resolve;
+  });
+  const entry = () => ({ id, host: o.host, pid: o.pid, started });
 
   /** Dispatch a loop again, saying so; a failure is said and left to the next sweep. */
   const requeue = async (
@@ -115,7 +122,7 @@ export async function startWorker(o: WorkerOptions): Promise<Worker> {
   // The beat: heartbeat, then sweep for loops no live worker drives.
   const beat = async (): Promise<void> => {
     const now = new Date();
-    if (!(await o.store.heartbeatWorker(o.id, now))) await o.store.registerWorker(registration);
+    if (!(await o.store.heartbeatWorker(id, now))) await o.store.registerWorker(entry());
     if (drain.signal.aborted) return;
     // A worker silent for three leases is gone from the registry (it registers again if it wakes).
     await o.store.pruneWorkers(new Date(now.getTime() - 3 * ttl));
@@ -131,32 +138,36 @@ export async function startWorker(o: WorkerOptions): Promise<Worker> {
     );
     for (const l of leases) {
       if (l.until.getTime() >= now.getTime() || taken.has(l.query)) continue;
-      if (!l.holder.startsWith("worker:") || ownedBy(l.holder, live)) continue;
+      if (!WORKER_HOLDER.test(l.holder) || ownedBy(l.holder, live)) continue;
       await requeue(l.query, "expired-lease", l.holder);
     }
-    // A job held by a worker that died before it leased the loop.
+    // A job held for over a lease by a worker gone silent before it leased the loop.
     for (const j of jobs) {
       if (j.lockedBy === undefined || leased.has(j.query) || ownedBy(j.lockedBy, live)) continue;
+      if ((j.lockedAt?.getTime() ?? 0) >= now.getTime() - ttl) continue;
       await requeue(j.query, "orphaned-job", j.lockedBy);
     }
   };
   let beating: Promise<void> | undefined;
-  const timer = setInterval(() => {
-    if (beating !== undefined) return;
-    // A store that is away (restarting) is tried again at the next beat.
-    beating = beat()
-      .catch(() => undefined)
-      .finally(() => {
-        beating = undefined;
-      });
-  }, ttl / 3);
-  timer.unref();
+  let timer: NodeJS.Timeout | undefined;
+  const startBeat = () => {
+    timer = setInterval(() => {
+      if (beating !== undefined) return;
+      // A store that is away (restarting) is tried again at the next beat.
+      beating = beat()
+        .catch(() => undefined)
+        .finally(() => {
+          beating = undefined;
+        });
+    }, ttl / 3);
+    timer.unref();
+  };
 
   const runner = await o.queue.start({
     concurrency: o.concurrency,
     handleSignals: o.handleSignals,
-    workerId: o.id,
-    handler: async ({ query, id, worker }) => {
+    handler: async ({ query, id: job, worker }) => {
+      await registration;
       if (drain.signal.aborted) {
         await requeue(query, "shutdown");
         return;
@@ -164,7 +175,7 @@ export async function startWorker(o: WorkerOptions): Promise<Worker> {
       const binding = await bindingOf(o, query);
       const ctx = await o.context(modelOverridesOf(binding), binding["memory/namespace"]);
       // One holder per job: two jobs of one worker never share a lease.
-      const holder = `${worker}/job-${id}`;
+      const holder = `${worker}/job-${job}`;
       try {
         const pack = await packOf(ctx, binding);
         const result = await driveUnderLease(ctx, query, pack, {
@@ -204,6 +215,16 @@ export async function startWorker(o: WorkerOptions): Promise<Worker> {
     },
   });
 
+  id = runner.workerId;
+  try {
+    await o.store.registerWorker(entry());
+  } catch (e) {
+    await runner.stop();
+    throw e;
+  }
+  registered();
+  startBeat();
+
   let stopping: Promise<void> | undefined;
   let forceTimer: NodeJS.Timeout | undefined;
   const abort = (): void => {
@@ -213,10 +234,10 @@ export async function startWorker(o: WorkerOptions): Promise<Worker> {
     force.abort();
   };
   const finish = async (): Promise<void> => {
-    clearInterval(timer);
+    if (timer !== undefined) clearInterval(timer);
     if (forceTimer !== undefined) clearTimeout(forceTimer);
     await beating;
-    await o.store.deregisterWorker(o.id).catch(() => undefined);
+    await o.store.deregisterWorker(id).catch(() => undefined);
     o.onEvent({ kind: "shutdown", phase: "stopped" });
   };
   const stop = (timeoutMs = DEFAULT_SHUTDOWN_TIMEOUT_MS): Promise<void> => {
@@ -234,5 +255,5 @@ export async function startWorker(o: WorkerOptions): Promise<Worker> {
   };
   // A runner that stops by itself (graphile-worker's own signal handling) deregisters too.
   const promise = runner.promise.then(() => stopping ?? finish());
-  return { id: o.id, promise, stop, abort };
+  return { id, promise, stop, abort };
 }

@@ -8,7 +8,7 @@
 // Workers re-dispatch the loops whose lease expired with no live worker behind it (worker.ts).
 import type { Logger, WorkerUtils } from "graphile-worker";
 import type pg from "pg";
-import type { JobQueue, QueuedJob, WorkerRunner } from "../../runtime/ports.js";
+import type { JobQueue, QueuedJob } from "../../runtime/ports.js";
 
 export const DRIVE_TASK = "warrant_drive_loop";
 
@@ -45,6 +45,7 @@ interface JobRow {
   readonly max_attempts: number;
   readonly run_at: Date;
   readonly locked_by: string | null;
+  readonly locked_at: Date | null;
   readonly last_error: string | null;
 }
 
@@ -94,7 +95,7 @@ export function graphileJobQueue(o: GraphileQueueOptions): GraphileJobQueue {
     async jobs() {
       await utilsOf(); // the schema exists
       const { rows } = await (await poolOf()).query<JobRow>(
-        "SELECT j.id::text AS id, j.key, j.attempts, j.max_attempts, j.run_at, j.locked_by, j.last_error " +
+        "SELECT j.id::text AS id, j.key, j.attempts, j.max_attempts, j.run_at, j.locked_by, j.locked_at, j.last_error " +
           `FROM ${t("_private_jobs")} AS j JOIN ${t("_private_tasks")} AS k ON k.id = j.task_id ` +
           `WHERE k.identifier = $1 AND j.key IS NOT NULL ORDER BY j.key COLLATE "C"`,
         [DRIVE_TASK],
@@ -107,53 +108,48 @@ export function graphileJobQueue(o: GraphileQueueOptions): GraphileJobQueue {
           maxAttempts: r.max_attempts,
           runAt: r.run_at,
           ...(r.locked_by === null ? {} : { lockedBy: r.locked_by }),
+          ...(r.locked_at === null ? {} : { lockedAt: r.locked_at }),
           ...(r.last_error === null ? {} : { lastError: r.last_error }),
           failed: r.locked_by === null && r.attempts >= r.max_attempts,
         }),
       );
     },
-    async start({ concurrency, handler, handleSignals, workerId }) {
+    async start({ concurrency, handler, handleSignals }) {
       const { Logger, run } = await import("graphile-worker");
-      type Runner = Awaited<ReturnType<typeof run>>;
-      await utilsOf(); // migrated once, before the slots start
-      const pgPool = await poolOf();
-      // One runner per slot, each with an id of its own (`<worker id>/<n>`), so the queue's
-      // `locked_by` names the worker `warrant workers` lists.
-      const runners: Runner[] = [];
-      for (let n = 1; n <= concurrency; n++) {
-        // graphile-worker reads `workerId` from a runner's options (concurrency 1) but does not
-        // declare it there.
-        const slot = { workerId: `${workerId}/${n}` } as unknown as Record<string, never>;
-        runners.push(
-          await run({
-            ...slot,
-            pgPool,
-            schema,
-            concurrency: 1,
-            pollInterval: o.pollIntervalMs ?? 500,
-            logger: quietLogger(Logger, debug),
-            noHandleSignals: !handleSignals,
-            taskList: {
-              [DRIVE_TASK]: async (payload, helpers) => {
-                const query = (payload as { query?: unknown }).query;
-                if (typeof query !== "string") return; // not ours to drive
-                await handler({
-                  query,
-                  id: String(helpers.job.id),
-                  worker: helpers.job.locked_by ?? `${workerId}/${n}`,
-                });
-              },
-            },
-          }),
-        );
-      }
-      const runner: WorkerRunner = {
-        promise: Promise.all(runners.map((r) => r.promise)).then(() => undefined),
-        stop: async () => {
-          await Promise.all(runners.map((r) => r.stop()));
+      const { EventEmitter } = await import("node:events");
+      await utilsOf(); // migrated once, before the runner starts
+      // graphile-worker locks jobs in the name of its worker pool (`pool-<random>`): that id is the
+      // worker's, so `warrant workers` and the queue's `locked_by` name it alike.
+      let poolId: string | undefined;
+      const events = new EventEmitter();
+      events.on("pool:create", ({ workerPool }: { workerPool: { id: string } }) => {
+        poolId ??= workerPool.id;
+      });
+      const runner = await run({
+        pgPool: await poolOf(),
+        schema,
+        concurrency,
+        events: events as never,
+        pollInterval: o.pollIntervalMs ?? 500,
+        logger: quietLogger(Logger, debug),
+        noHandleSignals: !handleSignals,
+        taskList: {
+          [DRIVE_TASK]: async (payload, helpers) => {
+            const query = (payload as { query?: unknown }).query;
+            if (typeof query !== "string") return; // not ours to drive
+            await handler({
+              query,
+              id: String(helpers.job.id),
+              worker: helpers.job.locked_by ?? poolId ?? "unknown",
+            });
+          },
         },
-      };
-      return runner;
+      });
+      if (poolId === undefined) {
+        await runner.stop();
+        throw new Error("graphile-worker started without announcing its worker pool");
+      }
+      return { workerId: poolId, promise: runner.promise, stop: () => runner.stop() };
     },
     async close() {
       const u = utils;
