@@ -31,7 +31,14 @@ export class WorkerProcess {
   constructor(
     name: string,
     store: string,
-    opts: { cwd: string; env: NodeJS.ProcessEnv; concurrency?: number; prefix?: string[] },
+    opts: {
+      cwd: string;
+      env: NodeJS.ProcessEnv;
+      concurrency?: number;
+      prefix?: string[];
+      /** Approve mutations with --yes (default); false: wait for `warrant approve`. */
+      yes?: boolean;
+    },
   ) {
     this.name = name;
     const argv = [
@@ -39,7 +46,7 @@ export class WorkerProcess {
       "worker",
       "--store",
       store,
-      "--yes",
+      ...(opts.yes === false ? [] : ["--yes"]),
       "--json",
       "--concurrency",
       String(opts.concurrency ?? 2),

@@ -61,6 +61,7 @@ export function graphileJobQueue(o: GraphileQueueOptions): GraphileJobQueue {
       pool = new pgModule.Pool({ connectionString: o.connectionString, max: 10 });
       // A connection the server cut is replaced on the next query; the error itself is not fatal.
       pool.on("error", () => undefined);
+      pool.on("connect", (client) => client.on("error", () => undefined));
     }
     return pool;
   };
