@@ -36,10 +36,12 @@ const COMMANDS = [
   "deny",
   "answer",
   "worker",
+  "workers",
+  "requeue",
 ] as const;
 
 /** Commands that take arguments: run bare, each is a usage error. */
-const NEEDS_ARGUMENTS = COMMANDS.filter((c) => !["demo", "loops", "worker"].includes(c));
+const NEEDS_ARGUMENTS = COMMANDS.filter((c) => !["demo", "loops", "worker", "workers"].includes(c));
 
 const PUBLISHED = path.join(seedExamplesDir, "open.corpus-task-pack-loop.json");
 const SCRIPT = path.join(repoRoot, "examples/loop-scripts/demo.json");
