@@ -56,6 +56,7 @@ describe("CLI start-up", () => {
         "inspect",
         "loop",
         "renew",
+        "requeue",
         "resume",
         "run",
         "turn",
