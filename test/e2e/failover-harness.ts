@@ -218,8 +218,8 @@ export interface TakeoverTimes {
 /**
  * One trial: two workers (one slot each) and one loop; the worker driving it is SIGKILLed a second
  * into its drive; the other takes the loop over and drives it to its stop, with no operator. The
- * dead worker's environment and lease row are gone afterwards. `prefix` runs each worker under a
- * command (`ip netns exec NS`), `storeUrl` is the server as the workers reach it.
+ * dead worker's environment and lease row are gone afterwards. `prefixes` run each worker under a
+ * command (`ip netns exec NS`), `storeUrls` are the server as each worker reaches it.
  */
 export async function takeoverTrial(
   url: string,
@@ -227,16 +227,15 @@ export async function takeoverTrial(
   ttlMs: number,
   mkdir: (label: string) => string,
   registry: WorkerProcess[],
-  opts: { storeUrl?: string; prefixes?: [string[], string[]] } = {},
+  opts: { storeUrls?: [string, string]; prefixes?: [string[], string[]] } = {},
 ): Promise<TakeoverTimes> {
-  const store = `${opts.storeUrl ?? url}?schema=${schema}`;
   const cwd = mkdir("trial-cwd");
   const envDir = mkdir("trial-env");
   const env = { WARRANT_LEASE_TTL_MS: String(ttlMs), TMPDIR: envDir };
   const [query] = await dispatch(`${url}?schema=${schema}`, cwd, 1);
   const pair = (["a", "b"] as const).map(
     (name, i) =>
-      new WorkerProcess(name, store, {
+      new WorkerProcess(name, `${opts.storeUrls?.[i] ?? url}?schema=${schema}`, {
         cwd,
         env,
         concurrency: 1,

@@ -2,7 +2,7 @@
 // port), so that a test may restart or stop it without touching the server other tests share.
 // As root the server runs as the `postgres` user (PostgreSQL refuses to run as root).
 import { execFile } from "node:child_process";
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { appendFileSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir, userInfo } from "node:os";
 import path from "node:path";
@@ -48,7 +48,15 @@ export function privatePostgresUnavailable(): string | undefined {
     : undefined;
 }
 
-export async function startPrivatePostgres(): Promise<PrivatePostgres> {
+export interface PrivatePostgresOptions {
+  /** Listen on these addresses too (besides 127.0.0.1), trusting clients from `trust` (CIDR). */
+  readonly listen?: readonly string[];
+  readonly trust?: string;
+}
+
+export async function startPrivatePostgres(
+  o: PrivatePostgresOptions = {},
+): Promise<PrivatePostgres> {
   const bin = binDir();
   if (bin === undefined) throw new Error("no PostgreSQL server binaries under /usr/lib/postgresql");
   const dir = mkdtempSync(path.join(tmpdir(), "warrant-pg-"));
@@ -64,8 +72,13 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
       ? run("runuser", ["-u", "postgres", "--", path.join(bin, cmd), ...args], { cwd: dir })
       : run(path.join(bin, cmd), args, { cwd: dir });
   await as("initdb", ["-D", data, "-A", "trust", "-U", "postgres", "--no-sync"]);
+  if (o.trust !== undefined) {
+    const hba = path.join(data, "pg_hba.conf");
+    appendFileSync(hba, `host all all ${o.trust} trust\n`);
+  }
   const port = await freePort();
-  const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`;
+  const listen = ["127.0.0.1", ...(o.listen ?? [])].join(",");
+  const opts = `-p ${port} -k ${dir} -c listen_addresses=${listen} -c fsync=off -c max_connections=200`;
   const log = path.join(dir, "server.log");
   await as("pg_ctl", ["-D", data, "-o", opts, "-l", log, "-w", "-t", "60", "start"]);
   return {
