@@ -73,10 +73,12 @@ export {
 export {
   createWarrant,
   type LoopListing,
+  type LoopStatus,
   type LoopView,
   type ResumeOptions,
   type RunOptions,
   type Warrant,
+  type WorkerListing,
   type WorkOptions,
 } from "./library/create-warrant.js";
 export {
@@ -161,6 +163,7 @@ export type {
   ApprovalRequest,
   JobHandler,
   JobQueue,
+  QueuedJob,
   RecordSigner,
   RunEnvironment,
   RunExecResult,
@@ -169,4 +172,4 @@ export type {
 } from "./runtime/ports.js";
 export { keySigner } from "./runtime/records.js";
 export type { LoadedAgent, LoadedPack } from "./runtime/task-pack.js";
-export type { WorkerEvent } from "./runtime/worker.js";
+export type { Worker, WorkerEvent } from "./runtime/worker.js";

@@ -94,8 +94,13 @@ export function graphileJobQueue(o: GraphileQueueOptions): GraphileJobQueue {
       );
     },
     async jobs() {
-      await utilsOf(); // the schema exists
-      const { rows } = await (await poolOf()).query<JobRow>(
+      const db = await poolOf();
+      // A store nothing was dispatched to has no queue schema: reading does not make one.
+      const exists = await db.query<{ t: string | null }>("SELECT to_regclass($1)::text AS t", [
+        t("_private_jobs"),
+      ]);
+      if (exists.rows[0]?.t == null) return [];
+      const { rows } = await db.query<JobRow>(
         "SELECT j.id::text AS id, j.key, j.attempts, j.max_attempts, j.run_at, j.locked_by, j.locked_at, j.last_error " +
           `FROM ${t("_private_jobs")} AS j JOIN ${t("_private_tasks")} AS k ON k.id = j.task_id ` +
           `WHERE k.identifier = $1 AND j.key IS NOT NULL ORDER BY j.key COLLATE "C"`,
