@@ -203,9 +203,10 @@ export interface JobQueue {
   /**
    * Queue the loop under its own job key: one job per loop. A waiting or failed job of the loop is
    * replaced (its attempts start again); a job some worker holds is superseded (never retried) and a
-   * fresh one queued, so a loop whose worker died is driven again at once.
+   * fresh one queued, so a loop whose worker died is driven again at once. `first`: ahead of the
+   * loops not yet started (a loop taken over or released by a worker that stops).
    */
-  dispatch(query: string): Promise<void>;
+  dispatch(query: string, options?: { readonly first?: boolean }): Promise<void>;
   /** The loops' jobs still in the queue (waiting, held, failed), by query. */
   jobs(): Promise<readonly QueuedJob[]>;
   start(options: {

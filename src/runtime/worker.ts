@@ -112,7 +112,8 @@ export async function startWorker(o: WorkerOptions): Promise<Worker> {
     holder?: string,
   ): Promise<void> => {
     try {
-      await o.queue.dispatch(query);
+      // Ahead of loops not yet started: this one was under way.
+      await o.queue.dispatch(query, { first: true });
       o.onEvent({ kind: "requeued", query, reason, ...(holder === undefined ? {} : { holder }) });
     } catch (e) {
       o.onEvent({ kind: "failed", query, code: "queue/requeue-failed", message: messageOf(e) });

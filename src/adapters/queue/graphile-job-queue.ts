@@ -85,12 +85,18 @@ export function graphileJobQueue(o: GraphileQueueOptions): GraphileJobQueue {
   return {
     schema,
     description: `graphile-worker schema ${schema}`,
-    async dispatch(query) {
+    async dispatch(query, options) {
       const u = await utilsOf();
       await u.addJob(
         DRIVE_TASK,
         { query },
-        { maxAttempts: MAX_ATTEMPTS, jobKey: query, jobKeyMode: "replace" },
+        {
+          maxAttempts: MAX_ATTEMPTS,
+          jobKey: query,
+          jobKeyMode: "replace",
+          // graphile-worker runs lower numbers first.
+          ...(options?.first === true ? { priority: -1 } : {}),
+        },
       );
     },
     async jobs() {
