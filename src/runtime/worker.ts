@@ -220,6 +220,9 @@ export async function startWorker(o: WorkerOptions): Promise<Worker> {
   try {
     await o.store.registerWorker(entry());
   } catch (e) {
+    // Jobs taken meanwhile go back to the queue.
+    drain.abort();
+    registered();
     await runner.stop();
     throw e;
   }
