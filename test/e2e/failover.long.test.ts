@@ -9,16 +9,13 @@ import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  type PrivatePostgres,
-  privatePostgresUnavailable,
-  startPrivatePostgres,
-} from "../helpers/private-postgres.js";
+import { PrivatePostgres, postgresBinDir } from "../store/private-postgres.js";
 import { type TakeoverTimes, takeoverTrial, type WorkerProcess } from "./failover-harness.js";
 
 const TTL_MS = 2000;
 const TRIALS = 10;
-const unavailable = privatePostgresUnavailable();
+const unavailable =
+  postgresBinDir() === undefined ? "initdb and pg_ctl are not installed" : undefined;
 
 function mkdirs() {
   const dirs: string[] = [];
@@ -47,11 +44,11 @@ describe.skipIf(unavailable !== undefined && process.env.CI !== "true")(
     const workers: WorkerProcess[] = [];
     const { dirs, mkdir } = mkdirs();
     beforeAll(async () => {
-      server = await startPrivatePostgres();
+      server = await PrivatePostgres.start();
     });
     afterAll(async () => {
       for (const w of workers) if (w.child.exitCode === null) w.signal("SIGKILL");
-      await server?.stop();
+      await server?.destroy();
       for (const d of dirs) rmSync(d, { recursive: true, force: true });
     });
 
@@ -108,14 +105,14 @@ describe.skipIf(noNetns !== undefined)(
         ip("-n", n.ns, "link", "set", n.peer, "up");
         ip("-n", n.ns, "link", "set", "lo", "up");
       }
-      server = await startPrivatePostgres({
+      server = await PrivatePostgres.start({
         listen: nets.map((n) => n.hostIp),
         trust: "10.87.0.0/16",
       });
     });
     afterAll(async () => {
       for (const w of workers) if (w.child.exitCode === null) w.signal("SIGKILL");
-      await server?.stop();
+      await server?.destroy();
       for (const n of nets) {
         spawnSync("ip", ["link", "del", n.host]);
         spawnSync("ip", ["netns", "del", n.ns]);
@@ -131,8 +128,8 @@ describe.skipIf(noNetns !== undefined)(
         times.push(
           await takeoverTrial(server.url, `netns_takeover_${i}`, TTL_MS, mkdir, workers, {
             storeUrls: [
-              `postgres://postgres@${a.hostIp}:${server.port}/postgres`,
-              `postgres://postgres@${b.hostIp}:${server.port}/postgres`,
+              `postgres://warrant@${a.hostIp}:${server.port}/postgres`,
+              `postgres://warrant@${b.hostIp}:${server.port}/postgres`,
             ],
             prefixes: [
               ["ip", "netns", "exec", a.ns],
