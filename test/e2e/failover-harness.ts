@@ -38,6 +38,7 @@ export class WorkerProcess {
       prefix?: string[];
       /** Approve mutations with --yes (default); false: wait for `warrant approve`. */
       yes?: boolean;
+      shutdownTimeoutS?: number;
     },
   ) {
     this.name = name;
@@ -51,7 +52,7 @@ export class WorkerProcess {
       "--concurrency",
       String(opts.concurrency ?? 2),
       "--shutdown-timeout",
-      "30",
+      String(opts.shutdownTimeoutS ?? 30),
     ];
     const [cmd, ...pre] = opts.prefix ?? [];
     this.child = spawn(

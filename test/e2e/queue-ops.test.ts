@@ -2,7 +2,15 @@
 // status/heldBy/leaseUntil and `--waiting failed`, `requeue` and its refusals; a worker taking over
 // a loop whose lease a dead worker left (and a job a dead worker holds); a worker that drains on
 // SIGTERM releasing a loop that waits for an approval at once.
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  cpSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -231,4 +239,50 @@ describe.skipIf(!pg.enabled)("workers, loops and requeue over a shared PostgreSQ
     expect(row).toMatchObject({ status: "queued" });
     expect(row?.heldBy).toBeUndefined();
   });
+
+  for (const how of ["a second signal", "the shutdown timeout"] as const) {
+    it(`${how} stops a run in progress now: environment destroyed, lease released, loop queued`, {
+      timeout: 90_000,
+    }, async () => {
+      const { uri, schema } = newStore();
+      const envDir = mkdtempSync(path.join(tmpdir(), "warrant-queue-ops-env-"));
+      chmodSync(envDir, 0o755);
+      const [query] = await dispatch(uri, cwd, 1);
+      const w = new WorkerProcess("w", uri, {
+        cwd,
+        env: { TMPDIR: envDir },
+        shutdownTimeoutS: how === "a second signal" ? 30 : 0.2,
+      });
+      workers.push(w);
+      try {
+        // A run's environment is made: the drain would wait for the run to end.
+        await until("a run to start", 60_000, () =>
+          w.lines.some((l) => l.query === query && String(l.text ?? "").startsWith("run started")),
+        );
+        w.signal("SIGTERM");
+        if (how === "a second signal") {
+          await until("the drain to begin", 10_000, () =>
+            w.lines.some((l) => l.phase === "draining"),
+          );
+          w.signal("SIGTERM");
+        }
+        const exit = await w.exited;
+        expect(exit).toEqual({ code: how === "a second signal" ? 1 : 0, signal: null });
+        expect(
+          w.lines.some((l) => l.phase === "forcing"),
+          w.transcript(),
+        ).toBe(true);
+        expect(w.lines).toEqual(
+          expect.arrayContaining([
+            expect.objectContaining({ event: "requeued", query, reason: "shutdown" }),
+          ]),
+        );
+        expect(readdirSync(envDir).filter((n) => n.startsWith("warrant-env-"))).toEqual([]);
+        expect(await schemas.sql(`SELECT query FROM "${schema}".warrant_leases`)).toEqual([]);
+        expect((await loops(uri)).find((r) => r.query === query)?.status).toBe("queued");
+      } finally {
+        rmSync(envDir, { recursive: true, force: true });
+      }
+    });
+  }
 });
