@@ -55,10 +55,16 @@ export async function underLease<T>(
     fail = reject;
   });
   lost.catch(() => undefined);
-  const destroyAll = async (): Promise<void> => {
-    const envs = [...environments];
-    environments.clear();
-    await Promise.allSettled(envs.map((env) => env.destroy()));
+  // Destructions chain: a later call (the drive's end) settles only after one already under way (the
+  // moment the lease was lost), so the caller never moves on with an environment half destroyed.
+  let destroying: Promise<void> = Promise.resolve();
+  const destroyAll = (): Promise<void> => {
+    destroying = destroying.then(async () => {
+      const envs = [...environments];
+      environments.clear();
+      await Promise.allSettled(envs.map((env) => env.destroy()));
+    });
+    return destroying;
   };
   const store = fencedStore(ctx.store, { query, token }, (reason) => {
     if (reason.code === "store/lease-lost")
