@@ -28,6 +28,7 @@ const NEEDS_MORE = [
   "test/standalone-validators.test.ts", // modules loaded from dist/
   "test/startup.test.ts", // the built CLI's start-up
   "test/readme-library.test.ts", // the packed tarball
+  "test/library/host-key-processes.test.ts", // the built module in separate processes
 ];
 
 export default defineConfig({
