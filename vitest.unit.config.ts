@@ -30,6 +30,7 @@ const NEEDS_MORE = [
   "test/readme-library.test.ts", // the packed tarball
   "test/server/**", // the built CLI drives the loops the console reads
   "test/browser/**", // chromium, the built CLI and UI, PostgreSQL
+  "test/library/host-key-processes.test.ts", // the built module in separate processes
 ];
 
 export default defineConfig({

@@ -83,10 +83,12 @@ export {
 export {
   createWarrant,
   type LoopListing,
+  type LoopStatus,
   type LoopView,
   type ResumeOptions,
   type RunOptions,
   type Warrant,
+  type WorkerListing,
   type WorkOptions,
 } from "./library/create-warrant.js";
 export {
@@ -178,6 +180,7 @@ export type {
   ApprovalRequest,
   JobHandler,
   JobQueue,
+  QueuedJob,
   RecordSigner,
   RunEnvironment,
   RunExecResult,
@@ -186,4 +189,4 @@ export type {
 } from "./runtime/ports.js";
 export { keySigner } from "./runtime/records.js";
 export type { LoadedAgent, LoadedPack } from "./runtime/task-pack.js";
-export type { WorkerEvent } from "./runtime/worker.js";
+export type { Worker, WorkerEvent } from "./runtime/worker.js";

@@ -60,6 +60,7 @@ describe("CLI start-up", () => {
         "pending",
         "record",
         "renew",
+        "requeue",
         "resume",
         "run",
         "serve",

@@ -2,6 +2,7 @@
 import { cliSuite } from "./cli.js";
 import { definitionSuite } from "./definition.js";
 import { demoSuite } from "./demo.js";
+import { dispatchSuite } from "./dispatch.js";
 import { inputSuite } from "./input.js";
 import { loopSuite } from "./loop.js";
 import { passageSuite } from "./passage.js";
@@ -27,5 +28,6 @@ export const suites: readonly BenchSuite[] = [
   telemetrySuite,
   demoSuite,
   storeSuite,
+  dispatchSuite,
   cliSuite,
 ];

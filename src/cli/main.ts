@@ -35,6 +35,10 @@ const GROUPS: readonly { readonly commands: readonly string[]; load(): Promise<R
     load: async () => (await import("./commands/worker.js")).registerWorkerCommand,
   },
   {
+    commands: ["workers", "requeue"],
+    load: async () => (await import("./commands/requeue.js")).registerRequeueCommands,
+  },
+  {
     commands: ["resume"],
     load: async () => (await import("./commands/resume.js")).registerResumeCommand,
   },

@@ -79,6 +79,8 @@ export interface Composition {
   emitter(log?: EventLog): Emit;
   readonly telemetry: Telemetry;
   queue(): JobQueue;
+  /** Whether a job queue was given. */
+  hasQueue(): boolean;
   close(): Promise<void>;
 }
 
@@ -339,9 +341,12 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
         throw new WarrantError("runtime/no-queue", "dispatching and workers need a job queue");
       return o.queue;
     },
+    hasQueue: () => o.queue !== undefined,
     telemetry,
     close: async () => {
       await telemetry.close();
+      // The queue's pool, reused by every dispatch, closes with the runtime.
+      await o.queue?.close();
       if (owned) await store.close();
     },
   };

@@ -2,6 +2,8 @@
 // sandbox, approver, clock, signer, telemetry), with defaults that mirror the command line, and
 // answers for loops: run, resume, dispatch and work, the operator's acts, and reading the ledger.
 // Each drive gets its own context (its passages' tools are closed when it ends) and its own events.
+
+import { hostname } from "node:os";
 import { type QueryId, type RecordRef, toQueryId } from "../core/ids.js";
 import type { LedgerRecord, LedgerStore } from "../core/loop/ledger-store.js";
 import type { LoopDocument, LoopStateName, Role, Stop } from "../core/loop/types.js";
@@ -9,7 +11,7 @@ import { WarrantError } from "../core/result.js";
 import type { DriveResult } from "../runtime/driver.js";
 import type { WarrantEventBody } from "../runtime/events.js";
 import { LoopLedger } from "../runtime/loop-ledger.js";
-import type { WorkerRunner } from "../runtime/ports.js";
+import type { QueuedJob } from "../runtime/ports.js";
 import {
   bindingOf,
   driveUnderLease,
@@ -18,7 +20,7 @@ import {
   startLoop,
 } from "../runtime/session.js";
 import type { LoadedPack } from "../runtime/task-pack.js";
-import { startWorker, type WorkerEvent } from "../runtime/worker.js";
+import { startWorker, type Worker, type WorkerEvent } from "../runtime/worker.js";
 import { type Composition, compose } from "./compose.js";
 import { type DefinitionCheck, definitionCheckOf, refuseProblems } from "./definition-checks.js";
 import { leaseHolder, leaseTtlMs } from "./host.js";
@@ -62,9 +64,20 @@ export interface WorkOptions {
   readonly concurrency: number;
   /** Stop on SIGINT/SIGTERM (default false). */
   readonly handleSignals?: boolean;
-  /** Told when a job's drive starts, finds its loop busy, and ends. */
+  /**
+   * Told when a job's drive starts, finds its loop busy, ends, fails or loses its lease, when a
+   * loop is dispatched again (a takeover, a shutdown) and of each phase of the shutdown.
+   */
   readonly onJob?: (event: WorkerEvent) => void;
 }
+
+/**
+ * Where a loop stands for an operator: `stopped`; `driving` (a live lease); `stuck` (its lease
+ * expired and the loop is not stopped: its driver died or froze; a worker takes it over);
+ * `queued` (a job waits for a worker); `failed` (its job used up its attempts: `requeue` it);
+ * `waiting` (no lease and no job: it waits for an operator's act, a renewal, or a resume).
+ */
+export type LoopStatus = "stopped" | "driving" | "stuck" | "queued" | "failed" | "waiting";
 
 export interface LoopListing {
   readonly query: string;
@@ -72,6 +85,21 @@ export interface LoopListing {
   readonly stop?: { readonly reason: Stop["reason"] };
   /** What an open loop waits for: an approval, an answer, a budget, its deadline. */
   readonly waiting?: Waiting;
+  readonly status: LoopStatus;
+  /** The lease's holder (`<worker id>/job-<job id>` for a worker), while a lease row stands. */
+  readonly heldBy?: string;
+  /** When that lease expires (or expired), ISO 8601. */
+  readonly leaseUntil?: string;
+}
+
+/** A worker as the store's registry has it, with the loops it holds. */
+export interface WorkerListing {
+  readonly id: string;
+  readonly host: string;
+  readonly pid: number;
+  readonly started: string;
+  readonly lastHeartbeat: string;
+  readonly loops: readonly string[];
 }
 
 export interface LoopView {
@@ -99,8 +127,17 @@ export interface Warrant {
   checkDefinitions(pack: string | LoadedPack, options?: RunOptions): Promise<DefinitionCheck>;
   /** Opens a loop and hands it to the workers of the queue. */
   dispatch(pack: string | LoadedPack, options?: RunOptions): Promise<QueryId>;
-  /** Drives dispatched loops until stopped. */
-  work(options: WorkOptions): Promise<WorkerRunner>;
+  /**
+   * Hands an open loop to the workers again (one whose job used up its attempts, say). Refuses a
+   * loop the store does not hold (`loop/not-opened`) and a stopped one (`queue/loop-stopped`).
+   */
+  requeue(query: QueryId): Promise<void>;
+  /** Drives dispatched loops until stopped (`stop()` drains, `abort()` stops the drives now). */
+  work(options: WorkOptions): Promise<Worker>;
+  /** The workers registered in the store, each with the loops it holds. */
+  workers(): Promise<WorkerListing[]>;
+  /** The loops' jobs in the queue (waiting, held, failed). */
+  jobs(): Promise<readonly QueuedJob[]>;
   loops(): Promise<LoopListing[]>;
   /** A loop's document and its records, or undefined when the store holds no such loop. */
   show(query: QueryId): Promise<LoopView | undefined>;
@@ -233,31 +270,77 @@ export async function createWarrant(options: WarrantOptions = {}): Promise<Warra
       await queue.dispatch(query);
       return query;
     },
+    async requeue(query) {
+      const doc = await new LoopLedger(store).document(query, c.clock.now());
+      if (doc === undefined)
+        throw new WarrantError("loop/not-opened", `no loop ${query} in ${store.uri}`);
+      if (doc.state === "stopped")
+        throw new WarrantError(
+          "queue/loop-stopped",
+          `${query} stopped (${doc.stop?.reason ?? "stopped"}); a stopped loop is not driven again`,
+        );
+      await c.queue().dispatch(query);
+    },
     async work(o) {
       return startWorker({
         queue: c.queue(),
         store,
         concurrency: o.concurrency,
-        holder: `worker:${holder()}`,
+        host: hostname(),
+        pid: process.pid,
         ttlMs,
         handleSignals: o.handleSignals ?? false,
         context: (models, namespace) => c.context(models, c.emitter(), namespace),
         onEvent: (e) => o.onJob?.(e),
       });
     },
+    async workers() {
+      return (await store.listWorkers()).map((w) => ({
+        id: w.id,
+        host: w.host,
+        pid: w.pid,
+        started: w.started.toISOString(),
+        lastHeartbeat: w.lastHeartbeat.toISOString(),
+        loops: w.loops,
+      }));
+    },
+    jobs: () => c.queue().jobs(),
     async loops() {
       const now = c.clock.now();
       const policies = packPolicyReader();
+      const leases = new Map((await store.leases()).map((l) => [l.query, l]));
+      const jobs = c.hasQueue()
+        ? new Map((await c.queue().jobs()).map((j) => [j.query, j]))
+        : new Map<string, QueuedJob>();
       const rows: LoopListing[] = [];
       for (const l of await store.listLoops()) {
-        const status = await loopStatus(store, l.query, now, policies);
-        if (status === undefined) continue;
-        const doc = status.document;
+        const seen = await loopStatus(store, l.query, now, policies);
+        if (seen === undefined) continue;
+        const doc = seen.document;
+        const lease = leases.get(l.query);
+        const job = jobs.get(l.query);
+        // Leases bind processes: wall-clock time, not the loop's clock.
+        const status: LoopStatus =
+          doc.state === "stopped"
+            ? "stopped"
+            : lease !== undefined
+              ? lease.until.getTime() > Date.now()
+                ? "driving"
+                : "stuck"
+              : job === undefined
+                ? "waiting"
+                : job.failed
+                  ? "failed"
+                  : "queued";
         rows.push({
           query: l.query,
           state: doc.state,
           ...(doc.stop === undefined ? {} : { stop: { reason: doc.stop.reason } }),
-          ...(status.waiting === undefined ? {} : { waiting: status.waiting }),
+          status,
+          ...(lease === undefined
+            ? {}
+            : { heldBy: lease.holder, leaseUntil: lease.until.toISOString() }),
+          ...(seen.waiting === undefined ? {} : { waiting: seen.waiting }),
         });
       }
       return rows;

@@ -16,6 +16,27 @@ export interface HeldLease {
   readonly ttlMs: number;
 }
 
+/** How a worker that is shutting down ends a drive it holds. */
+export interface DriveStop {
+  /**
+   * Once aborted, the drive starts nothing more: its next passage, run or approval wait (one that
+   * waits now included) is refused with `runtime/shutting-down`; a run in progress runs to its end.
+   */
+  readonly drain?: AbortSignal;
+  /** Once aborted, the drive stops now as if its lease were lost (processes killed, environments destroyed). */
+  readonly force?: AbortSignal;
+}
+
+/** The refusal of a drive whose worker is shutting down: its loop is released, not failed. */
+export function shuttingDown(query: string, forced: boolean): WarrantError {
+  return new WarrantError(
+    "runtime/shutting-down",
+    forced
+      ? `loop ${query}: the worker is shutting down now; the drive was stopped`
+      : `loop ${query}: the worker is shutting down; the drive was released at a step boundary`,
+  );
+}
+
 /**
  * Run `body` with a context fenced by `lease`, renewing the lease every third of its ttl. Settles
  * with `body`'s result, or rejects with `store/lease-lost` as soon as the lease is lost (the
@@ -25,6 +46,7 @@ export async function underLease<T>(
   ctx: RuntimeContext,
   lease: HeldLease,
   body: (fenced: RuntimeContext) => Promise<T>,
+  stop: DriveStop = {},
 ): Promise<T> {
   const { query, holder, token, ttlMs } = lease;
   const environments = new Set<RunEnvironment>();
@@ -33,31 +55,73 @@ export async function underLease<T>(
     fail = reject;
   });
   lost.catch(() => undefined);
-  const destroyAll = async (): Promise<void> => {
-    const envs = [...environments];
-    environments.clear();
-    await Promise.allSettled(envs.map((env) => env.destroy()));
+  // Destructions chain: a later call (the drive's end) settles only after one already under way (the
+  // moment the lease was lost), so the caller never moves on with an environment half destroyed.
+  let destroying: Promise<void> = Promise.resolve();
+  const destroyAll = (): Promise<void> => {
+    destroying = destroying.then(async () => {
+      const envs = [...environments];
+      environments.clear();
+      await Promise.allSettled(envs.map((env) => env.destroy()));
+    });
+    return destroying;
   };
   const store = fencedStore(ctx.store, { query, token }, (reason) => {
-    ctx.emit({ kind: "lease-lost", query, code: reason.code, message: reason.message });
+    if (reason.code === "store/lease-lost")
+      ctx.emit({ kind: "lease-lost", query, code: reason.code, message: reason.message });
     void destroyAll();
     fail(reason);
   });
-  const refuseOnceLost = <R>(work: () => Promise<R>): Promise<R> => {
+  // A drain refuses what has not started yet, and ends a wait (for an approval) at once.
+  let draining: Promise<never> | undefined;
+  if (stop.drain !== undefined) {
+    const signal = stop.drain;
+    draining = new Promise<never>((_, reject) => {
+      if (signal.aborted) reject(shuttingDown(query, false));
+      else
+        signal.addEventListener("abort", () => reject(shuttingDown(query, false)), { once: true });
+    });
+    draining.catch(() => undefined);
+  }
+  // How a drain treats the work: "start" refuses it unless begun (a passage runs to its end), "wait"
+  // also ends it while it waits (an approval before a run), "none" lets it be (a mutation's approval
+  // in the middle of a run, whose run would otherwise conclude unknown: it waits until forced).
+  const refuseOnceLost = <R>(
+    work: () => Promise<R>,
+    drain: "start" | "wait" | "none" = "start",
+  ): Promise<R> => {
     if (store.lost !== undefined) return Promise.reject(store.lost);
-    return Promise.race([work(), lost]);
+    if (drain !== "none" && stop.drain?.aborted === true)
+      return Promise.reject(shuttingDown(query, false));
+    const racers: Promise<R>[] = [work(), lost];
+    if (drain === "wait" && draining !== undefined) racers.push(draining);
+    return Promise.race(racers);
   };
+  const onForce = () => store.revoke(shuttingDown(query, true));
+  if (stop.force?.aborted === true) onForce();
+  else stop.force?.addEventListener("abort", onForce, { once: true });
   const fenced: RuntimeContext = {
     ...ctx,
     store,
     loop: new LoopLedger(store),
-    sandbox: tracked(ctx.sandbox, environments, () => store.lost),
+    sandbox: tracked(
+      ctx.sandbox,
+      environments,
+      () => store.lost ?? (stop.drain?.aborted === true ? shuttingDown(query, false) : undefined),
+    ),
     passages: { run: (request) => refuseOnceLost(() => ctx.passages.run(request)) },
-    approver: { approve: (request) => refuseOnceLost(() => ctx.approver.approve(request)) },
+    approver: {
+      approve: (request) =>
+        refuseOnceLost(
+          () => ctx.approver.approve(request),
+          request.kind === "mutation" ? "none" : "wait",
+        ),
+    },
     ...(ctx.sealHead === undefined
       ? {}
       : {
-          sealHead: (q, reason) => refuseOnceLost(() => ctx.sealHead?.(q, reason) as Promise<void>),
+          sealHead: (q, reason) =>
+            refuseOnceLost(() => ctx.sealHead?.(q, reason) as Promise<void>, "none"),
         }),
     // An abandoned drive says nothing more either.
     emit: (event) => {
@@ -106,6 +170,7 @@ export async function underLease<T>(
     throw e;
   } finally {
     stopped = true;
+    stop.force?.removeEventListener("abort", onForce);
     clearInterval(timer);
     await renewal;
   }
@@ -120,6 +185,8 @@ function tracked(
   const port: SandboxPort = {
     backend: sandbox.backend,
     async create(baselineDir, ref, name, options) {
+      const before = lost();
+      if (before !== undefined) throw before;
       const env = await sandbox.create(baselineDir, ref, name, options);
       const reason = lost();
       if (reason !== undefined) {

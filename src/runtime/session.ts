@@ -3,7 +3,7 @@
 import { randomBytes } from "node:crypto";
 import { WarrantError } from "../core/result.js";
 import { type DriveResult, drive } from "./driver.js";
-import { underLease } from "./fenced-drive.js";
+import { type DriveStop, underLease } from "./fenced-drive.js";
 import { bindingRefOf, openLoop } from "./open-loop.js";
 import type { RuntimeContext } from "./ports.js";
 import { type BindingBody, type DriveTraceBody, makeRecord } from "./records.js";
@@ -25,6 +25,8 @@ export interface LeaseOptions {
   /** Wait this long for a lease another driver holds (one that died frees it within its ttl). */
   readonly waitMs?: number;
   readonly onLeased?: () => void;
+  /** A worker's shutdown: drain at the next step boundary, or stop now. */
+  readonly stop?: DriveStop;
 }
 
 /**
@@ -66,10 +68,15 @@ export async function driveUnderLease(
     });
     // Every write carries the lease's fencing token; a lost lease stops the drive (store/lease-lost).
     const lease = { query, holder, token: grant.token, ttlMs: ttl };
-    const result = await underLease(ctx, lease, async (fenced) => {
-      await journalTrace(fenced, query, holder);
-      return drive(fenced, { query, pack });
-    });
+    const result = await underLease(
+      ctx,
+      lease,
+      async (fenced) => {
+        await journalTrace(fenced, query, holder);
+        return drive(fenced, { query, pack });
+      },
+      opts.stop,
+    );
     ctx.emit({
       kind: "drive-end",
       query,

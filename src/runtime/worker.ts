@@ -1,16 +1,47 @@
 // Workers over a shared store: loops are dispatched as jobs of a queue (graphile-worker over
 // PostgreSQL, behind the JobQueue port); a worker drives each job's loop under the store's lease, so
-// two workers never drive the same loop at once, and a loop whose driver died is taken over once its
-// lease expires.
-import type { LedgerStore } from "../core/loop/ledger-store.js";
+// two workers never drive the same loop at once.
+//
+// Every worker registers itself in the store and heartbeats every third of the lease's ttl; at the
+// same beat it sweeps: a loop whose lease expired while no live worker stands behind its holder (the
+// worker died, or froze), or whose job a dead worker still holds, is dispatched again under its job
+// key, and another worker takes it over — within about the lease's ttl, with no operator. The
+// crash-safety rules do the rest (the dead attempt's environment is removed before the drive goes
+// on). A worker that stops drains: it takes no more jobs, each drive ends at its next step
+// boundary, its lease is released and its loop dispatched again; past the timeout the drives are
+// stopped as if their leases were lost, and their loops still dispatched again.
+import type { LedgerStore, WorkerInfo } from "../core/loop/ledger-store.js";
+import { WarrantError } from "../core/result.js";
 import type { DriveResult } from "./driver.js";
 import type { JobQueue, RuntimeContext, WorkerRunner } from "./ports.js";
 import { bindingOf, driveUnderLease, modelOverridesOf, packOf } from "./session.js";
 
 export type WorkerEvent =
-  | { readonly kind: "start"; readonly query: string }
+  | { readonly kind: "start"; readonly query: string; readonly holder: string }
   | { readonly kind: "end"; readonly query: string; readonly result: DriveResult }
-  | { readonly kind: "busy"; readonly query: string };
+  | { readonly kind: "busy"; readonly query: string }
+  /** The loop was dispatched again: why, and (for a takeover) the holder whose lease expired. */
+  | {
+      readonly kind: "requeued";
+      readonly query: string;
+      readonly reason: "shutdown" | "expired-lease" | "orphaned-job";
+      readonly holder?: string;
+    }
+  /** The drive's lease was lost (taken over, or its renewal failed): it stopped, wrote nothing more. */
+  | { readonly kind: "lease-lost"; readonly query: string; readonly message: string }
+  /** The drive failed; the queue retries the job (graphile-worker's back-off). */
+  | {
+      readonly kind: "failed";
+      readonly query: string;
+      readonly code: string;
+      readonly message: string;
+    }
+  | {
+      readonly kind: "shutdown";
+      readonly query?: undefined;
+      readonly phase: "draining" | "forcing" | "stopped";
+      readonly timeoutMs?: number;
+    };
 
 export interface WorkerOptions {
   readonly queue: JobQueue;
@@ -25,36 +56,208 @@ export interface WorkerOptions {
     models: Readonly<Record<string, string>>,
     namespace?: string,
   ) => Promise<RuntimeContext & { close(): Promise<void> }>;
-  readonly holder: string;
-  readonly ttlMs?: number;
+  readonly host: string;
+  readonly pid: number;
+  readonly ttlMs: number;
   readonly onEvent: (event: WorkerEvent) => void;
   readonly handleSignals: boolean;
 }
 
-export function startWorker(o: WorkerOptions): Promise<WorkerRunner> {
-  return o.queue.start({
+export interface Worker extends WorkerRunner {
+  /** The queue's id of this worker (graphile-worker's pool id), as `warrant workers` lists it. */
+  readonly id: string;
+  /**
+   * Drain and stop: no more jobs; each drive ends at its next step boundary (a run in progress runs
+   * to its end, a wait for an approval before a run ends at once), releases its lease and its loop
+   * is dispatched again. Past `timeoutMs` the drives are stopped now (`abort`). Resolves once every
+   * drive ended and the worker is deregistered.
+   */
+  stop(timeoutMs?: number): Promise<void>;
+  /** Stop every drive now, as if its lease were lost; leases are released, loops dispatched again. */
+  abort(): void;
+}
+
+/** The default `--shutdown-timeout`. */
+export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 30_000;
+
+function messageOf(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** Whether a lease holder or a job's `locked_by` belongs to one of `workers`. */
+function ownedBy(name: string, workers: readonly WorkerInfo[]): boolean {
+  return workers.some((w) => name === w.id || name.startsWith(`${w.id}/`));
+}
+
+/** A worker's drive holds its lease as `<worker id>/job-<job id>`; `resume` and `run` do not. */
+const WORKER_HOLDER = /\/job-[^/]+$/;
+
+export async function startWorker(o: WorkerOptions): Promise<Worker> {
+  const drain = new AbortController();
+  const force = new AbortController();
+  const ttl = o.ttlMs;
+  const started = new Date();
+  // Set once the queue says who this worker is; a job waits for the registration.
+  let id = "";
+  let registered: () => void = () => {};
+  const registration = new Promise<void>((resolve) => {
+    registered = resolve;
+  });
+  const entry = () => ({ id, host: o.host, pid: o.pid, started });
+
+  /** Dispatch a loop again, saying so; a failure is said and left to the next sweep. */
+  const requeue = async (
+    query: string,
+    reason: "shutdown" | "expired-lease" | "orphaned-job",
+    holder?: string,
+  ): Promise<void> => {
+    try {
+      // Ahead of loops not yet started: this one was under way.
+      await o.queue.dispatch(query, { first: true });
+      o.onEvent({ kind: "requeued", query, reason, ...(holder === undefined ? {} : { holder }) });
+    } catch (e) {
+      o.onEvent({ kind: "failed", query, code: "queue/requeue-failed", message: messageOf(e) });
+    }
+  };
+
+  // The beat: heartbeat, then sweep for loops no live worker drives.
+  const beat = async (): Promise<void> => {
+    const now = new Date();
+    if (!(await o.store.heartbeatWorker(id, now))) await o.store.registerWorker(entry());
+    if (drain.signal.aborted) return;
+    // A worker silent for three leases is gone from the registry (it registers again if it wakes).
+    await o.store.pruneWorkers(new Date(now.getTime() - 3 * ttl));
+    const live = (await o.store.listWorkers()).filter(
+      (w) => w.lastHeartbeat.getTime() >= now.getTime() - ttl,
+    );
+    const leases = await o.store.leases();
+    const jobs = await o.queue.jobs();
+    const leased = new Set(leases.map((l) => l.query));
+    // A loop whose job a live worker holds is being taken already.
+    const taken = new Set(
+      jobs.filter((j) => j.lockedBy !== undefined && ownedBy(j.lockedBy, live)).map((j) => j.query),
+    );
+    for (const l of leases) {
+      if (l.until.getTime() >= now.getTime() || taken.has(l.query)) continue;
+      if (!WORKER_HOLDER.test(l.holder) || ownedBy(l.holder, live)) continue;
+      await requeue(l.query, "expired-lease", l.holder);
+    }
+    // A job held for over a lease by a worker gone silent before it leased the loop.
+    for (const j of jobs) {
+      if (j.lockedBy === undefined || leased.has(j.query) || ownedBy(j.lockedBy, live)) continue;
+      if ((j.lockedAt?.getTime() ?? 0) >= now.getTime() - ttl) continue;
+      await requeue(j.query, "orphaned-job", j.lockedBy);
+    }
+  };
+  let beating: Promise<void> | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  const startBeat = () => {
+    timer = setInterval(() => {
+      if (beating !== undefined) return;
+      // A store that is away (restarting) is tried again at the next beat.
+      beating = beat()
+        .catch(() => undefined)
+        .finally(() => {
+          beating = undefined;
+        });
+    }, ttl / 3);
+    timer.unref();
+  };
+
+  const runner = await o.queue.start({
     concurrency: o.concurrency,
     handleSignals: o.handleSignals,
-    handler: async ({ query, id }) => {
+    handler: async ({ query, id: job, worker }) => {
+      await registration;
+      if (drain.signal.aborted) {
+        await requeue(query, "shutdown");
+        return;
+      }
       const binding = await bindingOf(o, query);
       const ctx = await o.context(modelOverridesOf(binding), binding["memory/namespace"]);
+      // One holder per job: two jobs of one worker never share a lease.
+      const holder = `${worker}/job-${job}`;
       try {
         const pack = await packOf(ctx, binding);
-        // One holder per job: two jobs of one worker never share a lease.
         const result = await driveUnderLease(ctx, query, pack, {
-          holder: `${o.holder}/job-${id}`,
-          ...(o.ttlMs === undefined ? {} : { ttlMs: o.ttlMs }),
-          onLeased: () => o.onEvent({ kind: "start", query }),
+          holder,
+          ttlMs: ttl,
+          // A lease a dead driver left lapses within its ttl: wait for it rather than retry later.
+          waitMs: ttl + 1000,
+          onLeased: () => o.onEvent({ kind: "start", query, holder }),
+          stop: { drain: drain.signal, force: force.signal },
         }).finally(() => ctx.sandbox.close?.());
         if (result === "leased-elsewhere") {
-          // Another driver holds the loop; it drives it on (or its lease expires and a retry takes it).
+          // A live driver holds the loop; it drives it on, or the sweep requeues it if it dies.
           o.onEvent({ kind: "busy", query });
-          throw new Error(`${query} is leased by another driver`);
+          return;
         }
         o.onEvent({ kind: "end", query, result });
+      } catch (e) {
+        if (e instanceof WarrantError && e.code === "runtime/shutting-down") {
+          await requeue(query, "shutdown");
+          return;
+        }
+        if (e instanceof WarrantError && e.code === "store/lease-lost") {
+          // Another worker drives the loop now: this job is done.
+          o.onEvent({ kind: "lease-lost", query, message: e.message });
+          return;
+        }
+        o.onEvent({
+          kind: "failed",
+          query,
+          code: e instanceof WarrantError ? e.code : "runtime/failed",
+          message: messageOf(e),
+        });
+        throw e;
       } finally {
         await ctx.close();
       }
     },
   });
+
+  id = runner.workerId;
+  try {
+    await o.store.registerWorker(entry());
+  } catch (e) {
+    // Jobs taken meanwhile go back to the queue.
+    drain.abort();
+    registered();
+    await runner.stop();
+    throw e;
+  }
+  registered();
+  startBeat();
+
+  let stopping: Promise<void> | undefined;
+  let forceTimer: NodeJS.Timeout | undefined;
+  const abort = (): void => {
+    if (force.signal.aborted) return;
+    drain.abort();
+    o.onEvent({ kind: "shutdown", phase: "forcing" });
+    force.abort();
+  };
+  const finish = async (): Promise<void> => {
+    if (timer !== undefined) clearInterval(timer);
+    if (forceTimer !== undefined) clearTimeout(forceTimer);
+    await beating;
+    await o.store.deregisterWorker(id).catch(() => undefined);
+    o.onEvent({ kind: "shutdown", phase: "stopped" });
+  };
+  const stop = (timeoutMs = DEFAULT_SHUTDOWN_TIMEOUT_MS): Promise<void> => {
+    if (stopping === undefined) {
+      drain.abort();
+      o.onEvent({ kind: "shutdown", phase: "draining", timeoutMs });
+      forceTimer = setTimeout(abort, timeoutMs);
+      forceTimer.unref();
+      stopping = runner.stop().then(finish, async (e) => {
+        await finish();
+        throw e;
+      });
+    }
+    return stopping;
+  };
+  // A runner that stops by itself (graphile-worker's own signal handling) deregisters too.
+  const promise = runner.promise.then(() => stopping ?? finish());
+  return { id, promise, stop, abort };
 }

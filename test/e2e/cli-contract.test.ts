@@ -41,11 +41,13 @@ const COMMANDS = [
   "worker",
   "diff",
   "apply",
+  "workers",
+  "requeue",
 ] as const;
 
 /** Commands that take arguments: run bare, each is a usage error. */
 const NEEDS_ARGUMENTS = COMMANDS.filter(
-  (c) => !["demo", "loops", "pending", "serve", "worker"].includes(c),
+  (c) => !["demo", "loops", "pending", "serve", "worker", "workers"].includes(c),
 );
 
 const PUBLISHED = path.join(seedExamplesDir, "open.corpus-task-pack-loop.json");
@@ -398,11 +400,13 @@ describe("demo, run, resume, worker", () => {
 });
 
 describe("loops, show, export", () => {
-  it("loops --json prints [{query, state, stop?: {reason}}]", async () => {
+  it("loops --json prints [{query, state, stop?: {reason}, status, heldBy?, leaseUntil?}]", async () => {
     const r = await cli(["loops", "--json", "--store", store]);
     expect(r.code).toBe(0);
     const rows = json(r) as Record<string, unknown>[];
-    expect(rows).toEqual([{ query, state: "stopped", stop: { reason: "succeeded" } }]);
+    expect(rows).toEqual([
+      { query, state: "stopped", stop: { reason: "succeeded" }, status: "stopped" },
+    ]);
     const empty = await cli(["loops", "--json", "--store", `sqlite:${path.join(dir, "empty.db")}`]);
     expect(json(empty)).toEqual([]);
   });
@@ -579,14 +583,18 @@ describe.skipIf(!pg.enabled)("run --dispatch --json and worker --json (PostgreSQ
       .trim()
       .split("\n")
       .map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(events[0]).toMatchObject({ event: "started", store: dispatched.store });
+    expect(events[0]).toMatchObject({ event: "started", query: null, store: dispatched.store });
     expect(events).toContainEqual(expect.objectContaining({ event: "start", query: q }));
-    expect(events.at(-1)).toMatchObject({
-      event: "end",
+    expect(events.find((e) => e.event === "end")).toMatchObject({
       query: q,
       status: "stopped",
       stop: { reason: "succeeded" },
     });
-    for (const e of events) expect(e.at).toMatch(/^\d{4}-\d\d-\d\dT.*Z$/);
+    // The SIGTERM: drained and stopped.
+    expect(events.at(-1)).toMatchObject({ event: "shutdown", phase: "stopped", query: null });
+    for (const e of events) {
+      expect(e.at).toMatch(/^\d{4}-\d\d-\d\dT.*Z$/);
+      expect(e).toHaveProperty("query");
+    }
   });
 });

@@ -89,9 +89,11 @@ describe.skipIf(!pg.enabled)("warrant worker over a shared PostgreSQL", () => {
     logs.forEach((log, worker) => {
       const open = new Map<string, number>();
       for (const line of log.split("\n")) {
-        const m = /^(\S+) drive-(start|end) (query:\S+)/.exec(line);
+        // `<at> <short query id> drive-start|drive-end …`: the short id is the query's random tail.
+        const m = /^(\S+) (\S+) drive-(start|end)/.exec(line);
         if (m === null) continue;
-        const [, at, kind, q] = m as unknown as [string, string, string, string];
+        const [, at, short, kind] = m as unknown as [string, string, string, string];
+        const q = queries.find((x) => x.endsWith(`-${short}`)) ?? short;
         if (kind === "start") open.set(q, Date.parse(at));
         else {
           const list = intervals.get(q) ?? [];

@@ -283,7 +283,7 @@ describe("operator acts through the library", () => {
     expect(await warrant.cancel(query)).toMatchObject({ ok: true, result: "appended" });
     expect(await warrant.cancel(query)).toMatchObject({ ok: true, result: "replayed" });
     expect(await warrant.loops()).toEqual([
-      { query, state: "stopped", stop: { reason: "cancelled" } },
+      { query, state: "stopped", stop: { reason: "cancelled" }, status: "stopped" },
     ]);
     const shown = await warrant.show(query);
     expect(shown?.loop.stop).toMatchObject({ reason: "cancelled" });

@@ -3,7 +3,7 @@
 // same time, is never touched. Run as an unprivileged user (uid 65534 when the tests run as root:
 // PostgreSQL refuses to run as root).
 import { execFile } from "node:child_process";
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { appendFileSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -30,28 +30,38 @@ export function postgresBinDir(): string | undefined {
   return undefined;
 }
 
+export interface PrivatePostgresOptions {
+  /** More addresses to listen on (a veth's), besides 127.0.0.1. */
+  readonly listen?: readonly string[];
+  /** Clients trusted from this network too (CIDR), e.g. workers in network namespaces. */
+  readonly trust?: string;
+}
+
 export class PrivatePostgres {
   readonly url: string;
+  readonly port: number;
   readonly #bin: string;
   readonly #dir: string;
   readonly #data: string;
-  readonly #port: number;
+  readonly #listen: string;
 
-  private constructor(bin: string, dir: string, port: number) {
+  private constructor(bin: string, dir: string, port: number, listen: string) {
     this.#bin = bin;
     this.#dir = dir;
     this.#data = path.join(dir, "data");
-    this.#port = port;
+    this.port = port;
+    this.#listen = listen;
     this.url = `postgres://warrant@127.0.0.1:${port}/postgres`;
   }
 
   /** initdb and start a server; throws when PostgreSQL's programs are not installed. */
-  static async start(): Promise<PrivatePostgres> {
+  static async start(o: PrivatePostgresOptions = {}): Promise<PrivatePostgres> {
     const bin = postgresBinDir();
     if (bin === undefined) throw new Error("initdb and pg_ctl are not installed");
     const dir = mkdtempSync(path.join(tmpdir(), "warrant-pg-"));
     if (process.getuid?.() === 0) chownSync(dir, NOBODY, NOBODY);
-    const pg = new PrivatePostgres(bin, dir, await freePort());
+    const listen = ["127.0.0.1", ...(o.listen ?? [])].join(",");
+    const pg = new PrivatePostgres(bin, dir, await freePort(), listen);
     try {
       await pg.#as("initdb", [
         "-D",
@@ -63,6 +73,8 @@ export class PrivatePostgres {
         "--no-sync",
         "--no-instructions",
       ]);
+      if (o.trust !== undefined)
+        appendFileSync(path.join(pg.#data, "pg_hba.conf"), `host all all ${o.trust} trust\n`);
       await pg.startServer();
       return pg;
     } catch (e) {
@@ -78,7 +90,7 @@ export class PrivatePostgres {
       "-l",
       path.join(this.#dir, "server.log"),
       "-o",
-      `-p ${this.#port} -c listen_addresses=127.0.0.1 -c unix_socket_directories='' -c fsync=off`,
+      `-p ${this.port} -c listen_addresses=${this.#listen} -c unix_socket_directories='' -c fsync=off -c max_connections=200`,
       "-w",
       "start",
     ]);
@@ -87,6 +99,12 @@ export class PrivatePostgres {
   /** A fast shutdown: open connections are terminated (57P01), new ones refused until started. */
   async stopServer(): Promise<void> {
     await this.#as("pg_ctl", ["-D", this.#data, "-m", "fast", "-w", "stop"]);
+  }
+
+  /** A restart: every connection is cut (57P01), the server comes back on the same port. */
+  async restart(): Promise<void> {
+    await this.stopServer();
+    await this.startServer();
   }
 
   /** Stop the server for good and remove its folder. */

@@ -1,10 +1,19 @@
 // The JobQueue port over graphile-worker: dispatched loops are jobs in its own schema beside the
-// ledger's, never inside it. graphile-worker is imported when a loop is dispatched or a worker
-// starts, never for other commands.
-import type { Logger } from "graphile-worker";
-import type { JobQueue } from "../../runtime/ports.js";
+// ledger's, never inside it. graphile-worker and `pg` are imported when a loop is dispatched or a
+// worker starts, never for other commands.
+//
+// Each loop's job carries the loop's query as its job key, so a loop has one live job: dispatching
+// it again replaces a waiting job, and supersedes a job a (dead) worker holds — graphile-worker
+// clears that job's key and spends its attempts, so its 4-hour stale lock never decides anything.
+// Workers re-dispatch the loops whose lease expired with no live worker behind it (worker.ts).
+import type { Logger, WorkerUtils } from "graphile-worker";
+import type pg from "pg";
+import type { JobQueue, QueuedJob } from "../../runtime/ports.js";
 
 export const DRIVE_TASK = "warrant_drive_loop";
+
+/** How often a job is tried before it waits for `warrant requeue` (graphile-worker's back-off between). */
+export const MAX_ATTEMPTS = 5;
 
 /** graphile-worker's own logging: only warnings and errors (a failed job says why), on stderr. */
 function quietLogger(LoggerClass: typeof Logger, debug: boolean): Logger {
@@ -29,27 +38,110 @@ export interface GraphileJobQueue extends JobQueue {
   readonly schema: string;
 }
 
+interface JobRow {
+  readonly id: string;
+  readonly key: string;
+  readonly attempts: number;
+  readonly max_attempts: number;
+  readonly run_at: Date;
+  readonly locked_by: string | null;
+  readonly locked_at: Date | null;
+  readonly last_error: string | null;
+}
+
 export function graphileJobQueue(o: GraphileQueueOptions): GraphileJobQueue {
   const schema = `${o.storeSchema ?? "warrant"}_jobs`;
   const debug = o.debug ?? process.env.WARRANT_DEBUG_WORKER !== undefined;
+  // One pool and one WorkerUtils for every dispatch of this queue (and the workers' slots).
+  let pool: pg.Pool | undefined;
+  let utils: Promise<WorkerUtils> | undefined;
+  const poolOf = async (): Promise<pg.Pool> => {
+    if (pool === undefined) {
+      const { default: pgModule } = await import("pg");
+      pool = new pgModule.Pool({ connectionString: o.connectionString, max: 10 });
+      // A connection the server cut is replaced on the next query; the error itself is not fatal.
+      pool.on("error", () => undefined);
+      pool.on("connect", (client) => client.on("error", () => undefined));
+    }
+    return pool;
+  };
+  const utilsOf = (): Promise<WorkerUtils> => {
+    utils ??= (async () => {
+      const { Logger, makeWorkerUtils } = await import("graphile-worker");
+      const u = await makeWorkerUtils({
+        pgPool: await poolOf(),
+        schema,
+        logger: quietLogger(Logger, debug),
+      });
+      await u.migrate();
+      return u;
+    })();
+    utils.catch(() => {
+      utils = undefined;
+    });
+    return utils;
+  };
+  const t = (name: string) => `"${schema.replace(/"/g, '""')}".${name}`;
   return {
     schema,
     description: `graphile-worker schema ${schema}`,
-    async dispatch(query) {
-      const { Logger, quickAddJob } = await import("graphile-worker");
-      await quickAddJob(
-        { connectionString: o.connectionString, schema, logger: quietLogger(Logger, debug) },
+    async dispatch(query, options) {
+      const u = await utilsOf();
+      await u.addJob(
         DRIVE_TASK,
         { query },
-        { maxAttempts: 5 },
+        {
+          maxAttempts: MAX_ATTEMPTS,
+          jobKey: query,
+          jobKeyMode: "replace",
+          // graphile-worker runs lower numbers first.
+          ...(options?.first === true ? { priority: -1 } : {}),
+        },
+      );
+    },
+    async jobs() {
+      const db = await poolOf();
+      // A store nothing was dispatched to has no queue schema: reading does not make one.
+      const exists = await db.query<{ t: string | null }>("SELECT to_regclass($1)::text AS t", [
+        t("_private_jobs"),
+      ]);
+      if (exists.rows[0]?.t == null) return [];
+      const { rows } = await db.query<JobRow>(
+        "SELECT j.id::text AS id, j.key, j.attempts, j.max_attempts, j.run_at, j.locked_by, j.locked_at, j.last_error " +
+          `FROM ${t("_private_jobs")} AS j JOIN ${t("_private_tasks")} AS k ON k.id = j.task_id ` +
+          `WHERE k.identifier = $1 AND j.key IS NOT NULL ORDER BY j.key COLLATE "C"`,
+        [DRIVE_TASK],
+      );
+      return rows.map(
+        (r): QueuedJob => ({
+          query: r.key,
+          id: r.id,
+          attempts: r.attempts,
+          maxAttempts: r.max_attempts,
+          runAt: r.run_at,
+          ...(r.locked_by === null ? {} : { lockedBy: r.locked_by }),
+          ...(r.locked_at === null ? {} : { lockedAt: r.locked_at }),
+          ...(r.last_error === null ? {} : { lastError: r.last_error }),
+          failed: r.locked_by === null && r.attempts >= r.max_attempts,
+        }),
       );
     },
     async start({ concurrency, handler, handleSignals }) {
       const { Logger, run } = await import("graphile-worker");
+      const { EventEmitter } = await import("node:events");
+      await utilsOf(); // migrated once, before the runner starts
+      // graphile-worker locks jobs in the name of its worker pool (`pool-<random>`): that id is the
+      // worker's, so `warrant workers` and the queue's `locked_by` name it alike.
+      let poolId: string | undefined;
+      const events = new EventEmitter();
+      events.on("pool:create", ({ workerPool }: { workerPool: { id: string } }) => {
+        poolId ??= workerPool.id;
+      });
       const runner = await run({
-        connectionString: o.connectionString,
+        pgPool: await poolOf(),
         schema,
         concurrency,
+        events: events as never,
         pollInterval: o.pollIntervalMs ?? 500,
         logger: quietLogger(Logger, debug),
         noHandleSignals: !handleSignals,
@@ -57,11 +149,27 @@ export function graphileJobQueue(o: GraphileQueueOptions): GraphileJobQueue {
           [DRIVE_TASK]: async (payload, helpers) => {
             const query = (payload as { query?: unknown }).query;
             if (typeof query !== "string") return; // not ours to drive
-            await handler({ query, id: String(helpers.job.id) });
+            await handler({
+              query,
+              id: String(helpers.job.id),
+              worker: helpers.job.locked_by ?? poolId ?? "unknown",
+            });
           },
         },
       });
-      return { promise: runner.promise, stop: () => runner.stop() };
+      if (poolId === undefined) {
+        await runner.stop();
+        throw new Error("graphile-worker started without announcing its worker pool");
+      }
+      return { workerId: poolId, promise: runner.promise, stop: () => runner.stop() };
+    },
+    async close() {
+      const u = utils;
+      utils = undefined;
+      if (u !== undefined) await (await u.catch(() => undefined))?.release();
+      const p = pool;
+      pool = undefined;
+      await p?.end();
     },
   };
 }

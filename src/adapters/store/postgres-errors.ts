@@ -6,9 +6,10 @@ import { chargeKeyConflictMessage } from "./batch.js";
 
 /**
  * Serialization failure, deadlock, the server shutting down or starting up (admin, crash or fast
- * shutdown; "the database system is starting up"): the transaction was rolled back or never began.
+ * shutdown; "the database system is starting up"), a session ended for idling in a transaction
+ * (`idle_in_transaction_session_timeout`, 25P03): the transaction was rolled back or never began.
  */
-const TRANSIENT_SQLSTATES = new Set(["40001", "40P01", "57P01", "57P02", "57P03"]);
+const TRANSIENT_SQLSTATES = new Set(["40001", "40P01", "57P01", "57P02", "57P03", "25P03"]);
 
 /** Socket errors of a server that is restarting or a connection that was cut. */
 const TRANSIENT_SOCKET_CODES = new Set([

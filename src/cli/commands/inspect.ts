@@ -7,9 +7,10 @@ import { reportOf } from "../../library/record-view.js";
 import { renderOperatorAct, renderRecord } from "../../library/render-record.js";
 import { withWarrant } from "../compose.js";
 import { printBundle } from "../export-bundle.js";
-import { EXIT_INVALID, err, out, printJson } from "../io.js";
+import { EXIT_INVALID, err, out, printJson, UsageError } from "../io.js";
 import { budgets, tokensPhrase } from "../live-view.js";
 import { STORE_OPTION, STORE_OPTION_HELP } from "../store-option.js";
+import { queueIfPostgres } from "./worker.js";
 
 interface InspectFlags {
   readonly json?: boolean;
@@ -82,19 +83,32 @@ export function registerInspectCommands(program: Command): void {
     .description("list the loops in the store with their state")
     .option(
       "--json",
-      "machine output: [{query, state, stop?: {reason}, waiting?: {reason: approval|answer|budget|deadline, …}}]",
+      "machine output: [{query, state, stop?: {reason}, status, heldBy?, leaseUntil?, waiting?}]; " +
+        "status: queued, driving, waiting, stuck (lease expired, not stopped), failed (job out of " +
+        "attempts), stopped; waiting: {reason: approval|answer|budget|deadline, …}",
+    )
+    .option(
+      "--waiting <what>",
+      "only the loops waiting on `failed`: jobs that used up their attempts (warrant requeue QUERY)",
     )
     .option(STORE_OPTION, STORE_OPTION_HELP)
-    .action(async (o: InspectFlags) => {
-      await withWarrant(o.store, {}, async (warrant) => {
-        const rows = await warrant.loops();
+    .action(async (o: InspectFlags & { waiting?: string }) => {
+      if (o.waiting !== undefined && o.waiting !== "failed")
+        throw new UsageError(`--waiting takes failed, not ${o.waiting}`);
+      const queue = await queueIfPostgres(o.store);
+      await withWarrant(o.store, queue === undefined ? {} : { queue }, async (warrant) => {
+        let rows = await warrant.loops();
+        if (o.waiting === "failed") rows = rows.filter((r) => r.status === "failed");
         if (o.json === true) printJson(rows);
         else
-          for (const r of rows)
+          for (const r of rows) {
+            const held =
+              r.heldBy === undefined ? "" : `  held by ${r.heldBy} until ${r.leaseUntil}`;
             out(
-              `${r.query}  ${r.state}${r.stop === undefined ? "" : ` (${r.stop.reason})`}` +
+              `${r.query}  ${r.state}${r.stop === undefined ? "" : ` (${r.stop.reason})`}  ${r.status}${held}` +
                 `${r.waiting === undefined ? "" : `  waiting: ${r.waiting.reason}`}`,
             );
+          }
       });
     });
 

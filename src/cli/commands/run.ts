@@ -32,6 +32,7 @@ interface RunFlags {
   readonly yes?: boolean;
   readonly store?: string;
   readonly dispatch?: boolean;
+  readonly count?: string;
   readonly json?: boolean;
   readonly check?: boolean;
   readonly probe?: boolean;
@@ -102,8 +103,13 @@ export async function runPack(
   }
 }
 
-async function dispatchPack(
-  pack: LoadedPack,
+/**
+ * Opens and queues `count` loops of each pack, in one process over one store and one queue
+ * connection; prints each query (`--json`: one object for one loop, else an array).
+ */
+async function dispatchPacks(
+  packs: readonly LoadedPack[],
+  count: number,
   models: Record<string, string>,
   storeFlag: string | undefined,
   json: boolean,
@@ -114,14 +120,25 @@ async function dispatchPack(
   const flags = { yes: false, interactive: false, json };
   const options = { ...driveOptions(flags, view), ...definitions, queue };
   await withWarrant(storeFlag, options, async (warrant) => {
-    const query = await warrant.dispatch(pack, { models }).finally(() => view.close());
     const uri = warrant.store.uri;
-    if (json) {
-      printJson({ query, store: uri, status: "dispatched" });
-      return;
+    const queries: string[] = [];
+    try {
+      for (const pack of packs)
+        for (let i = 0; i < count; i++) {
+          const query = await warrant.dispatch(pack, { models });
+          queries.push(query);
+          if (!json) {
+            if (queries.length === 1) out(`dispatched to the workers of ${uri}`);
+            out(`query: ${query}`);
+          }
+        }
+    } finally {
+      view.close();
     }
-    out(`dispatched to the workers of ${uri}`);
-    out(`query: ${query}`);
+    if (json) {
+      const rows = queries.map((query) => ({ query, store: uri, status: "dispatched" }));
+      printJson(rows.length === 1 ? rows[0] : rows);
+    }
   });
 }
 
@@ -185,7 +202,10 @@ export function registerRunCommand(program: Command): void {
   program
     .command("run")
     .description("open a loop for a task pack and drive it")
-    .argument("<taskpack>", "task-pack file, or a folder holding task-pack.json")
+    .argument(
+      "<taskpack...>",
+      "task-pack file, or a folder holding task-pack.json (with --dispatch, one or more)",
+    )
     .addHelpText("after", EXIT_HELP)
     .option(
       "--model <role=uri...>",
@@ -195,6 +215,12 @@ export function registerRunCommand(program: Command): void {
     .option("--namespace <name>", "whose memory namespace-scoped agent memory is")
     .option("--yes", "approve every mutation without asking (recorded as such)")
     .option(STORE_OPTION, STORE_OPTION_HELP)
+    .option(
+      "--dispatch",
+      "open the loop and queue it for `warrant worker` (PostgreSQL) instead; several task packs " +
+        "and --count dispatch many loops in one process",
+    )
+    .option("--count <n>", "with --dispatch: loops opened and queued per task pack", "1")
     .option(SANDBOX_OPTION, SANDBOX_OPTION_HELP)
     .option("--dispatch", "open the loop and queue it for `warrant worker` (PostgreSQL) instead")
     .option(
@@ -207,11 +233,35 @@ export function registerRunCommand(program: Command): void {
       "--json",
       "machine output: {query, store, status, stop?, blocked?, spent} (live view on stderr)",
     )
-    .action(async (given: string, o: RunFlags) => {
+    .action(async (given: string[], o: RunFlags) => {
       const models = parseModelFlags(o.model ?? []);
-      const file = packFileOf(given);
+      const files = given.map(packFileOf);
       // A bad choice is a usage error before anything else; the backend is proven only to drive.
       sandboxChoice(o.sandbox);
+      const count = Number(o.count ?? "1");
+      if (!Number.isSafeInteger(count) || count < 1)
+        throw new UsageError("--count takes a positive integer");
+      if ((o.dispatch !== true || o.check === true) && (files.length !== 1 || count !== 1))
+        throw new UsageError("several task packs and --count need --dispatch (and no --check)");
+      if (o.dispatch === true && o.check !== true) {
+        const packs: LoadedPack[] = [];
+        for (const file of files) {
+          const pack = await loadOrFail(file);
+          if (pack === undefined) return;
+          const report = await preflight({
+            ...definitionSubject(pack, models, o),
+            probe: o.probe === true,
+          });
+          if (!report.ok) {
+            refuse(report);
+            return;
+          }
+          packs.push(pack);
+        }
+        await dispatchPacks(packs, count, models, o.store, o.json === true, definitionOptions(o));
+        return;
+      }
+      const file = files[0] as string;
       if (o.check === true) {
         requirePackFile(file);
         await checkOnly(file, models, {
@@ -230,10 +280,6 @@ export function registerRunCommand(program: Command): void {
       });
       if (!report.ok) {
         refuse(report);
-        return;
-      }
-      if (o.dispatch === true) {
-        await dispatchPack(pack, models, o.store, o.json === true, definitionOptions(o));
         return;
       }
       await runPack(pack, models, {
