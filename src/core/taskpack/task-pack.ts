@@ -1,6 +1,7 @@
 // The validated task pack: the contract's document mapped to the shapes the runtime acts on.
 import type { Result } from "../result.js";
 import type { Glob } from "./glob.js";
+import type { NetworkPolicy } from "./network.js";
 
 export type CommandEffect = "observation" | "mutation";
 
@@ -65,6 +66,11 @@ export interface TaskPack {
   readonly memoryNamespace?: string;
   /** Where definitions' `openai-compatible` models are asked, unless the environment says. */
   readonly openaiCompatibleBaseUrl?: string;
+  /**
+   * The destinations the run's commands may reach through the host's egress proxy; absent: no
+   * network at all (the default).
+   */
+  readonly network?: NetworkPolicy;
   readonly passage: {
     readonly maxTurns?: number;
     readonly maxTokens?: number;
