@@ -10,6 +10,7 @@ import type {
   Sandbox,
 } from "../../core/sandbox/sandbox-port.js";
 import { runLimited, SANDBOX_PATH, scrubbedEnv } from "./contained-exec.js";
+import { EGRESS_SANDBOX_DIR, EGRESS_SOCKET_NAME } from "./egress-relay.js";
 import {
   type BackendOptions,
   commandIds,
@@ -20,6 +21,21 @@ import { mountThen } from "./overlay-mount.js";
 import { readOnlyLayout } from "./root-layout.js";
 
 export const DEFAULT_MAX_PROCESSES = 256;
+
+/**
+ * What an environment with network (`EnvironmentOptions.network`) needs inside the sandbox, on
+ * both backends, for a system-call filter to allow: the egress relay (`node`, egress-relay.ts)
+ * opens an `AF_INET` `SOCK_STREAM` listener on 127.0.0.1 (and the command connects to it), and
+ * for each such connection one `AF_UNIX` `SOCK_STREAM` socket `connect`ed to the proxy's socket
+ * at `/run/warrant/egress.sock` (bound read-only from the host). No other `AF_UNIX` socket, and
+ * no `AF_UNIX` socket at all without network.
+ */
+export const EGRESS_RELAY_NEEDS = {
+  sandboxDir: EGRESS_SANDBOX_DIR,
+  socket: `${EGRESS_SANDBOX_DIR}/${EGRESS_SOCKET_NAME}`,
+  unixSockets: ["AF_UNIX/SOCK_STREAM connect"],
+  inetSockets: ["AF_INET/SOCK_STREAM 127.0.0.1 listen+connect"],
+} as const;
 
 export function createBwrapSandbox(options: BackendOptions = {}): Sandbox {
   const bwrap = options.bwrapPath ?? "bwrap";
@@ -39,6 +55,7 @@ export function createBwrapSandbox(options: BackendOptions = {}): Sandbox {
           argv: readonly string[],
           exec: ExecOptions,
           mount?: string,
+          egress?: string,
         ): Promise<ExecResult> => {
           const env = scrubbedEnv(dir.workspace, exec.env);
           const line: string[] = [];
@@ -61,6 +78,8 @@ export function createBwrapSandbox(options: BackendOptions = {}): Sandbox {
             if (e.kind === "symlink") line.push("--symlink", e.target, e.path);
             else line.push("--ro-bind", e.path, e.path);
           }
+          // With network: the egress proxy's socket and the relay, read-only (see EGRESS_RELAY_NEEDS).
+          if (egress !== undefined) line.push("--ro-bind", egress, EGRESS_SANDBOX_DIR);
           line.push("--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp");
           line.push("--bind", dir.workspace, dir.workspace, "--remount-ro", "/");
           line.push("--chdir", dir.workspace, "--hostname", "warrant");
