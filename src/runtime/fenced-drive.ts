@@ -119,8 +119,8 @@ function tracked(
 ): SandboxPort {
   const port: SandboxPort = {
     backend: sandbox.backend,
-    async create(baselineDir, ref, name) {
-      const env = await sandbox.create(baselineDir, ref, name);
+    async create(baselineDir, ref, name, opts) {
+      const env = await sandbox.create(baselineDir, ref, name, opts);
       const reason = lost();
       if (reason !== undefined) {
         await env.destroy();

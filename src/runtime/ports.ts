@@ -6,7 +6,8 @@ import type { Decision, LoopCommand, LoopDocument, Role } from "../core/loop/typ
 import type { Clock } from "../core/ports.js";
 import type { HostSigner } from "../core/records/host-records.js";
 import type { Problem, Result } from "../core/result.js";
-import type { EnvironmentChanges } from "../core/sandbox/sandbox-port.js";
+import type { EgressLog, EnvironmentChanges } from "../core/sandbox/sandbox-port.js";
+import type { NetworkPolicy } from "../core/taskpack/network.js";
 import type { TypedMessage } from "../core/turn/payloads.js";
 import type { ApprovalAnswer, ApprovalKind, Emit, PassageUsage } from "./events.js";
 import type { LoadedPack } from "./task-pack.js";
@@ -113,6 +114,11 @@ export interface RunEnvironment {
   snapshot(): Promise<ReadonlyMap<string, string>>;
   /** What changed against the baseline the environment was made from (cost: the changes). */
   changes(): Promise<EnvironmentChanges>;
+  /**
+   * What the environment's commands asked its egress proxy for, so far (still readable after
+   * destroy); undefined, or absent, when the environment has no network.
+   */
+  connections?(): EgressLog | undefined;
   /** Destroys the environment; true once its directory is confirmed gone. */
   destroy(): Promise<boolean>;
 }
@@ -124,7 +130,12 @@ export interface SandboxPort {
    * A fresh environment for the run `ref`. Its directory is found again by `name` (stable across a
    * restart; a leftover of that name is replaced), even when the host died before journaling it.
    */
-  create(baselineDir: string, ref: string, name: string): Promise<RunEnvironment>;
+  create(
+    baselineDir: string,
+    ref: string,
+    name: string,
+    opts?: { readonly network?: NetworkPolicy },
+  ): Promise<RunEnvironment>;
   /** Removes a dead environment's directory (on resume); true once it is confirmed gone. */
   destroyDir(dir: string): Promise<boolean>;
   /**

@@ -9,6 +9,7 @@ import type { Outcome } from "../core/loop/types.js";
 import { digestOfBytes } from "../core/records/canonical.js";
 import type { Problem } from "../core/result.js";
 import type { EnvironmentChanges } from "../core/sandbox/sandbox-port.js";
+import { targetKey } from "../core/taskpack/network.js";
 import { applyParsedDiff } from "../core/taskpack/patch.js";
 import { type AdmittedPlan, type AdmittedStep, stepEffect } from "../core/taskpack/plan-check.js";
 import {
@@ -19,7 +20,13 @@ import {
 } from "../core/taskpack/snapshot-diff.js";
 import type { RunPhase } from "./events.js";
 import type { RunEnvironment, RunExecResult, RuntimeContext } from "./ports.js";
-import type { CheckRecord, RunReportBody, StepRecord } from "./records.js";
+import type {
+  CheckRecord,
+  NetworkReport,
+  ReportedConnection,
+  RunReportBody,
+  StepRecord,
+} from "./records.js";
 import { makeRecord } from "./records.js";
 import type { LoadedPack } from "./task-pack.js";
 
@@ -73,6 +80,32 @@ export async function executeRun(ctx: RuntimeContext, input: RunInput): Promise<
   const startedAt = ctx.clock.now().toISOString();
   const envRef = environmentRefOf(proposalRef);
   let environmentMade = false;
+  const network = pack.pack.network;
+  // The egress record, each connection tagged with the step or check it was made during.
+  const egress = {
+    env: undefined as RunEnvironment | undefined,
+    tagged: [] as ReportedConnection[],
+    omitted: 0,
+    /** Take the connections made since the last call, tagged `during`. */
+    take(during: { "step/id": string } | { "check/name": string } | object): ReportedConnection[] {
+      const log = this.env?.connections?.();
+      if (log === undefined) return [];
+      const fresh = log.list.slice(this.tagged.length).map((c) => ({ ...c, ...during }));
+      this.tagged.push(...fresh);
+      this.omitted = log.omitted;
+      return fresh;
+    },
+    report(): NetworkReport | undefined {
+      if (network === undefined || !environmentMade) return undefined;
+      // Anything made after the last step or check (a command's leftover child) goes in untagged.
+      this.take({});
+      return {
+        allow: network.allow.map((t) => targetKey(t.host, t.port)),
+        connections: this.tagged,
+        omitted: this.omitted,
+      };
+    },
+  };
   const finish = (
     outcome: Outcome,
     steps: readonly StepRecord[],
@@ -91,6 +124,7 @@ export async function executeRun(ctx: RuntimeContext, input: RunInput): Promise<
       environmentDestroyed: destroyed,
       interrupted: false,
     });
+    const net = egress.report();
     return {
       report: {
         "query/id": query,
@@ -101,6 +135,7 @@ export async function executeRun(ctx: RuntimeContext, input: RunInput): Promise<
         outcome,
         ...(refusal === undefined ? {} : { "refusal/code": refusal }),
         "environment/destroyed": destroyed,
+        ...(net === undefined ? {} : { network: net }),
       },
       startedAt,
       endedAt: ctx.clock.now().toISOString(),
@@ -125,9 +160,15 @@ export async function executeRun(ctx: RuntimeContext, input: RunInput): Promise<
   };
   const backend = ctx.sandbox.backend;
   const env = await timed("sandbox-start", () =>
-    ctx.sandbox.create(pack.baselineDir, envRef, environmentNameOf(query, proposalRef)),
+    ctx.sandbox.create(
+      pack.baselineDir,
+      envRef,
+      environmentNameOf(query, proposalRef),
+      network === undefined ? {} : { network },
+    ),
   );
   environmentMade = true;
+  egress.env = env;
   ctx.emit({
     kind: "run-start",
     query,
@@ -192,6 +233,7 @@ export async function executeRun(ctx: RuntimeContext, input: RunInput): Promise<
       runStep(env, step, approval).catch((e: unknown) => hostFailure(step, approval, e)),
     );
     steps.push(record);
+    const connections = egress.take({ "step/id": step.id });
     ctx.emit({
       kind: "step-end",
       query,
@@ -204,6 +246,7 @@ export async function executeRun(ctx: RuntimeContext, input: RunInput): Promise<
       ...(record.truncated === undefined ? {} : { truncated: record.truncated }),
       ...(record["timed-out"] === undefined ? {} : { timedOut: record["timed-out"] }),
       ...(record.refusal === undefined ? {} : { refusal: record.refusal }),
+      ...(connections.length === 0 ? {} : { connections }),
     });
     if (record.refusal !== undefined) {
       halt = { outcome: "refused", refusal: record.refusal };
@@ -219,7 +262,7 @@ export async function executeRun(ctx: RuntimeContext, input: RunInput): Promise<
     return finish(halt.outcome, steps, [], destroyed, halt.refusal);
   }
   const verdict = await timed("verifier", () =>
-    verify(ctx, env, input, mutationFailed).catch(
+    verify(ctx, env, input, mutationFailed, (name) => egress.take({ "check/name": name })).catch(
       (e: unknown): Verdict => ({
         outcome: "verification-failed",
         checks: [{ name: "verifier", passed: false, detail: `the host failed: ${String(e)}` }],
@@ -410,6 +453,7 @@ async function verify(
   env: RunEnvironment,
   input: RunInput,
   mutationFailed: boolean,
+  tagConnections: (check: string) => void,
 ): Promise<Verdict> {
   const { pack } = input.pack;
   const checks: CheckRecord[] = [];
@@ -474,6 +518,7 @@ async function verify(
           timeoutMs: Math.min(profile.timeoutMs, left),
           maxOutputBytes: profile.maxOutputBytes,
         });
+        tagConnections(check.name);
         if (r.timedOut) {
           add({ name: check.name, passed: false, detail: `${check.command} timed out` });
           return { outcome: "refused", refusal: "verifier/timeout", checks };

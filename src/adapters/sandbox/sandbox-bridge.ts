@@ -22,10 +22,13 @@ export function sandboxPort(sandbox: Sandbox | undefined): SandboxPort {
   };
   return {
     backend: sandbox?.backend,
-    async create(baselineDir: string, ref: string, name: string): Promise<RunEnvironment> {
+    async create(baselineDir, ref, name, opts = {}): Promise<RunEnvironment> {
       if (sandbox === undefined)
         throw new Error("no sandbox backend: runs are refused before this");
-      const env = await sandbox.createEnvironment(await pinned(baselineDir, sandbox), { name });
+      const env = await sandbox.createEnvironment(await pinned(baselineDir, sandbox), {
+        name,
+        ...(opts.network === undefined ? {} : { network: opts.network }),
+      });
       return {
         ref,
         dir: env.root,
@@ -42,6 +45,7 @@ export function sandboxPort(sandbox: Sandbox | undefined): SandboxPort {
         read: (p, maxBytes) => env.readPart(p, maxBytes),
         snapshot: () => env.snapshot(),
         changes: () => env.changes(),
+        connections: () => env.connections(),
         destroy: async () => (await env.destroy()).confirmed,
       };
     },

@@ -6,7 +6,7 @@ import type { Warrant } from "../../library/create-warrant.js";
 import { withWarrant } from "../compose.js";
 import { printBundle } from "../export-bundle.js";
 import { EXIT_INVALID, err, out, printJson } from "../io.js";
-import { budgets, tokensPhrase } from "../live-view.js";
+import { budgets, connectionLine, tokensPhrase } from "../live-view.js";
 import { STORE_OPTION, STORE_OPTION_HELP } from "../store-option.js";
 
 interface InspectFlags {
@@ -72,7 +72,7 @@ export function registerInspectCommands(program: Command): void {
     .argument("<query>", "the loop's query id")
     .option(
       "--json",
-      "machine output: {loop, records: [{ref, kind}], usage: {modelCalls, inputTokens, outputTokens, cachedInputTokens, reasoningTokens, byRole}}",
+      "machine output: {loop, records: [{ref, kind}], usage: {modelCalls, inputTokens, outputTokens, cachedInputTokens, reasoningTokens, byRole}, egress?: [{proposal/ref, network: {allow, connections, omitted}}]}",
     )
     .option(STORE_OPTION, STORE_OPTION_HELP)
     .action(async (query: string, o: InspectFlags) => {
@@ -96,6 +96,16 @@ export function registerInspectCommands(program: Command): void {
         });
         out(`records: ${records.length}`);
         for (const r of records) out(`  ${r.kind.padEnd(12)} ${r.ref}`);
+        for (const run of view.egress ?? []) {
+          const n = run.network;
+          out(`egress of ${run["proposal/ref"]} (allow: ${n.allow.join(", ")}):`);
+          for (const c of n.connections) {
+            const during =
+              c["step/id"] ?? (c["check/name"] === undefined ? "" : `check ${c["check/name"]}`);
+            out(`  ${during === "" ? "" : `${during}: `}${connectionLine(c)}`);
+          }
+          if (n.omitted > 0) out(`  … ${n.omitted} more not listed`);
+        }
       });
     });
 
