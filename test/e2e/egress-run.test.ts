@@ -1,7 +1,7 @@
 // `warrant run` on a pack whose commands may reach one host:port on the host's loopback: the run's
 // report lists every connection its commands asked the egress proxy for (allowed and refused),
 // tagged with its step, the live view and `show` print them, and the stored loop checks valid.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -88,6 +88,20 @@ function script(dir: string, role: string, turns: readonly unknown[]): string[] 
   writeFileSync(file, `${turns.map((t) => JSON.stringify(t)).join("\n")}\n`);
   return ["--model", `${role}=scripted:${file}`];
 }
+
+it("a pack with a malformed network entry is refused before anything runs, with its code and pointer", async () => {
+  const cwd = mkdtempSync(path.join(tmpdir(), "warrant-egress-bad-"));
+  dirs.push(cwd);
+  const file = pack(cwd);
+  const doc = JSON.parse(readFileSync(file, "utf8")) as Record<string, unknown>;
+  doc.network = { allow: [`127.0.0.1:${port}`, "example.com:0", "example.com"] };
+  writeFileSync(file, JSON.stringify(doc));
+  const r = await runCli(["run", file, "--json"], { cwd, timeoutMs: 60_000 });
+  expect(r.code).toBe(1);
+  expect(r.stderr).toContain("/network/allow/1: taskpack/network-port");
+  expect(r.stderr).toContain("/network/allow/2: taskpack/network-entry");
+  expect(existsSync(path.join(cwd, ".warrant"))).toBe(false);
+});
 
 const detected = await detectSandbox();
 const why = detected.ok ? "" : ` (skipped: no containment backend: ${detected.errors[0]?.message})`;
