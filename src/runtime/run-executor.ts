@@ -84,25 +84,28 @@ export async function executeRun(ctx: RuntimeContext, input: RunInput): Promise<
   // The egress record, each connection tagged with the step or check it was made during.
   const egress = {
     env: undefined as RunEnvironment | undefined,
-    tagged: [] as ReportedConnection[],
-    omitted: 0,
-    /** Take the connections made since the last call, tagged `during`. */
-    take(during: { "step/id": string } | { "check/name": string } | object): ReportedConnection[] {
+    /** The step or check each recorded connection was made during, by its index in the log. */
+    tags: [] as ({ "step/id": string } | { "check/name": string } | Record<string, never>)[],
+    /** Tag the connections made since the last call with `during`; those connections. */
+    take(
+      during: { "step/id": string } | { "check/name": string } | Record<string, never>,
+    ): ReportedConnection[] {
       const log = this.env?.connections?.();
       if (log === undefined) return [];
-      const fresh = log.list.slice(this.tagged.length).map((c) => ({ ...c, ...during }));
-      this.tagged.push(...fresh);
-      this.omitted = log.omitted;
+      const fresh = log.list.slice(this.tags.length).map((c) => ({ ...c, ...during }));
+      for (const _ of fresh) this.tags.push(during);
       return fresh;
     },
     report(): NetworkReport | undefined {
       if (network === undefined || !environmentMade) return undefined;
       // Anything made after the last step or check (a command's leftover child) goes in untagged.
       this.take({});
+      // The final counts: a connection still open at its step's end went on counting its bytes.
+      const log = this.env?.connections?.() ?? { list: [], omitted: 0 };
       return {
         allow: network.allow.map((t) => targetKey(t.host, t.port)),
-        connections: this.tagged,
-        omitted: this.omitted,
+        connections: log.list.map((c, i) => ({ ...c, ...this.tags[i] })),
+        omitted: log.omitted,
       };
     },
   };
