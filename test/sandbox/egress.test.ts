@@ -2,7 +2,15 @@
 // namespace reach an allowed host:port only through the host's egress proxy (curl and node, plain
 // HTTP, CONNECT and SOCKS5), everything else is refused and recorded, and without `network`
 // nothing changes. Servers listen on the host's 127.0.0.1 with an explicit allow for them.
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -209,6 +217,27 @@ http.get({ host: proxy.hostname, port: proxy.port, path: "http://" + target + "/
         } finally {
           delete process.env.WARRANT_EGRESS_CANARY;
         }
+      });
+
+      it("the time limit still kills the command behind the relay, relay included", async () => {
+        const env = await withAllow({ host: "127.0.0.1", port });
+        const marker = `${process.pid}${Date.now() % 1000}`;
+        const r = await env.exec(["sleep", `3${marker}`], { ...LIMITS, timeoutMs: 1000 });
+        expect(r.timedOut).toBe(true);
+        const left = async () =>
+          readdirSync("/proc").filter((pid) => {
+            try {
+              return (
+                /^\d+$/.test(pid) && readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(marker)
+              );
+            } catch {
+              return false;
+            }
+          });
+        for (let i = 0; i < 100 && (await left()).length > 0; i += 1) {
+          await new Promise((done) => setTimeout(done, 50));
+        }
+        expect(await left()).toEqual([]);
       });
 
       it("the proxy's socket lives in the environment directory and goes with it", async () => {
