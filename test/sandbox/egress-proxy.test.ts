@@ -190,7 +190,7 @@ describe("the egress proxy", () => {
     ]);
   });
 
-  it("refuses a malformed request, an https:// absolute URI and a bad CONNECT target", async () => {
+  it("refuses a malformed request, an https:// absolute URI, a bad CONNECT target and an endless head", async () => {
     const p = await proxyFor([`127.0.0.1:${port}`]);
     expect((await talk(p, Buffer.from("hello there\r\n\r\n"))).toString()).toMatch(
       /^HTTP\/1\.1 400/,
@@ -202,11 +202,17 @@ describe("the egress proxy", () => {
     expect((await talk(p, Buffer.from("CONNECT 127.0.0.1 HTTP/1.1\r\n\r\n"))).toString()).toContain(
       "egress/bad-target",
     );
+    const endless = Buffer.from(
+      `GET http://127.0.0.1:${port}/ HTTP/1.1\r\nX: ${"a".repeat(70_000)}`,
+    );
+    expect((await talk(p, endless)).toString()).toMatch(/^HTTP\/1\.1 400/);
+    expect(seenRequests).toHaveLength(0);
     expect(p.connections().list.map((c) => c.reason)).toEqual([
       "egress/bad-request",
       "egress/unsupported",
       "egress/unsupported",
       "egress/bad-target",
+      "egress/bad-request",
     ]);
   });
 
