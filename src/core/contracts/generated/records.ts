@@ -5757,9 +5757,8 @@ return errors === 0;
 }
 validate59.evaluated = {"props":{"name":true,"passed":true,"detail":true,"exit/code":true,"output/digest":true,"truncated":true,"findings":true},"dynamicProps":false,"dynamicItems":false};
 
-const schema81 = {"type":"object","description":"A run report's egress record (a pack with `network`): the allow-list in canonical form and every connection the run's commands asked the egress proxy for.","additionalProperties":false,"required":["allow","connections","omitted"],"properties":{"allow":{"type":"array","items":{"type":"string"}},"connections":{"type":"array","items":{"$ref":"#/$defs/egressConnection"}},"omitted":{"type":"integer","minimum":0}}};
-const schema82 = {"type":"object","description":"One connection through the egress proxy: the target, the address connected to, bytes each way, whether the allow-list names it, and why it was refused or failed (absent when connected).","additionalProperties":false,"required":["protocol","host","port","allowed","bytes/up","bytes/down"],"properties":{"protocol":{"enum":["http-connect","http","socks5"]},"host":{"type":"string"},"port":{"type":"integer","minimum":0,"maximum":65535},"address":{"type":"string"},"address/class":{"enum":["public","loopback","private","link-local","unspecified","cgnat","unique-local","multicast","reserved"]},"allowed":{"type":"boolean"},"reason":{"type":"string"},"bytes/up":{"type":"integer","minimum":0},"bytes/down":{"type":"integer","minimum":0},"step/id":{"type":"string"},"check/name":{"type":"string"}}};
-const func2 = Object.prototype.hasOwnProperty;
+const schema81 = {"type":"object","description":"A run report's egress record (a pack with `network`): the allow-list in canonical form and every connection the run's commands asked the egress proxy for.","required":["allow","connections","omitted"],"properties":{"allow":{"type":"array","items":{"type":"string"}},"connections":{"type":"array","items":{"$ref":"#/$defs/egressConnection"}},"omitted":{"type":"integer","minimum":0}}};
+const schema82 = {"type":"object","description":"One connection through the egress proxy: the target, the address connected to, bytes each way, whether the allow-list names it, and why it was refused or failed (absent when connected).","required":["protocol","host","port","allowed","bytes/up","bytes/down"],"properties":{"protocol":{"enum":["http-connect","http","socks5"]},"host":{"type":"string"},"port":{"type":"integer","minimum":0,"maximum":65535},"address":{"type":"string"},"address/class":{"enum":["public","loopback","private","link-local","unspecified","cgnat","unique-local","multicast","reserved"]},"allowed":{"type":"boolean"},"reason":{"type":"string"},"bytes/up":{"type":"integer","minimum":0},"bytes/down":{"type":"integer","minimum":0},"step/id":{"type":"string"},"check/name":{"type":"string"}}};
 
 function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -5802,9 +5801,13 @@ vErrors.push(err2);
 }
 errors++;
 }
-for(const key0 in data){
-if(!(((key0 === "allow") || (key0 === "connections")) || (key0 === "omitted"))){
-const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(data.allow !== undefined){
+let data0 = data.allow;
+if(Array.isArray(data0)){
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+if(typeof data0[i0] !== "string"){
+const err3 = {instancePath:instancePath+"/allow/" + i0,schemaPath:"#/properties/allow/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -5814,30 +5817,14 @@ vErrors.push(err3);
 errors++;
 }
 }
-if(data.allow !== undefined){
-let data0 = data.allow;
-if(Array.isArray(data0)){
-const len0 = data0.length;
-for(let i0=0; i0<len0; i0++){
-if(typeof data0[i0] !== "string"){
-const err4 = {instancePath:instancePath+"/allow/" + i0,schemaPath:"#/properties/allow/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err4 = {instancePath:instancePath+"/allow",schemaPath:"#/properties/allow/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err4];
 }
 else {
 vErrors.push(err4);
-}
-errors++;
-}
-}
-}
-else {
-const err5 = {instancePath:instancePath+"/allow",schemaPath:"#/properties/allow/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
 }
 errors++;
 }
@@ -5850,7 +5837,17 @@ for(let i1=0; i1<len1; i1++){
 let data3 = data2[i1];
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.protocol === undefined){
-const err6 = {instancePath:instancePath+"/connections/" + i1,schemaPath:"#/$defs/egressConnection/required",keyword:"required",params:{missingProperty: "protocol"},message:"must have required property '"+"protocol"+"'"};
+const err5 = {instancePath:instancePath+"/connections/" + i1,schemaPath:"#/$defs/egressConnection/required",keyword:"required",params:{missingProperty: "protocol"},message:"must have required property '"+"protocol"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data3.host === undefined){
+const err6 = {instancePath:instancePath+"/connections/" + i1,schemaPath:"#/$defs/egressConnection/required",keyword:"required",params:{missingProperty: "host"},message:"must have required property '"+"host"+"'"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -5859,8 +5856,8 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(data3.host === undefined){
-const err7 = {instancePath:instancePath+"/connections/" + i1,schemaPath:"#/$defs/egressConnection/required",keyword:"required",params:{missingProperty: "host"},message:"must have required property '"+"host"+"'"};
+if(data3.port === undefined){
+const err7 = {instancePath:instancePath+"/connections/" + i1,schemaPath:"#/$defs/egressConnection/required",keyword:"required",params:{missingProperty: "port"},message:"must have required property '"+"port"+"'"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -5869,8 +5866,8 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(data3.port === undefined){
-const err8 = {instancePath:instancePath+"/connections/" + i1,schemaPath:"#/$defs/egressConnection/required",keyword:"required",params:{missingProperty: "port"},message:"must have required property '"+"port"+"'"};
+if(data3.allowed === undefined){
+const err8 = {instancePath:instancePath+"/connections/" + i1,schemaPath:"#/$defs/egressConnection/required",keyword:"required",params:{missingProperty: "allowed"},message:"must have required property '"+"allowed"+"'"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -5879,8 +5876,8 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(data3.allowed === undefined){
-const err9 = {instancePath:instancePath+"/connections/" + i1,schemaPath:"#/$defs/egressConnection/required",keyword:"required",params:{missingProperty: "allowed"},message:"must have required property '"+"allowed"+"'"};
+if(data3["bytes/up"] === undefined){
+const err9 = {instancePath:instancePath+"/connections/" + i1,schemaPath:"#/$defs/egressConnection/required",keyword:"required",params:{missingProperty: "bytes/up"},message:"must have required property '"+"bytes/up"+"'"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -5889,8 +5886,8 @@ vErrors.push(err9);
 }
 errors++;
 }
-if(data3["bytes/up"] === undefined){
-const err10 = {instancePath:instancePath+"/connections/" + i1,schemaPath:"#/$defs/egressConnection/required",keyword:"required",params:{missingProperty: "bytes/up"},message:"must have required property '"+"bytes/up"+"'"};
+if(data3["bytes/down"] === undefined){
+const err10 = {instancePath:instancePath+"/connections/" + i1,schemaPath:"#/$defs/egressConnection/required",keyword:"required",params:{missingProperty: "bytes/down"},message:"must have required property '"+"bytes/down"+"'"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -5899,8 +5896,10 @@ vErrors.push(err10);
 }
 errors++;
 }
-if(data3["bytes/down"] === undefined){
-const err11 = {instancePath:instancePath+"/connections/" + i1,schemaPath:"#/$defs/egressConnection/required",keyword:"required",params:{missingProperty: "bytes/down"},message:"must have required property '"+"bytes/down"+"'"};
+if(data3.protocol !== undefined){
+let data4 = data3.protocol;
+if(!(((data4 === "http-connect") || (data4 === "http")) || (data4 === "socks5"))){
+const err11 = {instancePath:instancePath+"/connections/" + i1+"/protocol",schemaPath:"#/$defs/egressConnection/properties/protocol/enum",keyword:"enum",params:{allowedValues: schema82.properties.protocol.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -5909,9 +5908,10 @@ vErrors.push(err11);
 }
 errors++;
 }
-for(const key1 in data3){
-if(!(func2.call(schema82.properties, key1))){
-const err12 = {instancePath:instancePath+"/connections/" + i1,schemaPath:"#/$defs/egressConnection/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+}
+if(data3.host !== undefined){
+if(typeof data3.host !== "string"){
+const err12 = {instancePath:instancePath+"/connections/" + i1+"/host",schemaPath:"#/$defs/egressConnection/properties/host/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -5921,10 +5921,10 @@ vErrors.push(err12);
 errors++;
 }
 }
-if(data3.protocol !== undefined){
-let data4 = data3.protocol;
-if(!(((data4 === "http-connect") || (data4 === "http")) || (data4 === "socks5"))){
-const err13 = {instancePath:instancePath+"/connections/" + i1+"/protocol",schemaPath:"#/$defs/egressConnection/properties/protocol/enum",keyword:"enum",params:{allowedValues: schema82.properties.protocol.enum},message:"must be equal to one of the allowed values"};
+if(data3.port !== undefined){
+let data6 = data3.port;
+if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+const err13 = {instancePath:instancePath+"/connections/" + i1+"/port",schemaPath:"#/$defs/egressConnection/properties/port/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -5933,10 +5933,9 @@ vErrors.push(err13);
 }
 errors++;
 }
-}
-if(data3.host !== undefined){
-if(typeof data3.host !== "string"){
-const err14 = {instancePath:instancePath+"/connections/" + i1+"/host",schemaPath:"#/$defs/egressConnection/properties/host/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 > 65535 || isNaN(data6)){
+const err14 = {instancePath:instancePath+"/connections/" + i1+"/port",schemaPath:"#/$defs/egressConnection/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -5945,11 +5944,8 @@ vErrors.push(err14);
 }
 errors++;
 }
-}
-if(data3.port !== undefined){
-let data6 = data3.port;
-if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err15 = {instancePath:instancePath+"/connections/" + i1+"/port",schemaPath:"#/$defs/egressConnection/properties/port/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data6 < 0 || isNaN(data6)){
+const err15 = {instancePath:instancePath+"/connections/" + i1+"/port",schemaPath:"#/$defs/egressConnection/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -5958,9 +5954,11 @@ vErrors.push(err15);
 }
 errors++;
 }
-if((typeof data6 == "number") && (isFinite(data6))){
-if(data6 > 65535 || isNaN(data6)){
-const err16 = {instancePath:instancePath+"/connections/" + i1+"/port",schemaPath:"#/$defs/egressConnection/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"};
+}
+}
+if(data3.address !== undefined){
+if(typeof data3.address !== "string"){
+const err16 = {instancePath:instancePath+"/connections/" + i1+"/address",schemaPath:"#/$defs/egressConnection/properties/address/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -5969,8 +5967,11 @@ vErrors.push(err16);
 }
 errors++;
 }
-if(data6 < 0 || isNaN(data6)){
-const err17 = {instancePath:instancePath+"/connections/" + i1+"/port",schemaPath:"#/$defs/egressConnection/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+if(data3["address/class"] !== undefined){
+let data8 = data3["address/class"];
+if(!(((((((((data8 === "public") || (data8 === "loopback")) || (data8 === "private")) || (data8 === "link-local")) || (data8 === "unspecified")) || (data8 === "cgnat")) || (data8 === "unique-local")) || (data8 === "multicast")) || (data8 === "reserved"))){
+const err17 = {instancePath:instancePath+"/connections/" + i1+"/address~1class",schemaPath:"#/$defs/egressConnection/properties/address~1class/enum",keyword:"enum",params:{allowedValues: schema82.properties["address/class"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -5980,10 +5981,9 @@ vErrors.push(err17);
 errors++;
 }
 }
-}
-if(data3.address !== undefined){
-if(typeof data3.address !== "string"){
-const err18 = {instancePath:instancePath+"/connections/" + i1+"/address",schemaPath:"#/$defs/egressConnection/properties/address/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data3.allowed !== undefined){
+if(typeof data3.allowed !== "boolean"){
+const err18 = {instancePath:instancePath+"/connections/" + i1+"/allowed",schemaPath:"#/$defs/egressConnection/properties/allowed/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -5993,10 +5993,9 @@ vErrors.push(err18);
 errors++;
 }
 }
-if(data3["address/class"] !== undefined){
-let data8 = data3["address/class"];
-if(!(((((((((data8 === "public") || (data8 === "loopback")) || (data8 === "private")) || (data8 === "link-local")) || (data8 === "unspecified")) || (data8 === "cgnat")) || (data8 === "unique-local")) || (data8 === "multicast")) || (data8 === "reserved"))){
-const err19 = {instancePath:instancePath+"/connections/" + i1+"/address~1class",schemaPath:"#/$defs/egressConnection/properties/address~1class/enum",keyword:"enum",params:{allowedValues: schema82.properties["address/class"].enum},message:"must be equal to one of the allowed values"};
+if(data3.reason !== undefined){
+if(typeof data3.reason !== "string"){
+const err19 = {instancePath:instancePath+"/connections/" + i1+"/reason",schemaPath:"#/$defs/egressConnection/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -6006,9 +6005,10 @@ vErrors.push(err19);
 errors++;
 }
 }
-if(data3.allowed !== undefined){
-if(typeof data3.allowed !== "boolean"){
-const err20 = {instancePath:instancePath+"/connections/" + i1+"/allowed",schemaPath:"#/$defs/egressConnection/properties/allowed/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data3["bytes/up"] !== undefined){
+let data11 = data3["bytes/up"];
+if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
+const err20 = {instancePath:instancePath+"/connections/" + i1+"/bytes~1up",schemaPath:"#/$defs/egressConnection/properties/bytes~1up/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -6017,10 +6017,9 @@ vErrors.push(err20);
 }
 errors++;
 }
-}
-if(data3.reason !== undefined){
-if(typeof data3.reason !== "string"){
-const err21 = {instancePath:instancePath+"/connections/" + i1+"/reason",schemaPath:"#/$defs/egressConnection/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if((typeof data11 == "number") && (isFinite(data11))){
+if(data11 < 0 || isNaN(data11)){
+const err21 = {instancePath:instancePath+"/connections/" + i1+"/bytes~1up",schemaPath:"#/$defs/egressConnection/properties/bytes~1up/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -6030,10 +6029,11 @@ vErrors.push(err21);
 errors++;
 }
 }
-if(data3["bytes/up"] !== undefined){
-let data11 = data3["bytes/up"];
-if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err22 = {instancePath:instancePath+"/connections/" + i1+"/bytes~1up",schemaPath:"#/$defs/egressConnection/properties/bytes~1up/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+if(data3["bytes/down"] !== undefined){
+let data12 = data3["bytes/down"];
+if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
+const err22 = {instancePath:instancePath+"/connections/" + i1+"/bytes~1down",schemaPath:"#/$defs/egressConnection/properties/bytes~1down/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -6042,9 +6042,9 @@ vErrors.push(err22);
 }
 errors++;
 }
-if((typeof data11 == "number") && (isFinite(data11))){
-if(data11 < 0 || isNaN(data11)){
-const err23 = {instancePath:instancePath+"/connections/" + i1+"/bytes~1up",schemaPath:"#/$defs/egressConnection/properties/bytes~1up/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if((typeof data12 == "number") && (isFinite(data12))){
+if(data12 < 0 || isNaN(data12)){
+const err23 = {instancePath:instancePath+"/connections/" + i1+"/bytes~1down",schemaPath:"#/$defs/egressConnection/properties/bytes~1down/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -6055,10 +6055,9 @@ errors++;
 }
 }
 }
-if(data3["bytes/down"] !== undefined){
-let data12 = data3["bytes/down"];
-if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
-const err24 = {instancePath:instancePath+"/connections/" + i1+"/bytes~1down",schemaPath:"#/$defs/egressConnection/properties/bytes~1down/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data3["step/id"] !== undefined){
+if(typeof data3["step/id"] !== "string"){
+const err24 = {instancePath:instancePath+"/connections/" + i1+"/step~1id",schemaPath:"#/$defs/egressConnection/properties/step~1id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -6067,9 +6066,10 @@ vErrors.push(err24);
 }
 errors++;
 }
-if((typeof data12 == "number") && (isFinite(data12))){
-if(data12 < 0 || isNaN(data12)){
-const err25 = {instancePath:instancePath+"/connections/" + i1+"/bytes~1down",schemaPath:"#/$defs/egressConnection/properties/bytes~1down/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+if(data3["check/name"] !== undefined){
+if(typeof data3["check/name"] !== "string"){
+const err25 = {instancePath:instancePath+"/connections/" + i1+"/check~1name",schemaPath:"#/$defs/egressConnection/properties/check~1name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -6080,9 +6080,8 @@ errors++;
 }
 }
 }
-if(data3["step/id"] !== undefined){
-if(typeof data3["step/id"] !== "string"){
-const err26 = {instancePath:instancePath+"/connections/" + i1+"/step~1id",schemaPath:"#/$defs/egressConnection/properties/step~1id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+const err26 = {instancePath:instancePath+"/connections/" + i1,schemaPath:"#/$defs/egressConnection/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -6092,9 +6091,9 @@ vErrors.push(err26);
 errors++;
 }
 }
-if(data3["check/name"] !== undefined){
-if(typeof data3["check/name"] !== "string"){
-const err27 = {instancePath:instancePath+"/connections/" + i1+"/check~1name",schemaPath:"#/$defs/egressConnection/properties/check~1name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err27 = {instancePath:instancePath+"/connections",schemaPath:"#/properties/connections/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -6104,9 +6103,10 @@ vErrors.push(err27);
 errors++;
 }
 }
-}
-else {
-const err28 = {instancePath:instancePath+"/connections/" + i1,schemaPath:"#/$defs/egressConnection/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.omitted !== undefined){
+let data15 = data.omitted;
+if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
+const err28 = {instancePath:instancePath+"/omitted",schemaPath:"#/properties/omitted/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -6115,10 +6115,9 @@ vErrors.push(err28);
 }
 errors++;
 }
-}
-}
-else {
-const err29 = {instancePath:instancePath+"/connections",schemaPath:"#/properties/connections/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if((typeof data15 == "number") && (isFinite(data15))){
+if(data15 < 0 || isNaN(data15)){
+const err29 = {instancePath:instancePath+"/omitted",schemaPath:"#/properties/omitted/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -6128,10 +6127,10 @@ vErrors.push(err29);
 errors++;
 }
 }
-if(data.omitted !== undefined){
-let data15 = data.omitted;
-if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
-const err30 = {instancePath:instancePath+"/omitted",schemaPath:"#/properties/omitted/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+}
+else {
+const err30 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -6140,34 +6139,10 @@ vErrors.push(err30);
 }
 errors++;
 }
-if((typeof data15 == "number") && (isFinite(data15))){
-if(data15 < 0 || isNaN(data15)){
-const err31 = {instancePath:instancePath+"/omitted",schemaPath:"#/properties/omitted/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err31];
-}
-else {
-vErrors.push(err31);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err32 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err32];
-}
-else {
-vErrors.push(err32);
-}
-errors++;
-}
 validate61.errors = vErrors;
 return errors === 0;
 }
-validate61.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate61.evaluated = {"props":{"allow":true,"connections":true,"omitted":true},"dynamicProps":false,"dynamicItems":false};
 
 
 function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
