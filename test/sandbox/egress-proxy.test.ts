@@ -240,12 +240,20 @@ describe("the egress proxy", () => {
       Buffer.concat([Buffer.from([5, 2, 0, 1, 127, 0, 0, 1]), portBytes(port)]),
     );
     expect([...bind.subarray(0, 4)]).toEqual([5, 0, 5, 7]);
+    // A name with a control byte is recorded escaped: nothing reaches a terminal raw.
+    const hostile = Buffer.from("evil\x1b[2J.test", "latin1");
+    await talk(
+      p,
+      Buffer.from([5, 1, 0]),
+      Buffer.concat([Buffer.from([5, 1, 0, 3, hostile.length]), hostile, portBytes(port)]),
+    );
     const noAuth = await talk(p, Buffer.from([5, 1, 2]));
     expect([...noAuth]).toEqual([5, 0xff]);
     expect(p.connections().list.map((c) => [c.protocol, c.host, c.allowed, c.reason])).toEqual([
       ["socks5", "127.0.0.1", true, undefined],
       ["socks5", "localhost", false, "egress/not-listed"],
       ["socks5", "127.0.0.1", false, "egress/unsupported"],
+      ["socks5", "evil\\x1b[2J.test", false, "egress/bad-target"],
     ]);
   });
 

@@ -95,7 +95,7 @@ export async function startEgressProxy(
     const d = decide(policy, rawHost, port);
     const rec = record({
       protocol,
-      host: d.target?.host ?? rawHost.slice(0, 260),
+      host: d.target?.host ?? printable(rawHost),
       port,
       allowed: d.allowed,
       "bytes/up": 0,
@@ -157,6 +157,11 @@ export async function startEgressProxy(
     head?: Buffer,
   ) => {
     client.setTimeout(0);
+    if (client.destroyed) {
+      // The client went away while the target was resolved and dialled.
+      upstream.destroy();
+      return;
+    }
     const cut = () => {
       client.destroy();
       upstream.destroy();
@@ -263,7 +268,7 @@ export async function startEgressProxy(
     if (ver !== 0x05 || cmd !== 0x01) {
       record({
         protocol: "socks5",
-        host,
+        host: printable(host),
         port,
         allowed: false,
         reason: "egress/unsupported",
@@ -310,7 +315,7 @@ export async function startEgressProxy(
       if (hp === undefined) {
         record({
           protocol: "http-connect",
-          host: target.slice(0, 260),
+          host: printable(target),
           port: 0,
           allowed: false,
           reason: "egress/bad-target",
@@ -345,7 +350,7 @@ export async function startEgressProxy(
     ) {
       record({
         protocol: "http",
-        host: url?.hostname ?? "",
+        host: printable(url?.hostname ?? ""),
         port: 0,
         allowed: false,
         reason: "egress/unsupported",
@@ -405,6 +410,16 @@ export async function startEgressProxy(
       await rm(socketPath, { force: true });
     },
   };
+}
+
+/**
+ * A host as a client wrote it, safe to record and print: at most 255 characters, anything but
+ * printable ASCII written `\xHH` (a terminal showing the live view never gets a control byte).
+ */
+export function printable(raw: string): string {
+  return raw
+    .slice(0, 255)
+    .replace(/[^\x21-\x7e]/g, (ch) => `\\x${ch.charCodeAt(0).toString(16).padStart(2, "0")}`);
 }
 
 interface Head {
