@@ -4,6 +4,7 @@
 // lines only (and a budget line after each fact).
 import type { LoopDocument } from "../core/loop/types.js";
 import type { Clock } from "../core/ports.js";
+import type { EgressConnection } from "../core/sandbox/sandbox-port.js";
 import type { TokenUsage } from "../library/loop-usage.js";
 import type { WarrantEvent } from "../runtime/events.js";
 
@@ -79,6 +80,16 @@ export interface LineOptions {
   readonly processStore?: boolean;
 }
 
+/** One egress connection as a line: target, address, decision or failure, bytes each way. */
+export function connectionLine(c: EgressConnection): string {
+  const target = `${c.host.includes(":") ? `[${c.host}]` : c.host}:${c.port}`;
+  const via = c.address === undefined || c.address === c.host ? "" : ` (${c.address})`;
+  if (!c.allowed) return `net ${c.protocol} ${target} refused: ${c.reason ?? "egress/not-listed"}`;
+  if (c.reason !== undefined)
+    return `net ${c.protocol} ${target}${via} allowed, failed: ${c.reason}`;
+  return `net ${c.protocol} ${target}${via} allowed: ${c["bytes/up"]} B up, ${c["bytes/down"]} B down`;
+}
+
 /** The line an event prints, if any (model and tool calls, phases and drive bounds print none). */
 export function lineOf(e: WarrantEvent, o: LineOptions = {}): string | undefined {
   switch (e.kind) {
@@ -94,7 +105,8 @@ export function lineOf(e: WarrantEvent, o: LineOptions = {}): string | undefined
       return `run started in a fresh environment (${e.backend}${e.mode === undefined ? "" : `, ${e.mode}`})`;
     case "step-end": {
       const exit = e.exitCode === undefined ? "" : ` (exit ${String(e.exitCode)})`;
-      return `  step ${e.stepId} ${e.action}: ${e.status}${exit}`;
+      const net = (e.connections ?? []).map((c) => `\n    ${connectionLine(c)}`).join("");
+      return `  step ${e.stepId} ${e.action}: ${e.status}${exit}${net}`;
     }
     case "check":
       return e.passed

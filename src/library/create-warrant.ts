@@ -12,6 +12,7 @@ import type { DriveResult } from "../runtime/driver.js";
 import type { WarrantEventBody } from "../runtime/events.js";
 import { LoopLedger } from "../runtime/loop-ledger.js";
 import type { QueuedJob } from "../runtime/ports.js";
+import type { NetworkReport } from "../runtime/records.js";
 import {
   bindingOf,
   driveUnderLease,
@@ -108,6 +109,25 @@ export interface LoopView {
   readonly records: readonly { readonly ref: string; readonly kind: string }[];
   /** Model calls and tokens, summed from the passage transcripts, per role and in all. */
   readonly usage: LoopUsage;
+  /** Each run of a pack with network: its report's egress record (absent when there is none). */
+  readonly egress?: readonly RunEgress[];
+}
+
+export interface RunEgress {
+  readonly "proposal/ref": string;
+  readonly network: NetworkReport;
+}
+
+/** The egress records of the run reports among `records`. */
+function egressOf(records: readonly LedgerRecord[]): RunEgress[] {
+  const out: RunEgress[] = [];
+  for (const r of records) {
+    if (r.kind !== "runReport") continue;
+    const body = r.body as { "proposal/ref"?: unknown; network?: NetworkReport };
+    if (typeof body.network !== "object" || body.network === null) continue;
+    out.push({ "proposal/ref": String(body["proposal/ref"]), network: body.network });
+  }
+  return out;
 }
 
 export interface Warrant {
@@ -350,7 +370,13 @@ export async function createWarrant(options: WarrantOptions = {}): Promise<Warra
       if (loop === undefined) return undefined;
       const stored = await store.listRecords(query);
       const records = stored.map((r) => ({ ref: r.ref, kind: r.kind }));
-      return { loop, records, usage: loopUsage(stored) };
+      const egress = egressOf(stored);
+      return {
+        loop,
+        records,
+        usage: loopUsage(stored),
+        ...(egress.length === 0 ? {} : { egress }),
+      };
     },
     record: (ref) => store.readRecord(ref),
     pending: () => listPending(store, c.clock.now()),

@@ -2,6 +2,7 @@
 // source for every observer (the live view, a console's server-sent events, tracing spans); none of
 // them reaches back into the drive. Every event carries the loop's query and the runtime clock's time.
 import type { LimitKey, LoopDocument, Outcome, Role, Step, Stop } from "../core/loop/types.js";
+import type { EgressConnection } from "../core/sandbox/sandbox-port.js";
 import type { ModelRequest, ResponseMeta, StopKind, Usage } from "../core/turn/model-provider.js";
 import type { ModelTarget } from "../core/turn/model-target.js";
 import type { MessageType } from "../core/turn/types.js";
@@ -195,6 +196,8 @@ export type WarrantEvent =
       readonly truncated?: boolean;
       readonly timedOut?: boolean;
       readonly refusal?: string;
+      /** The connections the step's command asked the egress proxy for (a pack with network). */
+      readonly connections?: readonly EgressConnection[];
     })
   | (InRun & {
       readonly kind: "check";

@@ -6,7 +6,13 @@ import type { Decision, LoopCommand, LoopDocument, Role } from "../core/loop/typ
 import type { Clock } from "../core/ports.js";
 import type { HostSigner } from "../core/records/host-records.js";
 import type { Problem, Result } from "../core/result.js";
-import type { EnvironmentChanges, LimitHit, ResourceLimits } from "../core/sandbox/sandbox-port.js";
+import type {
+  EgressLog,
+  EnvironmentChanges,
+  LimitHit,
+  ResourceLimits,
+} from "../core/sandbox/sandbox-port.js";
+import type { NetworkPolicy } from "../core/taskpack/network.js";
 import type { TypedMessage } from "../core/turn/payloads.js";
 import type { ApprovalAnswer, ApprovalKind, Emit, PassageUsage } from "./events.js";
 import type { LoadedPack } from "./task-pack.js";
@@ -121,6 +127,11 @@ export interface RunEnvironment {
   snapshot(): Promise<ReadonlyMap<string, string>>;
   /** What changed against the baseline the environment was made from (cost: the changes). */
   changes(): Promise<EnvironmentChanges>;
+  /**
+   * What the environment's commands asked its egress proxy for, so far (still readable after
+   * destroy); undefined, or absent, when the environment has no network.
+   */
+  connections?(): EgressLog | undefined;
   /** Destroys the environment; true once its directory is confirmed gone. */
   destroy(): Promise<boolean>;
 }
@@ -136,7 +147,7 @@ export interface SandboxPort {
     baselineDir: string,
     ref: string,
     name: string,
-    options?: { readonly resources?: ResourceLimits },
+    options?: { readonly resources?: ResourceLimits; readonly network?: NetworkPolicy },
   ): Promise<RunEnvironment>;
   /** Removes a dead environment's directory (on resume); true once it is confirmed gone. */
   destroyDir(dir: string): Promise<boolean>;

@@ -9,6 +9,7 @@ import { toLedgerRecord } from "../core/records/ledger-record.js";
 import { RECORD_KIND_TABLE } from "../core/records/record-kinds.js";
 import { publicKeyOf, signRecord } from "../core/records/signature.js";
 import type { Problem } from "../core/result.js";
+import type { EgressConnection } from "../core/sandbox/sandbox-port.js";
 import type { TypedMessage } from "../core/turn/payloads.js";
 import type { RecordSigner } from "./ports.js";
 
@@ -138,6 +139,22 @@ export interface RunReportBody {
   readonly outcome: Outcome;
   readonly "refusal/code"?: string;
   readonly "environment/destroyed": boolean;
+  /** A pack with network: its allow-list and every connection the run's commands asked for. */
+  readonly network?: NetworkReport;
+}
+
+/** One connection in a run report: the proxy's record and the step or check it was made during. */
+export type ReportedConnection = EgressConnection & {
+  readonly "step/id"?: string;
+  readonly "check/name"?: string;
+};
+
+export interface NetworkReport {
+  /** The pack's `network.allow`, each `host:port` in canonical form. */
+  readonly allow: readonly string[];
+  readonly connections: readonly ReportedConnection[];
+  /** Connections past the record's bound (1000), counted only. */
+  readonly omitted: number;
 }
 
 export type RecordKind = keyof typeof RECORD_PREFIX;

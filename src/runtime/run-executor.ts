@@ -10,6 +10,7 @@ import { digestOfBytes } from "../core/records/canonical.js";
 import type { Problem } from "../core/result.js";
 import type { EnvironmentChanges } from "../core/sandbox/sandbox-port.js";
 import { withoutIgnored } from "../core/taskpack/ignore.js";
+import { targetKey } from "../core/taskpack/network.js";
 import { applyParsedDiff } from "../core/taskpack/patch.js";
 import { type AdmittedPlan, type AdmittedStep, stepEffect } from "../core/taskpack/plan-check.js";
 import {
@@ -21,7 +22,13 @@ import {
 import { baselineDigest, type CapturedChangeset, captureChangeset } from "./changeset.js";
 import type { RunPhase } from "./events.js";
 import type { RunEnvironment, RunExecResult, RuntimeContext } from "./ports.js";
-import type { CheckRecord, RunReportBody, StepRecord } from "./records.js";
+import type {
+  CheckRecord,
+  NetworkReport,
+  ReportedConnection,
+  RunReportBody,
+  StepRecord,
+} from "./records.js";
 import { makeRecord } from "./records.js";
 import type { LoadedPack } from "./task-pack.js";
 
@@ -77,6 +84,35 @@ export async function executeRun(ctx: RuntimeContext, input: RunInput): Promise<
   const startedAt = ctx.clock.now().toISOString();
   const envRef = environmentRefOf(proposalRef);
   let environmentMade = false;
+  const network = pack.pack.network;
+  // The egress record, each connection tagged with the step or check it was made during.
+  const egress = {
+    env: undefined as RunEnvironment | undefined,
+    /** The step or check each recorded connection was made during, by its index in the log. */
+    tags: [] as ({ "step/id": string } | { "check/name": string } | Record<string, never>)[],
+    /** Tag the connections made since the last call with `during`; those connections. */
+    take(
+      during: { "step/id": string } | { "check/name": string } | Record<string, never>,
+    ): ReportedConnection[] {
+      const log = this.env?.connections?.();
+      if (log === undefined) return [];
+      const fresh = log.list.slice(this.tags.length).map((c) => ({ ...c, ...during }));
+      for (const _ of fresh) this.tags.push(during);
+      return fresh;
+    },
+    report(): NetworkReport | undefined {
+      if (network === undefined || !environmentMade) return undefined;
+      // Anything made after the last step or check (a command's leftover child) goes in untagged.
+      this.take({});
+      // The final counts: a connection still open at its step's end went on counting its bytes.
+      const log = this.env?.connections?.() ?? { list: [], omitted: 0 };
+      return {
+        allow: network.allow.map((t) => targetKey(t.host, t.port)),
+        connections: log.list.map((c, i) => ({ ...c, ...this.tags[i] })),
+        omitted: log.omitted,
+      };
+    },
+  };
   const finish = (
     outcome: Outcome,
     steps: readonly StepRecord[],
@@ -95,6 +131,7 @@ export async function executeRun(ctx: RuntimeContext, input: RunInput): Promise<
       environmentDestroyed: destroyed,
       interrupted: false,
     });
+    const net = egress.report();
     return {
       report: {
         "query/id": query,
@@ -105,6 +142,7 @@ export async function executeRun(ctx: RuntimeContext, input: RunInput): Promise<
         outcome,
         ...(refusal === undefined ? {} : { "refusal/code": refusal }),
         "environment/destroyed": destroyed,
+        ...(net === undefined ? {} : { network: net }),
       },
       startedAt,
       endedAt: ctx.clock.now().toISOString(),
@@ -131,9 +169,11 @@ export async function executeRun(ctx: RuntimeContext, input: RunInput): Promise<
   const env = await timed("sandbox-start", () =>
     ctx.sandbox.create(pack.baselineDir, envRef, environmentNameOf(query, proposalRef), {
       resources: pack.pack.resources,
+      ...(network === undefined ? {} : { network }),
     }),
   );
   environmentMade = true;
+  egress.env = env;
   ctx.emit({
     kind: "run-start",
     query,
@@ -198,6 +238,7 @@ export async function executeRun(ctx: RuntimeContext, input: RunInput): Promise<
       runStep(env, step, approval).catch((e: unknown) => hostFailure(step, approval, e)),
     );
     steps.push(record);
+    const connections = egress.take({ "step/id": step.id });
     ctx.emit({
       kind: "step-end",
       query,
@@ -210,6 +251,7 @@ export async function executeRun(ctx: RuntimeContext, input: RunInput): Promise<
       ...(record.truncated === undefined ? {} : { truncated: record.truncated }),
       ...(record["timed-out"] === undefined ? {} : { timedOut: record["timed-out"] }),
       ...(record.refusal === undefined ? {} : { refusal: record.refusal }),
+      ...(connections.length === 0 ? {} : { connections }),
     });
     if (record.refusal !== undefined) {
       // `environment/limit` is not a loop refusal code: the run concludes with the nearest one.
@@ -227,7 +269,7 @@ export async function executeRun(ctx: RuntimeContext, input: RunInput): Promise<
     return finish(halt.outcome, steps, [], destroyed, halt.refusal);
   }
   const verdict = await timed("verifier", () =>
-    verify(ctx, env, input, mutationFailed).catch(
+    verify(ctx, env, input, mutationFailed, (name) => egress.take({ "check/name": name })).catch(
       (e: unknown): Verdict => ({
         outcome: "verification-failed",
         checks: [{ name: "verifier", passed: false, detail: `the host failed: ${String(e)}` }],
@@ -478,6 +520,7 @@ async function verify(
   env: RunEnvironment,
   input: RunInput,
   mutationFailed: boolean,
+  tagConnections: (check: string) => void,
 ): Promise<Verdict> {
   const { pack } = input.pack;
   const checks: CheckRecord[] = [];
@@ -543,6 +586,7 @@ async function verify(
           maxOutputBytes: profile.maxOutputBytes,
           ...(profile.env === undefined ? {} : { env: profile.env }),
         });
+        tagConnections(check.name);
         if (r.timedOut) {
           add({ name: check.name, passed: false, detail: `${check.command} timed out` });
           return { outcome: "refused", refusal: "verifier/timeout", checks };

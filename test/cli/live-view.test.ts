@@ -262,3 +262,60 @@ describe("the live view's lines", () => {
     expect(lines).toContain("  environment destroyed (confirmed)");
   });
 });
+
+describe("egress connections in the live view", () => {
+  it("prints a step's connections under it: allowed with bytes, refused and failed with the reason", () => {
+    const step: WarrantEvent = {
+      kind: "step-end",
+      at,
+      query: "query:test-1",
+      proposalRef: run,
+      stepId: "fetch",
+      class: "observation",
+      action: "observe-command",
+      status: "ok",
+      exitCode: 0,
+      connections: [
+        {
+          protocol: "http-connect",
+          host: "registry.npmjs.org",
+          port: 443,
+          address: "104.16.1.34",
+          "address/class": "public",
+          allowed: true,
+          "bytes/up": 517,
+          "bytes/down": 4096,
+        },
+        {
+          protocol: "socks5",
+          host: "localhost",
+          port: 5432,
+          allowed: false,
+          reason: "egress/not-listed",
+          "bytes/up": 0,
+          "bytes/down": 0,
+        },
+        {
+          protocol: "http",
+          host: "0:0:0:0:0:0:0:1",
+          port: 8080,
+          address: "0:0:0:0:0:0:0:1",
+          allowed: true,
+          reason: "egress/connect-failed",
+          "bytes/up": 0,
+          "bytes/down": 0,
+        },
+      ],
+    };
+    expect(lineOf(step)).toBe(
+      [
+        "  step fetch observe-command: ok (exit 0)",
+        "    net http-connect registry.npmjs.org:443 (104.16.1.34) allowed: 517 B up, 4096 B down",
+        "    net socks5 localhost:5432 refused: egress/not-listed",
+        "    net http [0:0:0:0:0:0:0:1]:8080 allowed, failed: egress/connect-failed",
+      ].join("\n"),
+    );
+    const { connections: _, ...without } = step as WarrantEvent & { connections: unknown };
+    expect(lineOf(without as WarrantEvent)).toBe("  step fetch observe-command: ok (exit 0)");
+  });
+});

@@ -116,6 +116,34 @@ describe("readRecordBody", () => {
     expect(read.ok && Object.hasOwn(read.value, "changeset/ref")).toBe(true);
   });
 
+  it("reads a run report with its optional network record, and refuses a malformed one at its path", () => {
+    const connection = {
+      protocol: "http",
+      host: "127.0.0.1",
+      port: 8080,
+      address: "127.0.0.1",
+      "address/class": "loopback",
+      allowed: true,
+      "bytes/up": 10,
+      "bytes/down": 20,
+      "step/id": "get",
+    };
+    const network = { allow: ["127.0.0.1:8080"], connections: [connection], omitted: 0 };
+    expect(readRecordBody("runReport", { ...bodyOf("runReport"), network }).ok).toBe(true);
+    // Reports written before the field existed stay valid.
+    expect(Object.hasOwn(bodyOf("runReport"), "network")).toBe(false);
+    expect(readRecordBody("runReport", bodyOf("runReport")).ok).toBe(true);
+    const bad = { ...network, connections: [{ ...connection, protocol: "ftp", port: 70000 }] };
+    expect(codes("runReport", { ...bodyOf("runReport"), network: bad })).toEqual([
+      { code: "records/body-invalid", path: "/network/connections/0/protocol" },
+      { code: "records/body-invalid", path: "/network/connections/0/port" },
+    ]);
+    const { omitted: _, ...noCount } = network;
+    expect(codes("runReport", { ...bodyOf("runReport"), network: noCount })).toEqual([
+      { code: "records/body-invalid", path: "/network" },
+    ]);
+  });
+
   it("refuses a body that is not an object", () => {
     for (const body of [null, "text", 3, [], undefined]) {
       expect(codes("proposal", body)).toEqual([{ code: "records/body-invalid", path: "" }]);

@@ -15,6 +15,7 @@ import type {
 } from "../../core/sandbox/sandbox-port.js";
 import { runLimited, SANDBOX_PATH, scrubbedEnv } from "./contained-exec.js";
 import { controlHandles } from "./control-files.js";
+import { EGRESS_SANDBOX_DIR, EGRESS_SOCKET_NAME } from "./egress-relay.js";
 import {
   type BackendOptions,
   commandIds,
@@ -34,6 +35,21 @@ import { readOnlyLayout } from "./root-layout.js";
 import { filterArch, seccompProgram } from "./seccomp-filter.js";
 
 export const DEFAULT_MAX_PROCESSES = 256;
+
+/**
+ * What an environment with network (`EnvironmentOptions.network`) needs inside the sandbox, on
+ * both backends, for a system-call filter to allow: the egress relay (`node`, egress-relay.ts)
+ * opens an `AF_INET` `SOCK_STREAM` listener on 127.0.0.1 (and the command connects to it), and
+ * for each such connection one `AF_UNIX` `SOCK_STREAM` socket `connect`ed to the proxy's socket
+ * at `/run/warrant/egress.sock` (bound read-only from the host). No other `AF_UNIX` socket, and
+ * no `AF_UNIX` socket at all without network.
+ */
+export const EGRESS_RELAY_NEEDS = {
+  sandboxDir: EGRESS_SANDBOX_DIR,
+  socket: `${EGRESS_SANDBOX_DIR}/${EGRESS_SOCKET_NAME}`,
+  unixSockets: ["AF_UNIX/SOCK_STREAM connect"],
+  inetSockets: ["AF_INET/SOCK_STREAM 127.0.0.1 listen+connect"],
+} as const;
 
 export function createBwrapSandbox(options: BackendOptions = {}): Sandbox {
   const bwrap = options.bwrapPath ?? "bwrap";
@@ -58,7 +74,11 @@ export function createBwrapSandbox(options: BackendOptions = {}): Sandbox {
         if (arch !== undefined) {
           writeFileSync(
             filter,
-            seccompProgram(arch, { allowUnixSockets: opts.unixSockets === true }),
+            // The egress relay connects to the proxy's unix socket (EGRESS_RELAY_NEEDS): a pack
+            // granted network gets AF_UNIX sockets; one without keeps them denied.
+            seccompProgram(arch, {
+              allowUnixSockets: opts.unixSockets === true || opts.network !== undefined,
+            }),
             {
               mode: 0o600,
             },
@@ -68,6 +88,7 @@ export function createBwrapSandbox(options: BackendOptions = {}): Sandbox {
           argv: readonly string[],
           exec: ExecOptions,
           mount?: string,
+          egress?: string,
         ): Promise<ExecResult> => {
           const env = scrubbedEnv(dir.workspace, exec.env);
           const line: string[] = [];
@@ -90,6 +111,8 @@ export function createBwrapSandbox(options: BackendOptions = {}): Sandbox {
             if (e.kind === "symlink") line.push("--symlink", e.target, e.path);
             else line.push("--ro-bind", e.path, e.path);
           }
+          // With network: the egress proxy's socket and the relay, read-only (see EGRESS_RELAY_NEEDS).
+          if (egress !== undefined) line.push("--ro-bind", egress, EGRESS_SANDBOX_DIR);
           line.push("--dev", "/dev", "--proc", "/proc");
           line.push("--size", String(resources.tmpBytes), "--tmpfs", "/tmp");
           line.push("--bind", dir.workspace, dir.workspace);

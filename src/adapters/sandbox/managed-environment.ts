@@ -23,6 +23,8 @@ import {
   type RunAs,
 } from "./baseline-pin.js";
 import { readConfinedFile } from "./confined-read.js";
+import { type EgressProxy, startEgressProxy } from "./egress-proxy.js";
+import { EGRESS_SOCKET_NAME, egressHostDir, relayArgv, writeRelay } from "./egress-relay.js";
 import {
   createEnvironmentDir,
   discardNamedEnvironmentDir,
@@ -84,13 +86,38 @@ export function commandIds(runAs: RunAs | undefined): RunAs {
 
 /**
  * Run one command for an environment; `mount` is the overlay's mount options (overlay mode) — the
- * backend mounts it at the workspace path inside the command's namespaces.
+ * backend mounts it at the workspace path inside the command's namespaces. `egress`, when the
+ * environment has network: the host directory holding the egress proxy's socket and the relay
+ * (inside the stage), to be visible read-only at EGRESS_SANDBOX_DIR; `argv` already runs behind
+ * the relay.
  */
 export type ExecLine = (
   argv: readonly string[],
   opts: ExecOptions,
   mount: string | undefined,
+  egress?: string,
 ) => Promise<ExecResult>;
+
+/** A unix socket's path is at most 107 bytes (sun_path). */
+const MAX_SOCKET_PATH = 107;
+
+/** Start the environment's egress proxy and write its relay, in the stage's egress directory. */
+async function startEgress(
+  dir: EnvironmentDir,
+  network: NonNullable<EnvironmentOptions["network"]>,
+): Promise<{ hostDir: string; proxy: EgressProxy }> {
+  const hostDir = egressHostDir(dir.stage);
+  const socketPath = path.join(hostDir, EGRESS_SOCKET_NAME);
+  if (Buffer.byteLength(socketPath) > MAX_SOCKET_PATH) {
+    throw new WarrantError(
+      "sandbox/egress-socket-path",
+      `the egress socket path ${socketPath} is longer than ${MAX_SOCKET_PATH} bytes: use a shorter temp root`,
+    );
+  }
+  const proxy = await startEgressProxy(socketPath, network);
+  await writeRelay(hostDir);
+  return { hostDir, proxy };
+}
 
 interface Share {
   readonly key: string;
@@ -215,13 +242,16 @@ export function environmentHost(backend: SandboxBackend, options: BackendOptions
           opts.name,
         );
         let run: ExecLine;
+        let egress: { hostDir: string; proxy: EgressProxy } | undefined;
         try {
           run = await prepare(dir);
+          if (opts.network !== undefined) egress = await startEgress(dir, opts.network);
         } catch (e) {
+          await egress?.proxy.close();
           await removeEnvironmentDir(dir);
           throw e;
         }
-        return managedEnvironment(backend, dir, pin, run, runAs, options.hooks, () =>
+        return managedEnvironment(backend, dir, pin, run, runAs, options.hooks, egress, () =>
           release(share),
         );
       } catch (e) {
@@ -239,6 +269,7 @@ function managedEnvironment(
   run: ExecLine,
   runAs: RunAs | undefined,
   hooks: SandboxHooks | undefined,
+  egress: { readonly hostDir: string; readonly proxy: EgressProxy } | undefined,
   releasePin: () => Promise<void>,
 ): Environment {
   const running = new Set<{ controller: AbortController; done: Promise<unknown> }>();
@@ -288,7 +319,9 @@ function managedEnvironment(
           if (mount === undefined)
             throw new WarrantError("sandbox/overlay-unavailable", `cannot mount over ${dir.base}`);
         }
-        return run(argv, { ...opts, signal: controller.signal }, mount);
+        if (egress === undefined) return run(argv, { ...opts, signal: controller.signal }, mount);
+        const behind = relayArgv(argv);
+        return run(behind, { ...opts, signal: controller.signal }, mount, egress.hostDir);
       })();
       const entry = { controller, done };
       running.add(entry);
@@ -321,6 +354,7 @@ function managedEnvironment(
     readBaseline: (relPath, maxBytes) => readConfinedFile(pin.tree, relPath, maxBytes),
     removeFile: (relPath) => view.remove(relPath),
     changes,
+    connections: () => egress?.proxy.connections(),
     async snapshot() {
       const out = new Map(await pin.digests());
       const c = await changes();
@@ -332,6 +366,7 @@ function managedEnvironment(
       destroyed = true;
       for (const r of running) r.controller.abort();
       await Promise.allSettled([...running].map((r) => r.done));
+      await egress?.proxy.close().catch(() => undefined);
       const removed = await removeEnvironmentDir(dir);
       if (!pinReleased) {
         pinReleased = true;

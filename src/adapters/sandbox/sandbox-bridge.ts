@@ -28,6 +28,7 @@ export function sandboxPort(sandbox: Sandbox | undefined): SandboxPort {
       const env = await sandbox.createEnvironment(await pinned(baselineDir, sandbox), {
         name,
         ...(options?.resources === undefined ? {} : { resources: options.resources }),
+        ...(options?.network === undefined ? {} : { network: options.network }),
       });
       return {
         ref,
@@ -46,6 +47,7 @@ export function sandboxPort(sandbox: Sandbox | undefined): SandboxPort {
         readBaseline: async (p, max) => env.readBaseline?.(p, max),
         snapshot: () => env.snapshot(),
         changes: () => env.changes(),
+        connections: () => env.connections(),
         destroy: async () => (await env.destroy()).confirmed,
       };
     },

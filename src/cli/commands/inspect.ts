@@ -8,7 +8,7 @@ import { renderOperatorAct, renderRecord } from "../../library/render-record.js"
 import { withWarrant } from "../compose.js";
 import { printBundle } from "../export-bundle.js";
 import { EXIT_INVALID, err, out, printJson, UsageError } from "../io.js";
-import { budgets, tokensPhrase } from "../live-view.js";
+import { budgets, connectionLine, tokensPhrase } from "../live-view.js";
 import { STORE_OPTION, STORE_OPTION_HELP } from "../store-option.js";
 import { queueIfPostgres } from "./worker.js";
 
@@ -118,7 +118,7 @@ export function registerInspectCommands(program: Command): void {
     .argument("<query>", "the loop's query id")
     .option(
       "--json",
-      "machine output: {loop, records: [{ref, kind}], usage: {modelCalls, inputTokens, outputTokens, cachedInputTokens, reasoningTokens, byRole}}",
+      "machine output: {loop, records: [{ref, kind}], usage: {modelCalls, inputTokens, outputTokens, cachedInputTokens, reasoningTokens, byRole}, egress?: [{proposal/ref, network: {allow, connections, omitted}}]}",
     )
     .option(
       "--records",
@@ -148,6 +148,16 @@ export function registerInspectCommands(program: Command): void {
         });
         out(`records: ${records.length}`);
         for (const r of records) out(`  ${r.kind.padEnd(12)} ${r.ref}`);
+        for (const run of view.egress ?? []) {
+          const n = run.network;
+          out(`egress of ${run["proposal/ref"]} (allow: ${n.allow.join(", ")}):`);
+          for (const c of n.connections) {
+            const during =
+              c["step/id"] ?? (c["check/name"] === undefined ? "" : `check ${c["check/name"]}`);
+            out(`  ${during === "" ? "" : `${during}: `}${connectionLine(c)}`);
+          }
+          if (n.omitted > 0) out(`  … ${n.omitted} more not listed`);
+        }
         if (o.records === true) await showRecords(warrant, query, false);
       });
     });

@@ -1,6 +1,7 @@
 // The Sandbox port: fresh contained environments for runs (docs/spec/containment.md). Its adapters (bwrap,
 // unshare) implement it outside the core, which never starts a process.
 import type { Problem, Result } from "../result.js";
+import type { AddressClass, NetworkPolicy } from "../taskpack/network.js";
 
 export type SandboxBackend = "bwrap" | "unshare";
 
@@ -96,7 +97,47 @@ export interface LimitHit {
   readonly via: "cgroup" | "tmpfs" | "watchdog" | "rlimit-fsize";
 }
 
+/** How a contained command asked the egress proxy for a connection. */
+export type EgressProtocol = "http-connect" | "http" | "socks5";
+
+/** One connection a command asked the egress proxy for, and what became of it. */
+export interface EgressConnection {
+  readonly protocol: EgressProtocol;
+  /** The host as the allow-list spells it (canonical), or as the client wrote it when refused. */
+  readonly host: string;
+  readonly port: number;
+  /** The address connected to (or tried last): the host itself for an IP literal. */
+  readonly address?: string;
+  readonly "address/class"?: AddressClass;
+  /** Whether the allow-list names this host:port. */
+  readonly allowed: boolean;
+  /**
+   * Why it was refused (`egress/not-listed`, `egress/port-not-listed`, `egress/bad-target`,
+   * `egress/bad-request`, `egress/unsupported`) or failed although allowed
+   * (`egress/resolve-failed`, `egress/connect-failed`); absent when it was connected.
+   */
+  readonly reason?: string;
+  /** Bytes from the command to the destination (a plain HTTP request's rewritten head included). */
+  readonly "bytes/up": number;
+  /** Bytes from the destination to the command. */
+  readonly "bytes/down": number;
+}
+
+/** The connections an environment's commands made through its egress proxy. */
+export interface EgressLog {
+  /** In order of arrival, at most 1000. */
+  readonly list: readonly EgressConnection[];
+  /** How many more there were, not listed. */
+  readonly omitted: number;
+}
+
 export interface EnvironmentOptions {
+  /**
+   * Network access for its commands: only these destinations, through an egress proxy on the
+   * host reached over a unix socket bound into the sandbox (its network namespace stays empty).
+   * Absent: no network at all.
+   */
+  readonly network?: NetworkPolicy;
   /** Default process-count limit for commands in this environment (RLIMIT_NPROC). */
   readonly maxProcesses?: number;
   /** Memory, /tmp and workspace-growth limits of every command (default DEFAULT_RESOURCES). */
@@ -192,6 +233,8 @@ export interface Environment {
    * else `special:<kind>` — the baseline's digests (computed once) with the changes applied.
    */
   snapshot(): Promise<Map<string, string>>;
+  /** The egress proxy's record so far; undefined when the environment has no network. */
+  connections(): EgressLog | undefined;
   /** Kill anything still running and remove the directory; confirmed when it is gone. */
   destroy(): Promise<{ readonly confirmed: boolean }>;
 }

@@ -2,6 +2,7 @@
 import type { Result } from "../result.js";
 import type { ResourceLimits } from "../sandbox/sandbox-port.js";
 import type { Glob } from "./glob.js";
+import type { NetworkPolicy } from "./network.js";
 
 export type CommandEffect = "observation" | "mutation";
 
@@ -72,6 +73,11 @@ export interface TaskPack {
   readonly openaiCompatibleBaseUrl?: string;
   /** What each command of a run may use (the pack's `resources` over DEFAULT_RESOURCES). */
   readonly resources: ResourceLimits;
+  /**
+   * The destinations the run's commands may reach through the host's egress proxy; absent: no
+   * network at all (the default).
+   */
+  readonly network?: NetworkPolicy;
   readonly passage: {
     readonly maxTurns?: number;
     readonly maxTokens?: number;

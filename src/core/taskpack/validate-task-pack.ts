@@ -7,6 +7,7 @@ import { DEFAULT_RESOURCES } from "../sandbox/sandbox-port.js";
 import { placeholderName } from "./argv.js";
 import { compileGlob, type Glob } from "./glob.js";
 import { CREDENTIAL_NAME, defaultIgnore } from "./ignore.js";
+import { type NetworkPolicy, parseNetworkAllow } from "./network.js";
 import type {
   CommandEffect,
   CommandProfile,
@@ -56,7 +57,10 @@ interface ProfileDraft {
  * required string), `taskpack/glob-invalid`, `taskpack/duplicate-check`,
  * `taskpack/unknown-command` (a verifier check names no command), `taskpack/check-not-observation`
  * (it names a mutation command), `taskpack/check-args-invalid`, `taskpack/guidance-without-agent`
- * (guidance for a role the pack names no agent for: it would reach no passage).
+ * (guidance for a role the pack names no agent for: it would reach no passage),
+ * `taskpack/network-entry` (a `network.allow` entry that is not `host:port`),
+ * `taskpack/network-host` (its host is not a DNS name or an IP address), `taskpack/network-port`
+ * (its port is not 1–65535), `taskpack/network-duplicate` (the same destination twice).
  */
 export function validateTaskPack(doc: unknown, opts: { packPath?: string } = {}): Result<TaskPack> {
   const label = opts.packPath === undefined ? "" : `${opts.packPath}: `;
@@ -202,6 +206,12 @@ export function validateTaskPack(doc: unknown, opts: { packPath?: string } = {})
       );
     }
   }
+  let network: NetworkPolicy | undefined;
+  if (isObject(pack.network)) {
+    const parsed = parseNetworkAllow(pack.network.allow as string[], "/network/allow");
+    for (const p of parsed.problems) push(p.code, p.path, p.message);
+    network = { allow: parsed.targets };
+  }
   if (problems.length > 0) return fail(problems);
 
   const passage = isObject(pack.passage) ? pack.passage : {};
@@ -223,6 +233,7 @@ export function validateTaskPack(doc: unknown, opts: { packPath?: string } = {})
       ? { openaiCompatibleBaseUrl: pack.openaiCompatibleBaseUrl }
       : {}),
     resources: { ...DEFAULT_RESOURCES, ...(isObject(pack.resources) ? pack.resources : {}) },
+    ...(network === undefined ? {} : { network }),
     passage: {
       ...(typeof passage.maxTurns === "number" ? { maxTurns: passage.maxTurns } : {}),
       ...(typeof passage.maxTokens === "number" ? { maxTokens: passage.maxTokens } : {}),

@@ -5075,7 +5075,7 @@ validate52.evaluated = {"props":{"query/id":true,"proposal/ref":true,"step/id":t
 
 export const runReport: Validator = validate55;
 const schema73 = {"$id":"urn:warrant:ledger-record-body:runReport","$ref":"urn:warrant:ledger-records:v1#/$defs/runReport"};
-const schema74 = {"type":"object","description":"A run's report (`warrant-run-report:…`) beside its execution: output excerpts and check details for the implementer's next passage.","required":["query/id","proposal/ref","execution/ref","environment/ref","steps","checks","outcome","environment/destroyed"],"properties":{"query/id":{"type":"string"},"proposal/ref":{"type":"string"},"execution/ref":{"type":"string"},"environment/ref":{"type":"string"},"steps":{"type":"array","items":{"$ref":"#/$defs/stepReport"}},"checks":{"type":"array","items":{"$ref":"#/$defs/checkReport"}},"outcome":{"$ref":"#/$defs/outcome"},"refusal/code":{"type":"string"},"environment/destroyed":{"type":"boolean"},"signature":{"$ref":"#/$defs/signature"}}};
+const schema74 = {"type":"object","description":"A run's report (`warrant-run-report:…`) beside its execution: output excerpts and check details for the implementer's next passage.","required":["query/id","proposal/ref","execution/ref","environment/ref","steps","checks","outcome","environment/destroyed"],"properties":{"query/id":{"type":"string"},"proposal/ref":{"type":"string"},"execution/ref":{"type":"string"},"environment/ref":{"type":"string"},"steps":{"type":"array","items":{"$ref":"#/$defs/stepReport"}},"checks":{"type":"array","items":{"$ref":"#/$defs/checkReport"}},"outcome":{"$ref":"#/$defs/outcome"},"refusal/code":{"type":"string"},"environment/destroyed":{"type":"boolean"},"network":{"$ref":"#/$defs/networkReport"},"signature":{"$ref":"#/$defs/signature"}}};
 const schema75 = {"type":"object","required":["step/id","class","action","status"],"properties":{"step/id":{"type":"string"},"class":{"$ref":"#/$defs/effectClass"},"action":{"type":"string"},"status":{"enum":["ok","failed","interrupted"]},"exit/code":{"type":["integer","null"]},"stdout/digest":{"type":"string"},"stderr/digest":{"type":"string"},"truncated":{"type":"boolean"},"timed-out":{"type":"boolean"},"excerpt":{"type":"string"},"approval":{"enum":["approved","not-required"]},"refusal":{"type":"string"},"output/digest":{"type":"string"},"findings":{"type":"array","items":{"$ref":"#/$defs/problem"}},"limit":{"type":"object","description":"The resource limit the step was stopped at; its refusal is then environment/limit (the run concludes run/budget-exhausted).","additionalProperties":false,"required":["resource","bytes"],"properties":{"resource":{"enum":["memory","tmp","disk"]},"bytes":{"type":"integer","minimum":1}}}}};
 
 function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -5842,6 +5842,393 @@ return errors === 0;
 }
 validate59.evaluated = {"props":{"name":true,"passed":true,"detail":true,"exit/code":true,"output/digest":true,"truncated":true,"findings":true},"dynamicProps":false,"dynamicItems":false};
 
+const schema81 = {"type":"object","description":"A run report's egress record (a pack with `network`): the allow-list in canonical form and every connection the run's commands asked the egress proxy for.","required":["allow","connections","omitted"],"properties":{"allow":{"type":"array","items":{"type":"string"}},"connections":{"type":"array","items":{"$ref":"#/$defs/egressConnection"}},"omitted":{"type":"integer","minimum":0}}};
+const schema82 = {"type":"object","description":"One connection through the egress proxy: the target, the address connected to, bytes each way, whether the allow-list names it, and why it was refused or failed (absent when connected).","required":["protocol","host","port","allowed","bytes/up","bytes/down"],"properties":{"protocol":{"enum":["http-connect","http","socks5"]},"host":{"type":"string"},"port":{"type":"integer","minimum":0,"maximum":65535},"address":{"type":"string"},"address/class":{"enum":["public","loopback","private","link-local","unspecified","cgnat","unique-local","multicast","reserved"]},"allowed":{"type":"boolean"},"reason":{"type":"string"},"bytes/up":{"type":"integer","minimum":0},"bytes/down":{"type":"integer","minimum":0},"step/id":{"type":"string"},"check/name":{"type":"string"}}};
+
+function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate61.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.allow === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "allow"},message:"must have required property '"+"allow"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.connections === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "connections"},message:"must have required property '"+"connections"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.omitted === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "omitted"},message:"must have required property '"+"omitted"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.allow !== undefined){
+let data0 = data.allow;
+if(Array.isArray(data0)){
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+if(typeof data0[i0] !== "string"){
+const err3 = {instancePath:instancePath+"/allow/" + i0,schemaPath:"#/properties/allow/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/allow",schemaPath:"#/properties/allow/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.connections !== undefined){
+let data2 = data.connections;
+if(Array.isArray(data2)){
+const len1 = data2.length;
+for(let i1=0; i1<len1; i1++){
+let data3 = data2[i1];
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+if(data3.protocol === undefined){
+const err5 = {instancePath:instancePath+"/connections/" + i1,schemaPath:"#/$defs/egressConnection/required",keyword:"required",params:{missingProperty: "protocol"},message:"must have required property '"+"protocol"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data3.host === undefined){
+const err6 = {instancePath:instancePath+"/connections/" + i1,schemaPath:"#/$defs/egressConnection/required",keyword:"required",params:{missingProperty: "host"},message:"must have required property '"+"host"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data3.port === undefined){
+const err7 = {instancePath:instancePath+"/connections/" + i1,schemaPath:"#/$defs/egressConnection/required",keyword:"required",params:{missingProperty: "port"},message:"must have required property '"+"port"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data3.allowed === undefined){
+const err8 = {instancePath:instancePath+"/connections/" + i1,schemaPath:"#/$defs/egressConnection/required",keyword:"required",params:{missingProperty: "allowed"},message:"must have required property '"+"allowed"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data3["bytes/up"] === undefined){
+const err9 = {instancePath:instancePath+"/connections/" + i1,schemaPath:"#/$defs/egressConnection/required",keyword:"required",params:{missingProperty: "bytes/up"},message:"must have required property '"+"bytes/up"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data3["bytes/down"] === undefined){
+const err10 = {instancePath:instancePath+"/connections/" + i1,schemaPath:"#/$defs/egressConnection/required",keyword:"required",params:{missingProperty: "bytes/down"},message:"must have required property '"+"bytes/down"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3.protocol !== undefined){
+let data4 = data3.protocol;
+if(!(((data4 === "http-connect") || (data4 === "http")) || (data4 === "socks5"))){
+const err11 = {instancePath:instancePath+"/connections/" + i1+"/protocol",schemaPath:"#/$defs/egressConnection/properties/protocol/enum",keyword:"enum",params:{allowedValues: schema82.properties.protocol.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data3.host !== undefined){
+if(typeof data3.host !== "string"){
+const err12 = {instancePath:instancePath+"/connections/" + i1+"/host",schemaPath:"#/$defs/egressConnection/properties/host/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data3.port !== undefined){
+let data6 = data3.port;
+if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+const err13 = {instancePath:instancePath+"/connections/" + i1+"/port",schemaPath:"#/$defs/egressConnection/properties/port/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 > 65535 || isNaN(data6)){
+const err14 = {instancePath:instancePath+"/connections/" + i1+"/port",schemaPath:"#/$defs/egressConnection/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data6 < 0 || isNaN(data6)){
+const err15 = {instancePath:instancePath+"/connections/" + i1+"/port",schemaPath:"#/$defs/egressConnection/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+if(data3.address !== undefined){
+if(typeof data3.address !== "string"){
+const err16 = {instancePath:instancePath+"/connections/" + i1+"/address",schemaPath:"#/$defs/egressConnection/properties/address/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data3["address/class"] !== undefined){
+let data8 = data3["address/class"];
+if(!(((((((((data8 === "public") || (data8 === "loopback")) || (data8 === "private")) || (data8 === "link-local")) || (data8 === "unspecified")) || (data8 === "cgnat")) || (data8 === "unique-local")) || (data8 === "multicast")) || (data8 === "reserved"))){
+const err17 = {instancePath:instancePath+"/connections/" + i1+"/address~1class",schemaPath:"#/$defs/egressConnection/properties/address~1class/enum",keyword:"enum",params:{allowedValues: schema82.properties["address/class"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data3.allowed !== undefined){
+if(typeof data3.allowed !== "boolean"){
+const err18 = {instancePath:instancePath+"/connections/" + i1+"/allowed",schemaPath:"#/$defs/egressConnection/properties/allowed/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data3.reason !== undefined){
+if(typeof data3.reason !== "string"){
+const err19 = {instancePath:instancePath+"/connections/" + i1+"/reason",schemaPath:"#/$defs/egressConnection/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data3["bytes/up"] !== undefined){
+let data11 = data3["bytes/up"];
+if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
+const err20 = {instancePath:instancePath+"/connections/" + i1+"/bytes~1up",schemaPath:"#/$defs/egressConnection/properties/bytes~1up/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if((typeof data11 == "number") && (isFinite(data11))){
+if(data11 < 0 || isNaN(data11)){
+const err21 = {instancePath:instancePath+"/connections/" + i1+"/bytes~1up",schemaPath:"#/$defs/egressConnection/properties/bytes~1up/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+}
+if(data3["bytes/down"] !== undefined){
+let data12 = data3["bytes/down"];
+if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
+const err22 = {instancePath:instancePath+"/connections/" + i1+"/bytes~1down",schemaPath:"#/$defs/egressConnection/properties/bytes~1down/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if((typeof data12 == "number") && (isFinite(data12))){
+if(data12 < 0 || isNaN(data12)){
+const err23 = {instancePath:instancePath+"/connections/" + i1+"/bytes~1down",schemaPath:"#/$defs/egressConnection/properties/bytes~1down/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+}
+if(data3["step/id"] !== undefined){
+if(typeof data3["step/id"] !== "string"){
+const err24 = {instancePath:instancePath+"/connections/" + i1+"/step~1id",schemaPath:"#/$defs/egressConnection/properties/step~1id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+if(data3["check/name"] !== undefined){
+if(typeof data3["check/name"] !== "string"){
+const err25 = {instancePath:instancePath+"/connections/" + i1+"/check~1name",schemaPath:"#/$defs/egressConnection/properties/check~1name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+}
+else {
+const err26 = {instancePath:instancePath+"/connections/" + i1,schemaPath:"#/$defs/egressConnection/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+}
+else {
+const err27 = {instancePath:instancePath+"/connections",schemaPath:"#/properties/connections/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+if(data.omitted !== undefined){
+let data15 = data.omitted;
+if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
+const err28 = {instancePath:instancePath+"/omitted",schemaPath:"#/properties/omitted/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+if((typeof data15 == "number") && (isFinite(data15))){
+if(data15 < 0 || isNaN(data15)){
+const err29 = {instancePath:instancePath+"/omitted",schemaPath:"#/properties/omitted/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err30 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+validate61.errors = vErrors;
+return errors === 0;
+}
+validate61.evaluated = {"props":{"allow":true,"connections":true,"omitted":true},"dynamicProps":false,"dynamicItems":false};
+
 
 function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -6063,10 +6450,16 @@ vErrors.push(err16);
 errors++;
 }
 }
+if(data.network !== undefined){
+if(!(validate61(data.network, {instancePath:instancePath+"/network",parentData:data,parentDataProperty:"network",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate61.errors : vErrors.concat(validate61.errors);
+errors = vErrors.length;
+}
+}
 if(data.signature !== undefined){
-let data11 = data.signature;
-if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
-if(data11.alg === undefined){
+let data12 = data.signature;
+if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
+if(data12.alg === undefined){
 const err17 = {instancePath:instancePath+"/signature",schemaPath:"#/$defs/signature/required",keyword:"required",params:{missingProperty: "alg"},message:"must have required property '"+"alg"+"'"};
 if(vErrors === null){
 vErrors = [err17];
@@ -6076,7 +6469,7 @@ vErrors.push(err17);
 }
 errors++;
 }
-if(data11["key/public"] === undefined){
+if(data12["key/public"] === undefined){
 const err18 = {instancePath:instancePath+"/signature",schemaPath:"#/$defs/signature/required",keyword:"required",params:{missingProperty: "key/public"},message:"must have required property '"+"key/public"+"'"};
 if(vErrors === null){
 vErrors = [err18];
@@ -6086,7 +6479,7 @@ vErrors.push(err18);
 }
 errors++;
 }
-if(data11.value === undefined){
+if(data12.value === undefined){
 const err19 = {instancePath:instancePath+"/signature",schemaPath:"#/$defs/signature/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
 if(vErrors === null){
 vErrors = [err19];
@@ -6096,8 +6489,8 @@ vErrors.push(err19);
 }
 errors++;
 }
-if(data11.alg !== undefined){
-if("ed25519" !== data11.alg){
+if(data12.alg !== undefined){
+if("ed25519" !== data12.alg){
 const err20 = {instancePath:instancePath+"/signature/alg",schemaPath:"#/$defs/signature/properties/alg/const",keyword:"const",params:{allowedValue: "ed25519"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err20];
@@ -6108,8 +6501,8 @@ vErrors.push(err20);
 errors++;
 }
 }
-if(data11["key/public"] !== undefined){
-if(typeof data11["key/public"] !== "string"){
+if(data12["key/public"] !== undefined){
+if(typeof data12["key/public"] !== "string"){
 const err21 = {instancePath:instancePath+"/signature/key~1public",schemaPath:"#/$defs/signature/properties/key~1public/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err21];
@@ -6120,8 +6513,8 @@ vErrors.push(err21);
 errors++;
 }
 }
-if(data11.value !== undefined){
-if(typeof data11.value !== "string"){
+if(data12.value !== undefined){
+if(typeof data12.value !== "string"){
 const err22 = {instancePath:instancePath+"/signature/value",schemaPath:"#/$defs/signature/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err22];
@@ -6158,7 +6551,7 @@ errors++;
 validate56.errors = vErrors;
 return errors === 0;
 }
-validate56.evaluated = {"props":{"query/id":true,"proposal/ref":true,"execution/ref":true,"environment/ref":true,"steps":true,"checks":true,"outcome":true,"refusal/code":true,"environment/destroyed":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
+validate56.evaluated = {"props":{"query/id":true,"proposal/ref":true,"execution/ref":true,"environment/ref":true,"steps":true,"checks":true,"outcome":true,"refusal/code":true,"environment/destroyed":true,"network":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
 
 
 function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -6179,16 +6572,16 @@ errors = vErrors.length;
 validate55.errors = vErrors;
 return errors === 0;
 }
-validate55.evaluated = {"props":{"query/id":true,"proposal/ref":true,"execution/ref":true,"environment/ref":true,"steps":true,"checks":true,"outcome":true,"refusal/code":true,"environment/destroyed":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
+validate55.evaluated = {"props":{"query/id":true,"proposal/ref":true,"execution/ref":true,"environment/ref":true,"steps":true,"checks":true,"outcome":true,"refusal/code":true,"environment/destroyed":true,"network":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
 
-export const hostKey: Validator = validate62;
-const schema82 = {"$id":"urn:warrant:ledger-record-body:hostKey","$ref":"urn:warrant:ledger-records:v1#/$defs/hostKey"};
-const schema83 = {"type":"object","description":"The host key pinned at a loop's opening (`warrant-host-key:…`).","required":["query/id","key/public","created-at"],"properties":{"query/id":{"type":"string"},"key/public":{"type":"string"},"created-at":{"type":"string"},"signature":{"$ref":"#/$defs/signature"}}};
+export const hostKey: Validator = validate64;
+const schema84 = {"$id":"urn:warrant:ledger-record-body:hostKey","$ref":"urn:warrant:ledger-records:v1#/$defs/hostKey"};
+const schema85 = {"type":"object","description":"The host key pinned at a loop's opening (`warrant-host-key:…`).","required":["query/id","key/public","created-at"],"properties":{"query/id":{"type":"string"},"key/public":{"type":"string"},"created-at":{"type":"string"},"signature":{"$ref":"#/$defs/signature"}}};
 
-function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate63.evaluated;
+const evaluated0 = validate65.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6354,40 +6747,40 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate63.errors = vErrors;
+validate65.errors = vErrors;
 return errors === 0;
 }
-validate63.evaluated = {"props":{"query/id":true,"key/public":true,"created-at":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
+validate65.evaluated = {"props":{"query/id":true,"key/public":true,"created-at":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="urn:warrant:ledger-record-body:hostKey" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate62.evaluated;
+const evaluated0 = validate64.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate63(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
+if(!(validate65(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
 errors = vErrors.length;
 }
-validate62.errors = vErrors;
+validate64.errors = vErrors;
 return errors === 0;
 }
-validate62.evaluated = {"props":{"query/id":true,"key/public":true,"created-at":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
+validate64.evaluated = {"props":{"query/id":true,"key/public":true,"created-at":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
 
-export const keyRotation: Validator = validate65;
-const schema85 = {"$id":"urn:warrant:ledger-record-body:keyRotation","$ref":"urn:warrant:ledger-records:v1#/$defs/keyRotation"};
-const schema86 = {"type":"object","description":"A rotation of the host key (`warrant-key-rotation:…`), signed by the key it replaces.","required":["query/id","key/previous","key/next","at/sequence","rotated-at"],"properties":{"query/id":{"type":"string"},"key/previous":{"type":"string"},"key/next":{"type":"string"},"at/sequence":{"type":"integer","minimum":0},"rotated-at":{"type":"string"},"signature":{"$ref":"#/$defs/signature"}}};
+export const keyRotation: Validator = validate67;
+const schema87 = {"$id":"urn:warrant:ledger-record-body:keyRotation","$ref":"urn:warrant:ledger-records:v1#/$defs/keyRotation"};
+const schema88 = {"type":"object","description":"A rotation of the host key (`warrant-key-rotation:…`), signed by the key it replaces.","required":["query/id","key/previous","key/next","at/sequence","rotated-at"],"properties":{"query/id":{"type":"string"},"key/previous":{"type":"string"},"key/next":{"type":"string"},"at/sequence":{"type":"integer","minimum":0},"rotated-at":{"type":"string"},"signature":{"$ref":"#/$defs/signature"}}};
 
-function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate66.evaluated;
+const evaluated0 = validate68.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6610,40 +7003,40 @@ vErrors.push(err18);
 }
 errors++;
 }
-validate66.errors = vErrors;
+validate68.errors = vErrors;
 return errors === 0;
 }
-validate66.evaluated = {"props":{"query/id":true,"key/previous":true,"key/next":true,"at/sequence":true,"rotated-at":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
+validate68.evaluated = {"props":{"query/id":true,"key/previous":true,"key/next":true,"at/sequence":true,"rotated-at":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="urn:warrant:ledger-record-body:keyRotation" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate65.evaluated;
+const evaluated0 = validate67.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate66(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
+if(!(validate68(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate68.errors : vErrors.concat(validate68.errors);
 errors = vErrors.length;
 }
-validate65.errors = vErrors;
+validate67.errors = vErrors;
 return errors === 0;
 }
-validate65.evaluated = {"props":{"query/id":true,"key/previous":true,"key/next":true,"at/sequence":true,"rotated-at":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
+validate67.evaluated = {"props":{"query/id":true,"key/previous":true,"key/next":true,"at/sequence":true,"rotated-at":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
 
-export const head: Validator = validate68;
-const schema88 = {"$id":"urn:warrant:ledger-record-body:head","$ref":"urn:warrant:ledger-records:v1#/$defs/head"};
-const schema89 = {"type":"object","description":"A signed chain head (`warrant-chain-head:…`): the loop's last fact and its chain hash when a drive stopped, blocked or concluded a run.","required":["query/id","sequence","hash","signed-at","reason"],"properties":{"query/id":{"type":"string"},"sequence":{"type":"integer","minimum":0},"hash":{"type":"string"},"signed-at":{"type":"string"},"reason":{"enum":["stop","block","conclusion"]},"signature":{"$ref":"#/$defs/signature"}}};
+export const head: Validator = validate70;
+const schema90 = {"$id":"urn:warrant:ledger-record-body:head","$ref":"urn:warrant:ledger-records:v1#/$defs/head"};
+const schema91 = {"type":"object","description":"A signed chain head (`warrant-chain-head:…`): the loop's last fact and its chain hash when a drive stopped, blocked or concluded a run.","required":["query/id","sequence","hash","signed-at","reason"],"properties":{"query/id":{"type":"string"},"sequence":{"type":"integer","minimum":0},"hash":{"type":"string"},"signed-at":{"type":"string"},"reason":{"enum":["stop","block","conclusion"]},"signature":{"$ref":"#/$defs/signature"}}};
 
-function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate69.evaluated;
+const evaluated0 = validate71.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6765,7 +7158,7 @@ errors++;
 if(data.reason !== undefined){
 let data4 = data.reason;
 if(!(((data4 === "stop") || (data4 === "block")) || (data4 === "conclusion"))){
-const err10 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/enum",keyword:"enum",params:{allowedValues: schema89.properties.reason.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/enum",keyword:"enum",params:{allowedValues: schema91.properties.reason.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -6867,41 +7260,41 @@ vErrors.push(err18);
 }
 errors++;
 }
-validate69.errors = vErrors;
+validate71.errors = vErrors;
 return errors === 0;
 }
-validate69.evaluated = {"props":{"query/id":true,"sequence":true,"hash":true,"signed-at":true,"reason":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
+validate71.evaluated = {"props":{"query/id":true,"sequence":true,"hash":true,"signed-at":true,"reason":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="urn:warrant:ledger-record-body:head" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate68.evaluated;
+const evaluated0 = validate70.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate69(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
+if(!(validate71(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
 errors = vErrors.length;
 }
-validate68.errors = vErrors;
+validate70.errors = vErrors;
 return errors === 0;
 }
-validate68.evaluated = {"props":{"query/id":true,"sequence":true,"hash":true,"signed-at":true,"reason":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
+validate70.evaluated = {"props":{"query/id":true,"sequence":true,"hash":true,"signed-at":true,"reason":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
 
-export const driveTrace: Validator = validate71;
-const schema91 = {"$id":"urn:warrant:ledger-record-body:driveTrace","$ref":"urn:warrant:ledger-records:v1#/$defs/driveTrace"};
-const schema92 = {"type":"object","description":"The trace context of a traced drive (`warrant-drive-trace:…`): a resumed loop's spans link to it.","required":["query/id","traceparent","holder","started-at"],"properties":{"query/id":{"type":"string"},"traceparent":{"type":"string","pattern":"^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$"},"holder":{"type":"string"},"started-at":{"type":"string"},"signature":{"$ref":"#/$defs/signature"}}};
+export const driveTrace: Validator = validate73;
+const schema93 = {"$id":"urn:warrant:ledger-record-body:driveTrace","$ref":"urn:warrant:ledger-records:v1#/$defs/driveTrace"};
+const schema94 = {"type":"object","description":"The trace context of a traced drive (`warrant-drive-trace:…`): a resumed loop's spans link to it.","required":["query/id","traceparent","holder","started-at"],"properties":{"query/id":{"type":"string"},"traceparent":{"type":"string","pattern":"^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$"},"holder":{"type":"string"},"started-at":{"type":"string"},"signature":{"$ref":"#/$defs/signature"}}};
 const pattern4 = new RegExp("^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$", "u");
 
-function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate72.evaluated;
+const evaluated0 = validate74.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7102,40 +7495,40 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate72.errors = vErrors;
+validate74.errors = vErrors;
 return errors === 0;
 }
-validate72.evaluated = {"props":{"query/id":true,"traceparent":true,"holder":true,"started-at":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
+validate74.evaluated = {"props":{"query/id":true,"traceparent":true,"holder":true,"started-at":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="urn:warrant:ledger-record-body:driveTrace" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate71.evaluated;
+const evaluated0 = validate73.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate72(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate72.errors : vErrors.concat(validate72.errors);
+if(!(validate74(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate74.errors : vErrors.concat(validate74.errors);
 errors = vErrors.length;
 }
-validate71.errors = vErrors;
+validate73.errors = vErrors;
 return errors === 0;
 }
-validate71.evaluated = {"props":{"query/id":true,"traceparent":true,"holder":true,"started-at":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
+validate73.evaluated = {"props":{"query/id":true,"traceparent":true,"holder":true,"started-at":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
 
-export const memoryWrite: Validator = validate74;
-const schema94 = {"$id":"urn:warrant:ledger-record-body:memoryWrite","$ref":"urn:warrant:ledger-records:v1#/$defs/memoryWrite"};
-const schema95 = {"type":"object","description":"One `memory.write` of an agent's writable memory (`warrant-memory-write:…`): which memory, which version, and the digests before and after.","required":["query/id","passage/ref","agent/id","memory","ordinal","version","before/digest","after/digest","after/bytes","written-at"],"properties":{"query/id":{"type":"string"},"passage/ref":{"type":"string"},"agent/id":{"type":"string"},"memory":{"type":"object","required":["path","scope","namespace"],"properties":{"path":{"type":"string"},"scope":{"type":"string"},"namespace":{"type":"string"}}},"ordinal":{"type":"integer","minimum":1},"version":{"type":"integer","minimum":1},"before/digest":{"type":["string","null"]},"after/digest":{"type":"string"},"after/bytes":{"type":"integer","minimum":0},"written-at":{"type":"string"},"signature":{"$ref":"#/$defs/signature"}}};
+export const memoryWrite: Validator = validate76;
+const schema96 = {"$id":"urn:warrant:ledger-record-body:memoryWrite","$ref":"urn:warrant:ledger-records:v1#/$defs/memoryWrite"};
+const schema97 = {"type":"object","description":"One `memory.write` of an agent's writable memory (`warrant-memory-write:…`): which memory, which version, and the digests before and after.","required":["query/id","passage/ref","agent/id","memory","ordinal","version","before/digest","after/digest","after/bytes","written-at"],"properties":{"query/id":{"type":"string"},"passage/ref":{"type":"string"},"agent/id":{"type":"string"},"memory":{"type":"object","required":["path","scope","namespace"],"properties":{"path":{"type":"string"},"scope":{"type":"string"},"namespace":{"type":"string"}}},"ordinal":{"type":"integer","minimum":1},"version":{"type":"integer","minimum":1},"before/digest":{"type":["string","null"]},"after/digest":{"type":"string"},"after/bytes":{"type":"integer","minimum":0},"written-at":{"type":"string"},"signature":{"$ref":"#/$defs/signature"}}};
 
-function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate75.evaluated;
+const evaluated0 = validate77.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7413,7 +7806,7 @@ errors++;
 if(data["before/digest"] !== undefined){
 let data9 = data["before/digest"];
 if((typeof data9 !== "string") && (data9 !== null)){
-const err24 = {instancePath:instancePath+"/before~1digest",schemaPath:"#/properties/before~1digest/type",keyword:"type",params:{type: schema95.properties["before/digest"].type},message:"must be string,null"};
+const err24 = {instancePath:instancePath+"/before~1digest",schemaPath:"#/properties/before~1digest/type",keyword:"type",params:{type: schema97.properties["before/digest"].type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -7564,41 +7957,41 @@ vErrors.push(err36);
 }
 errors++;
 }
-validate75.errors = vErrors;
+validate77.errors = vErrors;
 return errors === 0;
 }
-validate75.evaluated = {"props":{"query/id":true,"passage/ref":true,"agent/id":true,"memory":true,"ordinal":true,"version":true,"before/digest":true,"after/digest":true,"after/bytes":true,"written-at":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
+validate77.evaluated = {"props":{"query/id":true,"passage/ref":true,"agent/id":true,"memory":true,"ordinal":true,"version":true,"before/digest":true,"after/digest":true,"after/bytes":true,"written-at":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="urn:warrant:ledger-record-body:memoryWrite" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate74.evaluated;
+const evaluated0 = validate76.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate75(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
+if(!(validate77(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate77.errors : vErrors.concat(validate77.errors);
 errors = vErrors.length;
 }
-validate74.errors = vErrors;
+validate76.errors = vErrors;
 return errors === 0;
 }
-validate74.evaluated = {"props":{"query/id":true,"passage/ref":true,"agent/id":true,"memory":true,"ordinal":true,"version":true,"before/digest":true,"after/digest":true,"after/bytes":true,"written-at":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
+validate76.evaluated = {"props":{"query/id":true,"passage/ref":true,"agent/id":true,"memory":true,"ordinal":true,"version":true,"before/digest":true,"after/digest":true,"after/bytes":true,"written-at":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
 
-export const changeset: Validator = validate77;
-const schema97 = {"$id":"urn:warrant:ledger-record-body:changeset","$ref":"urn:warrant:ledger-records:v1#/$defs/changeset"};
-const schema98 = {"type":"object","description":"The change a verified run made to its baseline (`warrant-changeset:…`), written beside its execution: each regular file added, modified or deleted outside the pack's ignored paths, with its baseline and final contents, so the change can be shown and applied after the environment is gone.","required":["query/id","proposal/ref","execution/ref","baseline","files","complete"],"properties":{"query/id":{"type":"string"},"proposal/ref":{"type":"string"},"execution/ref":{"type":"string"},"environment/ref":{"type":"string"},"baseline":{"type":"string","description":"Digest (JCS) of the baseline state the change applies to: each touched path's baseline digest, null for a file the run added."},"baseline/dir":{"type":"string"},"files":{"type":"array","items":{"$ref":"#/$defs/changesetFile"}},"complete":{"type":"boolean","description":"False when the contents were left out (over the size bound) or a change was not a regular file: the change can be listed, not applied."},"skipped":{"type":"array","items":{"$ref":"#/$defs/problem"}},"signature":{"$ref":"#/$defs/signature"}}};
-const schema99 = {"type":"object","description":"One file a verified run changed: its baseline and final digests (null where absent) and, when the changeset is complete, both contents as base64.","required":["path","status","before","after"],"properties":{"path":{"type":"string","minLength":1},"status":{"enum":["modified","added","deleted"]},"before":{"type":["string","null"]},"after":{"type":["string","null"]},"mode":{"type":"integer","minimum":0},"before/content":{"type":"string","contentEncoding":"base64"},"after/content":{"type":"string","contentEncoding":"base64"}}};
+export const changeset: Validator = validate79;
+const schema99 = {"$id":"urn:warrant:ledger-record-body:changeset","$ref":"urn:warrant:ledger-records:v1#/$defs/changeset"};
+const schema100 = {"type":"object","description":"The change a verified run made to its baseline (`warrant-changeset:…`), written beside its execution: each regular file added, modified or deleted outside the pack's ignored paths, with its baseline and final contents, so the change can be shown and applied after the environment is gone.","required":["query/id","proposal/ref","execution/ref","baseline","files","complete"],"properties":{"query/id":{"type":"string"},"proposal/ref":{"type":"string"},"execution/ref":{"type":"string"},"environment/ref":{"type":"string"},"baseline":{"type":"string","description":"Digest (JCS) of the baseline state the change applies to: each touched path's baseline digest, null for a file the run added."},"baseline/dir":{"type":"string"},"files":{"type":"array","items":{"$ref":"#/$defs/changesetFile"}},"complete":{"type":"boolean","description":"False when the contents were left out (over the size bound) or a change was not a regular file: the change can be listed, not applied."},"skipped":{"type":"array","items":{"$ref":"#/$defs/problem"}},"signature":{"$ref":"#/$defs/signature"}}};
+const schema101 = {"type":"object","description":"One file a verified run changed: its baseline and final digests (null where absent) and, when the changeset is complete, both contents as base64.","required":["path","status","before","after"],"properties":{"path":{"type":"string","minLength":1},"status":{"enum":["modified","added","deleted"]},"before":{"type":["string","null"]},"after":{"type":["string","null"]},"mode":{"type":"integer","minimum":0},"before/content":{"type":"string","contentEncoding":"base64"},"after/content":{"type":"string","contentEncoding":"base64"}}};
 
-function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate78.evaluated;
+const evaluated0 = validate80.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7813,7 +8206,7 @@ errors++;
 if(data7.status !== undefined){
 let data9 = data7.status;
 if(!(((data9 === "modified") || (data9 === "added")) || (data9 === "deleted"))){
-const err18 = {instancePath:instancePath+"/files/" + i0+"/status",schemaPath:"#/$defs/changesetFile/properties/status/enum",keyword:"enum",params:{allowedValues: schema99.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/files/" + i0+"/status",schemaPath:"#/$defs/changesetFile/properties/status/enum",keyword:"enum",params:{allowedValues: schema101.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -7826,7 +8219,7 @@ errors++;
 if(data7.before !== undefined){
 let data10 = data7.before;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err19 = {instancePath:instancePath+"/files/" + i0+"/before",schemaPath:"#/$defs/changesetFile/properties/before/type",keyword:"type",params:{type: schema99.properties.before.type},message:"must be string,null"};
+const err19 = {instancePath:instancePath+"/files/" + i0+"/before",schemaPath:"#/$defs/changesetFile/properties/before/type",keyword:"type",params:{type: schema101.properties.before.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -7839,7 +8232,7 @@ errors++;
 if(data7.after !== undefined){
 let data11 = data7.after;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err20 = {instancePath:instancePath+"/files/" + i0+"/after",schemaPath:"#/$defs/changesetFile/properties/after/type",keyword:"type",params:{type: schema99.properties.after.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/files/" + i0+"/after",schemaPath:"#/$defs/changesetFile/properties/after/type",keyword:"type",params:{type: schema101.properties.after.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -8186,29 +8579,29 @@ vErrors.push(err48);
 }
 errors++;
 }
-validate78.errors = vErrors;
+validate80.errors = vErrors;
 return errors === 0;
 }
-validate78.evaluated = {"props":{"query/id":true,"proposal/ref":true,"execution/ref":true,"environment/ref":true,"baseline":true,"baseline/dir":true,"files":true,"complete":true,"skipped":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
+validate80.evaluated = {"props":{"query/id":true,"proposal/ref":true,"execution/ref":true,"environment/ref":true,"baseline":true,"baseline/dir":true,"files":true,"complete":true,"skipped":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="urn:warrant:ledger-record-body:changeset" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate77.evaluated;
+const evaluated0 = validate79.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate78(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
+if(!(validate80(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
 errors = vErrors.length;
 }
-validate77.errors = vErrors;
+validate79.errors = vErrors;
 return errors === 0;
 }
-validate77.evaluated = {"props":{"query/id":true,"proposal/ref":true,"execution/ref":true,"environment/ref":true,"baseline":true,"baseline/dir":true,"files":true,"complete":true,"skipped":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
+validate79.evaluated = {"props":{"query/id":true,"proposal/ref":true,"execution/ref":true,"environment/ref":true,"baseline":true,"baseline/dir":true,"files":true,"complete":true,"skipped":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
 

@@ -297,7 +297,41 @@ export interface RunReport {
   outcome: Outcome;
   "refusal/code"?: string;
   "environment/destroyed": boolean;
+  network?: NetworkReport;
   signature?: Signature;
+}
+/**
+ * A run report's egress record (a pack with `network`): the allow-list in canonical form and every connection the run's commands asked the egress proxy for.
+ */
+export interface NetworkReport {
+  allow: string[];
+  connections: EgressConnection[];
+  omitted: number;
+}
+/**
+ * One connection through the egress proxy: the target, the address connected to, bytes each way, whether the allow-list names it, and why it was refused or failed (absent when connected).
+ */
+export interface EgressConnection {
+  protocol: "http-connect" | "http" | "socks5";
+  host: string;
+  port: number;
+  address?: string;
+  "address/class"?:
+    | "public"
+    | "loopback"
+    | "private"
+    | "link-local"
+    | "unspecified"
+    | "cgnat"
+    | "unique-local"
+    | "multicast"
+    | "reserved";
+  allowed: boolean;
+  reason?: string;
+  "bytes/up": number;
+  "bytes/down": number;
+  "step/id"?: string;
+  "check/name"?: string;
 }
 /**
  * The host key pinned at a loop's opening (`warrant-host-key:…`).

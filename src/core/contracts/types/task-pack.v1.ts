@@ -92,6 +92,18 @@ export interface TaskPackV1 {
     tmpBytes?: number;
     diskBytes?: number;
   };
+  /**
+   * Network access for the run's commands: only the listed host:port destinations, through the host's egress proxy (docs/spec/containment.md). Without it, commands have no network at all.
+   */
+  network?: {
+    /**
+     * @minItems 1
+     * @maxItems 256
+     *
+     * Items: host:port — a DNS name, an IPv4 address or an [IPv6] address, and a port 1-65535.
+     */
+    allow: string[];
+  };
   passage?: {
     maxTurns?: number;
     maxTokens?: number;
