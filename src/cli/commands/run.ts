@@ -222,7 +222,6 @@ export function registerRunCommand(program: Command): void {
     )
     .option("--count <n>", "with --dispatch: loops opened and queued per task pack", "1")
     .option(SANDBOX_OPTION, SANDBOX_OPTION_HELP)
-    .option("--dispatch", "open the loop and queue it for `warrant worker` (PostgreSQL) instead")
     .option(
       "--check",
       "only the preflight (models, keys, scripts, MCP servers, agent definitions), opening nothing; --json: " +
