@@ -245,16 +245,8 @@ export function registerRunCommand(program: Command): void {
       if (o.dispatch === true && o.check !== true) {
         const packs: LoadedPack[] = [];
         for (const file of files) {
-          const pack = await loadOrFail(file);
+          const pack = await loadChecked(file, models, o);
           if (pack === undefined) return;
-          const report = await preflight({
-            ...definitionSubject(pack, models, o),
-            probe: o.probe === true,
-          });
-          if (!report.ok) {
-            refuse(report);
-            return;
-          }
           packs.push(pack);
         }
         await dispatchPacks(packs, count, models, o.store, o.json === true, definitionOptions(o));
@@ -270,17 +262,8 @@ export function registerRunCommand(program: Command): void {
         });
         return;
       }
-      const pack = await loadOrFail(file);
+      const pack = await loadChecked(file, models, o);
       if (pack === undefined) return;
-      // Before any loop opens: a model, a key, a script or a server missing is said now.
-      const report = await preflight({
-        ...definitionSubject(pack, models, o),
-        probe: o.probe === true,
-      });
-      if (!report.ok) {
-        refuse(report);
-        return;
-      }
       await runPack(pack, models, {
         yes: o.yes === true,
         interactive: true,
@@ -290,4 +273,26 @@ export function registerRunCommand(program: Command): void {
         ...definitionOptions(o),
       });
     });
+}
+
+/**
+ * A task pack loaded and preflighted before any loop opens: a model, a key, a script or a server
+ * missing is said now (and undefined returned, the exit code set).
+ */
+async function loadChecked(
+  file: string,
+  models: ReturnType<typeof parseModelFlags>,
+  o: RunFlags,
+): Promise<LoadedPack | undefined> {
+  const pack = await loadOrFail(file);
+  if (pack === undefined) return undefined;
+  const report = await preflight({
+    ...definitionSubject(pack, models, o),
+    probe: o.probe === true,
+  });
+  if (!report.ok) {
+    refuse(report);
+    return undefined;
+  }
+  return pack;
 }
