@@ -113,7 +113,7 @@ describe("warrant demo", () => {
   it("lists the loop, and resume on the stopped loop prints its state and exits 0", async () => {
     const loops = await runCli(["loops", "--json", ...store()], { cwd });
     expect(JSON.parse(loops.stdout)).toEqual([
-      { query, state: "stopped", stop: { reason: "succeeded" } },
+      { query, state: "stopped", stop: { reason: "succeeded" }, status: "stopped" },
     ]);
     const resume = await runCli(["resume", query, ...store()], { cwd });
     expect(resume.code).toBe(0);

@@ -49,6 +49,10 @@ describe("pending approvals across the store", () => {
       {
         query,
         state: "open",
+        // The waiting run holds the loop's lease while it asks.
+        status: "driving",
+        heldBy: expect.any(String),
+        leaseUntil: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
         waiting: { reason: "approval", run: proposal, step, kind: "mutation" },
       },
     ]);
@@ -59,6 +63,8 @@ describe("pending approvals across the store", () => {
     expect(r.stdout).toContain("loop stopped: succeeded");
     expect(JSON.parse((await runCli(["pending", "--json"], { cwd })).stdout)).toEqual([]);
     const after = JSON.parse((await runCli(["loops", "--json"], { cwd })).stdout) as unknown[];
-    expect(after).toEqual([{ query, state: "stopped", stop: { reason: "succeeded" } }]);
+    expect(after).toEqual([
+      { query, state: "stopped", stop: { reason: "succeeded" }, status: "stopped" },
+    ]);
   });
 });
