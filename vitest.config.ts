@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
@@ -7,6 +8,9 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // Most files wait on processes, sandboxes and servers rather than compute: two files at once
+    // even on a 2-core machine (the default there would be one).
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     reporters: ["default", ["json", { outputFile: "test-results/vitest.json" }]],
   },
 });
