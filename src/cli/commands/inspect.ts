@@ -8,9 +8,9 @@ import { renderOperatorAct, renderRecord } from "../../library/render-record.js"
 import { withWarrant } from "../compose.js";
 import { printBundle } from "../export-bundle.js";
 import { EXIT_INVALID, err, out, printJson, UsageError } from "../io.js";
+import { queueIfPostgres } from "../job-queue.js";
 import { budgets, connectionLine, tokensPhrase } from "../live-view.js";
 import { STORE_OPTION, STORE_OPTION_HELP } from "../store-option.js";
-import { queueIfPostgres } from "./worker.js";
 
 interface InspectFlags {
   readonly json?: boolean;

@@ -5,8 +5,9 @@ import type { Command } from "commander";
 import { toQueryId } from "../../core/ids.js";
 import { withWarrant } from "../compose.js";
 import { out, printJson } from "../io.js";
+import { postgresQueue } from "../job-queue.js";
 import { STORE_OPTION, STORE_OPTION_HELP } from "../store-option.js";
-import { postgresQueue, registerWorkersCommand } from "./worker.js";
+import { registerWorkersCommand } from "./worker.js";
 
 export function registerRequeueCommands(program: Command): void {
   registerWorkersCommand(program);

@@ -1,20 +1,16 @@
 // `warrant run TASKPACK`: open a loop for a task pack and drive it with the live view, or with
 // `--dispatch` queue it for the workers of a PostgreSQL store. Either way the preflight runs first
 // and a failure opens no loop; `--check` runs the preflight alone (`--probe`: reach the endpoints).
-import path from "node:path";
 import type { Command } from "commander";
-import { loadPack } from "../../adapters/fs/pack-loader.js";
-import { parseModelUri } from "../../adapters/models/model-uri.js";
 import { resolveStoreUri } from "../../adapters/store/store-uri.js";
-import { ROLES } from "../../core/loop/types.js";
-import { effectiveModelUris } from "../../library/definition-models.js";
 import type { WarrantOptions } from "../../library/options.js";
-import { type PreflightReport, preflight } from "../../library/preflight.js";
 import type { LoadedPack } from "../../runtime/task-pack.js";
 import { definitionOptions, driveOptions, liveView, withWarrant } from "../compose.js";
 import { EXIT_HELP, isProcessStore, reportDrive } from "../drive-report.js";
-import { EXIT_INVALID, EXIT_USAGE, err, formatProblem, out, printJson, UsageError } from "../io.js";
-import { loadOrFail, packFileOf, requirePackFile } from "../packs.js";
+import { EXIT_INVALID, err, formatProblem, out, printJson, UsageError } from "../io.js";
+import { postgresQueue } from "../job-queue.js";
+import { checkOnly, loadChecked, parseModelFlags } from "../pack-preflight.js";
+import { packFileOf, requirePackFile } from "../packs.js";
 import {
   SANDBOX_OPTION,
   SANDBOX_OPTION_HELP,
@@ -23,7 +19,6 @@ import {
 } from "../sandbox-option.js";
 import { STORE_OPTION, STORE_OPTION_HELP } from "../store-option.js";
 import { flushingOnSignals } from "../telemetry-signals.js";
-import { postgresQueue } from "./worker.js";
 
 interface RunFlags {
   readonly model?: string[];
@@ -37,25 +32,6 @@ interface RunFlags {
   readonly check?: boolean;
   readonly probe?: boolean;
   readonly sandbox?: string;
-}
-
-/** `--model ROLE=URI` flags, scripted paths made absolute so `resume` finds them from anywhere. */
-export function parseModelFlags(flags: readonly string[]): Record<string, string> {
-  const models: Record<string, string> = {};
-  for (const flag of flags) {
-    const eq = flag.indexOf("=");
-    const role = flag.slice(0, eq);
-    if (eq < 0 || !(ROLES as readonly string[]).includes(role)) {
-      throw new UsageError(`--model takes ROLE=URI with ROLE one of ${ROLES.join(", ")}: ${flag}`);
-    }
-    const uri = flag.slice(eq + 1);
-    const parsed = parseModelUri(uri);
-    if (!parsed.ok)
-      throw new UsageError(`--model ${role}: ${parsed.errors[0]?.message ?? "invalid"}`);
-    models[role] =
-      parsed.value.kind === "scripted" ? `scripted:${path.resolve(parsed.value.path)}` : uri;
-  }
-  return models;
 }
 
 /**
@@ -142,62 +118,6 @@ async function dispatchPacks(
   });
 }
 
-/**
- * What the preflight checks: each role's model as it will run (its `--model`, else its definition's
- * first) with the overrides apart, and where skills and namespaced memory come from.
- */
-function definitionSubject(
-  pack: LoadedPack,
-  overrides: Record<string, string>,
-  o: { readonly skills?: readonly string[]; readonly namespace?: string },
-) {
-  return {
-    pack,
-    models: effectiveModelUris(pack, overrides, process.env),
-    overrides,
-    env: process.env,
-    ...definitionOptions(o),
-  };
-}
-
-/** Prints a failed preflight's problems on stderr and sets the exit code (2 usage, else 1). */
-function refuse(report: PreflightReport): void {
-  for (const p of report.problems) err(`warrant: ${p.code}: ${p.message}`);
-  process.exitCode = report.usage ? EXIT_USAGE : EXIT_INVALID;
-}
-
-/** `run --check`: the pack's loading and the preflight, reported whole; nothing is opened. */
-async function checkOnly(
-  file: string,
-  models: Record<string, string>,
-  flags: { probe: boolean; json: boolean; skills?: readonly string[]; namespace?: string },
-): Promise<void> {
-  const loaded = await loadPack(file);
-  const report: PreflightReport = loaded.ok
-    ? await preflight({
-        ...definitionSubject(loaded.value, models, flags),
-        probe: flags.probe,
-      })
-    : {
-        ok: false,
-        usage: false,
-        checks: [{ name: "pack", ok: false, notes: [] }],
-        problems: loaded.errors.map((p) => ({ ...p, check: "pack", usage: false })),
-      };
-  if (flags.json) {
-    printJson({ taskpack: path.resolve(file), ...report });
-  } else {
-    for (const c of report.checks) {
-      out(`${c.ok ? "ok  " : "FAIL"} ${c.name}`);
-      for (const n of c.notes) out(`       ${n}`);
-      for (const p of report.problems)
-        if (p.check === c.name) out(`       ${formatProblem(undefined, p)}`);
-    }
-    out(report.ok ? "preflight passed" : "preflight failed");
-  }
-  if (!report.ok) process.exitCode = report.usage ? EXIT_USAGE : EXIT_INVALID;
-}
-
 export function registerRunCommand(program: Command): void {
   program
     .command("run")
@@ -273,26 +193,4 @@ export function registerRunCommand(program: Command): void {
         ...definitionOptions(o),
       });
     });
-}
-
-/**
- * A task pack loaded and preflighted before any loop opens: a model, a key, a script or a server
- * missing is said now (and undefined returned, the exit code set).
- */
-async function loadChecked(
-  file: string,
-  models: ReturnType<typeof parseModelFlags>,
-  o: RunFlags,
-): Promise<LoadedPack | undefined> {
-  const pack = await loadOrFail(file);
-  if (pack === undefined) return undefined;
-  const report = await preflight({
-    ...definitionSubject(pack, models, o),
-    probe: o.probe === true,
-  });
-  if (!report.ok) {
-    refuse(report);
-    return undefined;
-  }
-  return pack;
 }

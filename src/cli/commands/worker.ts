@@ -4,129 +4,15 @@
 // SIGINT drains (no more jobs; each drive released at its next step boundary and its loop queued
 // again) and exits 0 within --shutdown-timeout; a second signal stops the drives at once.
 import type { Command } from "commander";
-import type { GraphileJobQueue } from "../../adapters/queue/graphile-job-queue.js";
-import { parseStoreUri, resolveStoreUri } from "../../adapters/store/store-uri.js";
 import type { WarrantEvent } from "../../runtime/events.js";
-import { DEFAULT_SHUTDOWN_TIMEOUT_MS, type WorkerEvent } from "../../runtime/worker.js";
+import { DEFAULT_SHUTDOWN_TIMEOUT_MS } from "../../runtime/worker.js";
 import { driveOptions, liveView, withWarrant } from "../compose.js";
 import { out, printJson, UsageError } from "../io.js";
+import { postgresQueue } from "../job-queue.js";
 import { lineOf } from "../live-view.js";
 import { SANDBOX_OPTION, SANDBOX_OPTION_HELP, sandboxFor } from "../sandbox-option.js";
 import { STORE_OPTION, STORE_OPTION_HELP } from "../store-option.js";
-
-/** The job queue of a PostgreSQL store; graphile-worker and `pg` load only here. */
-export async function postgresQueue(storeFlag: string | undefined): Promise<GraphileJobQueue> {
-  const uri = resolveStoreUri(storeFlag);
-  const parsed = parseStoreUri(uri);
-  if (!parsed.ok || parsed.value.kind !== "postgres") {
-    throw new UsageError("workers and --dispatch need a postgres://… store");
-  }
-  const { postgresJobQueue } = await import("../../postgres.js");
-  return postgresJobQueue(uri);
-}
-
-/** The job queue when the store is PostgreSQL (its loops may be dispatched), else none. */
-export async function queueIfPostgres(
-  storeFlag: string | undefined,
-): Promise<GraphileJobQueue | undefined> {
-  const parsed = parseStoreUri(resolveStoreUri(storeFlag));
-  return parsed.ok && parsed.value.kind === "postgres" ? postgresQueue(storeFlag) : undefined;
-}
-
-/** A loop's short id: the random tail of its query id (`query:<pack>-<time>-<hex>` → `<hex>`). */
-export function shortQuery(query: string): string {
-  const tail = /-([0-9a-f]{6,})$/.exec(query)?.[1];
-  return tail ?? query.replace(/^query:/, "").slice(-12);
-}
-
-/** One `worker --json` line of a worker event: always `at`, `event` and `query`. */
-function workerEventJson(at: string, e: WorkerEvent): Record<string, unknown> {
-  const query = e.query ?? null;
-  switch (e.kind) {
-    case "end": {
-      const r = e.result;
-      return r.status === "stopped"
-        ? { at, event: "end", query, status: "stopped", stop: r.document.stop }
-        : {
-            at,
-            event: "end",
-            query,
-            status: "blocked",
-            blocked: {
-              reason: r.reason,
-              ...(r.counter === undefined ? {} : { counter: r.counter }),
-              detail: r.detail,
-            },
-          };
-    }
-    case "start":
-      return { at, event: "start", query, holder: e.holder };
-    case "busy":
-      return { at, event: "busy", query };
-    case "requeued":
-      return {
-        at,
-        event: "requeued",
-        query,
-        reason: e.reason,
-        ...(e.holder === undefined ? {} : { holder: e.holder }),
-      };
-    case "lease-lost":
-      return { at, event: "lease-lost", query, code: "store/lease-lost", message: e.message };
-    case "failed":
-      return { at, event: "failed", query, code: e.code, message: e.message };
-    case "shutdown":
-      return {
-        at,
-        event: "shutdown",
-        query,
-        phase: e.phase,
-        ...(e.timeoutMs === undefined ? {} : { timeoutMs: e.timeoutMs }),
-      };
-    default:
-      return e satisfies never;
-  }
-}
-
-function workerEventText(e: WorkerEvent): string {
-  switch (e.kind) {
-    case "end": {
-      const r = e.result;
-      return r.status === "stopped"
-        ? `drive-end stopped ${r.document.stop?.reason ?? ""}`
-        : `drive-end blocked ${r.reason}`;
-    }
-    case "start":
-      return `drive-start as ${e.holder}`;
-    case "busy":
-      return "drive-busy: another driver holds the loop";
-    case "requeued":
-      return e.reason === "shutdown"
-        ? "released and requeued: the worker is shutting down"
-        : `requeued: ${e.reason === "expired-lease" ? "the lease" : "the job"} of ${e.holder ?? "a worker"} ${e.reason === "expired-lease" ? "expired" : "has no live worker"}; taking over`;
-    case "lease-lost":
-      return `refused: store/lease-lost: ${e.message}`;
-    case "failed":
-      return `drive-failed ${e.code}: ${e.message} (the queue retries it)`;
-    case "shutdown":
-      return e.phase === "draining"
-        ? `shutting down: no more jobs; drives released at their next step (timeout ${String((e.timeoutMs ?? 0) / 1000)} s)`
-        : e.phase === "forcing"
-          ? "shutting down now: drives stopped, leases released"
-          : "stopped";
-    default:
-      return e satisfies never;
-  }
-}
-
-/** A human line: timestamp, the loop's short id (or `-`), the text. */
-function humanLine(at: string, query: string | undefined, text: string): string {
-  const id = query === undefined ? "-" : shortQuery(query);
-  return text
-    .split("\n")
-    .map((l) => `${at} ${id} ${l}`)
-    .join("\n");
-}
+import { humanLine, workerEventJson, workerEventText } from "../worker-lines.js";
 
 interface WorkerFlags {
   readonly store: string;
