@@ -339,19 +339,7 @@ export async function createWarrant(options: WarrantOptions = {}): Promise<Warra
         const doc = seen.document;
         const lease = leases.get(l.query);
         const job = jobs.get(l.query);
-        // Leases bind processes: wall-clock time, not the loop's clock.
-        const status: LoopStatus =
-          doc.state === "stopped"
-            ? "stopped"
-            : lease !== undefined
-              ? lease.until.getTime() > Date.now()
-                ? "driving"
-                : "stuck"
-              : job === undefined
-                ? "waiting"
-                : job.failed
-                  ? "failed"
-                  : "queued";
+        const status = statusOf(doc.state === "stopped", lease?.until, job);
         rows.push({
           query: l.query,
           state: doc.state,
@@ -392,4 +380,20 @@ export async function createWarrant(options: WarrantOptions = {}): Promise<Warra
     },
     close: () => c.close(),
   };
+}
+
+/**
+ * Who has an open loop in hand: a live lease drives it, an expired one left it stuck; without a
+ * lease a job queues it (or failed, its attempts used up), and without a job it waits for an
+ * operator. Leases bind processes: wall-clock time, not the loop's clock.
+ */
+function statusOf(
+  stopped: boolean,
+  leaseUntil: Date | undefined,
+  job: QueuedJob | undefined,
+): LoopStatus {
+  if (stopped) return "stopped";
+  if (leaseUntil !== undefined) return leaseUntil.getTime() > Date.now() ? "driving" : "stuck";
+  if (job === undefined) return "waiting";
+  return job.failed ? "failed" : "queued";
 }

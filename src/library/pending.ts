@@ -5,6 +5,8 @@
 // this reading and the drive agree; an approval posted before the drive asks still counts.
 import { readFile } from "node:fs/promises";
 import type { LedgerStore, OperatorAct } from "../core/loop/ledger-store.js";
+import { project } from "../core/loop/project.js";
+import { fold } from "../core/loop/state.js";
 import type { Fact, LimitKey, LoopDocument } from "../core/loop/types.js";
 import {
   ADMISSION_STEP,
@@ -16,7 +18,6 @@ import {
   type Policies,
   readLedger,
 } from "../runtime/ledger-view.js";
-import { LoopLedger } from "../runtime/loop-ledger.js";
 
 export interface PendingApproval {
   readonly query: string;
@@ -222,9 +223,10 @@ export async function loopStatus(
     store.readOperatorActs(query),
   ]);
   if (stored.length === 0) return undefined;
-  const document = await new LoopLedger(store).document(query, now);
-  if (document === undefined) return undefined;
+  // The facts just read are the loop's whole history: its document is their fold, projected.
   const facts = stored.map((s) => s.fact);
+  const document = project(fold(facts), now);
+  if (document === undefined) return undefined;
   const view = readLedger(facts, records, acts);
   const policies = await policiesOf(view.binding?.["task-pack/file"]);
   const base = { document, ...(policies.name === undefined ? {} : { task: policies.name }) };

@@ -24,7 +24,6 @@ export interface LimitedRun {
   readonly fds?: readonly number[];
 }
 
-const SECRET_NAME = CREDENTIAL_NAME;
 export const SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 /**
@@ -38,7 +37,7 @@ export function scrubbedEnv(
 ): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(extra ?? {})) {
-    if (!SECRET_NAME.test(k) && k !== "HOME" && /^[A-Za-z_][A-Za-z0-9_]*$/.test(k)) env[k] = v;
+    if (!CREDENTIAL_NAME.test(k) && k !== "HOME" && /^[A-Za-z_][A-Za-z0-9_]*$/.test(k)) env[k] = v;
   }
   return { ...env, PATH: env.PATH ?? SANDBOX_PATH, HOME: home, LANG: "C.UTF-8", TMPDIR: "/tmp" };
 }
