@@ -88,6 +88,12 @@ interface RunSpans {
   readonly ctx: Context;
   readonly proposalRef: string;
   step: Span | undefined;
+  /**
+   * Where the last check span ended. The checks run one after another, each timed from the end of
+   * the one before, so a check's span starts there: spans stay in the order the checks ran however
+   * late each event is handled.
+   */
+  checkEnd?: number;
 }
 
 interface DriveSpans {
@@ -477,7 +483,9 @@ export function createTracingSubscriber(options: TracingOptions): TracingSubscri
       case "check": {
         const r = runOf(d, e.proposalRef);
         if (r === undefined) return;
-        const end = now();
+        const start = r.checkEnd ?? now() - e.durationMs;
+        const end = start + e.durationMs;
+        r.checkEnd = end;
         const span = child(
           r.ctx,
           SPAN.check(e.name),
@@ -487,7 +495,7 @@ export function createTracingSubscriber(options: TracingOptions): TracingSubscri
             [WARRANT.checkDetail]: e.detail,
           },
           SpanKind.INTERNAL,
-          end - e.durationMs,
+          start,
         );
         if (!e.passed) fail(span, "check_failed", e.detail);
         span.end(end);
