@@ -52,6 +52,12 @@ export type {
   SandboxBackend,
 } from "./core/sandbox/sandbox-port.js";
 export type { CommandProfile, TaskPack } from "./core/taskpack/task-pack.js";
+export {
+  gitQuotePath,
+  type TerminalTextOptions,
+  terminalLine,
+  terminalSafe,
+} from "./core/text/terminal-text.js";
 export type {
   ConversationEntry,
   ModelRequest,
