@@ -4,7 +4,7 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import { HOST_KEY_FILE, hostKeyDir } from "../adapters/fs/host-key.js";
 import { openStore, resolveStoreUri } from "../adapters/store/open-store.js";
-import { type AuditReport, auditLoop } from "../core/loop/audit.js";
+import type { AuditReport } from "../core/loop/audit.js";
 import { auditBundle, isBundle } from "../core/loop/bundle.js";
 import { checkLoopDocument } from "../core/loop/check.js";
 import { parseScript } from "../core/loop/script.js";
@@ -14,6 +14,7 @@ import { parseInstant } from "../core/loop/time.js";
 import { base64url } from "../core/records/canonical.js";
 import { publicKeyOf } from "../core/records/signature.js";
 import type { Problem, Result } from "../core/result.js";
+import { auditStoredLoop } from "../library/audit.js";
 import {
   EXIT_INVALID,
   EXIT_OK,
@@ -200,17 +201,10 @@ export async function checkAction(target: string, opts: CheckOpts): Promise<void
   }
   const store = await openStore(opts.store);
   try {
-    const [rows, acts] = await Promise.all([
-      store.readRawLoop(target),
-      store.readOperatorActs(target),
-    ]);
     const at = now ?? new Date();
-    const r = await auditLoop({
-      query: target,
-      rows,
-      acts,
+    const r = await auditStoredLoop(store, target, {
       now: at,
-      ...(key === undefined ? {} : { expectedKey: key }),
+      ...(key === undefined ? {} : { key }),
     });
     report({ query: target }, stateOf(r), at, json, audited(r, key !== undefined));
   } finally {
