@@ -10,7 +10,7 @@ const Plan = (name: string) => turn("Plan", plan(name));
 const at = "2026-12-01T10:00:00.000Z";
 const run = "corpus-experiment:sha256:x";
 
-function approvalRequested(step: string): WarrantEvent {
+function approvalRequested(step: string, description = `patch src/x.js\n-a\n+b`): WarrantEvent {
   return {
     kind: "approval-requested",
     at,
@@ -18,7 +18,7 @@ function approvalRequested(step: string): WarrantEvent {
     proposalRef: run,
     step,
     approval: "mutation",
-    description: `patch src/x.js\n-a\n+b`,
+    description,
   };
 }
 
@@ -328,10 +328,9 @@ const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
 
 describe("the live view is terminal-safe", () => {
   it("escapes control characters in an approval's description, a step's name, a command's output and a host", () => {
-    const approval = lineOf({
-      ...approvalRequested(`fix\n${HOSTILE}`),
-      description: `patch src/${HOSTILE}.js\n-a\n+${HOSTILE}\r\n`,
-    });
+    const approval = lineOf(
+      approvalRequested(`fix\n${HOSTILE}`, `patch src/${HOSTILE}.js\n-a\n+${HOSTILE}\r\n`),
+    );
     expect(approval).not.toMatch(CONTROL);
     expect(approval).toContain(`waiting: approval of fix\\n${SHOWN}: warrant approve`);
     expect(approval).toContain(`patch src/${SHOWN}.js\n-a\n+${SHOWN}\\r\n`);
@@ -394,7 +393,7 @@ describe("the live view is terminal-safe", () => {
       columns: () => 200,
     });
     for (const e of h.events) view.emit(e);
-    view.emit({ ...approvalRequested(`fix${HOSTILE}`), description: `write a\n${HOSTILE}` });
+    view.emit(approvalRequested(`fix${HOSTILE}`, `write a\n${HOSTILE}`));
     view.close();
     const screen = writes.join("");
     expect(screen).toContain(`\r\x1b[2K`);
