@@ -465,6 +465,28 @@ function memoryWrite(lines: Lines, b: Wire.MemoryWrite): void {
   ]);
 }
 
+/** A changeset: each file with its status (the contents are in its body, `--json`). */
+function changeset(lines: Lines, b: Wire.Changeset): void {
+  fields(lines, [
+    ["query", b["query/id"]],
+    ["proposal", b["proposal/ref"]],
+    ["execution", b["execution/ref"]],
+    ["environment", b["environment/ref"]],
+    ["baseline", b.baseline],
+    ["complete", b.complete ? "yes" : "no (listed, not applicable)"],
+  ]);
+  line(lines, `${INDENT}files:${b.files.length === 0 ? " (none)" : ""}`);
+  for (const f of b.files) {
+    const mode = f.mode === undefined ? "" : ` (mode ${f.mode.toString(8)})`;
+    line(lines, `${INDENT}${INDENT}- ${f.status} ${f.path}${mode}`);
+  }
+  if (b.skipped !== undefined && b.skipped.length > 0) {
+    line(lines, `${INDENT}skipped:`);
+    for (const p of b.skipped)
+      line(lines, `${INDENT}${INDENT}- ${p.code} ${p.path || "(root)"}: ${p.message}`);
+  }
+}
+
 /** A record's fields as `key: value` lines, its signature's key last. */
 function plain(lines: Lines, body: Readonly<Record<string, unknown>>): void {
   for (const [k, v] of Object.entries(body)) {
@@ -483,7 +505,8 @@ function signature(lines: Lines, body: unknown): void {
  * A record as readable text for a terminal: a heading (`KIND REF`), then its fields, and per kind
  * what a reader wants: a plan with its steps and diffs, a review with its findings, an execution or
  * run report with each step's excerpt and each check's detail, a transcript turn by turn with its
- * tool calls and repairs, a passage's end with its message (the Result, a Question…).
+ * tool calls and repairs, a passage's end with its message (the Result, a Question…), a changeset
+ * with each file's status and path.
  *
  * The text is terminal-safe: every control character from the record (ESC, CR, C1, DEL…) is written
  * as a visible escape (`\x1b`, `\r`, `\x9b`), and a line feed stands only where the rendering puts
@@ -529,6 +552,9 @@ function renderLines(record: RecordToRender, context: RenderContext): Lines {
       break;
     case "memoryWrite":
       memoryWrite(lines, body as Wire.MemoryWrite);
+      break;
+    case "changeset":
+      changeset(lines, body as Wire.Changeset);
       break;
     case OPERATOR_ACT_KIND:
       line(lines, `${INDENT}${renderOperatorAct(record.body as OperatorAct)}`);

@@ -407,3 +407,41 @@ describe("renderRecord is terminal-safe", () => {
     expect(unknown).toContain(`k: ${SHOWN}`);
   });
 });
+
+describe("renderRecord of a changeset", () => {
+  it("lists each file with its status; a hostile file name is escaped on its own line", () => {
+    const text = renderRecord({
+      ref: "warrant-changeset:sha256:c",
+      kind: "changeset",
+      body: {
+        "query/id": Q,
+        "proposal/ref": RUN,
+        "execution/ref": EXEC,
+        baseline: "sha256:b",
+        files: [
+          { path: "src/a.txt", status: "modified", before: "sha256:1", after: "sha256:2" },
+          {
+            path: `src/odd\n${HOSTILE}.txt`,
+            status: "added",
+            before: null,
+            after: "sha256:3",
+            mode: 0o755,
+          },
+        ],
+        complete: true,
+      },
+    });
+    expectTerminalSafe(text);
+    expect(text.split("\n")).toEqual([
+      "changeset warrant-changeset:sha256:c",
+      `  query: ${Q}`,
+      `  proposal: ${RUN}`,
+      `  execution: ${EXEC}`,
+      "  baseline: sha256:b",
+      "  complete: yes",
+      "  files:",
+      "    - modified src/a.txt",
+      `    - added src/odd\\n${SHOWN}.txt (mode 755)`,
+    ]);
+  });
+});
