@@ -17,7 +17,8 @@ import { expectNoRawControls, hostileModels, hostilePack, SHOWN } from "./hostil
 // Debian machine, CI included, so this suite skips only on a system without it (node has no pty).
 const hasScript = spawnSync("script", ["--version"], { stdio: "ignore" }).status === 0;
 
-const PROMPT = /approve (\S+) of (corpus-experiment:sha256:\S+)\? \[y\/N\] /g;
+/** The question; a step's name is any text on the line (escaped, when it held controls). */
+const PROMPT = /approve ([^\n]+?) of (corpus-experiment:sha256:\S+)\? \[y\/N\] /g;
 /** The live view redraws its status line every second; an answer held longer proves the hold. */
 const HOLD_MS = 1_300;
 const RUN_TIMEOUT_MS = 60_000;

@@ -382,7 +382,7 @@ describe("warrant serve: headers and request checks on a real socket", () => {
     for (const bad of ["evil.example/x", "user@host", "host:99999", "", "a b"]) {
       const r = await runCli(["serve", "--allow-host", bad], { cwd });
       expect(r.code, bad).toBe(2);
-      expect(r.stderr).toContain("--allow-host");
+      expect(r.stderr).toContain("--allow-host takes NAME or NAME:PORT");
     }
   });
 });
