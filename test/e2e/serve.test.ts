@@ -1,6 +1,8 @@
 // `warrant serve` as a user starts it: the console URL with its token on the first stdout line, the
 // API over a real socket (401 without the token), loopback by default and a warning for another
-// host, usage errors for a bad port or token.
+// host, usage errors for a bad port or token; over a real socket, the framing headers on every kind
+// of response, the Host allow-list with --allow-host, a large body refused before it is sent, a
+// malformed escape or an absolute-form target answered 400, and `authorization: bearer` accepted.
 import { mkdtempSync, rmSync } from "node:fs";
 import http from "node:http";
 import net from "node:net";

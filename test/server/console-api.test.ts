@@ -1,7 +1,9 @@
 // The console's API as a fetch handler, called without a socket, over a SQLite store that a
 // `warrant run` without --yes writes from another process: auth (401), foreign origins (403), every
 // route with its 400/404/409 refusals, approvals through the same acts as the CLI, and the event
-// stream resumed with Last-Event-ID.
+// stream resumed with Last-Event-ID; the framing headers on every response, the Host allow-list,
+// no body byte read before the token and the origin pass, malformed escapes, the Bearer scheme in
+// any case, and origins that only start like the console's own.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
