@@ -294,7 +294,7 @@ export function createConsoleHandler(o: ConsoleOptions): ConsoleHandler {
           throw new ApiError(
             400,
             "request/bad-escape",
-            `${url.pathname} holds a malformed %-escape (a % not followed by two hex digits of UTF-8)`,
+            `${url.pathname} holds a malformed %-escape (each % starts two hex digits, and the escapes spell UTF-8)`,
           );
         }
       });
