@@ -109,7 +109,7 @@ function sameToken(given: string, expected: string): boolean {
 }
 
 /** The largest request body the API reads: 1 MiB. */
-export const MAX_BODY_BYTES = 1024 * 1024;
+const MAX_BODY_BYTES = 1024 * 1024;
 
 function tooLarge(): ApiError {
   return new ApiError(413, "request/too-large", `the body is over ${MAX_BODY_BYTES} bytes (1 MiB)`);
