@@ -6,6 +6,7 @@ import { createInterface } from "node:readline/promises";
 import { detectSandbox } from "../adapters/sandbox/detect-sandbox.js";
 import { resolveStoreUri } from "../adapters/store/store-uri.js";
 import type { Sandbox } from "../core/sandbox/sandbox-port.js";
+import { terminalLine } from "../core/text/terminal-text.js";
 import { createWarrant, type Warrant } from "../library/create-warrant.js";
 import type { WarrantOptions } from "../library/options.js";
 import { uriModels } from "../library/uri-models.js";
@@ -57,14 +58,16 @@ export function liveView(json: boolean, tty = true, lines: LineOptions = {}): Li
 
 /**
  * Asks on this terminal, with the live view's status line held off the prompt's row. The prompt goes
- * where the live view goes (stderr when stdout carries the `--json` result).
+ * where the live view goes (stderr when stdout carries the `--json` result); the step's name is the
+ * plan's, so the question is one terminal-safe line.
  */
 function terminalAsk(view: LiveView, output: NodeJS.WritableStream): Ask {
   return async (request, signal) => {
     view.hold();
     const rl = createInterface({ input: process.stdin, output });
     try {
-      const answer = await rl.question(`approve ${request.step} of ${request.run}? [y/N] `, {
+      const question = terminalLine(`approve ${request.step} of ${request.run}? [y/N] `);
+      const answer = await rl.question(question, {
         signal,
       });
       return /^y(es)?$/i.test(answer.trim()) ? "approve" : "deny";

@@ -2,6 +2,8 @@
 // operator may do about it), or `--json` `{query, store, status, stop?, blocked?, spent}`; and the
 // exit code a script can trust: 0 only when the loop stopped `succeeded`, 1 when it stopped
 // otherwise (or another process holds it), 3 when it is blocked or waiting.
+
+import { terminalLine } from "../core/text/terminal-text.js";
 import type { LoopOutcome } from "../library/run-handle.js";
 import type { BlockReason } from "../runtime/events.js";
 import { EXIT_BLOCKED, EXIT_INVALID, EXIT_OK, err, out, printJson } from "./io.js";
@@ -73,7 +75,8 @@ export function reportDrive(outcome: LoopOutcome, storeUri: string, json: boolea
     out(`loop stopped: ${stop.reason}${detail}`);
   } else {
     const counter = outcome.counter === undefined ? "" : ` (${outcome.counter})`;
-    out(`loop blocked: ${outcome.reason}${counter}: ${outcome.detail}`);
+    // The detail may quote a model's question or a tool's error: one terminal-safe line.
+    out(terminalLine(`loop blocked: ${outcome.reason}${counter}: ${outcome.detail}`));
     out(
       ephemeral
         ? "  the loop lives in a memory: store, gone when this process exits: nothing can resume it"

@@ -1,10 +1,13 @@
 // The live view of a running loop, a subscriber of the event stream: one line per fact, passage,
 // step, check and wait; on a terminal, a status line under them with a bar per budget (spent / max),
 // the deadline counting down and what the loop waits for. When stdout is not a terminal, plain
-// lines only (and a budget line after each fact).
+// lines only (and a budget line after each fact). Every line is terminal-safe: what came from a
+// model, a command or a file has its control characters escaped, and a line breaks only where the
+// view breaks it.
 import type { LoopDocument } from "../core/loop/types.js";
 import type { Clock } from "../core/ports.js";
 import type { EgressConnection } from "../core/sandbox/sandbox-port.js";
+import { terminalLine, terminalSafe } from "../core/text/terminal-text.js";
 import type { TokenUsage } from "../library/loop-usage.js";
 import type { WarrantEvent } from "../runtime/events.js";
 
@@ -80,8 +83,15 @@ export interface LineOptions {
   readonly processStore?: boolean;
 }
 
-/** One egress connection as a line: target, address, decision or failure, bytes each way. */
+/**
+ * One egress connection as one terminal-safe line: target, address, decision or failure, bytes
+ * each way (the host is the command's own choice: any bytes).
+ */
 export function connectionLine(c: EgressConnection): string {
+  return terminalLine(rawConnectionLine(c));
+}
+
+function rawConnectionLine(c: EgressConnection): string {
   const target = `${c.host.includes(":") ? `[${c.host}]` : c.host}:${c.port}`;
   const via = c.address === undefined || c.address === c.host ? "" : ` (${c.address})`;
   if (!c.allowed) return `net ${c.protocol} ${target} refused: ${c.reason ?? "egress/not-listed"}`;
@@ -90,28 +100,40 @@ export function connectionLine(c: EgressConnection): string {
   return `net ${c.protocol} ${target}${via} allowed: ${c["bytes/up"]} B up, ${c["bytes/down"]} B down`;
 }
 
-/** The line an event prints, if any (model and tool calls, phases and drive bounds print none). */
+/**
+ * The line an event prints, if any (model and tool calls, phases and drive bounds print none):
+ * terminal-safe, with control characters escaped and a line feed only where the view puts one
+ * (before a connection, a check's detail line, an approval's description).
+ */
 export function lineOf(e: WarrantEvent, o: LineOptions = {}): string | undefined {
+  const text = rawLineOf(e, o);
+  return text === undefined ? undefined : terminalSafe(text);
+}
+
+/** Text a line holds as one line: a line feed in it is escaped. */
+const one = terminalLine;
+
+function rawLineOf(e: WarrantEvent, o: LineOptions): string | undefined {
   switch (e.kind) {
     case "fact":
-      return `fact ${e.sequence} ${e.summary}`;
+      return `fact ${e.sequence} ${one(e.summary)}`;
     case "passage-start":
       return `${e.role} passage ${e.passageRef}${e.redone ? " (redone after an interruption)" : ""}`;
     case "passage-end":
       return e.outcome.ok
-        ? `  ${e.role} → ${e.outcome.type}${e.outcome.refused === undefined ? "" : ` refused: ${e.outcome.refused.join(", ")}`}${passageTokens(e.usage)}`
-        : `refused: ${e.outcome.code}: ${e.role} passage failed: ${e.outcome.message}${passageTokens(e.usage)}`;
+        ? `  ${e.role} → ${e.outcome.type}${e.outcome.refused === undefined ? "" : ` refused: ${one(e.outcome.refused.join(", "))}`}${passageTokens(e.usage)}`
+        : `refused: ${e.outcome.code}: ${e.role} passage failed: ${one(e.outcome.message)}${passageTokens(e.usage)}`;
     case "run-start":
       return `run started in a fresh environment (${e.backend}${e.mode === undefined ? "" : `, ${e.mode}`})`;
     case "step-end": {
       const exit = e.exitCode === undefined ? "" : ` (exit ${String(e.exitCode)})`;
       const net = (e.connections ?? []).map((c) => `\n    ${connectionLine(c)}`).join("");
-      return `  step ${e.stepId} ${e.action}: ${e.status}${exit}${net}`;
+      return `  step ${one(e.stepId)} ${e.action}: ${e.status}${exit}${net}`;
     }
     case "check":
       return e.passed
-        ? `  check ${e.name}: passed`
-        : `  check ${e.name}: failed${detailLines(e.detail)}`;
+        ? `  check ${one(e.name)}: passed`
+        : `  check ${one(e.name)}: failed${detailLines(e.detail)}`;
     case "run-end":
       if (e.interrupted)
         return e.environmentDestroyed
@@ -121,18 +143,18 @@ export function lineOf(e: WarrantEvent, o: LineOptions = {}): string | undefined
       return `  environment destroyed${e.environmentDestroyed ? " (confirmed)" : " (NOT confirmed)"}`;
     case "approval-requested":
       return o.processStore === true
-        ? `waiting: approval of ${e.step}: the store is memory:, so no other terminal can answer; run with --yes, on a terminal, or on a kept store\n${e.description}`
-        : `waiting: approval of ${e.step}: warrant approve ${e.proposalRef} ${e.step} | warrant deny ${e.proposalRef} ${e.step}\n${e.description}`;
+        ? `waiting: approval of ${one(e.step)}: the store is memory:, so no other terminal can answer; run with --yes, on a terminal, or on a kept store\n${e.description}`
+        : `waiting: approval of ${one(e.step)}: warrant approve ${e.proposalRef} ${one(e.step)} | warrant deny ${e.proposalRef} ${one(e.step)}\n${e.description}`;
     case "approval-answered":
       return e.by === "auto"
-        ? `  approved ${e.step} automatically (${o.autoApproval ?? "--yes"})`
+        ? `  approved ${one(e.step)} automatically (${o.autoApproval ?? "--yes"})`
         : undefined;
     case "blocked":
-      return `waiting: ${e.reason}${e.counter === undefined ? "" : ` (${e.counter})`}: ${e.detail}`;
+      return `waiting: ${e.reason}${e.counter === undefined ? "" : ` (${e.counter})`}: ${one(e.detail)}`;
     case "summary-skipped":
-      return `no summary: ${e.detail}`;
+      return `no summary: ${one(e.detail)}`;
     case "lease-lost":
-      return `refused: ${e.code}: ${e.message}`;
+      return `refused: ${e.code}: ${one(e.message)}`;
     case "drive-start":
     case "drive-end":
     case "model-call-start":

@@ -1,5 +1,6 @@
 // What `warrant worker` prints for its own events: a JSON object a line with `at`, `event` and
 // `query`, or a human line that starts with a timestamp and the loop's short id.
+import { terminalSafe } from "../core/text/terminal-text.js";
 import type { WorkerEvent } from "../runtime/worker.js";
 
 /** A loop's short id: the random tail of its query id (`query:<pack>-<time>-<hex>` → `<hex>`). */
@@ -88,10 +89,13 @@ export function workerEventText(e: WorkerEvent): string {
   }
 }
 
-/** A human line: timestamp, the loop's short id (or `-`), the text. */
+/**
+ * A human line: timestamp, the loop's short id (or `-`), the text, terminal-safe (a drive's error
+ * may quote a model or a command); each line of a several-line text gets the prefix.
+ */
 export function humanLine(at: string, query: string | undefined, text: string): string {
   const id = query === undefined ? "-" : shortQuery(query);
-  return text
+  return terminalSafe(text)
     .split("\n")
     .map((l) => `${at} ${id} ${l}`)
     .join("\n");

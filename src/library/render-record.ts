@@ -1,12 +1,15 @@
-// Readable renderings of ledger records: pure functions of a record's body (and, for an execution,
-// of the run report kept beside it and the loop's operator acts), so that the command line's
-// `warrant record` and `show --records` and any other reader print the same text. A body that does
-// not match its kind's schema, or a kind this file does not know, is printed as its JSON.
+// Readable renderings of ledger records for a terminal: pure functions of a record's body (and, for
+// an execution, of the run report kept beside it and the loop's operator acts), so that the command
+// line's `warrant record` and `show --records` and any other reader print the same text. A body that
+// does not match its kind's schema, or a kind this file does not know, is printed as its JSON.
+// Everything in a record may come from a model, a command or a file: the text is terminal-safe
+// (control characters escaped; a line break only where the rendering puts one).
 import type * as Wire from "../core/contracts/types/ledger-records.v1.js";
 import type { OperatorAct } from "../core/loop/ledger-store.js";
 import { operatorActRef } from "../core/records/operator-act.js";
 import { readRecordBody } from "../core/records/record-body.js";
 import { isRecordKind } from "../core/records/record-kinds.js";
+import { terminalLine, terminalSafe } from "../core/text/terminal-text.js";
 import { actsOnRun, OPERATOR_ACT_KIND } from "./record-view.js";
 
 /** A record as a reader has it: its ref, its kind and its body. */
@@ -28,6 +31,15 @@ type Lines = string[];
 
 const INDENT = "  ";
 
+/**
+ * One line of the rendering: a line feed in what it holds is escaped (`\n`), so that no value can
+ * start a line of its own (a forged `outcome:` or heading). Blocks (a diff, an excerpt) go through
+ * `block`, which indents each of their lines.
+ */
+function line(lines: Lines, text: string): void {
+  lines.push(terminalLine(text));
+}
+
 function indent(text: string, by: string): string {
   return text
     .split("\n")
@@ -39,7 +51,7 @@ function indent(text: string, by: string): string {
 function fields(lines: Lines, pairs: readonly (readonly [string, unknown])[]): void {
   for (const [k, v] of pairs) {
     if (v === undefined || v === null) continue;
-    lines.push(`${INDENT}${k}: ${typeof v === "string" ? v : JSON.stringify(v)}`);
+    line(lines, `${INDENT}${k}: ${typeof v === "string" ? v : JSON.stringify(v)}`);
   }
 }
 
@@ -47,10 +59,10 @@ function fields(lines: Lines, pairs: readonly (readonly [string, unknown])[]): v
 function block(lines: Lines, heading: string, text: string | undefined, by: string): void {
   if (text === undefined || text === "") return;
   if (!text.replace(/\n$/, "").includes("\n")) {
-    lines.push(`${by}${heading}${heading === "" ? "" : " "}${text.replace(/\n$/, "")}`);
+    line(lines, `${by}${heading}${heading === "" ? "" : " "}${text.replace(/\n$/, "")}`);
     return;
   }
-  if (heading !== "") lines.push(`${by}${heading}`);
+  if (heading !== "") line(lines, `${by}${heading}`);
   lines.push(indent(text.replace(/\n$/, ""), `${by}${INDENT}`));
 }
 
@@ -67,17 +79,17 @@ function planStep(lines: Lines, s: Wire.Proposal["candidate"]["steps"][number], 
     s.path === undefined ? undefined : s.path,
     s.args === undefined ? undefined : `args ${JSON.stringify(s.args)}`,
   ].filter((x) => x !== undefined);
-  lines.push(`${by}- ${s.id}: ${s.action}${what.length === 0 ? "" : ` ${what.join("; ")}`}`);
+  line(lines, `${by}- ${s.id}: ${s.action}${what.length === 0 ? "" : ` ${what.join("; ")}`}`);
   block(lines, "diff:", s.diff, `${by}${INDENT}`);
   block(lines, "content:", s.content, `${by}${INDENT}`);
 }
 
 function plan(lines: Lines, p: Wire.Proposal["candidate"], by: string): void {
-  lines.push(`${by}hypothesis: ${p.hypothesis}`);
-  lines.push(`${by}steps:`);
+  line(lines, `${by}hypothesis: ${p.hypothesis}`);
+  line(lines, `${by}steps:`);
   for (const s of p.steps) planStep(lines, s, `${by}${INDENT}`);
   if (p.expected_checks !== undefined)
-    lines.push(`${by}expected checks: ${list(p.expected_checks)}`);
+    line(lines, `${by}expected checks: ${list(p.expected_checks)}`);
 }
 
 function findings(
@@ -86,13 +98,13 @@ function findings(
   by: string,
 ) {
   if (fs.length === 0) {
-    lines.push(`${by}findings: (none)`);
+    line(lines, `${by}findings: (none)`);
     return;
   }
-  lines.push(`${by}findings:`);
+  line(lines, `${by}findings:`);
   for (const f of fs) {
-    lines.push(`${by}${INDENT}- [${f.severity}] ${f.claim}`);
-    for (const e of f.evidence) lines.push(`${by}${INDENT}${INDENT}evidence: ${e}`);
+    line(lines, `${by}${INDENT}- [${f.severity}] ${f.claim}`);
+    for (const e of f.evidence) line(lines, `${by}${INDENT}${INDENT}evidence: ${e}`);
   }
 }
 
@@ -103,30 +115,30 @@ function message(lines: Lines, m: Wire.TypedMessage, by: string): void {
       plan(lines, m.payload, by);
       return;
     case "Verdict":
-      lines.push(`${by}decision: ${m.payload.decision}`);
+      line(lines, `${by}decision: ${m.payload.decision}`);
       findings(lines, m.payload.findings, by);
       return;
     case "Result":
-      lines.push(`${by}outcome: ${m.payload.outcome}`);
+      line(lines, `${by}outcome: ${m.payload.outcome}`);
       block(lines, "summary:", m.payload.summary, by);
-      lines.push(`${by}evidence:`);
-      for (const e of m.payload.evidence) lines.push(`${by}${INDENT}- ${e}`);
+      line(lines, `${by}evidence:`);
+      for (const e of m.payload.evidence) line(lines, `${by}${INDENT}- ${e}`);
       return;
     case "Question":
-      lines.push(`${by}question: ${m.payload.question}`);
+      line(lines, `${by}question: ${m.payload.question}`);
       if (m.payload.options !== undefined)
-        for (const o of m.payload.options) lines.push(`${by}${INDENT}- ${o}`);
+        for (const o of m.payload.options) line(lines, `${by}${INDENT}- ${o}`);
       return;
     case "DeadEnd":
-      lines.push(`${by}reason: ${m.payload.reason}`);
-      lines.push(`${by}tried:`);
-      for (const t of m.payload.tried) lines.push(`${by}${INDENT}- ${t}`);
+      line(lines, `${by}reason: ${m.payload.reason}`);
+      line(lines, `${by}tried:`);
+      for (const t of m.payload.tried) line(lines, `${by}${INDENT}- ${t}`);
       return;
     case "Finding":
       findings(lines, [m.payload], by);
       return;
     default:
-      lines.push(`${by}${JSON.stringify(m satisfies never)}`);
+      line(lines, `${by}${JSON.stringify(m satisfies never)}`);
   }
 }
 
@@ -140,7 +152,7 @@ function proposal(lines: Lines, b: Wire.Proposal): void {
     ["created", b["created-at"]],
     ["evidence", list(b.evidence)],
   ]);
-  lines.push(`${INDENT}plan:`);
+  line(lines, `${INDENT}plan:`);
   plan(lines, b.candidate, `${INDENT}${INDENT}`);
 }
 
@@ -156,14 +168,14 @@ function review(lines: Lines, b: Wire.Review): void {
   findings(lines, b.verdict.findings, INDENT);
 }
 
-/** One operator act as a line: `deny fix-slugify by OP at T: reason`. */
+/** One operator act as one terminal-safe line: `deny fix-slugify by OP at T: reason`. */
 export function renderOperatorAct(act: OperatorAct): string {
   const what =
     act.kind === "answer"
       ? `answer to ${act.target}`
       : `${act.kind} ${act.target.slice(act.target.lastIndexOf(" ") + 1)} of ${act.target.slice(0, act.target.lastIndexOf(" "))}`;
   const text = act.text === undefined ? "" : `: ${act.text}`;
-  return `${what} by ${act.operator} at ${act.at}${text}`;
+  return terminalLine(`${what} by ${act.operator} at ${act.at}${text}`);
 }
 
 function execution(lines: Lines, b: Wire.Execution, context: RenderContext): void {
@@ -182,7 +194,7 @@ function execution(lines: Lines, b: Wire.Execution, context: RenderContext): voi
   const report = reportOf(context.report, b["execution/ref"]);
   const stepReports = new Map((report?.steps ?? []).map((s) => [s["step/id"], s]));
   const checkReports = new Map((report?.checks ?? []).map((c) => [c.name, c]));
-  lines.push(`${INDENT}steps:${b.steps.length === 0 ? " (none ran)" : ""}`);
+  line(lines, `${INDENT}steps:${b.steps.length === 0 ? " (none ran)" : ""}`);
   for (const s of b.steps) {
     const r = stepReports.get(s["step/id"]);
     if (r !== undefined) {
@@ -191,9 +203,9 @@ function execution(lines: Lines, b: Wire.Execution, context: RenderContext): voi
     }
     const exit = s["exit-status"] === null ? "" : ` exit ${s["exit-status"]}`;
     const refusal = s["refusal/code"] === undefined ? "" : ` refused ${s["refusal/code"]}`;
-    lines.push(`${INDENT}${INDENT}- ${s["step/id"]} (${s.class})${exit}${refusal}`);
+    line(lines, `${INDENT}${INDENT}- ${s["step/id"]} (${s.class})${exit}${refusal}`);
   }
-  lines.push(`${INDENT}checks:${b.checks.length === 0 ? " (none ran)" : ""}`);
+  line(lines, `${INDENT}checks:${b.checks.length === 0 ? " (none ran)" : ""}`);
   for (const c of b.checks) {
     const r = checkReports.get(c["check/id"]);
     if (r !== undefined) {
@@ -201,25 +213,26 @@ function execution(lines: Lines, b: Wire.Execution, context: RenderContext): voi
       continue;
     }
     const exit = c["exit-status"] === null ? "" : ` (exit ${c["exit-status"]})`;
-    lines.push(`${INDENT}${INDENT}- ${c["check/id"]}: ${c.passed ? "passed" : "failed"}${exit}`);
+    line(lines, `${INDENT}${INDENT}- ${c["check/id"]}: ${c.passed ? "passed" : "failed"}${exit}`);
   }
   const approvals = b.approvals ?? [];
   const byRef = new Map((context.acts ?? []).map((a) => [operatorActRef(a), a]));
   const decided = actsOnRun(context.acts ?? [], b["proposal/ref"]);
   if (approvals.length > 0 || decided.length > 0) {
-    lines.push(`${INDENT}operator acts:`);
+    line(lines, `${INDENT}operator acts:`);
     for (const a of approvals) {
       const act = byRef.get(a["act/ref"]);
-      lines.push(
+      line(
+        lines,
         `${INDENT}${INDENT}- ${act === undefined ? `approve ${a["step/id"]} (${a["act/ref"]})` : renderOperatorAct(act)}`,
       );
     }
     for (const act of decided)
       if (!approvals.some((a) => byRef.get(a["act/ref"]) === act))
-        lines.push(`${INDENT}${INDENT}- ${renderOperatorAct(act)}`);
+        line(lines, `${INDENT}${INDENT}- ${renderOperatorAct(act)}`);
   }
   if (report === undefined)
-    lines.push(`${INDENT}(no run report beside it: step excerpts and check details unknown)`);
+    line(lines, `${INDENT}(no run report beside it: step excerpts and check details unknown)`);
 }
 
 function reportOf(report: unknown, executionRef: string): Wire.RunReport | undefined {
@@ -238,7 +251,8 @@ function stepReport(lines: Lines, s: Wire.StepReport): void {
     s.approval === "approved" ? "approved" : undefined,
     s.refusal === undefined ? undefined : `refused ${s.refusal}`,
   ].filter((x) => x !== undefined);
-  lines.push(
+  line(
+    lines,
     `${by}- ${s["step/id"]} (${s.class}, ${s.action}): ${s.status}${exit}${extra.length === 0 ? "" : ` (${extra.join(", ")})`}`,
   );
   block(lines, "excerpt:", s.excerpt, `${by}${INDENT}`);
@@ -249,15 +263,15 @@ function checkReport(lines: Lines, c: Wire.CheckReport): void {
   const by = `${INDENT}${INDENT}`;
   const exit =
     c["exit/code"] === undefined || c["exit/code"] === null ? "" : ` (exit ${c["exit/code"]})`;
-  lines.push(`${by}- ${c.name}: ${c.passed ? "passed" : "failed"}${exit}`);
+  line(lines, `${by}- ${c.name}: ${c.passed ? "passed" : "failed"}${exit}`);
   block(lines, "detail:", c.detail, `${by}${INDENT}`);
   problems(lines, c.findings, `${by}${INDENT}`);
 }
 
 function problems(lines: Lines, ps: readonly Wire.Problem[] | undefined, by: string): void {
   if (ps === undefined || ps.length === 0) return;
-  lines.push(`${by}findings:`);
-  for (const p of ps) lines.push(`${by}${INDENT}- ${p.code} ${p.path || "(root)"}: ${p.message}`);
+  line(lines, `${by}findings:`);
+  for (const p of ps) line(lines, `${by}${INDENT}- ${p.code} ${p.path || "(root)"}: ${p.message}`);
 }
 
 function runReport(lines: Lines, b: Wire.RunReport): void {
@@ -269,9 +283,9 @@ function runReport(lines: Lines, b: Wire.RunReport): void {
     ["environment", b["environment/ref"]],
     ["environment destroyed", b["environment/destroyed"] ? "yes" : "NOT confirmed"],
   ]);
-  lines.push(`${INDENT}steps:${b.steps.length === 0 ? " (none ran)" : ""}`);
+  line(lines, `${INDENT}steps:${b.steps.length === 0 ? " (none ran)" : ""}`);
   for (const s of b.steps) stepReport(lines, s);
-  lines.push(`${INDENT}checks:${b.checks.length === 0 ? " (none ran)" : ""}`);
+  line(lines, `${INDENT}checks:${b.checks.length === 0 ? " (none ran)" : ""}`);
   for (const c of b.checks) checkReport(lines, c);
 }
 
@@ -297,19 +311,19 @@ function turn(lines: Lines, t: unknown, by: string): void {
     if (t !== undefined) block(lines, "answer:", typeof t === "string" ? t : JSON.stringify(t), by);
     return;
   }
-  if (typeof o.summary === "string") lines.push(`${by}summary: ${o.summary}`);
+  if (typeof o.summary === "string") line(lines, `${by}summary: ${o.summary}`);
   const m = obj(o.message);
   if (m !== undefined) {
-    lines.push(`${by}message: ${String(m.type)}`);
+    line(lines, `${by}message: ${String(m.type)}`);
     const payload = typeof m.payload_json === "string" ? parse(m.payload_json) : m.payload;
     const typed = { type: m.type, payload } as Wire.TypedMessage;
     if (obj(payload) !== undefined) {
       try {
         message(lines, typed, `${by}${INDENT}`);
       } catch {
-        lines.push(`${by}${INDENT}${JSON.stringify(payload)}`);
+        line(lines, `${by}${INDENT}${JSON.stringify(payload)}`);
       }
-    } else if (typeof m.payload_json === "string") lines.push(`${by}${INDENT}${m.payload_json}`);
+    } else if (typeof m.payload_json === "string") line(lines, `${by}${INDENT}${m.payload_json}`);
   }
 }
 
@@ -334,29 +348,31 @@ function transcriptEntry(
       const v = obj(e.validation);
       const stop = e.stop === "complete" || e.stop === undefined ? "" : ` (${String(e.stop)})`;
       const valid = v === undefined ? "" : v.valid === true ? "" : " — invalid";
-      lines.push(`${at}call ${String(e.index)}${stop}${valid}`);
-      if (typeof e.refusal === "string") lines.push(`${by}refusal: ${e.refusal}`);
+      line(lines, `${at}call ${String(e.index)}${stop}${valid}`);
+      if (typeof e.refusal === "string") line(lines, `${by}refusal: ${e.refusal}`);
       turn(lines, e.turn ?? e.candidate, by);
       const errors = Array.isArray(v?.errors) ? (v.errors as unknown[]) : [];
       for (const p of errors) {
         const q = obj(p);
-        lines.push(
+        line(
+          lines,
           `${by}problem: ${String(q?.code)} ${String(q?.path || "(root)")}: ${String(q?.message)}`,
         );
       }
       if (v !== undefined && v.valid !== true)
-        lines.push(answered ? `${by}→ repair asked` : `${by}→ no repair left: the passage ended`);
+        line(lines, answered ? `${by}→ repair asked` : `${by}→ no repair left: the passage ended`);
       return;
     }
     case "model-error":
-      lines.push(
+      line(
+        lines,
         `${INDENT}call ${String(e.index)} failed: ${String(e.code)}: ${String(e.message)}`,
       );
       return;
     case "tool-call": {
       const r = obj(e.result);
       const status = r?.ok === false || r?.isError === true ? "error" : "ok";
-      lines.push(`${by}tool ${String(e.name)} ${JSON.stringify(e.args ?? {})} → ${status}`);
+      line(lines, `${by}tool ${String(e.name)} ${JSON.stringify(e.args ?? {})} → ${status}`);
       const content = r?.content ?? r?.error ?? r?.message;
       if (content !== undefined)
         block(
@@ -368,7 +384,7 @@ function transcriptEntry(
       return;
     }
     default:
-      lines.push(`${at}${JSON.stringify(e)}`);
+      line(lines, `${at}${JSON.stringify(e)}`);
   }
 }
 
@@ -386,7 +402,7 @@ function transcript(lines: Lines, b: Wire.Transcript): void {
     ],
     ["evidence", b.evidenceRefs === undefined ? undefined : list(b.evidenceRefs)],
   ]);
-  lines.push(`${INDENT}turns:`);
+  line(lines, `${INDENT}turns:`);
   // The tool calls of a model call follow it; each model call starts a turn.
   const lastCall = b.entries.findLastIndex((x) => obj(x)?.kind === "model-call");
   b.entries.forEach((entry, i) => {
@@ -410,9 +426,9 @@ function passageEnd(lines: Lines, b: Wire.PassageEnd): void {
     ["ended", b["ended-at"]],
   ]);
   if (b.failure !== undefined)
-    lines.push(`${INDENT}failed: ${b.failure.code}: ${b.failure.message}`);
+    line(lines, `${INDENT}failed: ${b.failure.code}: ${b.failure.message}`);
   if (b.message !== undefined) {
-    lines.push(`${INDENT}${b.message.type}:`);
+    line(lines, `${INDENT}${b.message.type}:`);
     message(lines, b.message, `${INDENT}${INDENT}`);
   }
   problems(lines, b["plan/problems"], INDENT);
@@ -427,10 +443,10 @@ function binding(lines: Lines, b: Wire.Binding): void {
     ["memory namespace", b["memory/namespace"]],
     ["created", b["created-at"]],
   ]);
-  lines.push(`${INDENT}models:`);
+  line(lines, `${INDENT}models:`);
   for (const [role, uri] of Object.entries(b.models)) {
     const override = b["model/override"]?.[role] === undefined ? "" : " (override)";
-    lines.push(`${INDENT}${INDENT}${role}: ${uri}${override}`);
+    line(lines, `${INDENT}${INDENT}${role}: ${uri}${override}`);
   }
 }
 
@@ -449,34 +465,67 @@ function memoryWrite(lines: Lines, b: Wire.MemoryWrite): void {
   ]);
 }
 
+/** A changeset: each file with its status (the contents are in its body, `--json`). */
+function changeset(lines: Lines, b: Wire.Changeset): void {
+  fields(lines, [
+    ["query", b["query/id"]],
+    ["proposal", b["proposal/ref"]],
+    ["execution", b["execution/ref"]],
+    ["environment", b["environment/ref"]],
+    ["baseline", b.baseline],
+    ["complete", b.complete ? "yes" : "no (listed, not applicable)"],
+  ]);
+  line(lines, `${INDENT}files:${b.files.length === 0 ? " (none)" : ""}`);
+  for (const f of b.files) {
+    const mode = f.mode === undefined ? "" : ` (mode ${f.mode.toString(8)})`;
+    line(lines, `${INDENT}${INDENT}- ${f.status} ${f.path}${mode}`);
+  }
+  if (b.skipped !== undefined && b.skipped.length > 0) {
+    line(lines, `${INDENT}skipped:`);
+    for (const p of b.skipped)
+      line(lines, `${INDENT}${INDENT}- ${p.code} ${p.path || "(root)"}: ${p.message}`);
+  }
+}
+
 /** A record's fields as `key: value` lines, its signature's key last. */
 function plain(lines: Lines, body: Readonly<Record<string, unknown>>): void {
   for (const [k, v] of Object.entries(body)) {
     if (k === "signature") continue;
-    lines.push(`${INDENT}${k}: ${typeof v === "string" ? v : JSON.stringify(v)}`);
+    line(lines, `${INDENT}${k}: ${typeof v === "string" ? v : JSON.stringify(v)}`);
   }
 }
 
 function signature(lines: Lines, body: unknown): void {
   const s = obj(obj(body)?.signature);
   if (s !== undefined)
-    lines.push(`${INDENT}signed: ${String(s.alg)} by ${String(s["key/public"])}`);
+    line(lines, `${INDENT}signed: ${String(s.alg)} by ${String(s["key/public"])}`);
 }
 
 /**
- * A record as readable text: a heading (`KIND REF`), then its fields, and per kind what a reader
- * wants: a plan with its steps and diffs, a review with its findings, an execution or run report
- * with each step's excerpt and each check's detail, a transcript turn by turn with its tool calls
- * and repairs, a passage's end with its message (the Result, a Question…).
+ * A record as readable text for a terminal: a heading (`KIND REF`), then its fields, and per kind
+ * what a reader wants: a plan with its steps and diffs, a review with its findings, an execution or
+ * run report with each step's excerpt and each check's detail, a transcript turn by turn with its
+ * tool calls and repairs, a passage's end with its message (the Result, a Question…), a changeset
+ * with each file's status and path.
+ *
+ * The text is terminal-safe: every control character from the record (ESC, CR, C1, DEL…) is written
+ * as a visible escape (`\x1b`, `\r`, `\x9b`), and a line feed stands only where the rendering puts
+ * one (between fields, and between the lines of a block such as a diff or an excerpt, each
+ * indented); a line feed inside a one-line value is written `\n`. Print it as it is; for the
+ * record's exact bytes read its body (`warrant record REF --json`).
  */
 export function renderRecord(record: RecordToRender, context: RenderContext = {}): string {
+  return terminalSafe(renderLines(record, context).join("\n"));
+}
+
+function renderLines(record: RecordToRender, context: RenderContext): Lines {
   const lines: Lines = [`${record.kind} ${record.ref}`];
   const kind = record.kind;
   const read = isRecordKind(kind) ? readRecordBody(kind, record.body) : undefined;
   if (read !== undefined && !read.ok) {
-    lines.push(`${INDENT}(the body does not match its schema: ${read.errors[0]?.message ?? ""})`);
+    line(lines, `${INDENT}(the body does not match its schema: ${read.errors[0]?.message ?? ""})`);
     lines.push(indent(JSON.stringify(record.body, null, 2), INDENT));
-    return lines.join("\n");
+    return lines;
   }
   const body = read?.value;
   switch (kind) {
@@ -504,8 +553,11 @@ export function renderRecord(record: RecordToRender, context: RenderContext = {}
     case "memoryWrite":
       memoryWrite(lines, body as Wire.MemoryWrite);
       break;
+    case "changeset":
+      changeset(lines, body as Wire.Changeset);
+      break;
     case OPERATOR_ACT_KIND:
-      lines.push(`${INDENT}${renderOperatorAct(record.body as OperatorAct)}`);
+      line(lines, `${INDENT}${renderOperatorAct(record.body as OperatorAct)}`);
       break;
     default: {
       const o = obj(record.body);
@@ -514,5 +566,5 @@ export function renderRecord(record: RecordToRender, context: RenderContext = {}
     }
   }
   signature(lines, record.body);
-  return lines.join("\n");
+  return lines;
 }

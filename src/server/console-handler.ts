@@ -1,7 +1,9 @@
 // The console's HTTP API and UI as one web-standard handler, `fetch(Request) → Response`: the node
-// server mounts it, tests call it without a socket. Every /api/* request carries the bearer token
-// (compared in constant time; 401 otherwise); a state-changing request from a foreign Origin is
-// refused (403); no cookie is set or read. Answers are JSON; a refusal is {ok: false, code, message}.
+// server mounts it, tests call it without a socket. A request for another Host than the console's
+// own is refused (403) whatever it asks; every /api/* request carries the bearer token (compared in
+// constant time; 401 otherwise), checked before any byte of its body is read; a state-changing
+// request from a foreign Origin is refused (403); no cookie is set or read; no response may be
+// framed. Answers are JSON; a refusal is {ok: false, code, message}.
 import { createHash, timingSafeEqual } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
@@ -20,13 +22,20 @@ import {
   packPolicyReader,
   type Waiting,
 } from "../library/pending.js";
+import { normalizeHost } from "./allowed-hosts.js";
 import { createEventHub, type EventHub } from "./event-hub.js";
+import { denyFraming } from "./frame-headers.js";
 
 export interface ConsoleOptions {
   readonly warrant: Warrant;
   readonly token: string;
   /** Origins a state-changing request may come from (the console's own). */
   readonly origins: readonly string[];
+  /**
+   * The Host values the console answers to (`NAME:PORT`, see allowed-hosts.ts); a request whose URL
+   * has another host is refused with 403 `auth/foreign-host`.
+   */
+  readonly hosts: readonly string[];
   /** The built UI (index.html, app.js, app.css); absent: the API only. */
   readonly assetsDir?: string;
   readonly now?: () => Date;
@@ -99,10 +108,44 @@ function sameToken(given: string, expected: string): boolean {
   return timingSafeEqual(a, b);
 }
 
+/** The largest request body the API reads: 1 MiB. */
+const MAX_BODY_BYTES = 1024 * 1024;
+
+function tooLarge(): ApiError {
+  return new ApiError(413, "request/too-large", `the body is over ${MAX_BODY_BYTES} bytes (1 MiB)`);
+}
+
+/**
+ * The body as text, read only here (after the token and the origin were checked) and only up to
+ * MAX_BODY_BYTES: a declared length past it is refused before a byte is read, a longer stream as soon
+ * as it passes it.
+ */
+async function bodyText(request: Request): Promise<string> {
+  const declared = request.headers.get("content-length");
+  if (declared !== null && /^\d+$/.test(declared) && Number(declared) > MAX_BODY_BYTES)
+    throw tooLarge();
+  if (request.body === null) return "";
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > MAX_BODY_BYTES) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
 async function bodyOf(request: Request): Promise<Record<string, unknown>> {
+  const body = await bodyText(request);
   let value: unknown;
   try {
-    value = JSON.parse(await request.text());
+    value = JSON.parse(body);
   } catch {
     throw new ApiError(400, "request/invalid", "the body is not JSON");
   }
@@ -244,7 +287,17 @@ export function createConsoleHandler(o: ConsoleOptions): ConsoleHandler {
     const parts = url.pathname
       .slice("/api/".length)
       .split("/")
-      .map((p) => decodeURIComponent(p));
+      .map((p) => {
+        try {
+          return decodeURIComponent(p);
+        } catch {
+          throw new ApiError(
+            400,
+            "request/bad-escape",
+            `${url.pathname} holds a malformed %-escape (each % starts two hex digits, and the escapes spell UTF-8)`,
+          );
+        }
+      });
     const method = request.method;
     const route = (m: string, ...shape: (string | null)[]) =>
       method === m &&
@@ -372,7 +425,7 @@ export function createConsoleHandler(o: ConsoleOptions): ConsoleHandler {
           "cache-control": "no-cache",
           "x-content-type-options": "nosniff",
           "content-security-policy":
-            "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:",
+            "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'",
           "referrer-policy": "no-referrer",
         },
       });
@@ -384,42 +437,56 @@ export function createConsoleHandler(o: ConsoleOptions): ConsoleHandler {
     }
   };
 
+  const hostAllowed = (url: URL): boolean => {
+    const allowed = new Set(o.hosts.map((h) => normalizeHost(h) ?? h));
+    return allowed.has(url.host);
+  };
+
+  const answer = async (request: Request): Promise<Response> => {
+    const url = new URL(request.url);
+    if (!hostAllowed(url))
+      return refusal(
+        403,
+        "auth/foreign-host",
+        `this console does not answer to Host ${url.host}: it answers to ${o.hosts.join(", ")} (warrant serve --allow-host NAME adds one)`,
+      );
+    if (!url.pathname.startsWith("/api/")) {
+      if (request.method !== "GET" && request.method !== "HEAD")
+        return new Response("method not allowed\n", { status: 405 });
+      return asset(url.pathname);
+    }
+    // The scheme is case-insensitive (RFC 9110 §11.1); the token is compared as given.
+    const auth = request.headers.get("authorization") ?? "";
+    const m = /^Bearer +(\S+)$/i.exec(auth);
+    if (m === null || !sameToken(m[1] as string, o.token))
+      return new Response(
+        `${JSON.stringify({ ok: false, code: "auth/token-required", message: "this API needs Authorization: Bearer TOKEN (the token of the console URL)" })}\n`,
+        {
+          status: 401,
+          headers: { ...JSON_HEADERS, "www-authenticate": 'Bearer realm="warrant"' },
+        },
+      );
+    if (request.method !== "GET" && request.method !== "HEAD") {
+      const origin = request.headers.get("origin");
+      if (origin !== null && !o.origins.includes(origin))
+        return refusal(403, "auth/foreign-origin", `requests from ${origin} may not change state`);
+    }
+    try {
+      return await api(request, url);
+    } catch (e) {
+      if (e instanceof ApiError) return refusal(e.status, e.code, e.message);
+      const code = (e as { code?: unknown }).code;
+      if (typeof code === "string" && code.includes("/"))
+        return refusal(500, code, e instanceof Error ? e.message : String(e));
+      return refusal(500, "server/internal", e instanceof Error ? e.message : String(e));
+    }
+  };
+
   return {
     async fetch(request) {
-      const url = new URL(request.url);
-      if (!url.pathname.startsWith("/api/")) {
-        if (request.method !== "GET" && request.method !== "HEAD")
-          return new Response("method not allowed\n", { status: 405 });
-        return asset(url.pathname);
-      }
-      const auth = request.headers.get("authorization") ?? "";
-      const m = /^Bearer (\S+)$/.exec(auth);
-      if (m === null || !sameToken(m[1] as string, o.token))
-        return new Response(
-          `${JSON.stringify({ ok: false, code: "auth/token-required", message: "this API needs Authorization: Bearer TOKEN (the token of the console URL)" })}\n`,
-          {
-            status: 401,
-            headers: { ...JSON_HEADERS, "www-authenticate": 'Bearer realm="warrant"' },
-          },
-        );
-      if (request.method !== "GET" && request.method !== "HEAD") {
-        const origin = request.headers.get("origin");
-        if (origin !== null && !o.origins.includes(origin))
-          return refusal(
-            403,
-            "auth/foreign-origin",
-            `requests from ${origin} may not change state`,
-          );
-      }
-      try {
-        return await api(request, url);
-      } catch (e) {
-        if (e instanceof ApiError) return refusal(e.status, e.code, e.message);
-        const code = (e as { code?: unknown }).code;
-        if (typeof code === "string" && code.includes("/"))
-          return refusal(500, code, e instanceof Error ? e.message : String(e));
-        return refusal(500, "server/internal", e instanceof Error ? e.message : String(e));
-      }
+      const response = await answer(request);
+      denyFraming(response.headers);
+      return response;
     },
     async close() {
       for (const end of [...streams]) end();

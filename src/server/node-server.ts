@@ -1,25 +1,78 @@
-// Mounts a fetch handler on node:http: each request becomes a web Request (its body read whole, at
-// most 1 MiB), each Response is streamed back; a client that goes away aborts the request's signal
-// and cancels the response body (so an event stream ends).
+// Mounts a fetch handler on node:http: each request becomes a web Request whose body is read only
+// when the handler reads it (so a handler that refuses first reads nothing), each Response is
+// streamed back; a client that goes away aborts the request's signal and cancels the response body
+// (so an event stream ends). A request this layer cannot make a Request of (a target that is not a
+// path, a missing or malformed Host, a malformed message) is answered 400 with a code here; every
+// response, its own and the handler's, carries the headers that forbid framing.
 import http from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
+import { normalizeHost } from "./allowed-hosts.js";
+import { denyFraming } from "./frame-headers.js";
 
 export interface MountedServer {
   readonly port: number;
   close(): Promise<void>;
 }
 
-const MAX_BODY = 1024 * 1024;
+/** The request's body as a stream that pulls from the socket only as it is read. */
+function lazyBody(req: http.IncomingMessage): ReadableStream<Uint8Array> {
+  let chunks: AsyncIterator<Buffer> | undefined;
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        chunks ??= req[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+        const { done, value } = await chunks.next();
+        if (done === true) controller.close();
+        else controller.enqueue(new Uint8Array(value.buffer, value.byteOffset, value.byteLength));
+      },
+      async cancel() {
+        await chunks?.return?.();
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}
 
-async function readBody(req: http.IncomingMessage): Promise<Uint8Array | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY) return undefined;
-    chunks.push(chunk as Buffer);
+function headersOf(raw: Readonly<Record<string, string | string[] | number | undefined>>): Headers {
+  const headers = new Headers();
+  for (const [k, v] of Object.entries(raw)) {
+    if (v === undefined) continue;
+    for (const one of Array.isArray(v) ? v : [v]) headers.append(k, String(one));
   }
-  return Buffer.concat(chunks);
+  return headers;
+}
+
+function plain(headers: Headers): Record<string, string> {
+  const out: Record<string, string> = {};
+  headers.forEach((v, k) => {
+    out[k] = v;
+  });
+  return out;
+}
+
+/** A refusal written by this layer: JSON, framing forbidden, the connection closed after it. */
+function refusalHead(status: number, code: string, message: string): [number, Headers, string] {
+  const headers = new Headers({
+    "content-type": "application/json; charset=utf-8",
+    "cache-control": "no-store",
+    connection: "close",
+  });
+  denyFraming(headers);
+  return [status, headers, `${JSON.stringify({ ok: false, code, message })}\n`];
+}
+
+function refuse(res: http.ServerResponse, status: number, code: string, message: string): void {
+  const [s, headers, body] = refusalHead(status, code, message);
+  res.writeHead(s, plain(headers));
+  res.end(body);
+}
+
+/** Why a request target is not one this server answers: only origin-form (`/path?query`) is. */
+function badTarget(target: string): string | undefined {
+  if (target.startsWith("/")) return undefined;
+  if (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(target))
+    return "an absolute-form request target (a proxy request) is not served: send the path only";
+  return `the request target ${JSON.stringify(target.slice(0, 200))} is not a path (/…)`;
 }
 
 export function mountFetchHandler(
@@ -27,42 +80,45 @@ export function mountFetchHandler(
   host: string,
   port: number,
 ): Promise<MountedServer> {
-  const server = http.createServer(async (req, res) => {
+  const server = http.createServer({ requireHostHeader: false }, async (req, res) => {
     const controller = new AbortController();
     res.on("close", () => controller.abort());
     try {
       const method = req.method ?? "GET";
-      const headers = new Headers();
-      for (const [k, v] of Object.entries(req.headers)) {
-        if (v === undefined) continue;
-        for (const one of Array.isArray(v) ? v : [v]) headers.append(k, one);
+      const target = req.url ?? "/";
+      const why = badTarget(target);
+      if (why !== undefined) return refuse(res, 400, "request/bad-target", why);
+      const hostHeader = req.headers.host;
+      const authority = hostHeader === undefined ? undefined : normalizeHost(hostHeader);
+      if (authority === undefined)
+        return refuse(
+          res,
+          400,
+          "request/bad-host",
+          hostHeader === undefined
+            ? "the request has no Host header"
+            : `the Host header ${JSON.stringify(hostHeader.slice(0, 200))} is not a host[:port]`,
+        );
+      let url: URL;
+      try {
+        url = new URL(`http://${authority}${target}`);
+      } catch {
+        return refuse(res, 400, "request/bad-target", "the request target is not a URL path");
       }
-      const hostHeader = /^[A-Za-z0-9.:[\]-]+$/.test(req.headers.host ?? "")
-        ? (req.headers.host as string)
-        : `${host}:${port}`;
-      let body: Uint8Array | undefined;
-      if (method !== "GET" && method !== "HEAD") {
-        body = await readBody(req);
-        if (body === undefined) {
-          res.writeHead(413, { "content-type": "application/json" });
-          res.end(
-            `${JSON.stringify({ ok: false, code: "request/too-large", message: "the body is over 1 MiB" })}\n`,
-          );
-          return;
-        }
-      }
-      const request = new Request(`http://${hostHeader}${req.url ?? "/"}`, {
+      const hasBody = method !== "GET" && method !== "HEAD";
+      const request = new Request(url, {
         method,
-        headers,
+        headers: headersOf(req.headers),
         signal: controller.signal,
-        ...(body === undefined ? {} : { body }),
+        ...(hasBody ? { body: lazyBody(req), duplex: "half" as const } : {}),
       });
       const response = await handle(request);
-      const out: Record<string, string> = {};
-      response.headers.forEach((v, k) => {
-        out[k] = v;
-      });
-      res.writeHead(response.status, out);
+      const headers = new Headers(response.headers);
+      denyFraming(headers);
+      // A body the handler did not read (a refusal) is not read here either: the connection ends
+      // with the response instead of draining what the client still sends.
+      if (hasBody && !req.complete) headers.set("connection", "close");
+      res.writeHead(response.status, plain(headers));
       if (response.body === null || method === "HEAD") {
         res.end();
         return;
@@ -80,11 +136,27 @@ export function mountFetchHandler(
       }
       res.end();
     } catch (e) {
-      if (!res.headersSent) {
-        res.writeHead(500, { "content-type": "application/json" });
-        res.end(`${JSON.stringify({ ok: false, code: "server/internal", message: String(e) })}\n`);
-      } else res.destroy();
+      if (!res.headersSent) refuse(res, 500, "server/internal", String(e));
+      else res.destroy();
     }
+  });
+  // A message node cannot parse (a bad request line, a header past the limit) gets a 400 with a
+  // code and the same headers as every other answer, then the connection ends.
+  server.on("clientError", (e: NodeJS.ErrnoException, socket: Socket) => {
+    if (!socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const [status, headers, body] =
+      e.code === "HPE_HEADER_OVERFLOW"
+        ? refusalHead(431, "request/headers-too-large", "the request's headers are too large")
+        : refusalHead(400, "request/malformed", "the request is not well-formed HTTP/1.1");
+    headers.set("content-length", String(Buffer.byteLength(body)));
+    const head = [`HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? ""}`];
+    headers.forEach((v, k) => {
+      head.push(`${k}: ${v}`);
+    });
+    socket.end(`${head.join("\r\n")}\r\n\r\n${body}`);
   });
   return new Promise((resolve, reject) => {
     server.once("error", reject);

@@ -2,10 +2,13 @@
 // serve` on a store, a `warrant run` without --yes (or `run --dispatch` and `warrant worker` on
 // PostgreSQL) in other processes; the approval appears without a reload, Approve lets the run
 // finish and the loop row turns `succeeded` live; Deny with a reason concludes `hil/denied`; the API
-// refuses the page without the token; the event stream resumes from Last-Event-ID without loss.
+// refuses the page without the token; a page on another loopback port cannot frame the console;
+// the event stream resumes from Last-Event-ID without loss.
 // With WARRANT_SCREENSHOTS=1 the queue and a loop page are saved as docs/console-*.png.
 import { type ChildProcess, spawn } from "node:child_process";
 import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
@@ -229,6 +232,39 @@ describe.skipIf(!haveBrowser)("the console in a browser (SQLite)", () => {
       .poll(() => page.locator('[data-testid="live"]').textContent())
       .toContain("token was refused");
     await page.close();
+  });
+
+  it("cannot be framed by a page on another loopback port", async () => {
+    const cwd = tempDir();
+    const { url } = await startServe(["--store", `sqlite:${path.join(cwd, "ledger.db")}`], cwd);
+    // The framing page: another origin on the same host, as any local web server could be.
+    const framer = http.createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "text/html" });
+      res.end(
+        `<!doctype html><iframe id="console" src="${url}" width="800" height="600"></iframe>`,
+      );
+    });
+    await new Promise<void>((r) => framer.listen(0, "127.0.0.1", () => r()));
+    const framerPort = (framer.address() as AddressInfo).port;
+    const page = await browser.newPage();
+    const refused: string[] = [];
+    page.on("console", (m) => refused.push(m.text()));
+    try {
+      await page.goto(`http://127.0.0.1:${framerPort}/`);
+      // The browser refuses to render the console inside the frame: its app never appears there.
+      await expect
+        .poll(() => refused.join("\n"), { timeout: 10_000 })
+        .toMatch(/frame-ancestors 'none'|X-Frame-Options/);
+      const frame = page.frames().find((f) => f !== page.mainFrame());
+      const app = await frame
+        ?.locator('[data-testid="app"]')
+        .count()
+        .catch(() => 0);
+      expect(app ?? 0).toBe(0);
+    } finally {
+      await page.close();
+      await new Promise((r) => framer.close(r));
+    }
   });
 
   it("resumes the event stream from Last-Event-ID without losing a fact", async () => {

@@ -10,7 +10,7 @@ const Plan = (name: string) => turn("Plan", plan(name));
 const at = "2026-12-01T10:00:00.000Z";
 const run = "corpus-experiment:sha256:x";
 
-function approvalRequested(step: string): WarrantEvent {
+function approvalRequested(step: string, description = `patch src/x.js\n-a\n+b`): WarrantEvent {
   return {
     kind: "approval-requested",
     at,
@@ -18,7 +18,7 @@ function approvalRequested(step: string): WarrantEvent {
     proposalRef: run,
     step,
     approval: "mutation",
-    description: `patch src/x.js\n-a\n+b`,
+    description,
   };
 }
 
@@ -317,5 +317,90 @@ describe("egress connections in the live view", () => {
     );
     const { connections: _, ...without } = step as WarrantEvent & { connections: unknown };
     expect(lineOf(without as WarrantEvent)).toBe("  step fetch observe-command: ok (exit 0)");
+  });
+});
+
+/** Sequences a hostile text may hold: retitle the window, erase the line, return, an 8-bit CSI. */
+const HOSTILE = "A\x1b]0;pwned\x07B\x1b[2KC\rD\x9bE";
+const SHOWN = "A\\x1b]0;pwned\\x07B\\x1b[2KC\\rD\\x9bE";
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the test looks for control characters.
+const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
+
+describe("the live view is terminal-safe", () => {
+  it("escapes control characters in an approval's description, a step's name, a command's output and a host", () => {
+    const approval = lineOf(
+      approvalRequested(`fix\n${HOSTILE}`, `patch src/${HOSTILE}.js\n-a\n+${HOSTILE}\r\n`),
+    );
+    expect(approval).not.toMatch(CONTROL);
+    expect(approval).toContain(`waiting: approval of fix\\n${SHOWN}: warrant approve`);
+    expect(approval).toContain(`patch src/${SHOWN}.js\n-a\n+${SHOWN}\\r\n`);
+    const check = lineOf({
+      kind: "check",
+      at,
+      query: "query:test-1",
+      proposalRef: run,
+      name: "tests-pass",
+      passed: false,
+      detail: `not ok 1\n${HOSTILE}\n`,
+    } as WarrantEvent);
+    expect(check).not.toMatch(CONTROL);
+    expect(check).toBe(`  check tests-pass: failed\n    not ok 1\n    ${SHOWN}`);
+    const step = lineOf({
+      kind: "step-end",
+      at,
+      query: "query:test-1",
+      proposalRef: run,
+      stepId: "fetch",
+      class: "observation",
+      action: "observe-command",
+      status: "ok",
+      exitCode: 0,
+      connections: [
+        {
+          protocol: "socks5",
+          host: `evil\n${HOSTILE}`,
+          port: 80,
+          allowed: false,
+          reason: "egress/not-listed",
+          "bytes/up": 0,
+          "bytes/down": 0,
+        },
+      ],
+    });
+    expect(step).not.toMatch(CONTROL);
+    expect(step?.split("\n")).toEqual([
+      "  step fetch observe-command: ok (exit 0)",
+      `    net socks5 evil\\n${SHOWN}:80 refused: egress/not-listed`,
+    ]);
+    const blocked = lineOf({
+      kind: "blocked",
+      at,
+      query: "query:test-1",
+      reason: "operator-question",
+      detail: `the model asks: ${HOSTILE}\nfake line`,
+      document: undefined,
+    } as unknown as WarrantEvent);
+    expect(blocked).not.toMatch(CONTROL);
+    expect(blocked).not.toContain("\n");
+  });
+
+  it("on a terminal, writes no control character of the content: only its own erase of the status line", async () => {
+    const writes: string[] = [];
+    const h = await harness({});
+    const view = createLiveView((t) => writes.push(t), {
+      tty: true,
+      clock: h.clock,
+      columns: () => 200,
+    });
+    for (const e of h.events) view.emit(e);
+    view.emit(approvalRequested(`fix${HOSTILE}`, `write a\n${HOSTILE}`));
+    view.close();
+    const screen = writes.join("");
+    expect(screen).toContain(`\r\x1b[2K`);
+    // Take out the view's own erase sequence: nothing a terminal acts on is left.
+    expect(screen.replaceAll("\r\x1b[2K", "")).not.toMatch(CONTROL);
+    expect(screen).toContain(`write a\n${SHOWN}\n`);
+    // The status line says what the loop waits for, escaped as well.
+    expect(screen).toContain(`waiting: approval of fix${SHOWN}`);
   });
 });

@@ -11,12 +11,14 @@ import type { OperatorAct } from "../../src/core/loop/ledger-store.js";
 import type { LoopDocument, Step } from "../../src/core/loop/types.js";
 import { cliPath, runCli } from "../helpers/cli.js";
 import { demoPack, scripted } from "./cli-run.js";
+import { expectNoRawControls, hostileModels, hostilePack, SHOWN } from "./hostile-text-pack.js";
 
 // `script` is util-linux's, shipped in Debian's bsdutils, which is `Essential: yes`: it is on every
 // Debian machine, CI included, so this suite skips only on a system without it (node has no pty).
 const hasScript = spawnSync("script", ["--version"], { stdio: "ignore" }).status === 0;
 
-const PROMPT = /approve (\S+) of (corpus-experiment:sha256:\S+)\? \[y\/N\] /g;
+/** The question; a step's name is any text on the line (escaped, when it held controls). */
+const PROMPT = /approve ([^\n]+?) of (corpus-experiment:sha256:\S+)\? \[y\/N\] /g;
 /** The live view redraws its status line every second; an answer held longer proves the hold. */
 const HOLD_MS = 1_300;
 const RUN_TIMEOUT_MS = 60_000;
@@ -219,6 +221,32 @@ describe.skipIf(!hasScript)(
       ]);
       expect(loop.state).toBe("open");
       expect((await acts(store, query)).map((a) => a.kind)).toEqual(["deny"]);
+    });
+
+    it("hostile text in the approval's description and the step's name reaches the terminal escaped", async () => {
+      const cwd = tempDir();
+      const store = `sqlite:${path.join(cwd, "ledger.db")}`;
+      const args = ["run", hostilePack(cwd), ...hostileModels(cwd), "--store", store];
+      const r = await onTerminal(args, cwd, ["y", "y"]);
+      expect(r.code, r.screen).toBe(0);
+      expect(r.prompts).toBe(2);
+      // The file's new content (a model's) is shown escaped before the first question; the step's
+      // hostile name is escaped in the wait line and in the question itself.
+      const first = r.screen.search(PROMPT);
+      expect(r.screen.indexOf(`new ${SHOWN}`)).toBeGreaterThan(-1);
+      expect(r.screen.indexOf(`new ${SHOWN}`)).toBeLessThan(first);
+      expect(r.screen).toContain(`waiting: approval of rename${SHOWN}: warrant approve `);
+      expect(r.screen).toContain(`approve rename${SHOWN} of corpus-experiment:sha256:`);
+      // None of the content's sequences reaches the terminal raw. The terminal's own remain: the
+      // pty's CR before each LF, the view's erase of its status line, readline's cursor moves.
+      for (const raw of ["\x1b]0;pwned", "\x07", "B\x1b[2KC", "C\rD", "\x9b"])
+        expect(r.screen.includes(raw), JSON.stringify(raw)).toBe(false);
+      const ownSequences = r.screen
+        .replace(/\r+\n/g, "\n")
+        .replaceAll("\r\x1b[2K", "")
+        // biome-ignore lint/suspicious/noControlCharactersInRegex: readline's own cursor moves.
+        .replace(/\x1b\[(?:2K|0J|\d+G)/g, "");
+      expectNoRawControls(ownSequences, "the terminal");
     });
 
     it("`demo --interactive --json`: the prompt and the live view stay on the terminal, stdout carries only the result", async () => {

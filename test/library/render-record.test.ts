@@ -314,3 +314,134 @@ describe("renderRecord", () => {
     expect(unknown).toBe("somethingNew x-thing:sha256:u\n  a: b\n  n: 2");
   });
 });
+
+/** Sequences a hostile text may hold: retitle the window, erase the line, return, an 8-bit CSI. */
+const HOSTILE = "A\x1b]0;pwned\x07B\x1b[2KC\rD\x9bE\x7fF";
+/** How the rendering shows it: every control character as a visible escape. */
+const SHOWN = "A\\x1b]0;pwned\\x07B\\x1b[2KC\\rD\\x9bE\\x7fF";
+
+/** No character a terminal acts on, other than the line feeds the rendering puts. */
+function expectTerminalSafe(text: string): void {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the test looks for control characters.
+  expect(text).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
+}
+
+describe("renderRecord is terminal-safe", () => {
+  it("escapes control characters from a plan, its diff and a file name; a line feed in a one-line value cannot start a line", () => {
+    const proposal = {
+      "schema/v": 1,
+      "proposal/ref": RUN,
+      "query/id": Q,
+      "agent/id": "agent:x",
+      "passage/ref": "passage:sha256:p",
+      "created-at": "2026-12-01T10:00:00.000Z",
+      evidence: [],
+      candidate: {
+        hypothesis: `${HOSTILE}\n  outcome: succeeded`,
+        steps: [
+          {
+            id: "fix",
+            action: "patch",
+            path: `src/${HOSTILE}.js`,
+            diff: `--- a/x\n+++ b/x\n-${HOSTILE}\n+ok\r\n`,
+          },
+        ],
+      },
+    };
+    const text = renderRecord({ ref: RUN, kind: "proposal", body: proposal });
+    expect(text).toContain("hypothesis: "); // rendered as a plan, not as raw JSON
+    expectTerminalSafe(text);
+    expect(text).toContain(`hypothesis: ${SHOWN}\\n  outcome: succeeded`);
+    expect(text.split("\n").map((l) => l.trim())).not.toContain("outcome: succeeded");
+    expect(text).toContain(`fix: patch src/${SHOWN}.js`);
+    // A block keeps its own lines, each indented, with the controls in them escaped.
+    expect(text).toMatch(
+      new RegExp(`\\n\\s+-${SHOWN.replace(/[\\[\]()]/g, "\\$&")}\\n\\s+\\+ok\\\\r`),
+    );
+  });
+
+  it("escapes a command's output in a run report, a model's answer in a transcript and a reason in an act", () => {
+    const hostileReport = {
+      ...report,
+      steps: [{ ...report.steps[0], excerpt: `line one\n${HOSTILE}\n` }],
+      checks: [{ ...report.checks[0], detail: `${HOSTILE}\nsecond` }],
+    };
+    const act = { ...denial, text: `no\n${HOSTILE}` };
+    const exec = renderRecord(
+      { ref: EXEC, kind: "execution", body: execution },
+      { report: hostileReport, acts: [act] },
+    );
+    expectTerminalSafe(exec);
+    expect(exec).toContain(SHOWN);
+    expect(exec).toContain(`: no\\n${SHOWN}`);
+    const t = renderRecord({
+      ref: "passage-transcript:sha256:t",
+      kind: "transcript",
+      body: {
+        ...transcript,
+        entries: [
+          { ...transcript.entries[0], candidate: `answer ${HOSTILE}` },
+          {
+            ...transcript.entries[2],
+            result: { ok: true, isError: false, content: `${HOSTILE}\nmore` },
+          },
+        ],
+      },
+    });
+    expectTerminalSafe(t);
+    expect(t).toContain(`answer ${SHOWN}`);
+    expect(t).toContain(`${SHOWN}\n`);
+    const alone = renderOperatorAct(act);
+    expectTerminalSafe(alone);
+    expect(alone).not.toContain("\n");
+    // A body that breaks its schema is shown as JSON; JSON leaves DEL and C1 raw, the rendering not.
+    const broken = renderRecord({ ref: EXEC, kind: "execution", body: { odd: HOSTILE } });
+    expectTerminalSafe(broken);
+    expect(broken).toContain("\\x9bE\\x7fF");
+    const unknown = renderRecord({
+      ref: "x:sha256:y",
+      kind: "somethingElse",
+      body: { k: HOSTILE },
+    });
+    expectTerminalSafe(unknown);
+    expect(unknown).toContain(`k: ${SHOWN}`);
+  });
+});
+
+describe("renderRecord of a changeset", () => {
+  it("lists each file with its status; a hostile file name is escaped on its own line", () => {
+    const text = renderRecord({
+      ref: "warrant-changeset:sha256:c",
+      kind: "changeset",
+      body: {
+        "query/id": Q,
+        "proposal/ref": RUN,
+        "execution/ref": EXEC,
+        baseline: "sha256:b",
+        files: [
+          { path: "src/a.txt", status: "modified", before: "sha256:1", after: "sha256:2" },
+          {
+            path: `src/odd\n${HOSTILE}.txt`,
+            status: "added",
+            before: null,
+            after: "sha256:3",
+            mode: 0o755,
+          },
+        ],
+        complete: true,
+      },
+    });
+    expectTerminalSafe(text);
+    expect(text.split("\n")).toEqual([
+      "changeset warrant-changeset:sha256:c",
+      `  query: ${Q}`,
+      `  proposal: ${RUN}`,
+      `  execution: ${EXEC}`,
+      "  baseline: sha256:b",
+      "  complete: yes",
+      "  files:",
+      "    - modified src/a.txt",
+      `    - added src/odd\\n${SHOWN}.txt (mode 755)`,
+    ]);
+  });
+});

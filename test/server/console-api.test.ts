@@ -1,8 +1,10 @@
 // The console's API as a fetch handler, called without a socket, over a SQLite store that a
 // `warrant run` without --yes writes from another process: auth (401), foreign origins (403), every
 // route with its 400/404/409 refusals, approvals through the same acts as the CLI, and the event
-// stream resumed with Last-Event-ID.
-import { mkdtempSync, rmSync } from "node:fs";
+// stream resumed with Last-Event-ID; the framing headers on every response, the Host allow-list,
+// no body byte read before the token and the origin pass, malformed escapes, the Bearer scheme in
+// any case, and origins that only start like the console's own.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -13,7 +15,8 @@ import { runCli } from "../helpers/cli.js";
 import { readEvents } from "./sse.js";
 
 const TOKEN = "test-token-0123456789";
-const ORIGIN = "http://127.0.0.1:7777";
+const HOST = "127.0.0.1:7777";
+const ORIGIN = `http://${HOST}`;
 const APPROVAL = /warrant approve (\S+) (\S+) \| warrant deny/;
 const models = ["implementer", "reviewer", "summarizer"].flatMap((r) => ["--model", scripted(r)]);
 
@@ -30,6 +33,7 @@ beforeAll(async () => {
     warrant,
     token: TOKEN,
     origins: [ORIGIN],
+    hosts: [HOST],
     heartbeatMs: 200,
   });
 });
@@ -384,7 +388,7 @@ describe("the console API", () => {
   });
 
   it("serves the UI's files without the token, and nothing else", async () => {
-    const ui = createConsoleHandler({ warrant, token: TOKEN, origins: [ORIGIN] });
+    const ui = createConsoleHandler({ warrant, token: TOKEN, origins: [ORIGIN], hosts: [HOST] });
     const missing = await ui.fetch(new Request(`${ORIGIN}/etc/passwd`));
     expect(missing.status).toBe(404);
     const traversal = await ui.fetch(new Request(`${ORIGIN}/../package.json`));
@@ -392,5 +396,244 @@ describe("the console API", () => {
     const post = await ui.fetch(new Request(`${ORIGIN}/`, { method: "POST" }));
     expect(post.status).toBe(405);
     await ui.close();
+  });
+});
+
+/** A request body that says whether anything ever pulled a byte of it. */
+function watchedBody(bytes: number): { stream: ReadableStream<Uint8Array>; pulled: () => boolean } {
+  let pulled = false;
+  let left = bytes;
+  const stream = new ReadableStream<Uint8Array>(
+    {
+      pull(controller) {
+        pulled = true;
+        if (left <= 0) return controller.close();
+        const n = Math.min(left, 64 * 1024);
+        left -= n;
+        controller.enqueue(new Uint8Array(n).fill(0x20));
+      },
+    },
+    { highWaterMark: 0 },
+  );
+  return { stream, pulled: () => pulled };
+}
+
+function expectFramingDenied(r: Response, what: string): void {
+  expect(r.headers.get("x-frame-options"), what).toBe("DENY");
+  const csp = r.headers.get("content-security-policy") ?? "";
+  expect(
+    csp.split(";").map((d) => d.trim()),
+    what,
+  ).toContain("frame-ancestors 'none'");
+}
+
+describe("the console's headers and request checks", () => {
+  it("forbids framing on every response: page, asset, API JSON, refusals, event stream", async () => {
+    const assets = mkdtempSync(path.join(dir, "assets-"));
+    writeFileSync(path.join(assets, "index.html"), "<!doctype html><title>w</title>\n");
+    writeFileSync(path.join(assets, "app.js"), "void 0;\n");
+    writeFileSync(path.join(assets, "app.css"), "body{}\n");
+    const ui = createConsoleHandler({
+      warrant,
+      token: TOKEN,
+      origins: [ORIGIN],
+      hosts: [HOST],
+      assetsDir: assets,
+    });
+    const get = (p: string, init: RequestInit = {}) => ui.fetch(new Request(`${ORIGIN}${p}`, init));
+    const auth = { authorization: `Bearer ${TOKEN}` };
+    try {
+      const page = await get("/");
+      expect(page.status).toBe(200);
+      expectFramingDenied(page, "the page");
+      // The page's own policy is kept beside the framing directive.
+      expect(page.headers.get("content-security-policy")).toContain("default-src 'self'");
+      for (const p of ["/app.js", "/app.css"]) {
+        const r = await get(p);
+        expect(r.status).toBe(200);
+        expectFramingDenied(r, p);
+      }
+      const loops = await get("/api/loops", { headers: auth });
+      expect(loops.status).toBe(200);
+      expectFramingDenied(loops, "API JSON");
+      for (const [what, r, status] of [
+        ["401", await get("/api/loops"), 401],
+        ["404 route", await get("/api/nothing", { headers: auth }), 404],
+        ["404 asset", await get("/nothing"), 404],
+        ["405", await get("/", { method: "POST" }), 405],
+        ["400", await get("/api/loops/%zz", { headers: auth }), 400],
+        [
+          "403 origin",
+          await get("/api/loops/q/cancel", {
+            method: "POST",
+            headers: { ...auth, origin: "http://evil.example" },
+          }),
+          403,
+        ],
+        [
+          "403 host",
+          await ui.fetch(new Request("http://evil.example:7777/api/loops", { headers: auth })),
+          403,
+        ],
+      ] as const) {
+        expect(r.status, what).toBe(status);
+        expectFramingDenied(r, what);
+      }
+      const events = await get("/api/events", { headers: auth });
+      expect(events.headers.get("content-type")).toContain("text/event-stream");
+      expectFramingDenied(events, "the event stream");
+      await events.body?.cancel();
+    } finally {
+      await ui.close();
+    }
+  });
+
+  it("answers only to its own Host: another name or port is 403 auth/foreign-host, token or not", async () => {
+    const ok = await handler.fetch(
+      new Request(`http://${HOST}/api/loops`, { headers: { authorization: `Bearer ${TOKEN}` } }),
+    );
+    expect(ok.status).toBe(200);
+    for (const foreign of [
+      "http://evil.example:7777/api/loops",
+      "http://127.0.0.1.evil.example:7777/api/loops",
+      "http://127.0.0.1:7778/api/loops",
+      "http://localhost:7777/api/loops",
+      "http://evil.example:7777/",
+    ]) {
+      const r = await handler.fetch(
+        new Request(foreign, { headers: { authorization: `Bearer ${TOKEN}` } }),
+      );
+      await expectRefusal(r, 403, "auth/foreign-host");
+    }
+    // The names given are compared as a URL writes them: case does not matter.
+    const named = createConsoleHandler({
+      warrant,
+      token: TOKEN,
+      origins: [],
+      hosts: ["Console.Example:8443"],
+    });
+    const r = await named.fetch(
+      new Request("http://console.example:8443/api/loops", {
+        headers: { authorization: `Bearer ${TOKEN}` },
+      }),
+    );
+    expect(r.status).toBe(200);
+    await named.close();
+  });
+
+  it("reads no byte of a body before the token and the origin are checked; a body over 1 MiB is 413", async () => {
+    const post = (body: ReadableStream<Uint8Array>, headers: Record<string, string>) =>
+      handler.fetch(
+        new Request(`${ORIGIN}/api/approvals`, { method: "POST", headers, body, duplex: "half" }),
+      );
+    const big = 64 * 1024 * 1024;
+    const noToken = watchedBody(big);
+    await expectRefusal(await post(noToken.stream, {}), 401, "auth/token-required");
+    expect(noToken.pulled()).toBe(false);
+    const wrongToken = watchedBody(big);
+    await expectRefusal(
+      await post(wrongToken.stream, { authorization: "Bearer wrong-token-0123456789" }),
+      401,
+      "auth/token-required",
+    );
+    expect(wrongToken.pulled()).toBe(false);
+    const foreign = watchedBody(big);
+    await expectRefusal(
+      await post(foreign.stream, {
+        authorization: `Bearer ${TOKEN}`,
+        origin: "http://evil.example",
+      }),
+      403,
+      "auth/foreign-origin",
+    );
+    expect(foreign.pulled()).toBe(false);
+    const foreignHost = watchedBody(big);
+    const viaHost = await handler.fetch(
+      new Request("http://evil.example:7777/api/approvals", {
+        method: "POST",
+        headers: { authorization: `Bearer ${TOKEN}` },
+        body: foreignHost.stream,
+        duplex: "half",
+      }),
+    );
+    await expectRefusal(viaHost, 403, "auth/foreign-host");
+    expect(foreignHost.pulled()).toBe(false);
+    // With the token: a declared length past 1 MiB is refused before reading, a longer stream
+    // once it passes 1 MiB; exactly 1 MiB is read (and then is not JSON).
+    const declared = watchedBody(big);
+    await expectRefusal(
+      await post(declared.stream, {
+        authorization: `Bearer ${TOKEN}`,
+        "content-length": String(1024 * 1024 + 1),
+      }),
+      413,
+      "request/too-large",
+    );
+    expect(declared.pulled()).toBe(false);
+    const streamed = watchedBody(big);
+    await expectRefusal(
+      await post(streamed.stream, { authorization: `Bearer ${TOKEN}` }),
+      413,
+      "request/too-large",
+    );
+    expect(streamed.pulled()).toBe(true);
+    const atLimit = watchedBody(1024 * 1024);
+    await expectRefusal(
+      await post(atLimit.stream, { authorization: `Bearer ${TOKEN}` }),
+      400,
+      "request/invalid",
+    );
+    const overByOne = watchedBody(1024 * 1024 + 1);
+    await expectRefusal(
+      await post(overByOne.stream, { authorization: `Bearer ${TOKEN}` }),
+      413,
+      "request/too-large",
+    );
+  });
+
+  it("takes the Bearer scheme in any case, and nothing but the scheme and the token", async () => {
+    for (const scheme of ["bearer", "BEARER", "bEaReR"]) {
+      const r = await call("GET", "/api/loops", {
+        token: null,
+        headers: { authorization: `${scheme} ${TOKEN}` },
+      });
+      expect(r.status, scheme).toBe(200);
+    }
+    for (const auth of [`Bearer${TOKEN}`, `Bearer ${TOKEN} extra`, `Token ${TOKEN}`, TOKEN]) {
+      const r = await call("GET", "/api/loops", { token: null, headers: { authorization: auth } });
+      await expectRefusal(r, 401, "auth/token-required");
+    }
+  });
+
+  it("answers a malformed %-escape in a path with 400 request/bad-escape, not 500", async () => {
+    for (const p of [
+      "/api/loops/%zz",
+      "/api/loops/query%3Ax%E0%A4%A",
+      "/api/records/%",
+      "/api/loops/%C3%28/diff",
+    ]) {
+      const r = await call("GET", p);
+      await expectRefusal(r, 400, "request/bad-escape");
+    }
+    // A well-formed escape is decoded: the loop is looked up by its decoded name.
+    await expectRefusal(await call("GET", "/api/loops/query%3Anone"), 404, "loop/not-opened");
+  });
+
+  it("refuses a state-changing request from an origin that only starts like its own (403)", async () => {
+    for (const origin of [
+      `${ORIGIN}.evil.example`,
+      `${ORIGIN}0`,
+      `${ORIGIN}/`,
+      `${ORIGIN}@evil.example`,
+      "http://127.0.0.1",
+      "https://127.0.0.1:7777",
+      "null",
+    ]) {
+      const r = await call("POST", "/api/loops/query:none/cancel", { body: {}, origin });
+      await expectRefusal(r, 403, "auth/foreign-origin");
+    }
+    // Its own origin reaches the route.
+    const own = await call("POST", "/api/loops/query:none/cancel", { body: {}, origin: ORIGIN });
+    await expectRefusal(own, 404, "loop/not-opened");
   });
 });

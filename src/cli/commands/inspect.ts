@@ -1,7 +1,10 @@
-// `warrant loops`, `show` and `export`: read a loop from the store; nothing is re-run.
+// `warrant loops`, `show` and `export`: read a loop from the store; nothing is re-run. What `loops`
+// and `show` print goes out one terminal-safe line at a time (`line`), or as rendered records,
+// which are terminal-safe already: names, hosts and acts may come from models and commands.
 import type { Command } from "commander";
 import { toQueryId } from "../../core/ids.js";
 import type { LoopDocument } from "../../core/loop/types.js";
+import { terminalLine } from "../../core/text/terminal-text.js";
 import type { Warrant } from "../../library/create-warrant.js";
 import { reportOf } from "../../library/record-view.js";
 import { renderOperatorAct, renderRecord } from "../../library/render-record.js";
@@ -11,6 +14,11 @@ import { EXIT_INVALID, err, out, printJson, UsageError } from "../io.js";
 import { queueIfPostgres } from "../job-queue.js";
 import { budgets, connectionLine, tokensPhrase } from "../live-view.js";
 import { STORE_OPTION, STORE_OPTION_HELP } from "../store-option.js";
+
+/** One line on stdout: a line feed or control character in what it holds is escaped. */
+function line(text: string): void {
+  out(terminalLine(text));
+}
 
 interface InspectFlags {
   readonly json?: boolean;
@@ -36,8 +44,8 @@ async function showRecords(warrant: Warrant, query: string, json: boolean): Prom
     out(renderRecord(r, { ...(report === undefined ? {} : { report: report.body }), acts }));
   }
   out("");
-  out(`operator acts: ${acts.length}`);
-  for (const a of acts) out(`  ${renderOperatorAct(a)}`);
+  line(`operator acts: ${acts.length}`);
+  for (const a of acts) line(`  ${renderOperatorAct(a)}`);
   return undefined;
 }
 
@@ -104,7 +112,7 @@ export function registerInspectCommands(program: Command): void {
           for (const r of rows) {
             const held =
               r.heldBy === undefined ? "" : `  held by ${r.heldBy} until ${r.leaseUntil}`;
-            out(
+            line(
               `${r.query}  ${r.state}${r.stop === undefined ? "" : ` (${r.stop.reason})`}  ${r.status}${held}` +
                 `${r.waiting === undefined ? "" : `  waiting: ${r.waiting.reason}`}`,
             );
@@ -136,27 +144,27 @@ export function registerInspectCommands(program: Command): void {
           return;
         }
         const { loop: doc, records } = view;
-        out(`${query}  ${doc.state}${doc.stop === undefined ? "" : ` (${doc.stop.reason})`}`);
-        out(`binding: ${doc["binding/ref"]}   deadline: ${doc.deadline}`);
-        out(`budgets: ${budgets(doc, false)}`);
-        out(`usage: ${tokensPhrase(view.usage)}`);
+        line(`${query}  ${doc.state}${doc.stop === undefined ? "" : ` (${doc.stop.reason})`}`);
+        line(`binding: ${doc["binding/ref"]}   deadline: ${doc.deadline}`);
+        line(`budgets: ${budgets(doc, false)}`);
+        line(`usage: ${tokensPhrase(view.usage)}`);
         for (const [role, u] of Object.entries(view.usage.byRole))
-          if (u !== undefined) out(`  ${role}: ${tokensPhrase(u)}`);
-        out("facts:");
+          if (u !== undefined) line(`  ${role}: ${tokensPhrase(u)}`);
+        line("facts:");
         doc.facts.forEach((_, i) => {
-          out(describeStep(doc, i));
+          line(describeStep(doc, i));
         });
-        out(`records: ${records.length}`);
-        for (const r of records) out(`  ${r.kind.padEnd(12)} ${r.ref}`);
+        line(`records: ${records.length}`);
+        for (const r of records) line(`  ${r.kind.padEnd(12)} ${r.ref}`);
         for (const run of view.egress ?? []) {
           const n = run.network;
-          out(`egress of ${run["proposal/ref"]} (allow: ${n.allow.join(", ")}):`);
+          line(`egress of ${run["proposal/ref"]} (allow: ${n.allow.join(", ")}):`);
           for (const c of n.connections) {
             const during =
               c["step/id"] ?? (c["check/name"] === undefined ? "" : `check ${c["check/name"]}`);
-            out(`  ${during === "" ? "" : `${during}: `}${connectionLine(c)}`);
+            line(`  ${during === "" ? "" : `${during}: `}${connectionLine(c)}`);
           }
-          if (n.omitted > 0) out(`  … ${n.omitted} more not listed`);
+          if (n.omitted > 0) line(`  … ${n.omitted} more not listed`);
         }
         if (o.records === true) await showRecords(warrant, query, false);
       });

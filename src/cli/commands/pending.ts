@@ -1,6 +1,8 @@
 // `warrant pending`: every approval waited for across the loops of the store (a mutation step of a
-// run, or a run's admission), whichever process drives the loop.
+// run, or a run's admission), whichever process drives the loop. Each line is terminal-safe: a
+// step's name and summary come from the plan.
 import type { Command } from "commander";
+import { terminalLine } from "../../core/text/terminal-text.js";
 import { withWarrant } from "../compose.js";
 import { out, printJson } from "../io.js";
 import { STORE_OPTION, STORE_OPTION_HELP } from "../store-option.js";
@@ -31,8 +33,14 @@ export function registerPendingCommand(program: Command): void {
           return;
         }
         for (const p of pending) {
-          out(`${p.query}  ${p.kind} ${p.step}: ${p.summary}  (waiting since ${p.waitingSince})`);
-          out(`  warrant approve ${p.run} ${p.step} | warrant deny ${p.run} ${p.step}`);
+          out(
+            terminalLine(
+              `${p.query}  ${p.kind} ${p.step}: ${p.summary}  (waiting since ${p.waitingSince})`,
+            ),
+          );
+          out(
+            terminalLine(`  warrant approve ${p.run} ${p.step} | warrant deny ${p.run} ${p.step}`),
+          );
         }
       });
     });

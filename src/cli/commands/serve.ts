@@ -1,8 +1,11 @@
 // `warrant serve`: the operator console (HTTP API, live events, web UI) over a store, on loopback
-// unless told otherwise. The first line on stdout is the console's URL with its bearer token.
+// unless told otherwise. The first line on stdout is the console's URL with its bearer token. It
+// answers only to its own Host names (the bound address, the loopback names that reach it, and each
+// `--allow-host`), and takes state-changing requests only from the matching origins.
 import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import type { Command } from "commander";
+import { type AllowHost, consoleHosts, parseAllowHost } from "../../server/allowed-hosts.js";
 import { createConsoleHandler } from "../../server/console-handler.js";
 import { mountFetchHandler } from "../../server/node-server.js";
 import { withWarrant } from "../compose.js";
@@ -15,6 +18,7 @@ interface ServeFlags {
   readonly port: string;
   readonly token?: string;
   readonly json?: boolean;
+  readonly allowHost: readonly string[];
 }
 
 const TOKEN = /^[A-Za-z0-9._~-]{16,256}$/;
@@ -22,6 +26,8 @@ const TOKEN = /^[A-Za-z0-9._~-]{16,256}$/;
 function isLoopback(host: string): boolean {
   return host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
+
+const collect = (value: string, previous: readonly string[]): string[] => [...previous, value];
 
 function hostInUrl(host: string): string {
   return host.includes(":") ? `[${host}]` : host;
@@ -42,6 +48,13 @@ export function registerServeCommand(program: Command): void {
     .option("--port <port>", "the port (0: any free port)", "7777")
     .option("--token <token>", "the bearer token (16+ of A-Z a-z 0-9 . _ ~ -; default: random)")
     .option(
+      "--allow-host <host>",
+      "also answer to this Host (NAME on the console's port, or NAME:PORT); repeatable; " +
+        "without it only the bound address and the loopback names that reach it are answered",
+      collect,
+      [],
+    )
+    .option(
       "--json",
       "machine output: the first line is {url, host, port, store} instead of the URL",
     )
@@ -52,9 +65,17 @@ export function registerServeCommand(program: Command): void {
       if (o.token !== undefined && !TOKEN.test(o.token))
         throw new UsageError("--token takes 16 to 256 of A-Z a-z 0-9 . _ ~ -");
       const token = o.token ?? randomBytes(24).toString("base64url");
+      const allowHosts: AllowHost[] = [];
+      for (const h of o.allowHost) {
+        const parsed = parseAllowHost(h);
+        if (parsed === undefined)
+          throw new UsageError(`--allow-host takes NAME or NAME:PORT, not ${JSON.stringify(h)}`);
+        allowHosts.push(parsed);
+      }
       await withWarrant(o.store, {}, async (warrant) => {
         if (warrant.store.changeFeed === undefined)
           err(`warrant: ${warrant.store.uri} keeps no change feed: /api/events is unavailable`);
+        let hosts: string[] = [];
         let origins: string[] = [];
         const handler = createConsoleHandler({
           warrant,
@@ -62,13 +83,15 @@ export function registerServeCommand(program: Command): void {
           get origins() {
             return origins;
           },
+          get hosts() {
+            return hosts;
+          },
           assetsDir: fileURLToPath(new URL("../../../web/", import.meta.url)),
         });
         const server = await mountFetchHandler((r) => handler.fetch(r), o.host, port);
         const base = `http://${hostInUrl(o.host)}:${server.port}`;
-        origins = isLoopback(o.host)
-          ? [base, `http://localhost:${server.port}`, `http://127.0.0.1:${server.port}`]
-          : [base];
+        hosts = consoleHosts(o.host, server.port, allowHosts);
+        origins = hosts.map((h) => `http://${h}`);
         const url = `${base}/#token=${token}`;
         out(
           o.json === true
@@ -80,6 +103,7 @@ export function registerServeCommand(program: Command): void {
             `warrant: serve: listening on ${o.host}, not loopback: anyone who can reach it and ` +
               "has the token can approve mutations; the traffic is plain HTTP",
           );
+        err(`warrant: serve: answering to Host ${hosts.join(", ")} (--allow-host NAME adds one)`);
         err(`warrant: serving ${warrant.store.uri}; stop with Ctrl-C`);
         await new Promise<void>((resolve) => {
           process.once("SIGINT", resolve);
