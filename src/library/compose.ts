@@ -133,7 +133,12 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
   }
   const given = o.store ?? DEFAULT_STORE_URI;
   const owned = typeof given === "string";
-  const store = owned ? await openStore(given, o.cwd === undefined ? {} : { cwd: o.cwd }) : given;
+  const store = owned
+    ? await openStore(given, {
+        ...(o.cwd === undefined ? {} : { cwd: o.cwd }),
+        ...(o.createStore === undefined ? {} : { create: o.createStore }),
+      })
+    : given;
   const clock = o.clock ?? systemClock;
   const operator = o.operator ?? operatorBinding();
   const resolve = resolverOf(o.models);

@@ -69,7 +69,12 @@ export function registerWorkerCommand(program: Command): void {
         );
       };
       const flags = { yes: o.yes === true, interactive: false, json, sandbox };
-      const options = { ...driveOptions(flags, liveView(json, false)), telemetry, queue };
+      const options = {
+        ...driveOptions(flags, liveView(json, false)),
+        telemetry,
+        queue,
+        createStore: "inside-cwd" as const,
+      };
       await withWarrant(o.store, options, async (warrant) => {
         const uri = warrant.store.uri;
         const worker = await warrant.work({
