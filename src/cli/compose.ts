@@ -109,7 +109,7 @@ export function driveOptions(flags: DriveFlags, view: LiveView): Omit<WarrantOpt
     models: uriModels(process.env),
     sandbox: flags.sandbox ?? hostSandbox,
     approver,
-    telemetry: (e) => view.emit(e),
+    onEvent: (e) => view.emit(e),
   };
 }
 

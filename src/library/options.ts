@@ -113,6 +113,12 @@ export interface WarrantOptions {
    */
   readonly signer?: RecordSigner | "none" | (() => Promise<RecordSigner>);
   /** Observers of every drive's events (the live view, say). */
+  readonly onEvent?: WarrantSubscriber | readonly WarrantSubscriber[];
+  /**
+   * The former name of `onEvent`, kept for one release: its subscribers are told every event
+   * after `onEvent`'s.
+   * @deprecated Use `onEvent` (`openTelemetry` is the option for OpenTelemetry).
+   */
   readonly telemetry?: WarrantSubscriber | readonly WarrantSubscriber[];
   /**
    * OpenTelemetry tracing and metrics: providers of yours, or (default) whatever the standard

@@ -4,6 +4,14 @@
 // deadline. A drive asks for an approval only when the ledger says the next thing is that step, so
 // this reading and the drive agree; an approval posted before the drive asks still counts.
 import { readFile } from "node:fs/promises";
+import {
+  heldQueryId,
+  heldRecordRef,
+  heldRunRef,
+  type QueryId,
+  type RecordRef,
+  type RunRef,
+} from "../core/ids.js";
 import type { LedgerStore, OperatorAct } from "../core/loop/ledger-store.js";
 import { project } from "../core/loop/project.js";
 import { fold } from "../core/loop/state.js";
@@ -20,14 +28,15 @@ import {
 } from "../runtime/ledger-view.js";
 
 export interface PendingApproval {
-  readonly query: string;
-  /** The run's proposal ref: what `warrant approve RUN STEP` takes. */
-  readonly run: string;
+  /** The loop's query id, as `show()` and the operator's acts take it. */
+  readonly query: QueryId;
+  /** The run's proposal ref: what `approve(RUN, STEP)` and `warrant approve RUN STEP` take. */
+  readonly run: RunRef;
   /** A step id of the run's plan, or `admission`. */
   readonly step: string;
   readonly kind: "mutation" | "admission";
-  /** The proposal record (the plan) the run carries out: the same ref as `run`. */
-  readonly proposal: string;
+  /** The proposal record (the plan) the run carries out, as `record()` takes it: the same ref as `run`. */
+  readonly proposal: RecordRef;
   /** The plan's hypothesis. */
   readonly hypothesis?: string;
   /** The file a patch step writes. */
@@ -141,11 +150,11 @@ function pendingOf(
   if (next.kind === "await-admission") {
     const plan = planOf(next.cycle);
     return {
-      query,
-      run: next.cycle.proposalRef,
+      query: heldQueryId(query),
+      run: heldRunRef(next.cycle.proposalRef),
       step: ADMISSION_STEP,
       kind: "admission",
-      proposal: next.cycle.proposalRef,
+      proposal: heldRecordRef(next.cycle.proposalRef),
       ...(plan.hypothesis === undefined ? {} : { hypothesis: plan.hypothesis }),
       summary: `admit the run of ${next.cycle.proposalRef} (${plan.steps.length} steps)`,
       waitingSince: lastFactAt ?? "",
@@ -166,11 +175,11 @@ function pendingOf(
   if (operatorDecision(acts, approvalTarget(cycle.proposalRef, step.id)) !== undefined)
     return undefined;
   return {
-    query,
-    run: cycle.proposalRef,
+    query: heldQueryId(query),
+    run: heldRunRef(cycle.proposalRef),
     step: step.id,
     kind: "mutation",
-    proposal: cycle.proposalRef,
+    proposal: heldRecordRef(cycle.proposalRef),
     ...(plan.hypothesis === undefined ? {} : { hypothesis: plan.hypothesis }),
     ...(typeof step.path === "string" ? { path: step.path } : {}),
     summary: describe(step),

@@ -11,6 +11,7 @@ import { contractValidators } from "../../src/core/contracts/ajv.js";
 import type { LoopDocument } from "../../src/core/loop/types.js";
 import { type CliResult, cliPath, repoRoot, runCli, seedExamplesDir } from "../helpers/cli.js";
 import { postgresForTests, TestSchemas } from "../helpers/postgres.js";
+import { ensureStore } from "../helpers/store.js";
 import { scripted } from "./cli-run.js";
 
 /** Every leaf command docs/spec/cli.md names, as typed after `warrant`. */
@@ -407,7 +408,9 @@ describe("loops, show, export", () => {
     expect(rows).toEqual([
       { query, state: "stopped", stop: { reason: "succeeded" }, status: "stopped" },
     ]);
-    const empty = await cli(["loops", "--json", "--store", `sqlite:${path.join(dir, "empty.db")}`]);
+    const emptyStore = `sqlite:${path.join(dir, "empty.db")}`;
+    await ensureStore(emptyStore, dir);
+    const empty = await cli(["loops", "--json", "--store", emptyStore]);
     expect(json(empty)).toEqual([]);
   });
 
