@@ -45,3 +45,14 @@ export function didYouMean(name: string, known: Iterable<string>): string {
   const [first] = closestNames(name, known);
   return first === undefined ? "" : ` (did you mean ${JSON.stringify(first)}?)`;
 }
+
+/**
+ * ` (did you mean "x"?)` when a known name is close, else the known names (` (known: a, b)`, at
+ * most `max` of them), or "" when there are none.
+ */
+export function suggestName(name: string, known: readonly string[], max = 8): string {
+  const close = didYouMean(name, known);
+  if (close !== "" || known.length === 0) return close;
+  const shown = known.slice(0, max).join(", ");
+  return ` (known: ${shown}${known.length > max ? `, … ${known.length - max} more` : ""})`;
+}
