@@ -15,7 +15,7 @@ import {
 import type { LedgerStore, OperatorAct } from "../core/loop/ledger-store.js";
 import { project } from "../core/loop/project.js";
 import { fold } from "../core/loop/state.js";
-import type { Fact, LimitKey, LoopDocument } from "../core/loop/types.js";
+import type { Fact, LimitKey, LoopDocument, Role } from "../core/loop/types.js";
 import {
   ADMISSION_STEP,
   approvalTarget,
@@ -51,7 +51,18 @@ export type Waiting =
   | ({ readonly reason: "approval" } & Pick<PendingApproval, "run" | "step" | "kind">)
   | { readonly reason: "answer"; readonly question: string }
   | { readonly reason: "budget"; readonly counter: LimitKey }
-  | { readonly reason: "deadline"; readonly deadline: string };
+  | { readonly reason: "deadline"; readonly deadline: string }
+  | {
+      /**
+       * The last passage failed and the drive blocked: its model could not answer (`model`), its
+       * tools could not be had (`tool`), or its agent definition no longer checks (`definition`).
+       * Fix that, then resume.
+       */
+      readonly reason: "model" | "tool" | "definition";
+      readonly role: Role;
+      readonly code: string;
+      readonly message: string;
+    };
 
 export interface LoopStatus {
   readonly document: LoopDocument;
@@ -219,6 +230,22 @@ function spentCounter(
   return needs.find((k) => used[k] >= doc.limits[k]);
 }
 
+const BLOCKING = ["model", "tool", "definition"] as const;
+
+/**
+ * What the loop waits on when its last passage failed in a way that blocks the drive (a `model/`,
+ * `tool/` or `definition/` code: the next passage would fail alike until someone fixes it).
+ */
+function blockedPassage(view: LedgerView): Waiting | undefined {
+  const last = view.passages.at(-1);
+  const failure = last?.end?.failure;
+  if (last === undefined || failure === undefined) return undefined;
+  const reason = BLOCKING.find((r) => failure.code.startsWith(`${r}/`));
+  return reason === undefined
+    ? undefined
+    : { reason, role: last.role, code: failure.code, message: failure.message };
+}
+
 /** A loop's document, the approval it waits for, and what it waits on (none once stopped). */
 export async function loopStatus(
   store: LedgerStore,
@@ -256,6 +283,8 @@ export async function loopStatus(
   const next = nextAction(view, policies);
   if (next.kind === "await-answer")
     return status({ reason: "answer", question: next.question.ref });
+  const blocked = blockedPassage(view);
+  if (blocked !== undefined) return status(blocked);
   const counter = spentCounter(document, next);
   return status(counter === undefined ? undefined : { reason: "budget", counter });
 }

@@ -412,6 +412,12 @@ describe("loops, show, export", () => {
     await ensureStore(emptyStore, dir);
     const empty = await cli(["loops", "--json", "--store", emptyStore]);
     expect(json(empty)).toEqual([]);
+    expect((await cli(["loops", "--store", emptyStore])).stdout).toBe(
+      `no loops in ${emptyStore}\n`,
+    );
+    const text = (await cli(["loops", "--store", store])).stdout.split("\n");
+    expect(text[0]).toMatch(/^QUERY +STATE +STATUS +WAITING +HELD BY$/);
+    expect(text[1]).toMatch(new RegExp(`^${query} +stopped \\(succeeded\\) +stopped +— +—$`));
   });
 
   it("show --json prints {loop, records: [{ref, kind}], usage} with the seed-valid loop; an unknown loop is refused (1)", async () => {

@@ -58,7 +58,7 @@ describe("pending approvals across the store", () => {
         waiting: { reason: "approval", run: proposal, step, kind: "mutation" },
       },
     ]);
-    expect((await runCli(["loops"], { cwd })).stdout).toContain("waiting: approval");
+    expect((await runCli(["loops"], { cwd })).stdout).toContain(`approval of ${step}`);
 
     expect((await runCli(["approve", proposal as string, step as string], { cwd })).code).toBe(0);
     const r = await run.done;

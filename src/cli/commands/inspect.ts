@@ -10,6 +10,7 @@ import { printBundle } from "../export-bundle.js";
 import { EXIT_INVALID, err, out, printJson, UsageError } from "../io.js";
 import { queueIfPostgres } from "../job-queue.js";
 import { budgets, connectionLine, tokensPhrase } from "../live-view.js";
+import { loopsTable } from "../loops-table.js";
 import { STORE_OPTION, STORE_OPTION_HELP } from "../store-option.js";
 
 interface InspectFlags {
@@ -85,7 +86,7 @@ export function registerInspectCommands(program: Command): void {
       "--json",
       "machine output: [{query, state, stop?: {reason}, status, heldBy?, leaseUntil?, waiting?}]; " +
         "status: queued, driving, waiting, stuck (lease expired, not stopped), failed (job out of " +
-        "attempts), stopped; waiting: {reason: approval|answer|budget|deadline, …}",
+        "attempts), stopped; waiting: {reason: approval|answer|budget|deadline|model|tool|definition, …}",
     )
     .option(
       "--waiting <what>",
@@ -100,15 +101,7 @@ export function registerInspectCommands(program: Command): void {
         let rows = await warrant.loops();
         if (o.waiting === "failed") rows = rows.filter((r) => r.status === "failed");
         if (o.json === true) printJson(rows);
-        else
-          for (const r of rows) {
-            const held =
-              r.heldBy === undefined ? "" : `  held by ${r.heldBy} until ${r.leaseUntil}`;
-            out(
-              `${r.query}  ${r.state}${r.stop === undefined ? "" : ` (${r.stop.reason})`}  ${r.status}${held}` +
-                `${r.waiting === undefined ? "" : `  waiting: ${r.waiting.reason}`}`,
-            );
-          }
+        else for (const line of loopsTable(rows, warrant.store.uri)) out(line);
       });
     });
 
