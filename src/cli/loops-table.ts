@@ -26,6 +26,12 @@ export function waitingCell(w: Waiting | undefined): string {
   }
 }
 
+/** What a loop waits for, whole: the cell, and a failed passage's message after it. */
+export function waitingLine(w: Waiting): string {
+  const cell = waitingCell(w);
+  return "message" in w ? `${cell}: ${w.message}` : cell;
+}
+
 function row(r: LoopListing): readonly string[] {
   return [
     r.query,

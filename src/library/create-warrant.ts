@@ -120,6 +120,11 @@ export interface LoopView {
   readonly usage: LoopUsage;
   /** Each run of a pack with network: its report's egress record (absent when there is none). */
   readonly egress?: readonly RunEgress[];
+  /**
+   * What the open loop waits on, as `loops()` says it (a failed passage's code and message, its
+   * model's last refused answer among them); absent once stopped or when nothing holds it.
+   */
+  readonly waiting?: Waiting;
 }
 
 /** A record as `record()` hands it out: its ref and its loop's query typed as ids. */
@@ -378,11 +383,16 @@ export async function createWarrant(options: WarrantOptions = {}): Promise<Warra
       const stored = await store.listRecords(query);
       const records = stored.map((r) => ({ ref: heldRecordRef(r.ref), kind: r.kind }));
       const egress = egressOf(stored);
+      const waiting =
+        loop.state === "stopped"
+          ? undefined
+          : (await loopStatus(store, query, c.clock.now()))?.waiting;
       return {
         loop,
         records,
         usage: loopUsage(stored),
         ...(egress.length === 0 ? {} : { egress }),
+        ...(waiting === undefined ? {} : { waiting }),
       };
     },
     async record(ref) {

@@ -10,7 +10,7 @@ import { printBundle } from "../export-bundle.js";
 import { EXIT_INVALID, err, out, printJson, UsageError } from "../io.js";
 import { queueIfPostgres } from "../job-queue.js";
 import { budgets, connectionLine, tokensPhrase } from "../live-view.js";
-import { loopsTable } from "../loops-table.js";
+import { loopsTable, waitingLine } from "../loops-table.js";
 import { STORE_OPTION, STORE_OPTION_HELP } from "../store-option.js";
 
 interface InspectFlags {
@@ -111,7 +111,7 @@ export function registerInspectCommands(program: Command): void {
     .argument("<query>", "the loop's query id")
     .option(
       "--json",
-      "machine output: {loop, records: [{ref, kind}], usage: {modelCalls, inputTokens, outputTokens, cachedInputTokens, reasoningTokens, byRole}, egress?: [{proposal/ref, network: {allow, connections, omitted}}]}",
+      "machine output: {loop, records: [{ref, kind}], usage: {modelCalls, inputTokens, outputTokens, cachedInputTokens, reasoningTokens, byRole}, egress?: [{proposal/ref, network: {allow, connections, omitted}}], waiting?: {reason, …} (as loops --json)}",
     )
     .option(
       "--records",
@@ -132,6 +132,7 @@ export function registerInspectCommands(program: Command): void {
         out(`${query}  ${doc.state}${doc.stop === undefined ? "" : ` (${doc.stop.reason})`}`);
         out(`binding: ${doc["binding/ref"]}   deadline: ${doc.deadline}`);
         out(`budgets: ${budgets(doc, false)}`);
+        if (view.waiting !== undefined) out(`waiting: ${waitingLine(view.waiting)}`);
         out(`usage: ${tokensPhrase(view.usage)}`);
         for (const [role, u] of Object.entries(view.usage.byRole))
           if (u !== undefined) out(`  ${role}: ${tokensPhrase(u)}`);
