@@ -3,8 +3,8 @@ import { readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { fail, ok, type Problem, type Result } from "../../core/result.js";
 import type { TaskPack, TaskPackAgents } from "../../core/taskpack/task-pack.js";
-import { jsonSyntaxError } from "../../core/text/json-position.js";
 import { validateTaskPack } from "../../core/taskpack/validate-task-pack.js";
+import { jsonSyntaxError } from "../../core/text/json-position.js";
 
 export interface LoadedTaskPack {
   readonly pack: TaskPack;
