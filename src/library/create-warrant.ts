@@ -92,7 +92,7 @@ export interface LoopListing {
   readonly query: QueryId;
   readonly state: LoopStateName;
   readonly stop?: { readonly reason: Stop["reason"] };
-  /** What an open loop waits for: an approval, an answer, a budget, its deadline. */
+  /** What an open loop waits for: an approval, an answer, a budget, its deadline, a blocked passage. */
   readonly waiting?: Waiting;
   readonly status: LoopStatus;
   /** The lease's holder (`<worker id>/job-<job id>` for a worker), while a lease row stands. */

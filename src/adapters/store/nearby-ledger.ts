@@ -16,7 +16,10 @@ function isFile(file: string): boolean {
   }
 }
 
-/** A file beside `file` whose name is one or two edits away, or that differs only in extension. */
+/**
+ * A ledger-like file beside `file` (its extension `.db`, `.sqlite`, `.sqlite3` or the one given)
+ * that differs only in extension, or whose name is a few edits away.
+ */
 function similarSibling(file: string): string | undefined {
   const dir = path.dirname(file);
   let names: string[];
@@ -30,7 +33,12 @@ function similarSibling(file: string): string | undefined {
   const sameStem = names.find(
     (n) => n !== base && path.parse(n).name === stem && LEDGER_EXTENSIONS.has(path.extname(n)),
   );
-  const candidate = sameStem ?? closestNames(base, names)[0];
+  const given = path.extname(base);
+  const ledgers = names.filter((n) => {
+    const ext = path.extname(n);
+    return LEDGER_EXTENSIONS.has(ext) || (ext !== "" && ext === given);
+  });
+  const candidate = sameStem ?? closestNames(base, ledgers)[0];
   if (candidate === undefined) return undefined;
   const found = path.join(dir, candidate);
   return isFile(found) ? found : undefined;
