@@ -3,6 +3,7 @@
 // CIDs, turns, loops). Everything is exported by name; test/index.test.ts pins the list.
 
 export { loadPack } from "./adapters/fs/pack-loader.js";
+export type { StoreCreation } from "./adapters/store/open-store.js";
 export { blobCid, decodeCid } from "./core/cid/cid.js";
 export { collectionCid } from "./core/cid/collection.js";
 export { definitionId } from "./core/definition/id.js";
@@ -93,6 +94,7 @@ export {
   type LoopView,
   type ResumeOptions,
   type RunOptions,
+  type StoredRecord,
   type Warrant,
   type WorkerListing,
   type WorkOptions,

@@ -17,6 +17,7 @@ import {
   type QueryId,
   type RecordRef,
   type RunHandle,
+  type RunRef,
   type Usage,
   type Warrant,
   type WarrantErrorCode,
@@ -38,13 +39,28 @@ describe("the public API's types", () => {
     expectTypeOf<RunHandle["result"]>().toEqualTypeOf<Promise<LoopOutcome>>();
     expectTypeOf<RunHandle["query"]>().toEqualTypeOf<Promise<QueryId>>();
     expectTypeOf<Warrant["resume"]>().parameter(0).toEqualTypeOf<QueryId>();
-    expectTypeOf<Warrant["record"]>().parameter(0).toEqualTypeOf<RecordRef>();
+    expectTypeOf<Warrant["record"]>().parameter(0).toEqualTypeOf<RecordRef | RunRef>();
     expectTypeOf<Warrant["open"]>().returns.toEqualTypeOf<Promise<QueryId>>();
+    // What the library hands out goes back in as it is.
+    type Listing = Awaited<ReturnType<Warrant["loops"]>>[number];
+    type Pending = Awaited<ReturnType<Warrant["pending"]>>[number];
+    type View = NonNullable<Awaited<ReturnType<Warrant["show"]>>>;
+    type Stored = NonNullable<Awaited<ReturnType<Warrant["record"]>>>;
+    expectTypeOf<Listing["query"]>().toExtend<Parameters<Warrant["show"]>[0]>();
+    expectTypeOf<Pending["query"]>().toExtend<Parameters<Warrant["cancel"]>[0]>();
+    expectTypeOf<Pending["proposal"]>().toExtend<Parameters<Warrant["record"]>[0]>();
+    expectTypeOf<Pending["run"]>().toExtend<Parameters<Warrant["approve"]>[0]>();
+    expectTypeOf<View["records"][number]["ref"]>().toExtend<Parameters<Warrant["record"]>[0]>();
+    expectTypeOf<Stored["query"]>().toExtend<Parameters<Warrant["resume"]>[0]>();
+    expectTypeOf<WarrantEvent["query"]>().toExtend<Parameters<Warrant["answer"]>[0]>();
+    // A plain string does not: text from outside goes through toQueryId / toRecordRef.
+    expectTypeOf<string>().not.toExtend<Parameters<Warrant["show"]>[0]>();
+    expectTypeOf<string>().not.toExtend<Parameters<Warrant["record"]>[0]>();
   });
 
   it("events are a union discriminated by kind, each with its time and loop", () => {
     expectTypeOf<WarrantEvent["at"]>().toEqualTypeOf<string>();
-    expectTypeOf<WarrantEvent["query"]>().toEqualTypeOf<string>();
+    expectTypeOf<WarrantEvent["query"]>().toEqualTypeOf<QueryId>();
     type ModelEnd = Extract<WarrantEvent, { kind: "model-call-end" }>;
     expectTypeOf<ModelEnd["usage"]>().toEqualTypeOf<Usage | undefined>();
     type ToolEnd = Extract<WarrantEvent, { kind: "tool-call-end" }>;

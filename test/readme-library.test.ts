@@ -27,6 +27,35 @@ function libraryBlock(readme: string): string {
   return block;
 }
 
+/**
+ * Every id the library hands out (a listing, a pending approval, a record, an event) goes back into
+ * its methods as it is; a plain string still does not (the ids stay typed).
+ */
+const IDS_PROGRAM = `import { createWarrant, type WarrantEvent } from "warrant";
+
+const warrant = await createWarrant({ store: "memory:", onEvent: (e: WarrantEvent) => {
+  void warrant.show(e.query);
+} });
+for (const loop of await warrant.loops()) {
+  await warrant.show(loop.query);
+  await warrant.cancel(loop.query);
+  if (loop.waiting?.reason === "approval") await warrant.record(loop.waiting.run);
+}
+for (const p of await warrant.pending()) {
+  await warrant.record(p.proposal);
+  await warrant.answer(p.query, "yes");
+  await warrant.approve(p.run, p.step);
+}
+const view = await warrant.show((await warrant.loops())[0]?.query ?? (await warrant.open("pack.json")));
+for (const r of view?.records ?? []) {
+  const record = await warrant.record(r.ref);
+  if (record !== undefined) await warrant.show(record.query);
+}
+// @ts-expect-error a plain string is not a QueryId: text from outside goes through toQueryId
+await warrant.show("query:typed-by-hand");
+await warrant.close();
+`;
+
 const project = mkdtempSync(path.join(tmpdir(), "warrant-readme-"));
 afterAll(() => rmSync(project, { recursive: true, force: true }));
 
@@ -71,13 +100,14 @@ describe("the README's Library program against the packed package", () => {
           outDir: "out",
           skipLibCheck: false,
         },
-        files: ["main.ts"],
+        files: ["main.ts", "ids.ts"],
       }),
     );
     writeFileSync(
       path.join(project, "main.ts"),
       libraryBlock(readFileSync(path.join(repoRoot, "README.md"), "utf8")),
     );
+    writeFileSync(path.join(project, "ids.ts"), IDS_PROGRAM);
   }, 120_000);
 
   it("type-checks with tsc --strict (NodeNext), runs, prints each event's kind and `succeeded`", {
@@ -106,7 +136,9 @@ describe("the README's Library program against the packed package", () => {
       "stop",
     ])
       expect(lines).toContain(kind);
-    expect(lines.at(-2)).toBe("drive-end");
+    // The loop listed, shown and its first record read, with the ids as the library gave them.
+    expect(lines.at(-2)).toBe("binding");
+    expect(lines.at(-3)).toBe("drive-end");
   });
 
   it("the package resolves `warrant` only through its exports: deep imports are refused", () => {

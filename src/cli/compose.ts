@@ -17,13 +17,21 @@ import { exitWhenOnlyTelemetryRemains } from "./telemetry-signals.js";
 
 const systemClock = { now: () => new Date() };
 
-/** Opens the runtime over the store of `--store` (else $WARRANT_STORE, else the default). */
+/**
+ * Opens the runtime over the store of `--store` (else $WARRANT_STORE, else the default). A SQLite
+ * store that does not exist is refused (`store/not-found`) unless `options.createStore` allows it:
+ * only the commands that drive loops create one.
+ */
 export async function withWarrant<T>(
   storeFlag: string | undefined,
   options: Omit<WarrantOptions, "store">,
   f: (warrant: Warrant) => Promise<T>,
 ): Promise<T> {
-  const warrant = await createWarrant({ ...options, store: resolveStoreUri(storeFlag) });
+  const warrant = await createWarrant({
+    createStore: false,
+    ...options,
+    store: resolveStoreUri(storeFlag),
+  });
   try {
     return await f(warrant);
   } finally {
@@ -104,7 +112,7 @@ export function driveOptions(flags: DriveFlags, view: LiveView): Omit<WarrantOpt
     models: uriModels(process.env),
     sandbox: flags.sandbox ?? hostSandbox,
     approver,
-    telemetry: (e) => view.emit(e),
+    onEvent: (e) => view.emit(e),
   };
 }
 

@@ -3,7 +3,7 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { HOST_KEY_FILE, hostKeyDir } from "../adapters/fs/host-key.js";
-import { openStore, resolveStoreUri } from "../adapters/store/open-store.js";
+import { resolveStoreUri } from "../adapters/store/open-store.js";
 import type { AuditReport } from "../core/loop/audit.js";
 import { auditBundle, isBundle } from "../core/loop/bundle.js";
 import { checkLoopDocument } from "../core/loop/check.js";
@@ -15,6 +15,7 @@ import { base64url } from "../core/records/canonical.js";
 import { publicKeyOf } from "../core/records/signature.js";
 import type { Problem, Result } from "../core/result.js";
 import { auditStoredLoop } from "../library/audit.js";
+import { openLedgerToRead } from "../library/open-ledger.js";
 import {
   EXIT_INVALID,
   EXIT_OK,
@@ -199,7 +200,7 @@ export async function checkAction(target: string, opts: CheckOpts): Promise<void
     );
     return;
   }
-  const store = await openStore(opts.store);
+  const store = await openLedgerToRead(opts.store);
   try {
     const at = now ?? new Date();
     const r = await auditStoredLoop(store, target, {

@@ -65,6 +65,7 @@ export async function checkOnly(
     ? await preflight({
         ...definitionSubject(loaded.value, models, flags),
         probe: flags.probe,
+        scripts: true,
       })
     : {
         ok: false,

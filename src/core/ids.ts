@@ -66,3 +66,12 @@ export const toQueryId = (text: unknown): QueryId => expectId("QueryId", text);
 export const toRunRef = (text: unknown): RunRef => expectId("RunRef", text);
 export const toPassageRef = (text: unknown): PassageRef => expectId("PassageRef", text);
 export const toRecordRef = (text: unknown): RecordRef => expectId("RecordRef", text);
+
+/**
+ * Ids the ledger already holds, handed out as the branded ids they are: the store only ever holds
+ * ids made by the runtime or checked by the parsers above, so they are not parsed again. Never
+ * for text from outside (argv, a request): that goes through `to…` or `parse…`.
+ */
+export const heldQueryId = (text: string): QueryId => text as QueryId;
+export const heldRunRef = (text: string): RunRef => text as RunRef;
+export const heldRecordRef = (text: string): RecordRef => text as RecordRef;

@@ -9,6 +9,7 @@ import { openStore } from "../adapters/store/open-store.js";
 import { DEFAULT_STORE_URI } from "../adapters/store/store-uri.js";
 import { createProfileTools } from "../adapters/tools/profile-tools.js";
 import { createWorkspaceTools, WORKSPACE_TOOL_SPECS } from "../adapters/tools/workspace-tools.js";
+import { heldQueryId } from "../core/ids.js";
 import type { LedgerStore } from "../core/loop/ledger-store.js";
 import { ROLES, type Role } from "../core/loop/types.js";
 import type { Clock } from "../core/ports.js";
@@ -97,10 +98,15 @@ function isSandbox(s: Sandbox | SandboxPort): s is Sandbox {
   return "createEnvironment" in s;
 }
 
-/** The subscribers, each shielded: one that throws never reaches the drive or the others. */
-function fanOut(telemetry: WarrantOptions["telemetry"]): WarrantSubscriber {
-  const subscribers =
-    telemetry === undefined ? [] : typeof telemetry === "function" ? [telemetry] : telemetry;
+const subscribersOf = (given: WarrantOptions["onEvent"]): readonly WarrantSubscriber[] =>
+  given === undefined ? [] : typeof given === "function" ? [given] : given;
+
+/**
+ * The subscribers (`onEvent`'s, then those of its deprecated alias `telemetry`), each shielded: one
+ * that throws never reaches the drive or the others.
+ */
+function fanOut(o: Pick<WarrantOptions, "onEvent" | "telemetry">): WarrantSubscriber {
+  const subscribers = [...subscribersOf(o.onEvent), ...subscribersOf(o.telemetry)];
   return (event) => {
     for (const s of subscribers) {
       try {
@@ -133,11 +139,16 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
   }
   const given = o.store ?? DEFAULT_STORE_URI;
   const owned = typeof given === "string";
-  const store = owned ? await openStore(given, o.cwd === undefined ? {} : { cwd: o.cwd }) : given;
+  const store = owned
+    ? await openStore(given, {
+        ...(o.cwd === undefined ? {} : { cwd: o.cwd }),
+        ...(o.createStore === undefined ? {} : { create: o.createStore }),
+      })
+    : given;
   const clock = o.clock ?? systemClock;
   const operator = o.operator ?? operatorBinding();
   const resolve = resolverOf(o.models);
-  const publish = fanOut(o.telemetry);
+  const publish = fanOut(o);
   const telemetry = createTelemetry(o.openTelemetry);
   // Untraced, the emitter does not even call into telemetry.
   const traced = telemetry.enabled ? telemetry : undefined;
@@ -330,7 +341,11 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
     },
     emitter(log) {
       return (body: WarrantEventBody) => {
-        const event: WarrantEvent = { ...body, at: clock.now().toISOString() };
+        const event: WarrantEvent = {
+          ...body,
+          query: heldQueryId(body.query),
+          at: clock.now().toISOString(),
+        };
         log?.push(event);
         publish(event);
         traced?.observe(event);

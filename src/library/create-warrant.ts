@@ -4,7 +4,14 @@
 // Each drive gets its own context (its passages' tools are closed when it ends) and its own events.
 
 import { hostname } from "node:os";
-import { type QueryId, type RecordRef, toQueryId } from "../core/ids.js";
+import {
+  heldQueryId,
+  heldRecordRef,
+  type QueryId,
+  type RecordRef,
+  type RunRef,
+  toQueryId,
+} from "../core/ids.js";
 import type { LedgerRecord, LedgerStore } from "../core/loop/ledger-store.js";
 import type { LoopDocument, LoopStateName, Role, Stop } from "../core/loop/types.js";
 import { WarrantError } from "../core/result.js";
@@ -81,10 +88,11 @@ export interface WorkOptions {
 export type LoopStatus = "stopped" | "driving" | "stuck" | "queued" | "failed" | "waiting";
 
 export interface LoopListing {
-  readonly query: string;
+  /** The loop's query id, as `show()`, `resume()` and the operator's acts take it. */
+  readonly query: QueryId;
   readonly state: LoopStateName;
   readonly stop?: { readonly reason: Stop["reason"] };
-  /** What an open loop waits for: an approval, an answer, a budget, its deadline. */
+  /** What an open loop waits for: an approval, an answer, a budget, its deadline, a blocked passage. */
   readonly waiting?: Waiting;
   readonly status: LoopStatus;
   /** The lease's holder (`<worker id>/job-<job id>` for a worker), while a lease row stands. */
@@ -106,11 +114,23 @@ export interface WorkerListing {
 export interface LoopView {
   /** The seed-valid loop document. */
   readonly loop: LoopDocument;
-  readonly records: readonly { readonly ref: string; readonly kind: string }[];
+  /** Each record's ref, as `record()` takes it, and kind. */
+  readonly records: readonly { readonly ref: RecordRef; readonly kind: string }[];
   /** Model calls and tokens, summed from the passage transcripts, per role and in all. */
   readonly usage: LoopUsage;
   /** Each run of a pack with network: its report's egress record (absent when there is none). */
   readonly egress?: readonly RunEgress[];
+  /**
+   * What the open loop waits on, as `loops()` says it (a failed passage's code and message, its
+   * model's last refused answer among them); absent once stopped or when nothing holds it.
+   */
+  readonly waiting?: Waiting;
+}
+
+/** A record as `record()` hands it out: its ref and its loop's query typed as ids. */
+export interface StoredRecord extends LedgerRecord {
+  readonly ref: RecordRef;
+  readonly query: QueryId;
 }
 
 export interface RunEgress {
@@ -161,7 +181,11 @@ export interface Warrant {
   loops(): Promise<LoopListing[]>;
   /** A loop's document and its records, or undefined when the store holds no such loop. */
   show(query: QueryId): Promise<LoopView | undefined>;
-  record(ref: RecordRef): Promise<LedgerRecord | undefined>;
+  /**
+   * A record of the ledger (a run's ref is its proposal's record ref), with its ref and its loop's
+   * query as the ids they are.
+   */
+  record(ref: RecordRef | RunRef): Promise<StoredRecord | undefined>;
   /** Every approval waited for across the loops of the store. */
   pending(): Promise<PendingApproval[]>;
   /** RUN: a proposal ref, or a unique prefix of at least 8 characters of its digest. */
@@ -341,7 +365,7 @@ export async function createWarrant(options: WarrantOptions = {}): Promise<Warra
         const job = jobs.get(l.query);
         const status = statusOf(doc.state === "stopped", lease?.until, job);
         rows.push({
-          query: l.query,
+          query: heldQueryId(l.query),
           state: doc.state,
           ...(doc.stop === undefined ? {} : { stop: { reason: doc.stop.reason } }),
           status,
@@ -357,16 +381,26 @@ export async function createWarrant(options: WarrantOptions = {}): Promise<Warra
       const loop = await new LoopLedger(store).document(query, c.clock.now());
       if (loop === undefined) return undefined;
       const stored = await store.listRecords(query);
-      const records = stored.map((r) => ({ ref: r.ref, kind: r.kind }));
+      const records = stored.map((r) => ({ ref: heldRecordRef(r.ref), kind: r.kind }));
       const egress = egressOf(stored);
+      const waiting =
+        loop.state === "stopped"
+          ? undefined
+          : (await loopStatus(store, query, c.clock.now()))?.waiting;
       return {
         loop,
         records,
         usage: loopUsage(stored),
         ...(egress.length === 0 ? {} : { egress }),
+        ...(waiting === undefined ? {} : { waiting }),
       };
     },
-    record: (ref) => store.readRecord(ref),
+    async record(ref) {
+      const r = await store.readRecord(ref);
+      return r === undefined
+        ? undefined
+        : { ...r, ref: heldRecordRef(r.ref), query: heldQueryId(r.query) };
+    },
     pending: () => listPending(store, c.clock.now()),
     approve: (run, step) => decideStep(acts, run, step, "approve"),
     deny: (run, step, o) => decideStep(acts, run, step, "deny", o?.reason),

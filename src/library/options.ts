@@ -2,6 +2,7 @@
 // the command line (SQLite at .warrant/ledger.db, the detected sandbox, the host key beside the
 // store, the system clock).
 import type { MeterProvider, TracerProvider } from "@opentelemetry/api";
+import type { StoreCreation } from "../adapters/store/open-store.js";
 import type { LedgerStore } from "../core/loop/ledger-store.js";
 import type { Role } from "../core/loop/types.js";
 import type { Clock } from "../core/ports.js";
@@ -63,6 +64,14 @@ export interface WarrantOptions {
    */
   readonly store?: LedgerStore | string;
   /**
+   * What opening a `sqlite:` store that does not exist may create: `true` (default) the file and
+   * any missing folder; `"inside-cwd"` the file, and missing folders only inside `cwd` (elsewhere
+   * the folder must exist: `store/folder-missing`); `false` nothing: createWarrant rejects with
+   * `store/not-found`, naming the ledger the path probably meant when there is one near. Readers
+   * pass `false` so that a mistyped path is said, not silently made into an empty store.
+   */
+  readonly createStore?: StoreCreation;
+  /**
    * Each role's model instead of its agent definition's: a map by role, or a function of the role
    * and the passage (returning undefined for a role that runs on its definition's models). Recorded
    * as the passage's `model/override`.
@@ -104,6 +113,12 @@ export interface WarrantOptions {
    */
   readonly signer?: RecordSigner | "none" | (() => Promise<RecordSigner>);
   /** Observers of every drive's events (the live view, say). */
+  readonly onEvent?: WarrantSubscriber | readonly WarrantSubscriber[];
+  /**
+   * The former name of `onEvent`, kept for one release: its subscribers are told every event
+   * after `onEvent`'s.
+   * @deprecated Use `onEvent` (`openTelemetry` is the option for OpenTelemetry).
+   */
   readonly telemetry?: WarrantSubscriber | readonly WarrantSubscriber[];
   /**
    * OpenTelemetry tracing and metrics: providers of yours, or (default) whatever the standard

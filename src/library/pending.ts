@@ -4,10 +4,18 @@
 // deadline. A drive asks for an approval only when the ledger says the next thing is that step, so
 // this reading and the drive agree; an approval posted before the drive asks still counts.
 import { readFile } from "node:fs/promises";
+import {
+  heldQueryId,
+  heldRecordRef,
+  heldRunRef,
+  type QueryId,
+  type RecordRef,
+  type RunRef,
+} from "../core/ids.js";
 import type { LedgerStore, OperatorAct } from "../core/loop/ledger-store.js";
 import { project } from "../core/loop/project.js";
 import { fold } from "../core/loop/state.js";
-import type { Fact, LimitKey, LoopDocument } from "../core/loop/types.js";
+import type { Fact, LimitKey, LoopDocument, Role } from "../core/loop/types.js";
 import {
   ADMISSION_STEP,
   approvalTarget,
@@ -20,14 +28,15 @@ import {
 } from "../runtime/ledger-view.js";
 
 export interface PendingApproval {
-  readonly query: string;
-  /** The run's proposal ref: what `warrant approve RUN STEP` takes. */
-  readonly run: string;
+  /** The loop's query id, as `show()` and the operator's acts take it. */
+  readonly query: QueryId;
+  /** The run's proposal ref: what `approve(RUN, STEP)` and `warrant approve RUN STEP` take. */
+  readonly run: RunRef;
   /** A step id of the run's plan, or `admission`. */
   readonly step: string;
   readonly kind: "mutation" | "admission";
-  /** The proposal record (the plan) the run carries out: the same ref as `run`. */
-  readonly proposal: string;
+  /** The proposal record (the plan) the run carries out, as `record()` takes it: the same ref as `run`. */
+  readonly proposal: RecordRef;
   /** The plan's hypothesis. */
   readonly hypothesis?: string;
   /** The file a patch step writes. */
@@ -42,7 +51,18 @@ export type Waiting =
   | ({ readonly reason: "approval" } & Pick<PendingApproval, "run" | "step" | "kind">)
   | { readonly reason: "answer"; readonly question: string }
   | { readonly reason: "budget"; readonly counter: LimitKey }
-  | { readonly reason: "deadline"; readonly deadline: string };
+  | { readonly reason: "deadline"; readonly deadline: string }
+  | {
+      /**
+       * The last passage failed and the drive blocked: its model could not answer (`model`), its
+       * tools could not be had (`tool`), or its agent definition no longer checks (`definition`).
+       * Fix that, then resume.
+       */
+      readonly reason: "model" | "tool" | "definition";
+      readonly role: Role;
+      readonly code: string;
+      readonly message: string;
+    };
 
 export interface LoopStatus {
   readonly document: LoopDocument;
@@ -141,11 +161,11 @@ function pendingOf(
   if (next.kind === "await-admission") {
     const plan = planOf(next.cycle);
     return {
-      query,
-      run: next.cycle.proposalRef,
+      query: heldQueryId(query),
+      run: heldRunRef(next.cycle.proposalRef),
       step: ADMISSION_STEP,
       kind: "admission",
-      proposal: next.cycle.proposalRef,
+      proposal: heldRecordRef(next.cycle.proposalRef),
       ...(plan.hypothesis === undefined ? {} : { hypothesis: plan.hypothesis }),
       summary: `admit the run of ${next.cycle.proposalRef} (${plan.steps.length} steps)`,
       waitingSince: lastFactAt ?? "",
@@ -166,11 +186,11 @@ function pendingOf(
   if (operatorDecision(acts, approvalTarget(cycle.proposalRef, step.id)) !== undefined)
     return undefined;
   return {
-    query,
-    run: cycle.proposalRef,
+    query: heldQueryId(query),
+    run: heldRunRef(cycle.proposalRef),
     step: step.id,
     kind: "mutation",
-    proposal: cycle.proposalRef,
+    proposal: heldRecordRef(cycle.proposalRef),
     ...(plan.hypothesis === undefined ? {} : { hypothesis: plan.hypothesis }),
     ...(typeof step.path === "string" ? { path: step.path } : {}),
     summary: describe(step),
@@ -210,6 +230,22 @@ function spentCounter(
   return needs.find((k) => used[k] >= doc.limits[k]);
 }
 
+const BLOCKING = ["model", "tool", "definition"] as const;
+
+/**
+ * What the loop waits on when its last passage failed in a way that blocks the drive (a `model/`,
+ * `tool/` or `definition/` code: the next passage would fail alike until someone fixes it).
+ */
+function blockedPassage(view: LedgerView): Waiting | undefined {
+  const last = view.passages.at(-1);
+  const failure = last?.end?.failure;
+  if (last === undefined || failure === undefined) return undefined;
+  const reason = BLOCKING.find((r) => failure.code.startsWith(`${r}/`));
+  return reason === undefined
+    ? undefined
+    : { reason, role: last.role, code: failure.code, message: failure.message };
+}
+
 /** A loop's document, the approval it waits for, and what it waits on (none once stopped). */
 export async function loopStatus(
   store: LedgerStore,
@@ -247,6 +283,8 @@ export async function loopStatus(
   const next = nextAction(view, policies);
   if (next.kind === "await-answer")
     return status({ reason: "answer", question: next.question.ref });
+  const blocked = blockedPassage(view);
+  if (blocked !== undefined) return status(blocked);
   const counter = spentCounter(document, next);
   return status(counter === undefined ? undefined : { reason: "budget", counter });
 }

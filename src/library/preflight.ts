@@ -7,6 +7,7 @@ import type { LoadedPack } from "../runtime/task-pack.js";
 import { MODEL_PROBE } from "./model-probe.js";
 import { DEFINITION_CHECK } from "./preflight-definitions.js";
 import { MODEL_CHECK } from "./preflight-models.js";
+import { SCRIPT_CHECK } from "./preflight-scripts.js";
 import { MCP_SERVER_CHECK } from "./preflight-tools.js";
 
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -27,6 +28,8 @@ export interface PreflightSubject {
   readonly env: Env;
   /** Also reach each live model's endpoint (a request to it; see MODEL_PROBE). */
   readonly probe?: boolean;
+  /** Also read every line of each role's scripted model as the turn it will be (SCRIPT_CHECK). */
+  readonly scripts?: boolean;
   /** How long a probe waits for an endpoint (default 10 s). */
   readonly probeTimeoutMs?: number;
 }
@@ -74,7 +77,8 @@ export const PREFLIGHT_CHECKS: readonly PreflightCheck[] = [
 ];
 
 /**
- * Runs `checks` (default PREFLIGHT_CHECKS, and the probe when the subject asks for it), each to
+ * Runs `checks` (default PREFLIGHT_CHECKS, and the scripts check and the probe when the subject
+ * asks for them), each to
  * its end: every problem is reported, not the first. A check that throws is reported as
  * `runtime/preflight-check` rather than ending the preflight.
  */
@@ -82,7 +86,11 @@ export async function preflight(
   subject: PreflightSubject,
   checks: readonly PreflightCheck[] = PREFLIGHT_CHECKS,
 ): Promise<PreflightReport> {
-  const all = subject.probe === true ? [...checks, MODEL_PROBE] : checks;
+  const all = [
+    ...checks,
+    ...(subject.scripts === true ? [SCRIPT_CHECK] : []),
+    ...(subject.probe === true ? [MODEL_PROBE] : []),
+  ];
   const rows: PreflightReport["checks"][number][] = [];
   const problems: PreflightProblem[] = [];
   for (const check of all) {

@@ -403,8 +403,12 @@ function transcript(lines: Lines, b: Wire.Transcript): void {
     ["evidence", b.evidenceRefs === undefined ? undefined : list(b.evidenceRefs)],
   ]);
   line(lines, `${INDENT}turns:`);
-  // The tool calls of a model call follow it; each model call starts a turn.
-  const lastCall = b.entries.findLastIndex((x) => obj(x)?.kind === "model-call");
+  // The tool calls of a model call follow it; each model call starts a turn. A repair was sent
+  // after an invalid answer when another call followed it, answered or failed.
+  const lastCall = b.entries.findLastIndex((x) => {
+    const kind = obj(x)?.kind;
+    return kind === "model-call" || kind === "model-error";
+  });
   b.entries.forEach((entry, i) => {
     const e = obj(entry);
     if (e === undefined) return;

@@ -1,6 +1,7 @@
 // The event stream of a drive: one typed event for each thing that happens, in order. It is the one
 // source for every observer (the live view, a console's server-sent events, tracing spans); none of
 // them reaches back into the drive. Every event carries the loop's query and the runtime clock's time.
+import type { QueryId } from "../core/ids.js";
 import type { LimitKey, LoopDocument, Outcome, Role, Step, Stop } from "../core/loop/types.js";
 import type { EgressConnection } from "../core/sandbox/sandbox-port.js";
 import type { ModelRequest, ResponseMeta, StopKind, Usage } from "../core/turn/model-provider.js";
@@ -51,7 +52,8 @@ export type PassageUsage = TranscriptUsage;
 interface Base {
   /** RFC 3339, from the runtime's clock. */
   readonly at: string;
-  readonly query: string;
+  /** The loop's query id, as `show()`, `resume()` and the operator's acts take it. */
+  readonly query: QueryId;
 }
 
 interface InPassage extends Base {
@@ -253,9 +255,14 @@ export type WarrantEvent =
 
 export type WarrantEventKind = WarrantEvent["kind"];
 
-type WithoutAt<T> = T extends unknown ? Omit<T, "at"> : never;
+type WithoutAt<T> = T extends unknown
+  ? Omit<T, "at" | "query"> & { readonly query: string }
+  : never;
 
-/** An event as the runtime emits it: the composition stamps `at` from the clock. */
+/**
+ * An event as the runtime emits it (its query a plain string, as the runtime holds it): the
+ * composition stamps `at` from the clock and hands the query on as the QueryId it is.
+ */
 export type WarrantEventBody = WithoutAt<WarrantEvent>;
 
 export type Emit = (event: WarrantEventBody) => void;

@@ -262,6 +262,8 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
   let modelCalls = 0;
   let toolCalls = 0;
   let repairsUsed = 0;
+  /** The problems of the model's last answer, while it was refused and not yet answered anew. */
+  let lastRefused: readonly Problem[] = [];
 
   const transcript = (outcome: PassageTranscript["outcome"]): TranscriptHead => ({
     schema: "warrant.passage-transcript.v1",
@@ -326,7 +328,15 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
       onEvent?.({ kind: "model-call-end", index, latencyMs, error: code });
       log.append({ kind: "model-error", index, requestDigest, code, message });
       if (aborted(signal)) return failed("passage/cancelled", "the passage was cancelled");
-      return failed(code, message);
+      // A model left without a valid answer: the refused one is what to fix, so it is said too.
+      const cause = lastRefused[0];
+      return cause === undefined
+        ? failed(code, message)
+        : failed(
+            code,
+            `${message}; its last answer was refused: ${cause.code} ${cause.path || "(root)"}: ${cause.message}`,
+            lastRefused,
+          );
     }
     usage = addUsage(usage, response.usage);
     latencyMs += response.latencyMs;
@@ -388,6 +398,7 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
         );
       }
       repairsUsed++;
+      lastRefused = checked.errors;
       onEvent?.({ kind: "repair", index, codes: checked.errors.map((e) => e.code) });
       conversation.push({
         kind: "repair",
@@ -410,6 +421,7 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
       response: response.meta,
       latencyMs: response.latencyMs,
     });
+    lastRefused = refused;
     if (message !== undefined && refused.length > 0 && repairsUsed < repairs) {
       repairsUsed++;
       onEvent?.({ kind: "repair", index, codes: refused.map((e) => e.code) });

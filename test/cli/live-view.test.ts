@@ -3,18 +3,20 @@
 // off a prompt.
 import { describe, expect, it, vi } from "vitest";
 import { createLiveView, fitStatus, lineOf } from "../../src/cli/live-view.js";
+import { toQueryId } from "../../src/core/ids.js";
 import type { WarrantEvent } from "../../src/runtime/events.js";
 import { accept, harness, plan, turn } from "../runtime/harness.js";
 
 const Plan = (name: string) => turn("Plan", plan(name));
 const at = "2026-12-01T10:00:00.000Z";
 const run = "corpus-experiment:sha256:x";
+const QUERY = toQueryId("query:test-1");
 
 function approvalRequested(step: string, description = `patch src/x.js\n-a\n+b`): WarrantEvent {
   return {
     kind: "approval-requested",
     at,
-    query: "query:test-1",
+    query: QUERY,
     proposalRef: run,
     step,
     approval: "mutation",
@@ -26,7 +28,7 @@ function approvalAnswered(step: string): WarrantEvent {
   return {
     kind: "approval-answered",
     at,
-    query: "query:test-1",
+    query: QUERY,
     proposalRef: run,
     step,
     approval: "mutation",
@@ -128,7 +130,7 @@ describe("the live view's lines", () => {
     const end = {
       kind: "run-end",
       at,
-      query: "query:test-1",
+      query: QUERY,
       proposalRef: run,
       environmentRef: "environment:x",
       outcome: "refused",
@@ -151,18 +153,18 @@ describe("the live view's lines", () => {
       {
         kind: "model-call-start",
         at,
-        query: "q",
+        query: QUERY,
         role: "implementer",
         passageRef: "p",
         index: 0,
         provider: "scripted",
         target: { provider: "scripted", model: "s" },
       },
-      { kind: "run-phase", at, query: "q", proposalRef: run, phase: "steps", durationMs: 1 },
+      { kind: "run-phase", at, query: QUERY, proposalRef: run, phase: "steps", durationMs: 1 },
       {
         kind: "drive-start",
         at,
-        query: "q",
+        query: QUERY,
         pack: "p",
         binding: "b",
         holder: "h",
@@ -183,7 +185,7 @@ describe("the live view's lines", () => {
       toolCalls: 1,
       repairs: 0,
     };
-    const base = { at, query: "q", role: "implementer", passageRef: "p", agentId: "a" } as const;
+    const base = { at, query: QUERY, role: "implementer", passageRef: "p", agentId: "a" } as const;
     expect(
       lineOf({ ...base, kind: "passage-end", outcome: { ok: true, type: "Plan" }, usage }),
     ).toBe(
@@ -209,7 +211,7 @@ describe("the live view's lines", () => {
     const check = (passed: boolean, detail: string): WarrantEvent => ({
       kind: "check",
       at,
-      query: "query:test-1",
+      query: QUERY,
       proposalRef: run,
       name: "tests-unchanged",
       passed,
@@ -268,7 +270,7 @@ describe("egress connections in the live view", () => {
     const step: WarrantEvent = {
       kind: "step-end",
       at,
-      query: "query:test-1",
+      query: QUERY,
       proposalRef: run,
       stepId: "fetch",
       class: "observation",
@@ -337,7 +339,7 @@ describe("the live view is terminal-safe", () => {
     const check = lineOf({
       kind: "check",
       at,
-      query: "query:test-1",
+      query: QUERY,
       proposalRef: run,
       name: "tests-pass",
       passed: false,
@@ -348,7 +350,7 @@ describe("the live view is terminal-safe", () => {
     const step = lineOf({
       kind: "step-end",
       at,
-      query: "query:test-1",
+      query: QUERY,
       proposalRef: run,
       stepId: "fetch",
       class: "observation",
@@ -375,7 +377,7 @@ describe("the live view is terminal-safe", () => {
     const blocked = lineOf({
       kind: "blocked",
       at,
-      query: "query:test-1",
+      query: QUERY,
       reason: "operator-question",
       detail: `the model asks: ${HOSTILE}\nfake line`,
       document: undefined,

@@ -11,6 +11,7 @@ import { contractValidators } from "../../src/core/contracts/ajv.js";
 import type { LoopDocument } from "../../src/core/loop/types.js";
 import { type CliResult, cliPath, repoRoot, runCli, seedExamplesDir } from "../helpers/cli.js";
 import { postgresForTests, TestSchemas } from "../helpers/postgres.js";
+import { ensureStore } from "../helpers/store.js";
 import { scripted } from "./cli-run.js";
 
 /** Every leaf command docs/spec/cli.md names, as typed after `warrant`. */
@@ -407,8 +408,16 @@ describe("loops, show, export", () => {
     expect(rows).toEqual([
       { query, state: "stopped", stop: { reason: "succeeded" }, status: "stopped" },
     ]);
-    const empty = await cli(["loops", "--json", "--store", `sqlite:${path.join(dir, "empty.db")}`]);
+    const emptyStore = `sqlite:${path.join(dir, "empty.db")}`;
+    await ensureStore(emptyStore, dir);
+    const empty = await cli(["loops", "--json", "--store", emptyStore]);
     expect(json(empty)).toEqual([]);
+    expect((await cli(["loops", "--store", emptyStore])).stdout).toBe(
+      `no loops in ${emptyStore}\n`,
+    );
+    const text = (await cli(["loops", "--store", store])).stdout.split("\n");
+    expect(text[0]).toMatch(/^QUERY +STATE +STATUS +WAITING +HELD BY$/);
+    expect(text[1]).toMatch(new RegExp(`^${query} +stopped \\(succeeded\\) +stopped +— +—$`));
   });
 
   it("show --json prints {loop, records: [{ref, kind}], usage} with the seed-valid loop; an unknown loop is refused (1)", async () => {

@@ -91,8 +91,9 @@ describe("the fix-config example", () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("definition/skill-cid-mismatch");
     expect(r.stderr).toContain("skill config-style");
+    // Refused before any loop opens: the store is not even created.
     const loops = await runCli(["loops", "--json", "--store", store], { cwd });
-    expect(JSON.parse(loops.stdout)).toEqual([]);
+    expect(loops.stderr).toContain("store/not-found");
   });
 });
 

@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { repoRoot, runCli } from "../helpers/cli.js";
+import { ensureStore } from "../helpers/store.js";
 import { demoPack, scripted, startRun } from "./cli-run.js";
 
 const dirs: string[] = [];
@@ -102,6 +103,7 @@ describe("operator acts from another terminal", () => {
   it("approve of an unknown run or step is refused", async () => {
     const cwd = tempDir();
     const unknown = `corpus-experiment:sha256:${"A".repeat(43)}`;
+    await ensureStore(undefined, cwd);
     const r = await runCli(["approve", unknown, "fix-slugify"], { cwd });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("loop/run-missing");

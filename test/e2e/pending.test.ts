@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
+import { ensureStore } from "../helpers/store.js";
 import { demoPack, scripted, startRun } from "./cli-run.js";
 
 const dirs: string[] = [];
@@ -18,6 +19,7 @@ describe("pending approvals across the store", () => {
   it("pending --json lists the approval a run waits for; loops shows it waiting; none once approved", async () => {
     const cwd = mkdtempSync(path.join(tmpdir(), "warrant-pending-"));
     dirs.push(cwd);
+    await ensureStore(undefined, cwd);
     const empty = await runCli(["pending", "--json"], { cwd });
     expect(empty.code, empty.stderr).toBe(0);
     expect(JSON.parse(empty.stdout)).toEqual([]);
@@ -56,7 +58,7 @@ describe("pending approvals across the store", () => {
         waiting: { reason: "approval", run: proposal, step, kind: "mutation" },
       },
     ]);
-    expect((await runCli(["loops"], { cwd })).stdout).toContain("waiting: approval");
+    expect((await runCli(["loops"], { cwd })).stdout).toContain(`approval of ${step}`);
 
     expect((await runCli(["approve", proposal as string, step as string], { cwd })).code).toBe(0);
     const r = await run.done;

@@ -16,6 +16,7 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { repoRoot, runCli } from "../helpers/cli.js";
 import { postgresForTests, TestSchemas } from "../helpers/postgres.js";
+import { ensureStore } from "../helpers/store.js";
 import { dispatch, MODELS, until, WorkerProcess } from "./failover-harness.js";
 
 const pg = await postgresForTests();
@@ -116,7 +117,9 @@ describe.skipIf(!pg.enabled)("workers, loops and requeue over a shared PostgreSQ
     expect(rows.get(failed as string)).toMatchObject({ status: "failed" });
     expect((await loops(uri, "--waiting", "failed")).map((r) => r.query)).toEqual([failed]);
     const plain = await runCli(["loops", "--store", uri], { cwd });
-    expect(plain.stdout).toContain(`${stuck}  open  stuck  held by pool-gone/job-1 until `);
+    // The header row, then one aligned row per loop: the stuck one names its lease's holder.
+    expect(plain.stdout.split("\n")[0]).toMatch(/^QUERY +STATE +STATUS +WAITING +HELD BY$/);
+    expect(plain.stdout).toMatch(new RegExp(`${stuck} +open +stuck +.+ +pool-gone/job-1 until `));
 
     const requeued = await runCli(["requeue", failed as string, "--json", "--store", uri], { cwd });
     expect(requeued.code, requeued.stderr).toBe(0);
@@ -140,6 +143,12 @@ describe.skipIf(!pg.enabled)("workers, loops and requeue over a shared PostgreSQ
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain("loop/not-opened");
     expect(unknown.stdout).toBe("");
+    // A store that is not there is said first (store/not-found); one that is, but has no queue,
+    // is a usage error.
+    const missing = await runCli(["requeue", "query:x", "--store", `sqlite:${cwd}/l.db`], { cwd });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain("store/not-found");
+    await ensureStore(`sqlite:${cwd}/l.db`, cwd);
     const sqlite = await runCli(["requeue", "query:x", "--store", `sqlite:${cwd}/l.db`], { cwd });
     expect(sqlite.code).toBe(2);
     expect(sqlite.stderr).toContain("need a postgres://");

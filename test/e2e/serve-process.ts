@@ -1,6 +1,7 @@
 // Starts `warrant serve` as a child process, as a user would, and hands back the URL it prints.
 import { type ChildProcess, spawn } from "node:child_process";
 import { cliPath } from "../helpers/cli.js";
+import { ensureStore, storeArg } from "../helpers/store.js";
 
 const children: ChildProcess[] = [];
 
@@ -9,12 +10,16 @@ export function stopServes(): void {
   for (const c of children.splice(0)) if (c.exitCode === null) c.kill("SIGKILL");
 }
 
-/** Starts `warrant serve ARGS`; resolves with its first stdout line and what it said on stderr. */
-export function startServe(
+/**
+ * Starts `warrant serve ARGS` over its store (made first, empty, when it is not there: serve only
+ * reads a store); resolves with its first stdout line and what it said on stderr.
+ */
+export async function startServe(
   args: readonly string[],
   cwd: string,
   env: NodeJS.ProcessEnv = {},
 ): Promise<{ url: string; stderr: () => string; child: ChildProcess }> {
+  await ensureStore(storeArg(args) ?? env.WARRANT_STORE, cwd);
   const child = spawn(process.execPath, [cliPath, "serve", "--port", "0", ...args], {
     cwd,
     env: { ...process.env, NO_COLOR: "1", ...env },

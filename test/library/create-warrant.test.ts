@@ -3,6 +3,8 @@
 // subscriber, and the refusals a user meets (an unknown loop, a model of another specification, a
 // role without a model, a pack that does not load).
 
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { toQueryId, toRecordRef } from "../../src/core/ids.js";
@@ -52,7 +54,7 @@ async function warrantWith(options: WarrantOptions = {}): Promise<Warrant> {
 describe("createWarrant", () => {
   it("drives a pack to success with function models and the fake sandbox; the handle streams every event", async () => {
     const seen: WarrantEvent[] = [];
-    const warrant = await warrantWith({ telemetry: (e) => seen.push(e) });
+    const warrant = await warrantWith({ onEvent: (e) => seen.push(e) });
     const handle = warrant.run(PACK);
     const streamed: WarrantEvent[] = [];
     for await (const e of handle) streamed.push(e);
@@ -122,7 +124,7 @@ describe("createWarrant", () => {
   it("a subscriber that throws reaches neither the drive nor the other subscribers", async () => {
     const others: string[] = [];
     const warrant = await warrantWith({
-      telemetry: [
+      onEvent: [
         () => {
           throw new Error("observer bug");
         },
@@ -132,6 +134,42 @@ describe("createWarrant", () => {
     const outcome = await warrant.run(PACK).result;
     expect(outcome.status === "stopped" && outcome.stop.reason).toBe("succeeded");
     expect(others.at(-1)).toBe("drive-end");
+  });
+
+  it("`telemetry`, the deprecated name of `onEvent`, still subscribes, after onEvent's subscribers", async () => {
+    const order: string[] = [];
+    const warrant = await warrantWith({
+      onEvent: (e) => order.push(`onEvent ${e.kind}`),
+      telemetry: (e) => order.push(`telemetry ${e.kind}`),
+    });
+    await warrant.run(PACK).result;
+    expect(order.slice(0, 2)).toEqual(["onEvent fact", "telemetry fact"]);
+    expect(order.filter((o) => o.startsWith("onEvent")).length).toBe(order.length / 2);
+    const alone: string[] = [];
+    const legacy = await warrantWith({ telemetry: [(e) => alone.push(e.kind)] });
+    await legacy.run(PACK).result;
+    expect(alone.at(-1)).toBe("drive-end");
+  });
+
+  it("hands out ids its methods take as they are: loops, show's records, record, events", async () => {
+    const queries: string[] = [];
+    const warrant = await warrantWith({ onEvent: (e) => queries.push(e.query) });
+    const handle = warrant.run(PACK);
+    let shownFromEvent: unknown;
+    for await (const e of handle)
+      if (e.kind === "drive-end") shownFromEvent = await warrant.show(e.query);
+    expect(shownFromEvent).toBeDefined();
+    const [listed] = await warrant.loops();
+    expect(listed?.query).toBe(await handle.query);
+    if (listed === undefined) return;
+    const view = await warrant.show(listed.query);
+    const first = view?.records[0];
+    expect(first?.kind).toBe("binding");
+    if (first === undefined) return;
+    const record = await warrant.record(first.ref);
+    expect(record?.ref).toBe(first.ref);
+    expect((await warrant.show(record?.query ?? listed.query))?.loop.state).toBe("stopped");
+    expect(new Set(queries)).toEqual(new Set([listed.query]));
   });
 
   it("records the role's model ids in the binding, and resume of a stopped loop drives nothing", async () => {
@@ -247,6 +285,22 @@ describe("createWarrant refuses", () => {
     await expect(createWarrant({ store: "mysql://x" })).rejects.toMatchObject({
       code: "store/uri-invalid",
     });
+  });
+
+  it("createStore: false and a sqlite: path that does not exist: store/not-found, nothing created", async () => {
+    const cwd = mkdtempSync(path.join(tmpdir(), "warrant-create-store-"));
+    try {
+      await expect(
+        createWarrant({ store: "sqlite:missing/ledger.db", cwd, createStore: false }),
+      ).rejects.toMatchObject({ code: "store/not-found" });
+      expect(readdirSync(cwd)).toEqual([]);
+      // The default still creates the store (a library program names its path in code).
+      const made = await createWarrant({ store: "sqlite:missing/ledger.db", cwd, signer: "none" });
+      await made.close();
+      expect(readdirSync(path.join(cwd, "missing"))).toContain("ledger.db");
+    } finally {
+      rmSync(cwd, { recursive: true, force: true });
+    }
   });
 
   it("dispatch and work without a job queue: runtime/no-queue", async () => {

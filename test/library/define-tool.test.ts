@@ -137,7 +137,7 @@ describe("code tools in passages", () => {
       sandbox: fakeSandbox(),
       approver: "auto",
       signer: "none",
-      telemetry: (e) => events.push(e),
+      onEvent: (e) => events.push(e),
     });
     const outcome = await warrant.run(PACK).result;
     expect(outcome.status === "stopped" && outcome.stop.reason).toBe("succeeded");

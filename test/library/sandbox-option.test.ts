@@ -39,7 +39,7 @@ describe("the library's sandbox option", () => {
           sandbox: backend,
           approver: "auto",
           signer: "none",
-          telemetry: (e) => seen.push(e),
+          onEvent: (e) => seen.push(e),
         });
         try {
           await warrant.run(PACK).result;

@@ -188,7 +188,7 @@ export async function harness(
     signer: keySigner(HOST_KEY),
     operator: "node-operator-binding:test",
     profileTools: opts.profileTools === true,
-    telemetry: (e) => {
+    onEvent: (e) => {
       events.push(e);
       if (opts.onEvent !== undefined && h !== undefined)
         pending.push(Promise.resolve(opts.onEvent(e, h)));

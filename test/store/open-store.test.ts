@@ -1,11 +1,12 @@
 // Store URIs: choosing one (flag, WARRANT_STORE, default), parsing each scheme, refusing unknown
-// ones, creating the SQLite folder, and never showing a password.
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+// ones, creating the SQLite folder (or refusing to, as asked), and never showing a password.
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, onTestFinished } from "vitest";
 import { MemoryLedgerStore } from "../../src/adapters/store/memory-ledger-store.js";
 import {
+  assertStoreExists,
   DEFAULT_STORE_URI,
   openStore,
   redactStoreUri,
@@ -132,6 +133,90 @@ describe("openStore", () => {
     await expect(openStore("sqlite:a-file/sub/ledger.db", { cwd: dir })).rejects.toMatchObject({
       code: "store/io",
     });
+  });
+});
+
+/** Every path under `root`, relative, sorted: what a refused open must leave as it was. */
+function tree(root: string): string[] {
+  return (readdirSync(root, { recursive: true }) as string[]).sort();
+}
+
+describe("openStore's create option on a SQLite path that does not exist", () => {
+  it("create: false refuses with store/not-found naming the path, and creates nothing", async () => {
+    const cwd = mkdtempSync(path.join(os.tmpdir(), "warrant-nothing-"));
+    onTestFinished(() => rmSync(cwd, { recursive: true, force: true }));
+    const before = tree(cwd);
+    for (const uri of ["sqlite:missing.db", "sqlite:no/such/folder/ledger.db"]) {
+      const e = await openStore(uri, { cwd, create: false }).then(
+        () => undefined,
+        (x: unknown) => x,
+      );
+      expect(e).toMatchObject({ code: "store/not-found" });
+      expect((e as Error).message).toContain(uri);
+      expect((e as Error).message).toContain(path.join(cwd, uri.slice("sqlite:".length)));
+      // A default ledger in a folder above (another test's, a user's) is offered instead.
+      expect((e as Error).message).toMatch(
+        /warrant run` or `warrant demo` creates a store|did you mean/,
+      );
+    }
+    const outside = path.join(dir, "absent-root-folder", "ledger.db");
+    await expect(openStore(`sqlite:${outside}`, { cwd, create: false })).rejects.toMatchObject({
+      code: "store/not-found",
+    });
+    expect(tree(cwd)).toEqual(before);
+    expect(existsSync(path.join(dir, "absent-root-folder"))).toBe(false);
+    expect(() => assertStoreExists("sqlite:missing.db", { cwd })).toThrow(
+      expect.objectContaining({ code: "store/not-found" }),
+    );
+    expect(() => assertStoreExists("memory:", { cwd })).not.toThrow();
+  });
+
+  it("names the ledger a mistyped path probably meant: a similar file beside it, else the default one above", async () => {
+    const root = mkdtempSync(path.join(dir, "near-"));
+    const sub = path.join(root, "a", "b");
+    mkdirSync(path.join(root, ".warrant"), { recursive: true });
+    mkdirSync(sub, { recursive: true });
+    const made = await openStore("sqlite:.warrant/ledger.db", { cwd: root });
+    await made.close();
+    await expect(
+      openStore("sqlite:.warrant/ledger.db", { cwd: sub, create: false }),
+    ).rejects.toThrow(`did you mean sqlite:${path.join(root, ".warrant/ledger.db")}?`);
+    await expect(
+      openStore("sqlite:.warrant/legder.db", { cwd: root, create: false }),
+    ).rejects.toThrow("did you mean sqlite:.warrant/ledger.db?");
+    await expect(
+      openStore("sqlite:.warrant/ledger.sqlite", { cwd: root, create: false }),
+    ).rejects.toThrow("did you mean sqlite:.warrant/ledger.db?");
+    // Opening an existing store with create: false opens it.
+    const existing = await openStore("sqlite:.warrant/ledger.db", { cwd: root, create: false });
+    await existing.close();
+  });
+
+  it('create: "inside-cwd" makes folders inside the working folder only', async () => {
+    const cwd = mkdtempSync(path.join(dir, "inside-"));
+    const store = await openStore("sqlite:x/y/ledger.db", { cwd, create: "inside-cwd" });
+    await store.close();
+    expect(existsSync(path.join(cwd, "x/y/ledger.db"))).toBe(true);
+    const away = path.join(dir, "elsewhere-absent", "deep", "ledger.db");
+    const e = await openStore(`sqlite:${away}`, { cwd, create: "inside-cwd" }).then(
+      () => undefined,
+      (x: unknown) => x,
+    );
+    expect(e).toMatchObject({ code: "store/folder-missing" });
+    expect((e as Error).message).toContain(`mkdir -p ${path.dirname(away)}`);
+    expect(existsSync(path.join(dir, "elsewhere-absent"))).toBe(false);
+    await expect(
+      openStore("sqlite:../escape-absent/ledger.db", { cwd, create: "inside-cwd" }),
+    ).rejects.toMatchObject({ code: "store/folder-missing" });
+    expect(existsSync(path.join(dir, "escape-absent"))).toBe(false);
+    // A folder outside that exists is given explicitly: the file is made in it.
+    const given = mkdtempSync(path.join(dir, "given-"));
+    const there = await openStore(`sqlite:${path.join(given, "l.db")}`, {
+      cwd,
+      create: "inside-cwd",
+    });
+    await there.close();
+    expect(existsSync(path.join(given, "l.db"))).toBe(true);
   });
 });
 

@@ -4,7 +4,11 @@
 // message).
 import { closeSync, constants, fstatSync, openSync, readFileSync } from "node:fs";
 import { fail, ok, type Result, WarrantError } from "../../core/result.js";
-import { parseScript, type ScriptedAnswer } from "../models/scripted-model.js";
+import {
+  parseScriptLines,
+  type ScriptedAnswer,
+  type ScriptLine,
+} from "../models/scripted-model.js";
 
 export type ScriptFileReason = "missing" | "not-regular-file" | "unreadable" | "too-large" | "line";
 
@@ -16,6 +20,12 @@ function refuse(file: string, reason: ScriptFileReason, why: string): Result<nev
 }
 
 export function readScriptFile(file: string): Result<ScriptedAnswer[]> {
+  const lines = readScriptLines(file);
+  return lines.ok ? ok(lines.value.map((l) => l.answer)) : lines;
+}
+
+/** As readScriptFile, each answer with the line it is written on. */
+export function readScriptLines(file: string): Result<ScriptLine[]> {
   let fd: number;
   try {
     fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
@@ -39,7 +49,7 @@ export function readScriptFile(file: string): Result<ScriptedAnswer[]> {
     closeSync(fd);
   }
   try {
-    return ok(parseScript(text));
+    return ok(parseScriptLines(text));
   } catch (e) {
     return refuse(file, "line", e instanceof WarrantError ? e.message : "it does not parse");
   }

@@ -4,6 +4,7 @@ import path from "node:path";
 import { fail, ok, type Problem, type Result } from "../../core/result.js";
 import type { TaskPack, TaskPackAgents } from "../../core/taskpack/task-pack.js";
 import { validateTaskPack } from "../../core/taskpack/validate-task-pack.js";
+import { jsonSyntaxError } from "../../core/text/json-position.js";
 
 export interface LoadedTaskPack {
   readonly pack: TaskPack;
@@ -32,10 +33,25 @@ export async function loadTaskPack(file: string): Promise<Result<LoadedTaskPack>
     return fail([{ code: "taskpack/read", path: "", message: `${file}: ${(e as Error).message}` }]);
   }
   let doc: unknown;
+  let text: string;
   try {
-    doc = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
   } catch (e) {
     return fail([{ code: "taskpack/json", path: "", message: `${file}: ${(e as Error).message}` }]);
+  }
+  try {
+    doc = JSON.parse(text);
+  } catch (e) {
+    const at = jsonSyntaxError(text, e);
+    const where = at.line === undefined ? file : `${file}:${at.line}:${at.column ?? 1}`;
+    return fail([
+      {
+        code: "taskpack/json",
+        path: "",
+        message: `${where}: ${at.message}`,
+        ...(at.line === undefined ? {} : { line: at.line, column: at.column ?? 1 }),
+      },
+    ]);
   }
   const validated = validateTaskPack(doc, { packPath: file });
   if (!validated.ok) return validated;

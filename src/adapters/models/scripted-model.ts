@@ -132,7 +132,18 @@ function response(
  * number on a line that is not JSON.
  */
 export function parseScript(text: string): ScriptedAnswer[] {
-  const answers: ScriptedAnswer[] = [];
+  return parseScriptLines(text).map((l) => l.answer);
+}
+
+/** A script's answer with the (1-based) line of the file it is written on. */
+export interface ScriptLine {
+  readonly line: number;
+  readonly answer: ScriptedAnswer;
+}
+
+/** As parseScript, each answer with its line number. */
+export function parseScriptLines(text: string): ScriptLine[] {
+  const answers: ScriptLine[] = [];
   text.split("\n").forEach((line, i) => {
     if (line.trim() === "") return;
     let value: unknown;
@@ -152,7 +163,7 @@ export function parseScript(text: string): ScriptedAnswer[] {
         `script line ${i + 1} is neither a string nor an object`,
       );
     }
-    answers.push(value as ScriptedAnswer);
+    answers.push({ line: i + 1, answer: value as ScriptedAnswer });
   });
   return answers;
 }

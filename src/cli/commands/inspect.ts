@@ -13,6 +13,7 @@ import { printBundle } from "../export-bundle.js";
 import { EXIT_INVALID, err, out, printJson, UsageError } from "../io.js";
 import { queueIfPostgres } from "../job-queue.js";
 import { budgets, connectionLine, tokensPhrase } from "../live-view.js";
+import { loopsTable, waitingLine } from "../loops-table.js";
 import { STORE_OPTION, STORE_OPTION_HELP } from "../store-option.js";
 
 /** One line on stdout: a line feed or control character in what it holds is escaped. */
@@ -93,7 +94,7 @@ export function registerInspectCommands(program: Command): void {
       "--json",
       "machine output: [{query, state, stop?: {reason}, status, heldBy?, leaseUntil?, waiting?}]; " +
         "status: queued, driving, waiting, stuck (lease expired, not stopped), failed (job out of " +
-        "attempts), stopped; waiting: {reason: approval|answer|budget|deadline, …}",
+        "attempts), stopped; waiting: {reason: approval|answer|budget|deadline|model|tool|definition, …}",
     )
     .option(
       "--waiting <what>",
@@ -108,15 +109,7 @@ export function registerInspectCommands(program: Command): void {
         let rows = await warrant.loops();
         if (o.waiting === "failed") rows = rows.filter((r) => r.status === "failed");
         if (o.json === true) printJson(rows);
-        else
-          for (const r of rows) {
-            const held =
-              r.heldBy === undefined ? "" : `  held by ${r.heldBy} until ${r.leaseUntil}`;
-            line(
-              `${r.query}  ${r.state}${r.stop === undefined ? "" : ` (${r.stop.reason})`}  ${r.status}${held}` +
-                `${r.waiting === undefined ? "" : `  waiting: ${r.waiting.reason}`}`,
-            );
-          }
+        else for (const row of loopsTable(rows, warrant.store.uri)) line(row);
       });
     });
 
@@ -126,7 +119,7 @@ export function registerInspectCommands(program: Command): void {
     .argument("<query>", "the loop's query id")
     .option(
       "--json",
-      "machine output: {loop, records: [{ref, kind}], usage: {modelCalls, inputTokens, outputTokens, cachedInputTokens, reasoningTokens, byRole}, egress?: [{proposal/ref, network: {allow, connections, omitted}}]}",
+      "machine output: {loop, records: [{ref, kind}], usage: {modelCalls, inputTokens, outputTokens, cachedInputTokens, reasoningTokens, byRole}, egress?: [{proposal/ref, network: {allow, connections, omitted}}], waiting?: {reason, …} (as loops --json)}",
     )
     .option(
       "--records",
@@ -147,6 +140,7 @@ export function registerInspectCommands(program: Command): void {
         line(`${query}  ${doc.state}${doc.stop === undefined ? "" : ` (${doc.stop.reason})`}`);
         line(`binding: ${doc["binding/ref"]}   deadline: ${doc.deadline}`);
         line(`budgets: ${budgets(doc, false)}`);
+        if (view.waiting !== undefined) line(`waiting: ${waitingLine(view.waiting)}`);
         line(`usage: ${tokensPhrase(view.usage)}`);
         for (const [role, u] of Object.entries(view.usage.byRole))
           if (u !== undefined) line(`  ${role}: ${tokensPhrase(u)}`);

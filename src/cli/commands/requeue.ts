@@ -2,7 +2,9 @@
 // attempts (`loops --waiting failed` lists them), or one no job stands for. `warrant workers` lists
 // the workers the store knows, each with the loops it holds.
 import type { Command } from "commander";
+import { resolveStoreUri } from "../../adapters/store/store-uri.js";
 import { toQueryId } from "../../core/ids.js";
+import { requireExistingStore } from "../../library/open-ledger.js";
 import { withWarrant } from "../compose.js";
 import { out, printJson } from "../io.js";
 import { postgresQueue } from "../job-queue.js";
@@ -21,6 +23,8 @@ export function registerRequeueCommands(program: Command): void {
     .option(STORE_OPTION, STORE_OPTION_HELP)
     .option("--json", "machine output: {query, store, status: requeued}")
     .action(async (query: string, o: { store?: string; json?: boolean }) => {
+      // A mistyped store path is said as such before the store's kind is.
+      requireExistingStore(resolveStoreUri(o.store));
       const queue = await postgresQueue(o.store);
       await withWarrant(o.store, { queue }, async (warrant) => {
         const id = toQueryId(query);

@@ -20,6 +20,13 @@ import {
 import { STORE_OPTION, STORE_OPTION_HELP } from "../store-option.js";
 import { flushingOnSignals } from "../telemetry-signals.js";
 
+/**
+ * `run` and `demo` create their store, and its folder inside the current folder's tree; a folder
+ * elsewhere must exist already (`store/folder-missing`): a path outside is given explicitly by
+ * making its folder first.
+ */
+const createStore = "inside-cwd" as const;
+
 interface RunFlags {
   readonly model?: string[];
   readonly skills?: string[];
@@ -59,7 +66,7 @@ export async function runPack(
     processStore: isProcessStore(resolveStoreUri(flags.store)),
   });
   try {
-    const options = { ...driveOptions(flags, view), ...definitionOptions(flags) };
+    const options = { ...driveOptions(flags, view), ...definitionOptions(flags), createStore };
     await withWarrant(flags.store, options, async (warrant) => {
       const check = await warrant.checkDefinitions(pack, { models });
       for (const w of check.warnings) err(`warrant: warning: ${formatProblem(undefined, w)}`);
@@ -94,7 +101,7 @@ async function dispatchPacks(
   const queue = await postgresQueue(storeFlag);
   const view = liveView(json);
   const flags = { yes: false, interactive: false, json };
-  const options = { ...driveOptions(flags, view), ...definitions, queue };
+  const options = { ...driveOptions(flags, view), ...definitions, queue, createStore };
   await withWarrant(storeFlag, options, async (warrant) => {
     const uri = warrant.store.uri;
     const queries: string[] = [];

@@ -58,7 +58,7 @@ export function registerWorkerCommand(program: Command): void {
       const queue = await postgresQueue(o.store);
       const at = () => new Date().toISOString();
       // The drives' own lines (passages, runs, steps), each with its time and loop.
-      const telemetry = (e: WarrantEvent): void => {
+      const onEvent = (e: WarrantEvent): void => {
         const text = lineOf(e);
         if (text === undefined) return;
         const query = "query" in e && typeof e.query === "string" ? e.query : undefined;
@@ -69,7 +69,12 @@ export function registerWorkerCommand(program: Command): void {
         );
       };
       const flags = { yes: o.yes === true, interactive: false, json, sandbox };
-      const options = { ...driveOptions(flags, liveView(json, false)), telemetry, queue };
+      const options = {
+        ...driveOptions(flags, liveView(json, false)),
+        onEvent,
+        queue,
+        createStore: "inside-cwd" as const,
+      };
       await withWarrant(o.store, options, async (warrant) => {
         const uri = warrant.store.uri;
         const worker = await warrant.work({

@@ -1,6 +1,7 @@
 // Admission of an implementer's Plan against its task pack (docs/spec/runs.md step 2): the host acts only
 // on an AdmittedPlan.
 import { fail, ok, type Problem, type Result } from "../result.js";
+import { suggestName } from "../text/did-you-mean.js";
 import { renderArgv } from "./argv.js";
 import { matchesAny } from "./glob.js";
 import { type ParsedDiff, parseUnifiedDiff } from "./patch.js";
@@ -177,7 +178,12 @@ function admitCommand(
   }
   const profile = pack.commands.get(raw.profile);
   if (profile === undefined) {
-    refuse("plan/outside-profile", "/profile", `no command profile named ${raw.profile}`);
+    const known = [...pack.commands.keys()];
+    refuse(
+      "plan/outside-profile",
+      "/profile",
+      `no command profile named ${raw.profile}${suggestName(raw.profile, known)}`,
+    );
     return undefined;
   }
   if (profile.effect !== effect) {

@@ -4,6 +4,8 @@ import { createAjv, type ErrorObject, type ValidateFunction } from "../contracts
 import { operatorTaskCommonSchema } from "../contracts/schemas.js";
 import { fail, ok, type Problem, pointer, type Result } from "../result.js";
 import { DEFAULT_RESOURCES } from "../sandbox/sandbox-port.js";
+import { didYouMean, suggestName } from "../text/did-you-mean.js";
+import { describeAjvError } from "../turn/ajv-messages.js";
 import { placeholderName } from "./argv.js";
 import { compileGlob, type Glob } from "./glob.js";
 import { CREDENTIAL_NAME, defaultIgnore } from "./ignore.js";
@@ -29,13 +31,38 @@ function taskPackValidator(): ValidateFunction {
   return packValidator;
 }
 
-function schemaProblems(errors: readonly ErrorObject[] | null | undefined): Problem[] {
-  return (errors ?? []).map((e) => ({
-    code: "taskpack/schema",
-    path: e.instancePath,
-    message: `${e.instancePath || "/"} ${e.message ?? "is invalid"}`,
-    detail: { keyword: e.keyword, params: e.params },
-  }));
+/** The properties the task-pack schema allows where an `additionalProperties` error was raised. */
+function allowedProperties(schemaPath: string): string[] {
+  if (!schemaPath.startsWith("#/") || !schemaPath.endsWith("/additionalProperties")) return [];
+  let node: unknown = taskPackSchema;
+  for (const raw of schemaPath.slice(2, -"/additionalProperties".length).split("/")) {
+    if (raw === "") continue;
+    const token = raw.replaceAll("~1", "/").replaceAll("~0", "~");
+    node = isObject(node) ? node[token] : undefined;
+  }
+  const properties = isObject(node) ? node.properties : undefined;
+  return isObject(properties) ? Object.keys(properties) : [];
+}
+
+/**
+ * One problem per schema error, worded by describeAjvError (the unknown property named, an enum's
+ * allowed values listed, a close name offered for an unknown property).
+ */
+function schemaProblems(
+  errors: readonly ErrorObject[] | null | undefined,
+  doc: unknown,
+): Problem[] {
+  return (errors ?? []).map((e) => {
+    const extra = e.keyword === "additionalProperties" ? e.params.additionalProperty : undefined;
+    const known = typeof extra === "string" ? allowedProperties(e.schemaPath) : [];
+    const hint = typeof extra === "string" ? didYouMean(extra, known) : "";
+    return {
+      code: "taskpack/schema",
+      path: e.instancePath,
+      message: describeAjvError(e, doc) + hint,
+      detail: { keyword: e.keyword, params: e.params },
+    };
+  });
 }
 
 type Json = Record<string, unknown>;
@@ -66,7 +93,9 @@ export function validateTaskPack(doc: unknown, opts: { packPath?: string } = {})
   const label = opts.packPath === undefined ? "" : `${opts.packPath}: `;
   const validate = taskPackValidator();
   if (!validate(doc)) {
-    return fail(schemaProblems(validate.errors).map((p) => ({ ...p, message: label + p.message })));
+    return fail(
+      schemaProblems(validate.errors, doc).map((p) => ({ ...p, message: label + p.message })),
+    );
   }
   const pack = doc as Json;
   const problems: Problem[] = [];
@@ -172,7 +201,11 @@ export function validateTaskPack(doc: unknown, opts: { packPath?: string } = {})
       const profile = commands.get(c.command);
       const args = isObject(c.args) ? c.args : {};
       if (!Object.hasOwn(commandDocs, c.command)) {
-        push("taskpack/unknown-command", `${at}/command`, `no command profile named ${c.command}`);
+        push(
+          "taskpack/unknown-command",
+          `${at}/command`,
+          `no command profile named ${c.command}${suggestName(c.command, Object.keys(commandDocs))}`,
+        );
       } else if ((commandDocs[c.command] as Json).effect !== "observation") {
         push(
           "taskpack/check-not-observation",
