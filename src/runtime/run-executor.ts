@@ -170,6 +170,8 @@ export async function executeRun(ctx: RuntimeContext, input: RunInput): Promise<
     ctx.sandbox.create(pack.baselineDir, envRef, environmentNameOf(query, proposalRef), {
       resources: pack.pack.resources,
       ...(network === undefined ? {} : { network }),
+      dependencies: pack.pack.dependencies,
+      toolchains: pack.pack.toolchains,
     }),
   );
   environmentMade = true;
