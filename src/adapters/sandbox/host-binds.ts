@@ -164,6 +164,22 @@ export function withRootBinds(
   ];
 }
 
+/**
+ * The unshare backend's further mounts, three words each: the dependencies (`overlay OPTIONS
+ * TARGET` in overlay mode, given `layers`; `ro SOURCE TARGET` in copy mode), then the toolchains.
+ */
+export function moreMounts(
+  binds: HostBinds,
+  layers: readonly OverlayMount[] | undefined,
+): string[] {
+  return [
+    ...(layers === undefined
+      ? binds.dependencies.flatMap((d) => ["ro", d.source, d.target])
+      : layers.flatMap((l) => ["overlay", l.options, l.target])),
+    ...binds.toolchains.flatMap((t) => ["ro", t.source, t.target]),
+  ];
+}
+
 /** PATH with the toolchains' `bin/` folders first (unchanged without any). */
 export function toolchainPath(binds: HostBinds, given: string): string {
   return binds.pathPrefix.length === 0 ? given : [...binds.pathPrefix, given].join(":");

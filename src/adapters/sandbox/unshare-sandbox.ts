@@ -23,7 +23,7 @@ import type {
 import { DEFAULT_MAX_PROCESSES } from "./bwrap-sandbox.js";
 import { runLimited, SANDBOX_PATH, scrubbedEnv } from "./contained-exec.js";
 import type { EnvironmentDir, RunAs } from "./environment-dir.js";
-import { type HostBinds, withRootBinds } from "./host-binds.js";
+import { moreMounts, type OverlayMount, withRootBinds } from "./host-binds.js";
 import { type BackendOptions, environmentHost, hostRunAs } from "./managed-environment.js";
 import {
   diskUse,
@@ -116,97 +116,87 @@ export function createUnshareSandbox(options: BackendOptions = {}): Sandbox {
     async createEnvironment(baseline: string | Baseline, opts: EnvironmentOptions = {}) {
       const defaultNproc = opts.maxProcesses ?? DEFAULT_MAX_PROCESSES;
       const resources = resourcesOf(opts.resources);
-      return host.createEnvironment(
-        baseline,
-        opts,
-        async (dir: EnvironmentDir, binds: HostBinds) => {
-          await buildSkeleton(dir.stage, layout, runAs);
-          const initialUse = await diskUse(dir.upper);
-          return async (
-            argv: readonly string[],
-            exec: ExecOptions,
-            mount?: string,
-            _egress?: string,
-            layers: readonly { options: string; target: string }[] = [],
-          ): Promise<ExecResult> => {
-            // Dependencies over the workspace (overlays, or read-only in copy mode), then toolchains.
-            const more = [
-              ...(mount === undefined
-                ? binds.dependencies.map((d) => ["ro", d.source, d.target])
-                : layers.map((l) => ["overlay", l.options, l.target])),
-              ...binds.toolchains.map((t) => ["ro", t.source, t.target]),
-            ];
-            const env = scrubbedEnv(dir.workspace, exec.env);
-            const line: string[] = [];
-            if (runAs !== undefined) {
-              line.push(
-                options.setprivPath ?? "setpriv",
-                "--reuid",
-                String(runAs.uid),
-                "--regid",
-                String(runAs.gid),
-                "--clear-groups",
-                "--",
-              );
-            }
-            const nproc = String(exec.maxProcesses ?? defaultNproc);
-            const cgroup = await cgroups.make(resources.memoryBytes).catch(() => undefined);
+      return host.createEnvironment(baseline, opts, async (dir: EnvironmentDir, binds) => {
+        await buildSkeleton(dir.stage, layout, runAs);
+        const initialUse = await diskUse(dir.upper);
+        return async (
+          argv: readonly string[],
+          exec: ExecOptions,
+          mount?: string,
+          _egress?: string,
+          layers: readonly OverlayMount[] = [],
+        ): Promise<ExecResult> => {
+          const more = moreMounts(binds, mount === undefined ? undefined : layers);
+          const env = scrubbedEnv(dir.workspace, exec.env);
+          const line: string[] = [];
+          if (runAs !== undefined) {
             line.push(
-              unshare,
-              "--user",
-              "--map-root-user",
-              "--mount",
-              "--net",
-              "--pid",
-              "--ipc",
-              "--uts",
-              "--fork",
-              "--kill-child=SIGKILL",
+              options.setprivPath ?? "setpriv",
+              "--reuid",
+              String(runAs.uid),
+              "--regid",
+              String(runAs.gid),
+              "--clear-groups",
               "--",
-              "/bin/sh",
-              "-c",
-              SETUP_SCRIPT,
-              "warrant-sandbox",
-              dir.workspace,
-              dir.stage,
-              nproc,
-              mount ?? "-",
-              String(resources.tmpBytes),
-              cgroup === undefined ? String(resources.memoryBytes) : "-",
-              String(resources.diskBytes),
-              REPORTER_SCRIPT,
-              String(roDirs.length),
-              ...roDirs,
-              String(more.length),
-              ...more.flat(),
-              "/usr/bin/env",
-              "-i",
-              ...Object.entries(env).map(([k, v]) => `${k}=${v}`),
-              "/bin/sh",
-              "-c",
-              'cd "$0" && exec "$@"',
-              dir.workspace,
-              ...argv,
             );
-            // The host-side chain and the setup get only PATH; the command gets exactly `env`.
-            return runLimited(
-              inCgroup(cgroup, withRootBinds(binds, unshare, line)),
-              { PATH: SANDBOX_PATH },
-              {
-                ...exec,
-                enforce: {
-                  resources,
-                  cgroup,
-                  watch: (breach) =>
-                    watchDisk(dir.upper, initialUse, resources.diskBytes, () =>
-                      breach({ resource: "disk", bytes: resources.diskBytes, via: "watchdog" }),
-                    ),
-                },
+          }
+          const nproc = String(exec.maxProcesses ?? defaultNproc);
+          const cgroup = await cgroups.make(resources.memoryBytes).catch(() => undefined);
+          line.push(
+            unshare,
+            "--user",
+            "--map-root-user",
+            "--mount",
+            "--net",
+            "--pid",
+            "--ipc",
+            "--uts",
+            "--fork",
+            "--kill-child=SIGKILL",
+            "--",
+            "/bin/sh",
+            "-c",
+            SETUP_SCRIPT,
+            "warrant-sandbox",
+            dir.workspace,
+            dir.stage,
+            nproc,
+            mount ?? "-",
+            String(resources.tmpBytes),
+            cgroup === undefined ? String(resources.memoryBytes) : "-",
+            String(resources.diskBytes),
+            REPORTER_SCRIPT,
+            String(roDirs.length),
+            ...roDirs,
+            String(more.length / 3),
+            ...more,
+            "/usr/bin/env",
+            "-i",
+            ...Object.entries(env).map(([k, v]) => `${k}=${v}`),
+            "/bin/sh",
+            "-c",
+            'cd "$0" && exec "$@"',
+            dir.workspace,
+            ...argv,
+          );
+          // The host-side chain and the setup get only PATH; the command gets exactly `env`.
+          return runLimited(
+            inCgroup(cgroup, withRootBinds(binds, unshare, line)),
+            { PATH: SANDBOX_PATH },
+            {
+              ...exec,
+              enforce: {
+                resources,
+                cgroup,
+                watch: (breach) =>
+                  watchDisk(dir.upper, initialUse, resources.diskBytes, () =>
+                    breach({ resource: "disk", bytes: resources.diskBytes, via: "watchdog" }),
+                  ),
               },
-            );
-          };
-        },
-      );
+            },
+          );
+        };
+      });
     },
   };
 }
