@@ -106,7 +106,8 @@ export function lineOf(e: WarrantEvent, o: LineOptions = {}): string | undefined
     case "step-end": {
       const exit = e.exitCode === undefined ? "" : ` (exit ${String(e.exitCode)})`;
       const net = (e.connections ?? []).map((c) => `\n    ${connectionLine(c)}`).join("");
-      return `  step ${e.stepId} ${e.action}: ${e.status}${exit}${net}`;
+      const why = e.reason === undefined ? "" : detailLines(e.reason);
+      return `  step ${e.stepId} ${e.action}: ${e.status}${exit}${why}${net}`;
     }
     case "check":
       return e.passed

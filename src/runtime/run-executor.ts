@@ -21,6 +21,7 @@ import {
 } from "../core/taskpack/snapshot-diff.js";
 import { baselineDigest, type CapturedChangeset, captureChangeset } from "./changeset.js";
 import type { RunPhase } from "./events.js";
+import { commandDetail, stepFailureReason } from "./output-tail.js";
 import type { RunEnvironment, RunExecResult, RuntimeContext } from "./ports.js";
 import type {
   CheckRecord,
@@ -241,6 +242,7 @@ export async function executeRun(ctx: RuntimeContext, input: RunInput): Promise<
     );
     steps.push(record);
     const connections = egress.take({ "step/id": step.id });
+    const reason = stepFailureReason(record);
     ctx.emit({
       kind: "step-end",
       query,
@@ -253,6 +255,7 @@ export async function executeRun(ctx: RuntimeContext, input: RunInput): Promise<
       ...(record.truncated === undefined ? {} : { truncated: record.truncated }),
       ...(record["timed-out"] === undefined ? {} : { timedOut: record["timed-out"] }),
       ...(record.refusal === undefined ? {} : { refusal: record.refusal }),
+      ...(reason === undefined ? {} : { reason }),
       ...(connections.length === 0 ? {} : { connections }),
     });
     if (record.refusal !== undefined) {
@@ -596,7 +599,7 @@ async function verify(
         add({
           name: check.name,
           passed: r.exitCode === 0,
-          detail: `${check.command} exited ${String(r.exitCode)}: ${lastLine(r.stdout)}`,
+          detail: commandDetail(check.command, r.exitCode, r.stdout, r.stderr),
           "exit/code": r.exitCode,
           "output/digest": r.outputDigest,
           truncated: r.truncated,
@@ -642,9 +645,4 @@ async function verify(
   }
   const passed = !mutationFailed && checks.every((c) => c.passed);
   return { outcome: passed ? "verified" : "verification-failed", checks };
-}
-
-function lastLine(text: string): string {
-  const lines = text.trim().split("\n");
-  return (lines.at(-1) ?? "").slice(0, 200);
 }
