@@ -2,89 +2,18 @@
 // stderr carries that text in its detail — in the check event and record, in the live view, and in
 // the evidence of the implementer's next request — and a patch that does not apply has its reason
 // on the step, printed under the step by the live view.
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { createLiveView } from "../../src/cli/live-view.js";
 import type { ConversationEntry } from "../../src/core/turn/model-provider.js";
-import { repoRoot } from "../helpers/cli.js";
-import { accept, harness, recordsOf, result, turn } from "./harness.js";
+import { FIX_PLAN, STALE_PLAN, STDERR, writeFailingPack } from "../helpers/failing-pack.js";
+import { accept, harness, recordsOf, result } from "./harness.js";
 
 const work = mkdtempSync(path.join(tmpdir(), "warrant-reasons-"));
 chmodSync(work, 0o755);
 afterAll(() => rmSync(work, { recursive: true, force: true }));
-
-const STDERR = "FAIL: src/a.txt says broken\nexpected: fixed";
-
-function pack(): string {
-  const ws = path.join(work, "workspace");
-  mkdirSync(path.join(ws, "src"), { recursive: true });
-  writeFileSync(path.join(ws, "src/a.txt"), "broken\n");
-  const agents = path.join(repoRoot, "examples/agents");
-  const file = path.join(work, "task-pack.json");
-  writeFileSync(
-    file,
-    JSON.stringify({
-      schema: "warrant/task-pack.v1",
-      name: "reasons",
-      task: "Make src/a.txt say fixed.",
-      workspace: ws,
-      agents: {
-        implementer: path.join(agents, "implementer.json"),
-        reviewer: path.join(agents, "reviewer.json"),
-        summarizer: path.join(agents, "summarizer.json"),
-      },
-      commands: {
-        "run-tests": {
-          effect: "observation",
-          // Writes only to stderr, as `python -m unittest` does.
-          argv: [
-            "sh",
-            "-c",
-            `grep -q fixed src/a.txt || { printf '%s\\n' '${STDERR}' >&2; exit 1; }`,
-          ],
-          args: { type: "object", additionalProperties: false, properties: {} },
-          timeoutMs: 10000,
-          maxOutputBytes: 65536,
-        },
-      },
-      patchPolicy: { allow: ["src/**"], maxBytes: 4096 },
-      verifier: { timeoutMs: 30000, checks: [{ name: "tests-pass", command: "run-tests" }] },
-      hil: "none",
-      admission: "auto",
-      limits: {
-        "max/passages": 12,
-        "max/cycles": 4,
-        "max/experiments": 3,
-        "max/wall-time-ms": 600000,
-      },
-    }),
-  );
-  return file;
-}
-
-const stale = turn("Plan", {
-  hypothesis: "The file says broken; rewrite its line.",
-  steps: [
-    { id: "run-tests", action: "observe", profile: "run-tests" },
-    {
-      id: "stale-diff",
-      action: "patch",
-      path: "src/a.txt",
-      diff: "--- a/src/a.txt\n+++ b/src/a.txt\n@@ -1 +1 @@\n-wrong\n+fixed\n",
-    },
-  ],
-  expected_checks: ["tests-pass"],
-});
-const fix = turn("Plan", {
-  hypothesis: "Write the line it must say.",
-  steps: [
-    { id: "run-tests", action: "observe", profile: "run-tests" },
-    { id: "fix", action: "patch", path: "src/a.txt", content: "fixed\n" },
-  ],
-  expected_checks: ["tests-pass"],
-});
 
 const texts = (conversation: readonly ConversationEntry[], length: number) =>
   conversation
@@ -95,8 +24,8 @@ const texts = (conversation: readonly ConversationEntry[], length: number) =>
 describe("failures say why", () => {
   it("a stderr-only check's text is in its detail, the live view and the implementer's next request; a stale diff's reason is under its step", async () => {
     const h = await harness(
-      { implementer: [stale, fix], reviewer: [accept, accept], summarizer: [result] },
-      { pack: pack() },
+      { implementer: [STALE_PLAN, FIX_PLAN], reviewer: [accept, accept], summarizer: [result] },
+      { pack: writeFailingPack(work) },
     );
     const outcome = await h.drive();
     expect(outcome.status === "stopped" && outcome.stop.reason).toBe("succeeded");
