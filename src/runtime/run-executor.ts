@@ -369,7 +369,7 @@ function excerpt(text: string): string {
 export const LIMIT_CODE = "environment/limit";
 
 function execRecord(step: AdmittedStep, r: RunExecResult, approval: Approval): StepRecord {
-  const text = `${r.stdout}${r.stderr === "" ? "" : `\n${r.stderr}`}`;
+  const text = r.stdout === "" ? r.stderr : `${r.stdout}${r.stderr === "" ? "" : `\n${r.stderr}`}`;
   const limit = r.limit;
   const breach: Partial<StepRecord> =
     limit === undefined
