@@ -12,6 +12,7 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  symlinkSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
@@ -39,6 +40,16 @@ function project(name: string): { ws: string; toolchain: string } {
   writeFileSync(path.join(ws, "src/a.js"), "export const a = 1;\n");
   mkdirSync(path.join(ws, "node_modules/dep"), { recursive: true });
   writeFileSync(path.join(ws, "node_modules/dep/index.js"), "module.exports = 'dep';\n");
+  // A package's program, linked from node_modules/.bin as npm links it.
+  writeFileSync(
+    path.join(ws, "node_modules/dep/cli.js"),
+    "#!/usr/bin/env node\nconsole.log('dep cli');\n",
+    {
+      mode: 0o755,
+    },
+  );
+  mkdirSync(path.join(ws, "node_modules/.bin"));
+  symlinkSync("../dep/cli.js", path.join(ws, "node_modules/.bin/dep-cli"));
   // The commands' own files, as a user's node_modules are theirs (as root: the uid they run as).
   if (asRoot) execFileSync("chown", ["-R", "65534:65534", path.join(ws, "node_modules")]);
   const toolchain = path.join(hidden, "tools/mytool-1.0");
@@ -83,6 +94,8 @@ for (const backend of ["bwrap", "unshare"] as const) {
             expect(env.mode).toBe(layers);
             const read = await sh(env, "cat node_modules/dep/index.js");
             expect(read.stdout, read.stderr).toBe("module.exports = 'dep';\n");
+            const bin = await env.exec(["node_modules/.bin/dep-cli"], LIMITS);
+            expect(bin.stdout, bin.stderr).toBe("dep cli\n");
             const tool = await sh(env, 'mytool hi && echo "$PATH"');
             expect(tool.stdout, tool.stderr).toBe(
               `mytool says hi\n${toolchain}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n`,
