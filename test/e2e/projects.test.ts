@@ -87,6 +87,15 @@ async function runAndApply(example: string, base: string, pack: string, repo: st
   return { query: out.query, store, branch: result.branch, live: run.stderr };
 }
 
+/** A profile running the made-up toolchain's program. */
+const TIDY = {
+  effect: "observation",
+  argv: ["mytool", "src/title-case.js"],
+  args: { type: "object", additionalProperties: false, properties: {} },
+  timeoutMs: 10000,
+  maxOutputBytes: 4096,
+};
+
 /** A made-up toolchain outside the workspace: bin/mytool checks a file has no tab. */
 function madeUpToolchain(base: string): string {
   const tc = path.join(base, "toolchains", "mytool-1.0");
@@ -112,13 +121,7 @@ describe("a Node project with a dev dependency in an ignored node_modules/", () 
     expect(git(repo, "status", "--porcelain")).toBe("");
     const tc = madeUpToolchain(base);
     doc.toolchains = [tc];
-    doc.commands.tidy = {
-      effect: "observation",
-      argv: ["mytool", "src/title-case.js"],
-      args: { type: "object", additionalProperties: false, properties: {} },
-      timeoutMs: 10000,
-      maxOutputBytes: 4096,
-    };
+    doc.commands.tidy = TIDY;
     doc.verifier.checks.push({ name: "tidy", command: "tidy" });
     const pack = writePack(base, "task-pack.json", doc);
 
@@ -169,13 +172,7 @@ describe("a Node project with a dev dependency in an ignored node_modules/", () 
     expect(run.stderr).toContain("Cannot find package 'text-expect'");
 
     doc.dependencies = ["node_modules"];
-    doc.commands.tidy = {
-      effect: "observation",
-      argv: ["mytool", "src/title-case.js"],
-      args: { type: "object", additionalProperties: false, properties: {} },
-      timeoutMs: 10000,
-      maxOutputBytes: 4096,
-    };
+    doc.commands.tidy = TIDY;
     const noTool = writePack(base, "no-toolchain.json", doc);
     const check = await runCli(["run", noTool, "--check", ...modelsOf("node-project")], {
       cwd: base,

@@ -155,19 +155,29 @@ async function copyListed(source: string, tree: string, files: readonly string[]
     // A tracked file deleted in the work tree is not there; a submodule is a folder: neither copied.
     if (st !== undefined && (st.isFile() || st.isSymbolicLink())) present.push(f);
   }
-  for (let i = 0; i < present.length; i += 512) {
+  await copyInto(source, tree, present, ["--parents"]);
+}
+
+/** `cp -a` of `names` (relative to `source`) into `tree`, 512 to a command; never the owner. */
+async function copyInto(
+  source: string,
+  tree: string,
+  names: readonly string[],
+  flags: readonly string[] = [],
+): Promise<void> {
+  for (let i = 0; i < names.length; i += 512) {
     await hostCommand(
       "sandbox/baseline-copy",
       [
         "cp",
         "-a",
-        "--parents",
+        ...flags,
         "--no-preserve=ownership",
         "--reflink=auto",
         "-t",
         tree,
         "--",
-        ...present.slice(i, i + 512),
+        ...names.slice(i, i + 512),
       ],
       { cwd: source },
     );
@@ -193,22 +203,7 @@ async function copyExcept(source: string, tree: string, skip: readonly string[])
       await copyExcept(path.join(source, name), path.join(tree, name), inner);
     else whole.push(name);
   }
-  for (let i = 0; i < whole.length; i += 512) {
-    await hostCommand(
-      "sandbox/baseline-copy",
-      [
-        "cp",
-        "-a",
-        "--no-preserve=ownership",
-        "--reflink=auto",
-        "-t",
-        tree,
-        "--",
-        ...whole.slice(i, i + 512),
-      ],
-      { cwd: source },
-    );
-  }
+  await copyInto(source, tree, whole);
 }
 
 /** An empty folder in the copy where each dependency is (its mode the host's); each one checked. */
