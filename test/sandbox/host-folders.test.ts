@@ -148,6 +148,34 @@ for (const backend of ["bwrap", "unshare"] as const) {
           }
         });
 
+        it.skipIf(layers === "copy")(
+          `what commands write under a dependency counts toward the disk limit${layers === "copy" ? " (skipped in copy mode: a dependency is read-only there)" : ""}`,
+          async () => {
+            const sandbox = make(backend, { tempRoot: freshRoot(), layers });
+            const { ws } = project(`${backend}-${layers}-disk`);
+            const pin = await sandbox.openBaseline(ws, { dependencies: ["node_modules"] });
+            const env = await sandbox.createEnvironment(pin, {
+              resources: { diskBytes: 16 << 20 },
+            });
+            try {
+              // Each file under the per-file limit; together past it. Nothing else stops the loop.
+              const r = await env.exec(
+                [
+                  "sh",
+                  "-c",
+                  "i=0; while :; do head -c 4194304 /dev/zero > node_modules/f$i || exit 9; i=$((i+1)); sleep 0.05; done",
+                ],
+                LIMITS,
+              );
+              expect(r.timedOut).toBe(false);
+              expect(r.limit).toEqual({ resource: "disk", bytes: 16 << 20, via: "watchdog" });
+            } finally {
+              await env.destroy();
+              await pin.release();
+            }
+          },
+        );
+
         it("a dependency that is not there, or is a link, is refused when pinning", async () => {
           const sandbox = make(backend, { tempRoot: freshRoot(), layers });
           const { ws } = project(`${backend}-${layers}-missing`);

@@ -16,7 +16,7 @@ import type {
 import { runLimited, SANDBOX_PATH, scrubbedEnv } from "./contained-exec.js";
 import { controlHandles } from "./control-files.js";
 import { EGRESS_SANDBOX_DIR, EGRESS_SOCKET_NAME } from "./egress-relay.js";
-import { withRootBinds } from "./host-binds.js";
+import { withRootBinds, writableRoot } from "./host-binds.js";
 import {
   type BackendOptions,
   commandIds,
@@ -70,7 +70,7 @@ export function createBwrapSandbox(options: BackendOptions = {}): Sandbox {
       const resources = resourcesOf(opts.resources);
       return host.createEnvironment(baseline, opts, async (dir, binds) => {
         // What the workspace's writable layer holds before any command: its growth is limited.
-        const initialUse = await diskUse(dir.upper);
+        const initialUse = await diskUse(writableRoot(dir, binds));
         const filter = path.join(dir.base, "seccomp.bpf");
         if (arch !== undefined) {
           writeFileSync(
@@ -164,7 +164,7 @@ export function createBwrapSandbox(options: BackendOptions = {}): Sandbox {
                 resources,
                 cgroup,
                 watch: (breach) =>
-                  watchDisk(dir.upper, initialUse, resources.diskBytes, () =>
+                  watchDisk(writableRoot(dir, binds), initialUse, resources.diskBytes, () =>
                     breach({ resource: "disk", bytes: resources.diskBytes, via: "watchdog" }),
                   ),
               },

@@ -180,6 +180,14 @@ export function moreMounts(
   ];
 }
 
+/**
+ * What the disk watchdog measures: the workspace's writable layer, or — when dependency layers
+ * take writes too — the whole environment directory that holds them all.
+ */
+export function writableRoot(dir: EnvironmentDir, binds: HostBinds): string {
+  return binds.dependencies.some((d) => d.upper !== undefined) ? dir.base : dir.upper;
+}
+
 /** PATH with the toolchains' `bin/` folders first (unchanged without any). */
 export function toolchainPath(binds: HostBinds, given: string): string {
   return binds.pathPrefix.length === 0 ? given : [...binds.pathPrefix, given].join(":");

@@ -23,7 +23,7 @@ import type {
 import { DEFAULT_MAX_PROCESSES } from "./bwrap-sandbox.js";
 import { runLimited, SANDBOX_PATH, scrubbedEnv } from "./contained-exec.js";
 import type { EnvironmentDir, RunAs } from "./environment-dir.js";
-import { moreMounts, type OverlayMount, withRootBinds } from "./host-binds.js";
+import { moreMounts, type OverlayMount, withRootBinds, writableRoot } from "./host-binds.js";
 import { type BackendOptions, environmentHost, hostRunAs } from "./managed-environment.js";
 import {
   diskUse,
@@ -118,7 +118,7 @@ export function createUnshareSandbox(options: BackendOptions = {}): Sandbox {
       const resources = resourcesOf(opts.resources);
       return host.createEnvironment(baseline, opts, async (dir: EnvironmentDir, binds) => {
         await buildSkeleton(dir.stage, layout, runAs);
-        const initialUse = await diskUse(dir.upper);
+        const initialUse = await diskUse(writableRoot(dir, binds));
         return async (
           argv: readonly string[],
           exec: ExecOptions,
@@ -189,7 +189,7 @@ export function createUnshareSandbox(options: BackendOptions = {}): Sandbox {
                 resources,
                 cgroup,
                 watch: (breach) =>
-                  watchDisk(dir.upper, initialUse, resources.diskBytes, () =>
+                  watchDisk(writableRoot(dir, binds), initialUse, resources.diskBytes, () =>
                     breach({ resource: "disk", bytes: resources.diskBytes, via: "watchdog" }),
                   ),
               },
