@@ -51,7 +51,7 @@ describe("validateTaskPack: dependencies and toolchains", () => {
         ...packDoc(),
         dependencies: [
           "/usr/lib/node_modules",
-          "../shared/node_modules",
+          "../vendor/node_modules",
           "a/../../b",
           ".git/modules",
           "a\\b",
