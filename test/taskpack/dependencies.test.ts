@@ -178,6 +178,19 @@ describe("loadTaskPack: dependencies and toolchains on this host", () => {
     ]);
     const r = await loadTaskPack(file());
     expect(r.ok ? "" : r.errors[2]?.message).toContain("it holds the pack's workspace");
+    // The temp folder (where environments and pins are made) is never bound into one.
+    const saved = process.env.TMPDIR;
+    process.env.TMPDIR = path.join(dir, "tools/tmp-root");
+    mkdirSync(process.env.TMPDIR);
+    try {
+      write({ ...packDoc(), toolchains: [`${dir}/tools`] });
+      expect(await loadCodes()).toEqual([["taskpack/toolchain-forbidden", "/toolchains/0"]]);
+      const t = await loadTaskPack(file());
+      expect(t.ok ? "" : t.errors[0]?.message).toContain("where environments are made");
+    } finally {
+      if (saved === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = saved;
+    }
     // The host's home folder is refused by its real path, wherever it is.
     write({ ...packDoc(), toolchains: [homedir()] });
     expect(await loadCodes()).toEqual([["taskpack/toolchain-forbidden", "/toolchains/0"]]);

@@ -1,6 +1,6 @@
 // Reading a task pack file: parse, validate, and resolve the paths it names against its folder.
 import { lstat, readFile, realpath, stat } from "node:fs/promises";
-import { homedir } from "node:os";
+import { homedir, tmpdir } from "node:os";
 import path from "node:path";
 import { fail, ok, type Problem, type Result } from "../../core/result.js";
 import { pathWithin, toolchainForbiddenWhy } from "../../core/taskpack/dependencies.js";
@@ -26,8 +26,8 @@ export interface LoadedTaskPack {
  * listed dependency is not there), `taskpack/dependency-not-folder` (it is a file, a symbolic link,
  * or reached through one), `taskpack/dependency-outside` (its real path leaves the workspace),
  * `taskpack/toolchain-missing` (a toolchain is not a folder), `taskpack/toolchain-forbidden` (its
- * real path is forbidden, is the home folder, or holds the workspace). Relative paths resolve
- * against the pack file's folder.
+ * real path is forbidden, is the home folder, or holds the workspace or the temp folder). Relative
+ * paths resolve against the pack file's folder.
  */
 export async function loadTaskPack(file: string): Promise<Result<LoadedTaskPack>> {
   const packFile = path.resolve(file);
@@ -136,6 +136,7 @@ async function toolchainProblems(
   const problems: Problem[] = [];
   const workspace = await realpath(workspaceDir).catch(() => workspaceDir);
   const home = await realpath(homedir()).catch(() => homedir());
+  const temp = await realpath(tmpdir()).catch(() => tmpdir());
   for (const [i, tc] of toolchains.entries()) {
     const at = `/toolchains/${i}`;
     const real = await realpath(tc).catch(() => undefined);
@@ -151,7 +152,11 @@ async function toolchainProblems(
     const why =
       toolchainForbiddenWhy(real, home) ??
       toolchainForbiddenWhy(tc, home) ??
-      (pathWithin(workspace, real) ? `it holds the pack's workspace ${workspace}` : undefined);
+      (pathWithin(workspace, real) ? `it holds the pack's workspace ${workspace}` : undefined) ??
+      // Environments and pinned baselines are made there: other runs' workspaces.
+      (pathWithin(temp, real)
+        ? `it holds the temp folder ${temp}, where environments are made`
+        : undefined);
     if (why !== undefined) {
       problems.push({
         code: "taskpack/toolchain-forbidden",
