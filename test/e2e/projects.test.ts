@@ -87,6 +87,15 @@ async function runAndApply(example: string, base: string, pack: string, repo: st
   return { query: out.query, store, branch: result.branch, live: run.stderr };
 }
 
+/** What `npm install --install-links` leaves in node_modules/: ignored by the repository. */
+function installDevDependency(repo: string): void {
+  cpSync(
+    path.join(repoRoot, "examples/node-project/text-expect"),
+    path.join(repo, "node_modules/text-expect"),
+    { recursive: true },
+  );
+}
+
 /** A profile running the made-up toolchain's program. */
 const TIDY = {
   effect: "observation",
@@ -112,12 +121,7 @@ describe("a Node project with a dev dependency in an ignored node_modules/", () 
   it("runs its tests in the sandbox with node_modules as a dependency and a toolchain's program; apply --git commits only the fix", async () => {
     const base = tempDir();
     const { repo, doc } = projectFrom("node-project", base);
-    // What `npm install --install-links` leaves there: ignored by the repository.
-    cpSync(
-      path.join(repoRoot, "examples/node-project/text-expect"),
-      path.join(repo, "node_modules/text-expect"),
-      { recursive: true },
-    );
+    installDevDependency(repo);
     expect(git(repo, "status", "--porcelain")).toBe("");
     const tc = madeUpToolchain(base);
     doc.toolchains = [tc];
@@ -154,11 +158,7 @@ describe("a Node project with a dev dependency in an ignored node_modules/", () 
   it("without dependencies the suite cannot find its dev dependency, and says so; without the toolchain run --check names the missing program", async () => {
     const base = tempDir();
     const { repo, doc } = projectFrom("node-project", base);
-    cpSync(
-      path.join(repoRoot, "examples/node-project/text-expect"),
-      path.join(repo, "node_modules/text-expect"),
-      { recursive: true },
-    );
+    installDevDependency(repo);
     delete doc.dependencies;
     const pack = writePack(base, "no-deps.json", doc);
     const store = `sqlite:${path.join(base, "ledger.db")}`;

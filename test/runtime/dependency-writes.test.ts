@@ -99,7 +99,7 @@ describe("writes under a dependency folder", () => {
       ["only-allowed-changed", true],
     ]);
     const [changeset] = await recordsOf(h, "changeset");
-    const files = (changeset?.body as { files: { path: string }[] }).files;
+    const files = (changeset?.body as { files?: { path: string }[] } | undefined)?.files ?? [];
     expect(files.map((f) => f.path)).toEqual(["src/a.txt"]);
     const ws = path.join(path.dirname(file), "workspace");
     expect(readFileSync(path.join(ws, "node_modules/dep/index.js"), "utf8")).toBe(
