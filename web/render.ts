@@ -1,6 +1,7 @@
 // Small DOM helpers and the rendering of ledger records (plans with diffs, reviews with findings,
 // run reports with excerpts and check details, transcripts turn by turn). Text is always set as
 // text, never as HTML: records carry model output.
+import { stepFailureReason } from "../src/runtime/output-tail.js";
 
 type Child = Node | string | undefined | null | false;
 
@@ -108,6 +109,8 @@ export function verdictView(verdict: unknown): HTMLElement {
   return box;
 }
 
+const firstLine = (v: unknown): string => str(v).split("\n")[0] ?? "";
+
 function checksView(checks: unknown): HTMLElement {
   const box = h("div", {});
   for (const c of arr(checks)) {
@@ -117,9 +120,14 @@ function checksView(checks: unknown): HTMLElement {
         "div",
         { class: `check ${c.passed === true ? "passed" : "failed"}` },
         str(c.name),
-        c.detail === undefined ? undefined : h("span", { class: "muted" }, ` — ${str(c.detail)}`),
+        c.detail === undefined
+          ? undefined
+          : h("span", { class: "muted" }, ` — ${firstLine(c.detail)}`),
       ),
     );
+    // A failed command's output tail, below its first line.
+    const rest = str(c.detail).split("\n").slice(1).join("\n");
+    if (rest !== "") box.append(h("pre", { "data-testid": "check-detail" }, rest));
   }
   return box;
 }
@@ -147,7 +155,18 @@ function runView(body: Json): HTMLElement {
           (s.approval !== undefined ? ` (${str(s.approval)})` : ""),
       ),
     );
-    if (typeof s.excerpt === "string" && s.excerpt !== "") box.append(h("pre", {}, s.excerpt));
+    const reason = stepFailureReason({
+      status: str(s.status),
+      action: str(s.action),
+      ...(typeof s.refusal === "string" ? { refusal: s.refusal } : {}),
+      ...(typeof s.excerpt === "string" ? { excerpt: s.excerpt } : {}),
+      findings: arr(s.findings)
+        .filter(isObj)
+        .map((f) => ({ code: str(f.code), message: str(f.message) })),
+    });
+    if (reason !== undefined)
+      box.append(h("pre", { class: "step-reason", "data-testid": "step-reason" }, reason));
+    else if (typeof s.excerpt === "string" && s.excerpt !== "") box.append(h("pre", {}, s.excerpt));
   }
   if (body.checks !== undefined)
     box.append(h("p", {}, h("strong", {}, "Checks")), checksView(body.checks));

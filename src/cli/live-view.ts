@@ -128,7 +128,8 @@ function rawLineOf(e: WarrantEvent, o: LineOptions): string | undefined {
     case "step-end": {
       const exit = e.exitCode === undefined ? "" : ` (exit ${String(e.exitCode)})`;
       const net = (e.connections ?? []).map((c) => `\n    ${connectionLine(c)}`).join("");
-      return `  step ${one(e.stepId)} ${e.action}: ${e.status}${exit}${net}`;
+      const why = e.reason === undefined ? "" : detailLines(e.reason);
+      return `  step ${one(e.stepId)} ${e.action}: ${e.status}${exit}${why}${net}`;
     }
     case "check":
       return e.passed

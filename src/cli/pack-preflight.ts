@@ -3,6 +3,7 @@
 import path from "node:path";
 import { loadPack } from "../adapters/fs/pack-loader.js";
 import { parseModelUri } from "../adapters/models/model-uri.js";
+import { resolveStoreUri } from "../adapters/store/store-uri.js";
 import { ROLES } from "../core/loop/types.js";
 import { effectiveModelUris } from "../library/definition-models.js";
 import { type PreflightReport, preflight } from "../library/preflight.js";
@@ -10,6 +11,7 @@ import type { LoadedPack } from "../runtime/task-pack.js";
 import { definitionOptions } from "./compose.js";
 import { EXIT_INVALID, EXIT_USAGE, err, formatProblem, out, printJson, UsageError } from "./io.js";
 import { loadOrFail } from "./packs.js";
+import { sandboxLookup } from "./sandbox-option.js";
 
 /** `--model ROLE=URI` flags, scripted paths made absolute so `resume` finds them from anywhere. */
 export function parseModelFlags(flags: readonly string[]): Record<string, string> {
@@ -54,18 +56,31 @@ function refuse(report: PreflightReport): void {
   process.exitCode = report.usage ? EXIT_USAGE : EXIT_INVALID;
 }
 
-/** `run --check`: the pack's loading and the preflight, reported whole; nothing is opened. */
+/**
+ * `run --check`: the pack's loading and the preflight, reported whole — with each command
+ * profile's program looked up in the sandbox `--sandbox` names, on the baseline; no loop is opened.
+ */
 export async function checkOnly(
   file: string,
   models: Record<string, string>,
-  flags: { probe: boolean; json: boolean; skills?: readonly string[]; namespace?: string },
+  flags: {
+    probe: boolean;
+    json: boolean;
+    skills?: readonly string[];
+    namespace?: string;
+    sandbox?: string | undefined;
+    store?: string | undefined;
+  },
 ): Promise<void> {
   const loaded = await loadPack(file);
+  const sandbox = await sandboxLookup(flags.sandbox);
   const report: PreflightReport = loaded.ok
     ? await preflight({
         ...definitionSubject(loaded.value, models, flags),
         probe: flags.probe,
         scripts: true,
+        store: resolveStoreUri(flags.store),
+        sandbox,
       })
     : {
         ok: false,
@@ -94,13 +109,19 @@ export async function checkOnly(
 export async function loadChecked(
   file: string,
   models: ReturnType<typeof parseModelFlags>,
-  o: { readonly skills?: readonly string[]; readonly namespace?: string; readonly probe?: boolean },
+  o: {
+    readonly skills?: readonly string[];
+    readonly namespace?: string;
+    readonly probe?: boolean;
+    readonly store?: string | undefined;
+  },
 ): Promise<LoadedPack | undefined> {
   const pack = await loadOrFail(file);
   if (pack === undefined) return undefined;
   const report = await preflight({
     ...definitionSubject(pack, models, o),
     probe: o.probe === true,
+    store: resolveStoreUri(o.store),
   });
   if (!report.ok) {
     refuse(report);

@@ -7,6 +7,7 @@ import {
   SANDBOX_CHOICES,
   type SandboxChoice,
 } from "../adapters/sandbox/detect-sandbox.js";
+import type { Sandbox } from "../core/sandbox/sandbox-port.js";
 import type { WarrantOptions } from "../library/options.js";
 import { hostSandbox } from "./compose.js";
 import { UsageError } from "./io.js";
@@ -37,7 +38,16 @@ export function sandboxChoice(
 export async function sandboxFor(flag: string | undefined): Promise<WarrantOptions["sandbox"]> {
   const choice = sandboxChoice(flag);
   if (choice === "auto") return hostSandbox;
+  return (await sandboxLookup(choice))();
+}
+
+/** The sandbox `--sandbox` names, found on first use (auto) or proven now (a named backend). */
+export async function sandboxLookup(
+  flag: string | undefined,
+): Promise<() => Promise<Sandbox | undefined>> {
+  const choice = sandboxChoice(flag);
+  if (choice === "auto") return hostSandbox;
   const chosen = await chooseSandbox(choice);
-  if (chosen.ok) return chosen.value;
+  if (chosen.ok) return async () => chosen.value;
   throw new UsageError(chosen.errors[0]?.message ?? `no ${choice} here`, "sandbox/unavailable");
 }

@@ -203,8 +203,8 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
       profiles:
         contained === undefined || o.profileTools === false
           ? undefined
-          : (commands, baselineDir, resources) =>
-              createProfileTools({ commands, baselineDir, sandbox: contained, resources }),
+          : (commands, baselineDir, resources, host) =>
+              createProfileTools({ commands, baselineDir, sandbox: contained, resources, host }),
       code,
       connect: o.mcp?.connect ?? defaultConnect,
       ...(o.mcp?.connectTimeoutMs === undefined

@@ -49,6 +49,7 @@ import {
   packPolicyReader,
   type Waiting,
 } from "./pending.js";
+import { toolchainHoldings } from "./preflight-commands.js";
 import { EventLog, type LoopOutcome, type RunHandle, startHandle } from "./run-handle.js";
 import type { WarrantTelemetry } from "./telemetry.js";
 
@@ -229,7 +230,12 @@ export async function createWarrant(options: WarrantOptions = {}): Promise<Warra
     loaded: LoadedPack,
     overrides: Readonly<Record<string, string>>,
     namespace?: string,
-  ) => definitionCheckOf(await c.preflight(loaded, overrides, namespace));
+  ) => {
+    const check = definitionCheckOf(await c.preflight(loaded, overrides, namespace));
+    // A toolchain is bound into every environment: one holding the store or its key is refused.
+    const held = await toolchainHoldings(loaded, store.uri, options.cwd);
+    return held.length === 0 ? check : { ...check, problems: [...held, ...check.problems] };
+  };
 
   const openWith = async (
     pack: string | LoadedPack,

@@ -3,8 +3,10 @@
 // of each role and the environment; a module joins the list with one line in PREFLIGHT_CHECKS. No
 // check prints or returns a key.
 import type { Problem } from "../core/result.js";
+import type { Sandbox } from "../core/sandbox/sandbox-port.js";
 import type { LoadedPack } from "../runtime/task-pack.js";
 import { MODEL_PROBE } from "./model-probe.js";
+import { commandCheck, toolchainHoldings } from "./preflight-commands.js";
 import { DEFINITION_CHECK } from "./preflight-definitions.js";
 import { MODEL_CHECK } from "./preflight-models.js";
 import { SCRIPT_CHECK } from "./preflight-scripts.js";
@@ -32,6 +34,13 @@ export interface PreflightSubject {
   readonly scripts?: boolean;
   /** How long a probe waits for an endpoint (default 10 s). */
   readonly probeTimeoutMs?: number;
+  /**
+   * The sandbox the run would use: given, each command profile's program is also looked up in
+   * it, on the baseline (the `commands` check; see preflight-commands.ts).
+   */
+  readonly sandbox?: () => Promise<Sandbox | undefined>;
+  /** The store the run would use: given, no toolchain may hold it or its host key. */
+  readonly store?: string;
 }
 
 /** What a check found: a problem, and whether it is the caller's usage (exit 2) or invalid (1). */
@@ -76,9 +85,17 @@ export const PREFLIGHT_CHECKS: readonly PreflightCheck[] = [
   DEFINITION_CHECK,
 ];
 
+/** The `toolchains` check: no toolchain holds the store or its host key. */
+const STORE_HOLDINGS: PreflightCheck = {
+  name: "toolchains",
+  async run({ pack, store }) {
+    return { problems: store === undefined ? [] : await toolchainHoldings(pack, store) };
+  },
+};
+
 /**
- * Runs `checks` (default PREFLIGHT_CHECKS, and the scripts check and the probe when the subject
- * asks for them), each to
+ * Runs `checks` (default PREFLIGHT_CHECKS; then, when the subject asks or gives them, the scripts
+ * check, the toolchains against its store, the commands in its sandbox, and the probe), each to
  * its end: every problem is reported, not the first. A check that throws is reported as
  * `runtime/preflight-check` rather than ending the preflight.
  */
@@ -89,6 +106,8 @@ export async function preflight(
   const all = [
     ...checks,
     ...(subject.scripts === true ? [SCRIPT_CHECK] : []),
+    ...(subject.store === undefined ? [] : [STORE_HOLDINGS]),
+    ...(subject.sandbox === undefined ? [] : [commandCheck(subject.sandbox)]),
     ...(subject.probe === true ? [MODEL_PROBE] : []),
   ];
   const rows: PreflightReport["checks"][number][] = [];

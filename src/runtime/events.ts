@@ -198,6 +198,11 @@ export type WarrantEvent =
       readonly truncated?: boolean;
       readonly timedOut?: boolean;
       readonly refusal?: string;
+      /**
+       * Why a failed step failed beyond an exit status (a patch that does not apply, a refused
+       * path, a limit): see stepFailureReason.
+       */
+      readonly reason?: string;
       /** The connections the step's command asked the egress proxy for (a pack with network). */
       readonly connections?: readonly EgressConnection[];
     })

@@ -41,7 +41,14 @@ export type ProfileToolsFactory = (
   commands: ReadonlyMap<string, CommandProfile>,
   baselineDir: string,
   resources?: ResourceLimits,
+  host?: HostFolders,
 ) => ToolHost;
+
+/** What of the host a pack's environments contain besides the workspace (its fields of the same names). */
+export interface HostFolders {
+  readonly dependencies: readonly string[];
+  readonly toolchains: readonly string[];
+}
 
 export interface PassageToolsOptions {
   /** The workspace tools over a baseline folder (one host per folder is made). */
@@ -113,7 +120,12 @@ export function createPassageTools(opts: PassageToolsOptions): PassageTools {
         workspace,
         ...(opts.profiles === undefined
           ? []
-          : [opts.profiles(commands, request.pack.baselineDir, request.pack.pack.resources)]),
+          : [
+              opts.profiles(commands, request.pack.baselineDir, request.pack.pack.resources, {
+                dependencies: request.pack.pack.dependencies,
+                toolchains: request.pack.pack.toolchains,
+              }),
+            ]),
         ...(opts.code === undefined ? [] : [opts.code]),
       ]);
       bases.set(key, base);

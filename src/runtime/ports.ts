@@ -147,7 +147,14 @@ export interface SandboxPort {
     baselineDir: string,
     ref: string,
     name: string,
-    options?: { readonly resources?: ResourceLimits; readonly network?: NetworkPolicy },
+    options?: {
+      readonly resources?: ResourceLimits;
+      readonly network?: NetworkPolicy;
+      /** Workspace folders the environment contains as they are on the host (the pack's). */
+      readonly dependencies?: readonly string[];
+      /** Host folders bound read-only at their own path, their `bin/` first on PATH. */
+      readonly toolchains?: readonly string[];
+    },
   ): Promise<RunEnvironment>;
   /** Removes a dead environment's directory (on resume); true once it is confirmed gone. */
   destroyDir(dir: string): Promise<boolean>;

@@ -21,6 +21,7 @@ import {
 } from "../core/taskpack/snapshot-diff.js";
 import { baselineDigest, type CapturedChangeset, captureChangeset } from "./changeset.js";
 import type { RunPhase } from "./events.js";
+import { commandDetail, stepFailureReason } from "./output-tail.js";
 import type { RunEnvironment, RunExecResult, RuntimeContext } from "./ports.js";
 import type {
   CheckRecord,
@@ -170,6 +171,8 @@ export async function executeRun(ctx: RuntimeContext, input: RunInput): Promise<
     ctx.sandbox.create(pack.baselineDir, envRef, environmentNameOf(query, proposalRef), {
       resources: pack.pack.resources,
       ...(network === undefined ? {} : { network }),
+      dependencies: pack.pack.dependencies,
+      toolchains: pack.pack.toolchains,
     }),
   );
   environmentMade = true;
@@ -239,6 +242,7 @@ export async function executeRun(ctx: RuntimeContext, input: RunInput): Promise<
     );
     steps.push(record);
     const connections = egress.take({ "step/id": step.id });
+    const reason = stepFailureReason(record);
     ctx.emit({
       kind: "step-end",
       query,
@@ -251,6 +255,7 @@ export async function executeRun(ctx: RuntimeContext, input: RunInput): Promise<
       ...(record.truncated === undefined ? {} : { truncated: record.truncated }),
       ...(record["timed-out"] === undefined ? {} : { timedOut: record["timed-out"] }),
       ...(record.refusal === undefined ? {} : { refusal: record.refusal }),
+      ...(reason === undefined ? {} : { reason }),
       ...(connections.length === 0 ? {} : { connections }),
     });
     if (record.refusal !== undefined) {
@@ -364,7 +369,7 @@ function excerpt(text: string): string {
 export const LIMIT_CODE = "environment/limit";
 
 function execRecord(step: AdmittedStep, r: RunExecResult, approval: Approval): StepRecord {
-  const text = `${r.stdout}${r.stderr === "" ? "" : `\n${r.stderr}`}`;
+  const text = r.stdout === "" ? r.stderr : `${r.stdout}${r.stderr === "" ? "" : `\n${r.stderr}`}`;
   const limit = r.limit;
   const breach: Partial<StepRecord> =
     limit === undefined
@@ -594,7 +599,7 @@ async function verify(
         add({
           name: check.name,
           passed: r.exitCode === 0,
-          detail: `${check.command} exited ${String(r.exitCode)}: ${lastLine(r.stdout)}`,
+          detail: commandDetail(check.command, r.exitCode, r.stdout, r.stderr),
           "exit/code": r.exitCode,
           "output/digest": r.outputDigest,
           truncated: r.truncated,
@@ -640,9 +645,4 @@ async function verify(
   }
   const passed = !mutationFailed && checks.every((c) => c.passed);
   return { outcome: passed ? "verified" : "verification-failed", checks };
-}
-
-function lastLine(text: string): string {
-  const lines = text.trim().split("\n");
-  return (lines.at(-1) ?? "").slice(0, 200);
 }

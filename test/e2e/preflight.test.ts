@@ -151,6 +151,13 @@ describe("run --check", () => {
         { name: "mcp-servers", ok: true },
         { name: "definitions", ok: true },
         { name: "scripts", ok: true },
+        { name: "toolchains", ok: true },
+        // Each profile's program, looked up in a sandbox on the baseline.
+        {
+          name: "commands",
+          ok: true,
+          notes: ["run-tests: node found", "show-file: cat found", "probe-network: node found"],
+        },
       ],
     });
     expect(existsSync(path.join(cwd, ".warrant"))).toBe(false);

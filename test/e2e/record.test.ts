@@ -76,7 +76,7 @@ describe("warrant record", () => {
     expect(f.code).toBe(0);
     expect(f.stdout.split("\n")[0]).toBe(`execution ${failed}`);
     expect(f.stdout).toContain("outcome: verification-failed");
-    expect(f.stdout).toMatch(/- tests-pass: failed \(exit 1\)\n\s+detail: run-tests exited 1/);
+    expect(f.stdout).toMatch(/- tests-pass: failed \(exit 1\)\n\s+detail:\s+run-tests exited 1: /);
     expect(f.stdout).toContain("excerpt:");
     expect(f.stdout).toContain("not ok 2 - collapses repeated separators");
     const v = await record(verified ?? "");

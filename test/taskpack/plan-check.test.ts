@@ -162,6 +162,16 @@ describe("checkPlan: workbench/patch-outside-policy", () => {
     expect(checkPlan(patchStep({ path: "README.md", content: "x" }), all).ok).toBe(true);
   });
 
+  it("refuses a patch inside a dependency folder, even when the policy allows it", () => {
+    const doc = packDoc();
+    doc.patchPolicy.allow = ["**"];
+    const withDeps = validPack({ ...doc, dependencies: ["node_modules"] });
+    expect(
+      refusals(patchStep({ path: "node_modules/dep/index.js", content: "x" }), withDeps),
+    ).toEqual([[P, "/steps/2/path", "dependency"]]);
+    expect(checkPlan(patchStep({ path: "node_modules.js", content: "x" }), withDeps).ok).toBe(true);
+  });
+
   it("refuses an oversize patch (UTF-8 bytes)", () => {
     expect(refusals(patchStep({ content: "x".repeat(4097) }))).toEqual([
       [P, "/steps/2/content", "too-large"],

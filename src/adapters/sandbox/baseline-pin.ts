@@ -4,7 +4,7 @@
 // (each hashed at most once, when first needed, and kept against the file's size, mtime and
 // inode). Environments lay their changes over it; no command ever sees its path.
 import type { BigIntStats } from "node:fs";
-import { lstat, mkdir, mkdtemp, realpath } from "node:fs/promises";
+import { chmod, lstat, mkdir, mkdtemp, readdir, realpath } from "node:fs/promises";
 import path from "node:path";
 import { WarrantError } from "../../core/result.js";
 import { gitFiles, gitWorkTree } from "../fs/git.js";
@@ -49,9 +49,21 @@ export interface BaselineNode {
 /** Called once per file hashed (tests count hashing through it). */
 export type HashHook = (layer: "baseline" | "environment", relPath: string) => void;
 
+/** A dependency folder of the workspace: left out of the copy, an empty mountpoint there instead. */
+export interface PinnedDependency {
+  /** Its path relative to the workspace. */
+  readonly rel: string;
+  /** Its real path on the host: what environments lay over the mountpoint. */
+  readonly real: string;
+  /** Its mode bits. */
+  readonly mode: number;
+}
+
 export interface PinnedBaseline {
   /** The workspace it was copied from. */
   readonly source: string;
+  /** The dependency folders environments made over it contain as they are on the host. */
+  readonly dependencies: readonly PinnedDependency[];
   /** The copy: the lower layer of every overlay environment made over it. */
   readonly tree: string;
   readonly root: BaselineNode;
@@ -80,6 +92,8 @@ export interface PinOptions {
   readonly tempRoot: string;
   readonly runAs: RunAs | undefined;
   readonly onHash?: HashHook | undefined;
+  /** Workspace-relative folders never copied (the environments see the host's own). */
+  readonly dependencies?: readonly string[] | undefined;
 }
 
 /** Copy `source` to a fresh private directory under `tempRoot` and index it. */
@@ -94,7 +108,15 @@ export async function pinBaseline(source: string, opts: PinOptions): Promise<Pin
     // A git work tree's baseline (the workspace is its top folder) is its files, tracked plus
     // untracked and not ignored: never .git/, never ignored build output such as node_modules/.
     const listed = (await gitWorkTree(real))?.prefix === "" ? await gitFiles(real) : undefined;
-    if (listed !== undefined) await copyListed(real, tree, listed);
+    const deps = opts.dependencies ?? [];
+    const inDep = (f: string) => deps.some((d) => f === d || f.startsWith(`${d}/`));
+    if (listed !== undefined)
+      await copyListed(
+        real,
+        tree,
+        listed.filter((f) => !inDep(f)),
+      );
+    else if (deps.length > 0) await copyExcept(real, tree, deps);
     // -a keeps symlinks as links, modes and times; ownership is set below, never the source's.
     else
       await hostCommand("sandbox/baseline-copy", [
@@ -107,12 +129,13 @@ export async function pinBaseline(source: string, opts: PinOptions): Promise<Pin
         real,
         tree,
       ]);
+    const dependencies = await dependencyMountpoints(real, tree, deps);
     if (opts.runAs !== undefined) {
       const owner = `${opts.runAs.uid}:${opts.runAs.gid}`;
       await hostCommand("sandbox/baseline-copy", ["chown", "-R", "-h", owner, "--", base]);
     }
     const index = await indexTree(tree);
-    return pinned(path.resolve(source), tree, base, index, opts.onHash);
+    return pinned(path.resolve(source), tree, base, index, opts.onHash, dependencies);
   } catch (e) {
     await removePath(base);
     if (e instanceof WarrantError) throw e;
@@ -132,23 +155,80 @@ async function copyListed(source: string, tree: string, files: readonly string[]
     // A tracked file deleted in the work tree is not there; a submodule is a folder: neither copied.
     if (st !== undefined && (st.isFile() || st.isSymbolicLink())) present.push(f);
   }
-  for (let i = 0; i < present.length; i += 512) {
+  await copyInto(source, tree, present, ["--parents"]);
+}
+
+/** `cp -a` of `names` (relative to `source`) into `tree`, 512 to a command; never the owner. */
+async function copyInto(
+  source: string,
+  tree: string,
+  names: readonly string[],
+  flags: readonly string[] = [],
+): Promise<void> {
+  for (let i = 0; i < names.length; i += 512) {
     await hostCommand(
       "sandbox/baseline-copy",
       [
         "cp",
         "-a",
-        "--parents",
+        ...flags,
         "--no-preserve=ownership",
         "--reflink=auto",
         "-t",
         tree,
         "--",
-        ...present.slice(i, i + 512),
+        ...names.slice(i, i + 512),
       ],
       { cwd: source },
     );
   }
+}
+
+/**
+ * Copies `source` into `tree` except the `skip` paths (relative, normalised): the folders on the
+ * way to one are made with their modes and walked; everything else is copied whole (`cp -a`).
+ */
+async function copyExcept(source: string, tree: string, skip: readonly string[]): Promise<void> {
+  const st = await lstat(source);
+  await mkdir(tree);
+  await chmod(tree, st.mode & 0o7777);
+  const whole: string[] = [];
+  for (const name of await readdir(source)) {
+    const inner = skip
+      .filter((d) => d === name || d.startsWith(`${name}/`))
+      .map((d) => d.slice(name.length + 1));
+    if (inner.includes("")) continue;
+    const entry = await lstat(path.join(source, name));
+    if (inner.length > 0 && entry.isDirectory())
+      await copyExcept(path.join(source, name), path.join(tree, name), inner);
+    else whole.push(name);
+  }
+  await copyInto(source, tree, whole);
+}
+
+/** An empty folder in the copy where each dependency is (its mode the host's); each one checked. */
+async function dependencyMountpoints(
+  source: string,
+  tree: string,
+  deps: readonly string[],
+): Promise<PinnedDependency[]> {
+  const out: PinnedDependency[] = [];
+  for (const rel of deps) {
+    const host = path.join(source, rel);
+    const st = await lstat(host).catch(() => undefined);
+    const real = st?.isDirectory() === true ? await realpath(host).catch(() => "") : "";
+    if (st === undefined || real !== host) {
+      throw new WarrantError(
+        "sandbox/dependency-missing",
+        `the dependency ${rel} is not a folder of ${source}${st === undefined ? "" : " (a link, or reached through one)"}`,
+      );
+    }
+    const at = path.join(tree, rel);
+    await mkdir(at, { recursive: true });
+    await chmod(at, st.mode & 0o7777);
+    out.push({ rel, real, mode: st.mode & 0o7777 });
+  }
+  return out;
 }
 
 interface Index {
@@ -206,6 +286,7 @@ function pinned(
   base: string,
   index: Index,
   onHash: HashHook | undefined,
+  dependencies: readonly PinnedDependency[] = [],
 ): PinnedBaseline {
   let all: Promise<ReadonlyMap<string, string>> | undefined;
 
@@ -249,6 +330,7 @@ function pinned(
 
   return {
     source,
+    dependencies,
     tree,
     root: index.root,
     files: index.files,

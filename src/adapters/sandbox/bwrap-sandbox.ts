@@ -16,6 +16,7 @@ import type {
 import { runLimited, SANDBOX_PATH, scrubbedEnv } from "./contained-exec.js";
 import { controlHandles } from "./control-files.js";
 import { EGRESS_SANDBOX_DIR, EGRESS_SOCKET_NAME } from "./egress-relay.js";
+import { withRootBinds, writableRoot } from "./host-binds.js";
 import {
   type BackendOptions,
   commandIds,
@@ -67,9 +68,9 @@ export function createBwrapSandbox(options: BackendOptions = {}): Sandbox {
     async createEnvironment(baseline: string | Baseline, opts: EnvironmentOptions = {}) {
       const defaultNproc = opts.maxProcesses ?? DEFAULT_MAX_PROCESSES;
       const resources = resourcesOf(opts.resources);
-      return host.createEnvironment(baseline, opts, async (dir) => {
+      return host.createEnvironment(baseline, opts, async (dir, binds) => {
         // What the workspace's writable layer holds before any command: its growth is limited.
-        const initialUse = await diskUse(dir.upper);
+        const initialUse = await diskUse(writableRoot(dir, binds));
         const filter = path.join(dir.base, "seccomp.bpf");
         if (arch !== undefined) {
           writeFileSync(
@@ -89,6 +90,7 @@ export function createBwrapSandbox(options: BackendOptions = {}): Sandbox {
           exec: ExecOptions,
           mount?: string,
           egress?: string,
+          layers: readonly { options: string; target: string }[] = [],
         ): Promise<ExecResult> => {
           const env = scrubbedEnv(dir.workspace, exec.env);
           const line: string[] = [];
@@ -116,6 +118,11 @@ export function createBwrapSandbox(options: BackendOptions = {}): Sandbox {
           line.push("--dev", "/dev", "--proc", "/proc");
           line.push("--size", String(resources.tmpBytes), "--tmpfs", "/tmp");
           line.push("--bind", dir.workspace, dir.workspace);
+          // Dependencies (copy mode: read-only; overlay mode: mounted with the workspace, below)
+          // and toolchains, from the host or their stand-ins (host-binds.ts).
+          if (mount === undefined)
+            for (const d of binds.dependencies) line.push("--ro-bind", d.source, d.target);
+          for (const t of binds.toolchains) line.push("--ro-bind", t.source, t.target);
           // fd 3 is the limits reporter's; the filter is fd 4, the control files' handles follow.
           const fds: number[] = [];
           if (arch !== undefined) {
@@ -144,10 +151,11 @@ export function createBwrapSandbox(options: BackendOptions = {}): Sandbox {
                   mount,
                   dir.workspace,
                   line,
+                  layers,
                 );
           // bwrap itself gets no host variables either.
           return runLimited(
-            inCgroup(cgroup, full),
+            inCgroup(cgroup, withRootBinds(binds, options.unsharePath ?? "unshare", full)),
             { PATH: SANDBOX_PATH },
             {
               ...exec,
@@ -156,7 +164,7 @@ export function createBwrapSandbox(options: BackendOptions = {}): Sandbox {
                 resources,
                 cgroup,
                 watch: (breach) =>
-                  watchDisk(dir.upper, initialUse, resources.diskBytes, () =>
+                  watchDisk(writableRoot(dir, binds), initialUse, resources.diskBytes, () =>
                     breach({ resource: "disk", bytes: resources.diskBytes, via: "watchdog" }),
                   ),
               },

@@ -23,6 +23,7 @@ import {
   type RunAs,
 } from "./baseline-pin.js";
 import { readConfinedFile } from "./confined-read.js";
+import { SANDBOX_PATH } from "./contained-exec.js";
 import { type EgressProxy, startEgressProxy } from "./egress-proxy.js";
 import { EGRESS_SOCKET_NAME, egressHostDir, relayArgv, writeRelay } from "./egress-relay.js";
 import {
@@ -32,6 +33,13 @@ import {
   removeEnvironmentDir,
   workDir,
 } from "./environment-dir.js";
+import {
+  dependencyOverlays,
+  type HostBinds,
+  type OverlayMount,
+  prepareHostBinds,
+  toolchainPath,
+} from "./host-binds.js";
 import { copyChanges, overlayChanges } from "./layered-changes.js";
 import { createLayeredView, DEFAULT_READ_LIMIT } from "./layered-view.js";
 import { type NamespaceCommand, overlayOptions, probeOverlay } from "./overlay-mount.js";
@@ -89,13 +97,15 @@ export function commandIds(runAs: RunAs | undefined): RunAs {
  * backend mounts it at the workspace path inside the command's namespaces. `egress`, when the
  * environment has network: the host directory holding the egress proxy's socket and the relay
  * (inside the stage), to be visible read-only at EGRESS_SANDBOX_DIR; `argv` already runs behind
- * the relay.
+ * the relay. `layers`: in overlay mode, the dependency overlays to mount over the workspace's
+ * (see host-binds.ts).
  */
 export type ExecLine = (
   argv: readonly string[],
   opts: ExecOptions,
   mount: string | undefined,
   egress?: string,
+  layers?: readonly OverlayMount[],
 ) => Promise<ExecResult>;
 
 /** A unix socket's path is at most 107 bytes (sun_path). */
@@ -127,11 +137,14 @@ interface Share {
 
 /** What a backend's Sandbox shares with every other: all but how a command is started. */
 export interface EnvironmentHost extends Omit<Sandbox, "backend" | "createEnvironment"> {
-  /** A fresh environment; `prepare` readies its directory and returns how it runs a command. */
+  /**
+   * A fresh environment; `prepare` readies its directory (its dependency and toolchain folders
+   * made, in `binds`) and returns how it runs a command.
+   */
   createEnvironment(
     baseline: string | Baseline,
     opts: EnvironmentOptions,
-    prepare: (dir: EnvironmentDir) => ExecLine | Promise<ExecLine>,
+    prepare: (dir: EnvironmentDir, binds: HostBinds) => ExecLine | Promise<ExecLine>,
   ): Promise<Environment>;
 }
 
@@ -165,14 +178,15 @@ export function environmentHost(backend: SandboxBackend, options: BackendOptions
     return swept;
   };
   const handles = new WeakMap<Baseline, Share>();
-  const acquire = (dir: string): Share => {
-    const key = path.resolve(dir);
+  const acquire = (dir: string, dependencies: readonly string[] = []): Share => {
+    const source = path.resolve(dir);
+    const key = [source, ...dependencies].join("\0");
     let share = shares.get(key);
     if (share === undefined) {
       share = {
         key,
         pin: sweepOnce().then(() =>
-          pinBaseline(key, { tempRoot, runAs, onHash: options.hooks?.onHash }),
+          pinBaseline(source, { tempRoot, runAs, onHash: options.hooks?.onHash, dependencies }),
         ),
         refs: 0,
       };
@@ -196,8 +210,8 @@ export function environmentHost(backend: SandboxBackend, options: BackendOptions
   return {
     environmentMode,
     discardEnvironment: (name: string) => discardNamedEnvironmentDir(tempRoot, name),
-    async openBaseline(dir: string): Promise<Baseline> {
-      const share = acquire(dir);
+    async openBaseline(dir: string, opts = {}): Promise<Baseline> {
+      const share = acquire(dir, opts.dependencies);
       let pin: PinnedBaseline;
       try {
         pin = await share.pin;
@@ -208,6 +222,7 @@ export function environmentHost(backend: SandboxBackend, options: BackendOptions
       let released = false;
       const handle: Baseline = {
         source: pin.source,
+        dependencies: pin.dependencies.map((d) => d.rel),
         files: pin.files,
         bytes: pin.bytes,
         digests: () => pin.digests(),
@@ -242,16 +257,18 @@ export function environmentHost(backend: SandboxBackend, options: BackendOptions
           opts.name,
         );
         let run: ExecLine;
+        let binds: HostBinds;
         let egress: { hostDir: string; proxy: EgressProxy } | undefined;
         try {
-          run = await prepare(dir);
+          binds = await prepareHostBinds(dir, pin, opts.toolchains ?? [], runAs);
+          run = await prepare(dir, binds);
           if (opts.network !== undefined) egress = await startEgress(dir, opts.network);
         } catch (e) {
           await egress?.proxy.close();
           await removeEnvironmentDir(dir);
           throw e;
         }
-        return managedEnvironment(backend, dir, pin, run, runAs, options.hooks, egress, () =>
+        return managedEnvironment(backend, dir, pin, run, runAs, options.hooks, egress, binds, () =>
           release(share),
         );
       } catch (e) {
@@ -270,6 +287,7 @@ function managedEnvironment(
   runAs: RunAs | undefined,
   hooks: SandboxHooks | undefined,
   egress: { readonly hostDir: string; readonly proxy: EgressProxy } | undefined,
+  binds: HostBinds,
   releasePin: () => Promise<void>,
 ): Environment {
   const running = new Set<{ controller: AbortController; done: Promise<unknown> }>();
@@ -313,15 +331,24 @@ function managedEnvironment(
       slots.add(slot);
       const done = (async () => {
         let mount: string | undefined;
+        let layers: OverlayMount[] = [];
         if (dir.mode === "overlay") {
           const work = await workDir(dir, slot, runAs);
           mount = overlayOptions(dir.lower as string, dir.upper, work);
           if (mount === undefined)
             throw new WarrantError("sandbox/overlay-unavailable", `cannot mount over ${dir.base}`);
+          layers = await dependencyOverlays(binds, slot, runAs);
         }
-        if (egress === undefined) return run(argv, { ...opts, signal: controller.signal }, mount);
-        const behind = relayArgv(argv);
-        return run(behind, { ...opts, signal: controller.signal }, mount, egress.hostDir);
+        const given = { ...opts, signal: controller.signal };
+        const exec =
+          binds.pathPrefix.length === 0
+            ? given
+            : {
+                ...given,
+                env: { ...opts.env, PATH: toolchainPath(binds, opts.env?.PATH ?? SANDBOX_PATH) },
+              };
+        if (egress === undefined) return run(argv, exec, mount, undefined, layers);
+        return run(relayArgv(argv), exec, mount, egress.hostDir, layers);
       })();
       const entry = { controller, done };
       running.add(entry);

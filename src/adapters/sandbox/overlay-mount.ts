@@ -45,21 +45,27 @@ export function namespacePrefix(ns: NamespaceCommand): string[] {
   return line;
 }
 
-/** The command line that mounts the overlay at `target` in fresh namespaces, then runs `argv`. */
+/**
+ * The command line that mounts the overlay at `target` in fresh namespaces, then each of `more`
+ * (over folders inside it, in order), then runs `argv`.
+ */
 export function mountThen(
   ns: NamespaceCommand,
   options: string,
   target: string,
   argv: readonly string[],
+  more: readonly { readonly options: string; readonly target: string }[] = [],
 ): string[] {
   return [
     ...namespacePrefix(ns),
     "/bin/sh",
     "-c",
-    'mount -t overlay overlay -o "$1" "$2" || exit 125; shift 2; exec "$@"',
+    'n=$1; shift; while [ "$n" -gt 0 ]; do mount -t overlay overlay -o "$1" "$2" || exit 125; shift 2; n=$((n-1)); done; exec "$@"',
     "warrant-overlay",
+    String(1 + more.length),
     options,
     target,
+    ...more.flatMap((m) => [m.options, m.target]),
     ...argv,
   ];
 }

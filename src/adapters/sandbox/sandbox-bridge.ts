@@ -11,12 +11,13 @@ const ENV_DIR_PREFIX = "warrant-env-";
 export function sandboxPort(sandbox: Sandbox | undefined): SandboxPort {
   // The baseline each folder is pinned as, once for every run of this drive (its loop).
   const pins = new Map<string, Promise<Baseline>>();
-  const pinned = (dir: string, s: Sandbox) => {
-    let pin = pins.get(dir);
+  const pinned = (dir: string, dependencies: readonly string[], s: Sandbox) => {
+    const key = [dir, ...dependencies].join("\0");
+    let pin = pins.get(key);
     if (pin === undefined) {
-      pin = s.openBaseline(dir);
-      pins.set(dir, pin);
-      pin.catch(() => pins.delete(dir));
+      pin = s.openBaseline(dir, { dependencies });
+      pins.set(key, pin);
+      pin.catch(() => pins.delete(key));
     }
     return pin;
   };
@@ -25,11 +26,15 @@ export function sandboxPort(sandbox: Sandbox | undefined): SandboxPort {
     async create(baselineDir, ref, name, options): Promise<RunEnvironment> {
       if (sandbox === undefined)
         throw new Error("no sandbox backend: runs are refused before this");
-      const env = await sandbox.createEnvironment(await pinned(baselineDir, sandbox), {
-        name,
-        ...(options?.resources === undefined ? {} : { resources: options.resources }),
-        ...(options?.network === undefined ? {} : { network: options.network }),
-      });
+      const env = await sandbox.createEnvironment(
+        await pinned(baselineDir, options?.dependencies ?? [], sandbox),
+        {
+          name,
+          ...(options?.toolchains === undefined ? {} : { toolchains: options.toolchains }),
+          ...(options?.resources === undefined ? {} : { resources: options.resources }),
+          ...(options?.network === undefined ? {} : { network: options.network }),
+        },
+      );
       return {
         ref,
         dir: env.root,

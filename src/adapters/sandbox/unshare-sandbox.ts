@@ -23,6 +23,7 @@ import type {
 import { DEFAULT_MAX_PROCESSES } from "./bwrap-sandbox.js";
 import { runLimited, SANDBOX_PATH, scrubbedEnv } from "./contained-exec.js";
 import type { EnvironmentDir, RunAs } from "./environment-dir.js";
+import { moreMounts, type OverlayMount, withRootBinds, writableRoot } from "./host-binds.js";
 import { type BackendOptions, environmentHost, hostRunAs } from "./managed-environment.js";
 import {
   diskUse,
@@ -36,8 +37,10 @@ import { DEVICE_NODES, type LayoutEntry, readOnlyLayout } from "./root-layout.js
 
 // Arguments: workspace, stage, nproc, the overlay's mount options (`-` in copy mode), /tmp's size,
 // RLIMIT_DATA (`-` under a memory cgroup), RLIMIT_FSIZE, the limits reporter's script, count of
-// read-only directories, the directories, then the command line to exec in the new root (`env -i`
-// with the command's variables, a cd, the argv). Runs as root of the new user namespace and pid 1
+// read-only directories, the directories, count of further mounts, each as three words (`overlay
+// OPTIONS TARGET` or `ro SOURCE TARGET`, targets inside the new root: dependencies, toolchains),
+// then the command line to exec in the new root (`env -i` with the command's variables, a cd, the
+// argv). Runs as root of the new user namespace and pid 1
 // of the new pid namespace; mount propagation is already private (unshare's default). A control
 // file is bound only when neither it nor .git is a link (nothing runs in these namespaces yet).
 const SETUP_SCRIPT = `set -eu
@@ -52,6 +55,12 @@ mount -t proc -o nosuid,nodev,noexec proc "$S/proc"
 mount -t tmpfs -o "mode=1777,nosuid,nodev,size=$T" tmpfs "$S/tmp"
 mkdir -p "$S$W"
 if [ "$O" = - ]; then mount --bind "$W" "$S$W"; else mount -t overlay overlay -o "$O" "$S$W"; fi
+M=$1; shift
+while [ "$M" -gt 0 ]; do
+  if [ "$1" = overlay ]; then mount -t overlay overlay -o "$2" "$S$3"
+  else mkdir -p "$S$3"; mount -o bind,ro "$2" "$S$3"; fi
+  shift 3; M=$((M-1))
+done
 if [ -d "$S$W/.git" ] && [ ! -L "$S$W/.git" ]; then
   for c in hooks config; do
     t="$S$W/.git/$c"
@@ -107,14 +116,17 @@ export function createUnshareSandbox(options: BackendOptions = {}): Sandbox {
     async createEnvironment(baseline: string | Baseline, opts: EnvironmentOptions = {}) {
       const defaultNproc = opts.maxProcesses ?? DEFAULT_MAX_PROCESSES;
       const resources = resourcesOf(opts.resources);
-      return host.createEnvironment(baseline, opts, async (dir: EnvironmentDir) => {
+      return host.createEnvironment(baseline, opts, async (dir: EnvironmentDir, binds) => {
         await buildSkeleton(dir.stage, layout, runAs);
-        const initialUse = await diskUse(dir.upper);
+        const initialUse = await diskUse(writableRoot(dir, binds));
         return async (
           argv: readonly string[],
           exec: ExecOptions,
           mount?: string,
+          _egress?: string,
+          layers: readonly OverlayMount[] = [],
         ): Promise<ExecResult> => {
+          const more = moreMounts(binds, mount === undefined ? undefined : layers);
           const env = scrubbedEnv(dir.workspace, exec.env);
           const line: string[] = [];
           if (runAs !== undefined) {
@@ -156,6 +168,8 @@ export function createUnshareSandbox(options: BackendOptions = {}): Sandbox {
             REPORTER_SCRIPT,
             String(roDirs.length),
             ...roDirs,
+            String(more.length / 3),
+            ...more,
             "/usr/bin/env",
             "-i",
             ...Object.entries(env).map(([k, v]) => `${k}=${v}`),
@@ -167,7 +181,7 @@ export function createUnshareSandbox(options: BackendOptions = {}): Sandbox {
           );
           // The host-side chain and the setup get only PATH; the command gets exactly `env`.
           return runLimited(
-            inCgroup(cgroup, line),
+            inCgroup(cgroup, withRootBinds(binds, unshare, line)),
             { PATH: SANDBOX_PATH },
             {
               ...exec,
@@ -175,7 +189,7 @@ export function createUnshareSandbox(options: BackendOptions = {}): Sandbox {
                 resources,
                 cgroup,
                 watch: (breach) =>
-                  watchDisk(dir.upper, initialUse, resources.diskBytes, () =>
+                  watchDisk(writableRoot(dir, binds), initialUse, resources.diskBytes, () =>
                     breach({ resource: "disk", bytes: resources.diskBytes, via: "watchdog" }),
                   ),
               },

@@ -26,6 +26,10 @@ export interface ProfileToolsOptions {
   readonly sandbox: Sandbox;
   /** Each call's environment's resource limits (the pack's; default DEFAULT_RESOURCES). */
   readonly resources?: ResourceLimits | undefined;
+  /** The pack's dependency folders and toolchains, in every call's environment. */
+  readonly host?:
+    | { readonly dependencies: readonly string[]; readonly toolchains: readonly string[] }
+    | undefined;
 }
 
 /** The tool name of a profile: `profile.<name>` (pack profile names always make a valid one). */
@@ -95,7 +99,9 @@ export function createProfileTools(opts: ProfileToolsOptions): ToolHost {
   let pin: Promise<Baseline> | undefined;
   const baseline = () => {
     if (pin === undefined) {
-      const opening = opts.sandbox.openBaseline(opts.baselineDir);
+      const opening = opts.sandbox.openBaseline(opts.baselineDir, {
+        dependencies: opts.host?.dependencies ?? [],
+      });
       pin = opening;
       // A pin that failed is tried again at the next call.
       opening.catch(() => {
@@ -117,10 +123,10 @@ export function createProfileTools(opts: ProfileToolsOptions): ToolHost {
       callOpts.timeoutMs === undefined
         ? profile.timeoutMs
         : Math.min(profile.timeoutMs, callOpts.timeoutMs);
-    const env = await opts.sandbox.createEnvironment(
-      await baseline(),
-      opts.resources === undefined ? {} : { resources: opts.resources },
-    );
+    const env = await opts.sandbox.createEnvironment(await baseline(), {
+      ...(opts.resources === undefined ? {} : { resources: opts.resources }),
+      ...(opts.host === undefined ? {} : { toolchains: opts.host.toolchains }),
+    });
     try {
       const r = await env.exec(argv, {
         timeoutMs,

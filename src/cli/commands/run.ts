@@ -185,6 +185,8 @@ export function registerRunCommand(program: Command): void {
         await checkOnly(file, models, {
           probe: o.probe === true,
           json: o.json === true,
+          sandbox: o.sandbox,
+          store: o.store,
           ...definitionOptions(o),
         });
         return;

@@ -44,6 +44,12 @@ export interface EnvironmentChanges {
 export interface Baseline {
   /** The workspace it was taken from. */
   readonly source: string;
+  /**
+   * Workspace folders left out of the copy: every environment made over it contains them as they
+   * are on the host, copy-on-write (read-only where environments are copies), and nothing written
+   * under them is a change of the environment.
+   */
+  readonly dependencies: readonly string[];
   readonly files: number;
   readonly bytes: number;
   /** Every entry's digest by relative path (as `Environment.snapshot` gives them). */
@@ -131,7 +137,21 @@ export interface EgressLog {
   readonly omitted: number;
 }
 
+/** How a workspace is pinned. */
+export interface BaselineOptions {
+  /**
+   * Workspace-relative folders (normalised, none inside another) not copied: environments lay the
+   * host's own folder there (`sandbox/dependency-missing` is thrown when one is not a real folder).
+   */
+  readonly dependencies?: readonly string[];
+}
+
 export interface EnvironmentOptions {
+  /**
+   * Absolute host folders bound read-only at the same path (a language install, a JDK); each
+   * one's `bin/`, when there, goes first on the commands' PATH, in this order.
+   */
+  readonly toolchains?: readonly string[];
   /**
    * Network access for its commands: only these destinations, through an egress proxy on the
    * host reached over a unix socket bound into the sandbox (its network namespace stays empty).
@@ -244,10 +264,10 @@ export interface Sandbox {
   /** The mode environments get on this host (overlay unless the kernel refuses it). */
   environmentMode(): Promise<EnvironmentMode>;
   /**
-   * Pin `dir` for the environments of a loop (opening the same folder again while it is pinned
-   * shares the pin). Throws `sandbox/baseline-copy` when it cannot be copied.
+   * Pin `dir` for the environments of a loop (opening the same folder with the same dependencies
+   * again while it is pinned shares the pin). Throws `sandbox/baseline-copy` when it cannot be copied.
    */
-  openBaseline(dir: string): Promise<Baseline>;
+  openBaseline(dir: string, opts?: BaselineOptions): Promise<Baseline>;
   /**
    * A fresh environment over `baseline`: a pinned Baseline of this sandbox, or a folder, which is
    * then pinned for as long as an environment made over it lives.

@@ -223,6 +223,14 @@ function admitPatch(raw: Json, pack: TaskPack, refuse: Refuse): AdmittedStep | u
   if (!matchesAny(pack.patchPolicy.allow, path)) {
     return outside("/path", `${path} is not allowed by the patch policy`, "not-allowed");
   }
+  const dep = pack.dependencies.find((d) => path === d || path.startsWith(`${d}/`));
+  if (dep !== undefined) {
+    return outside(
+      "/path",
+      `${path} is inside the dependency folder ${dep}, which commands see as it is on the host: a patch there would never be a change`,
+      "dependency",
+    );
+  }
   const hasDiff = typeof raw.diff === "string";
   const hasContent = typeof raw.content === "string";
   if (hasDiff === hasContent || (raw.diff !== undefined && !hasDiff)) {

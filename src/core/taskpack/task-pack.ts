@@ -54,7 +54,10 @@ export interface TaskPack {
   readonly workspace: string;
   readonly agents: TaskPackAgents;
   readonly commands: ReadonlyMap<string, CommandProfile>;
-  /** Files commands may create or change without it counting as a change (DEFAULT_IGNORE unless said). */
+  /**
+   * Files commands may create or change without it counting as a change (DEFAULT_IGNORE unless
+   * said), and everything under a dependency folder.
+   */
   readonly ignore: readonly Glob[];
   readonly patchPolicy: { readonly allow: readonly Glob[]; readonly maxBytes: number };
   readonly verifier: { readonly timeoutMs: number; readonly checks: readonly VerifierCheck[] };
@@ -78,6 +81,13 @@ export interface TaskPack {
    * network at all (the default).
    */
   readonly network?: NetworkPolicy;
+  /**
+   * Workspace folders (normalised relative paths) every environment contains as they are on the
+   * host, copy-on-write; `ignore` already skips everything under them.
+   */
+  readonly dependencies: readonly string[];
+  /** Absolute host folders bound read-only at the same path; each one's `bin/` goes first on PATH. */
+  readonly toolchains: readonly string[];
   readonly passage: {
     readonly maxTurns?: number;
     readonly maxTokens?: number;

@@ -7,6 +7,7 @@ import { DEFAULT_RESOURCES } from "../sandbox/sandbox-port.js";
 import { didYouMean, suggestName } from "../text/did-you-mean.js";
 import { describeAjvError } from "../turn/ajv-messages.js";
 import { placeholderName } from "./argv.js";
+import { checkPackPaths, dependencyGlob } from "./dependencies.js";
 import { compileGlob, type Glob } from "./glob.js";
 import { CREDENTIAL_NAME, defaultIgnore } from "./ignore.js";
 import { type NetworkPolicy, parseNetworkAllow } from "./network.js";
@@ -87,7 +88,8 @@ interface ProfileDraft {
  * (guidance for a role the pack names no agent for: it would reach no passage),
  * `taskpack/network-entry` (a `network.allow` entry that is not `host:port`),
  * `taskpack/network-host` (its host is not a DNS name or an IP address), `taskpack/network-port`
- * (its port is not 1–65535), `taskpack/network-duplicate` (the same destination twice).
+ * (its port is not 1–65535), `taskpack/network-duplicate` (the same destination twice), and
+ * checkPackPaths' codes for `dependencies` and `toolchains` (dependencies.ts).
  */
 export function validateTaskPack(doc: unknown, opts: { packPath?: string } = {}): Result<TaskPack> {
   const label = opts.packPath === undefined ? "" : `${opts.packPath}: `;
@@ -184,9 +186,16 @@ export function validateTaskPack(doc: unknown, opts: { packPath?: string } = {})
 
   const policy = pack.patchPolicy as Json;
   const allow = compileGlobs(policy.allow as string[], "/patchPolicy/allow", push);
-  const ignore = Array.isArray(pack.ignore)
+  const ignored = Array.isArray(pack.ignore)
     ? compileGlobs(pack.ignore as string[], "/ignore", push)
     : defaultIgnore();
+  const paths = checkPackPaths(
+    Array.isArray(pack.dependencies) ? (pack.dependencies as string[]) : [],
+    Array.isArray(pack.toolchains) ? (pack.toolchains as string[]) : [],
+  );
+  for (const p of paths.problems) push(p.code, p.path, p.message);
+  // Whatever commands write under a dependency is never a change the run made.
+  const ignore = [...ignored, ...paths.dependencies.map(dependencyGlob)];
 
   const verifier = pack.verifier as Json;
   const checks: VerifierCheck[] = [];
@@ -267,6 +276,8 @@ export function validateTaskPack(doc: unknown, opts: { packPath?: string } = {})
       : {}),
     resources: { ...DEFAULT_RESOURCES, ...(isObject(pack.resources) ? pack.resources : {}) },
     ...(network === undefined ? {} : { network }),
+    dependencies: paths.dependencies,
+    toolchains: paths.toolchains,
     passage: {
       ...(typeof passage.maxTurns === "number" ? { maxTurns: passage.maxTurns } : {}),
       ...(typeof passage.maxTokens === "number" ? { maxTokens: passage.maxTokens } : {}),

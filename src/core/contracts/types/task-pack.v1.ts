@@ -104,6 +104,18 @@ export interface TaskPackV1 {
      */
     allow: string[];
   };
+  /**
+   * Workspace-relative folders (typically ignored by git: node_modules, .venv, vendor) that every environment contains as they are on the host, copy-on-write, without copying them; writes under them never count as a change (docs/projects.md).
+   *
+   * @maxItems 64
+   */
+  dependencies?: string[];
+  /**
+   * Absolute host folders (a pyenv or nvm install, a JDK) bound read-only at the same path in every environment; each one's bin/ is put first on the commands' PATH when present (docs/projects.md).
+   *
+   * @maxItems 4
+   */
+  toolchains?: string[];
   passage?: {
     maxTurns?: number;
     maxTokens?: number;

@@ -1,0 +1,5 @@
+"""Case folding for word lists."""
+
+
+def fold(word):
+    return word.casefold()
