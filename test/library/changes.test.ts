@@ -459,6 +459,37 @@ describe("apply never writes through a symbolic link (apply/outside)", () => {
   });
 });
 
+describe("apply against what a target may hold", () => {
+  it("a FIFO where a touched file was: apply/diverged at once, never a hang", async () => {
+    const { store, query } = await verifiedLoop();
+    await rm(path.join(workspace, "src/slugify.js"));
+    execFileSync("mkfifo", [path.join(workspace, "src/slugify.js")]);
+    await expect(applyChange(store, query)).rejects.toMatchObject({ code: "apply/diverged" });
+  });
+
+  it("a write failing after folders were made: the files written and the folders made are undone", async () => {
+    const plan = turn("Plan", {
+      hypothesis: "Rewrite slugify, add a helper and build.",
+      steps: [
+        { id: "read", action: "observe", read: ["src/slugify.js"] },
+        { id: "rewrite", action: "patch", path: "src/slugify.js", content: FIXED },
+        { id: "add", action: "patch", path: "src/zz/new.js", content: "export const x = 1;\n" },
+        { id: "build", action: "command", profile: "make-artifact", args: {} },
+      ],
+      expected_checks: ["tests-pass"],
+    });
+    const { store, query } = await verifiedLoop(plan);
+    const before = await filesUnder(workspace);
+    const slugify = await readFile(path.join(workspace, "src/slugify.js"));
+    // build/out/ is made and written, src/slugify.js written, then src/zz/new.js fails.
+    await writeFile(path.join(workspace, "src/zz"), "in the way\n");
+    const err = await applyChange(store, query).catch((e: WarrantError) => e);
+    expect(err).toMatchObject({ code: "apply/write-failed" });
+    expect(await filesUnder(workspace)).toEqual([...before, "src/zz"].sort());
+    expect(await readFile(path.join(workspace, "src/slugify.js"))).toEqual(slugify);
+  });
+});
+
 type Body = { files: Record<string, unknown>[] } & Record<string, unknown>;
 
 /**
