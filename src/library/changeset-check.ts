@@ -5,18 +5,9 @@ import { digestOfBytes } from "../core/records/canonical.js";
 import { pointer, WarrantError } from "../core/result.js";
 import { normaliseRelativePath } from "../core/taskpack/relative-path.js";
 import { terminalLine } from "../core/text/terminal-text.js";
+import type { ChangeStatus, ChangesetFile } from "../runtime/changeset.js";
 
-export type ChangeStatus = "modified" | "added" | "deleted";
-
-/** One file of a `changeset` record's body. */
-export interface ChangesetFile {
-  readonly path: string;
-  readonly status: ChangeStatus;
-  readonly before: string | null;
-  readonly after: string | null;
-  readonly "before/content"?: string;
-  readonly "after/content"?: string;
-}
+export type { ChangeStatus, ChangesetFile } from "../runtime/changeset.js";
 
 const bytesOf = (b64: string | undefined): Uint8Array | null =>
   b64 === undefined ? null : new Uint8Array(Buffer.from(b64, "base64"));

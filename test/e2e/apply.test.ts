@@ -67,6 +67,25 @@ function treeDigest(dir: string): Record<string, string> {
 const EXAMPLE = path.join(repoRoot, "examples/fix-failing-test");
 const models = ["implementer", "reviewer", "summarizer"].flatMap((r) => ["--model", scripted(r)]);
 
+/**
+ * The example's workspace as a git repository `base/project` (its `.gitignore`, then what `ignored`
+ * adds, then one commit), and the example's pack document pointing at it.
+ */
+function exampleRepo(base: string, gitignore: string, ignored: (repo: string) => void) {
+  const repo = path.join(base, "project");
+  cpSync(path.join(EXAMPLE, "workspace"), repo, { recursive: true });
+  writeFileSync(path.join(repo, ".gitignore"), gitignore);
+  ignored(repo);
+  git(repo, "init", "-q", "-b", "main");
+  git(repo, "add", "-A");
+  git(repo, "commit", "-qm", "A slugify with a failing test");
+  const doc = JSON.parse(readFileSync(path.join(EXAMPLE, "task-pack.json"), "utf8"));
+  doc.workspace = repo;
+  for (const role of Object.keys(doc.agents))
+    doc.agents[role] = path.resolve(EXAMPLE, doc.agents[role]);
+  return { repo, doc };
+}
+
 describe("a git repository as the workspace, and the change applied to it", () => {
   let base: string;
   let repo: string;
@@ -76,19 +95,13 @@ describe("a git repository as the workspace, and the change applied to it", () =
 
   beforeAll(async () => {
     base = tempDir();
-    repo = path.join(base, "project");
-    cpSync(path.join(EXAMPLE, "workspace"), repo, { recursive: true });
     // Build output the baseline must never carry: ignored by the repository.
-    writeFileSync(path.join(repo, ".gitignore"), "node_modules/\n");
-    mkdirSync(path.join(repo, "node_modules/left-pad"), { recursive: true });
-    writeFileSync(path.join(repo, "node_modules/left-pad/index.js"), "module.exports = 1;\n");
-    git(repo, "init", "-q", "-b", "main");
-    git(repo, "add", "-A");
-    git(repo, "commit", "-qm", "A slugify with a failing test");
-    const doc = JSON.parse(readFileSync(path.join(EXAMPLE, "task-pack.json"), "utf8"));
-    doc.workspace = repo;
-    for (const role of Object.keys(doc.agents))
-      doc.agents[role] = path.resolve(EXAMPLE, doc.agents[role]);
+    const made = exampleRepo(base, "node_modules/\n", (dir) => {
+      mkdirSync(path.join(dir, "node_modules/left-pad"), { recursive: true });
+      writeFileSync(path.join(dir, "node_modules/left-pad/index.js"), "module.exports = 1;\n");
+    });
+    repo = made.repo;
+    const doc = made.doc;
     doc.commands["no-repository-files"] = {
       effect: "observation",
       argv: ["sh", "-c", "test ! -e .git && test ! -e node_modules && test -e .gitignore"],
@@ -320,21 +333,15 @@ describe("a hostile change: a build under an ignored link out of the repository,
 
   beforeAll(async () => {
     base = tempDir();
-    repo = path.join(base, "project");
-    cpSync(path.join(EXAMPLE, "workspace"), repo, { recursive: true });
-    writeFileSync(path.join(repo, ".gitignore"), "build\n");
     mkdirSync(path.join(base, "elsewhere"));
     // The build link the baseline leaves out (ignored): the run's build/ is a folder of its own.
-    symlinkSync("../elsewhere", path.join(repo, "build"));
-    git(repo, "init", "-q", "-b", "main");
-    git(repo, "add", "-A");
-    git(repo, "commit", "-qm", "A slugify with a failing test");
-    const doc = JSON.parse(readFileSync(path.join(EXAMPLE, "task-pack.json"), "utf8"));
-    doc.workspace = repo;
-    for (const role of Object.keys(doc.agents))
-      doc.agents[role] = path.resolve(EXAMPLE, doc.agents[role]);
+    const made = exampleRepo(base, "build\n", (dir) =>
+      symlinkSync("../elsewhere", path.join(dir, "build")),
+    );
+    repo = made.repo;
+    const doc = made.doc;
     doc.hil = "none";
-    doc.commands["build"] = {
+    doc.commands.build = {
       effect: "mutation",
       argv: [
         "sh",

@@ -53,6 +53,19 @@ const twoFiles = turn("Plan", {
   expected_checks: ["tests-pass"],
 });
 
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync("git", args, {
+    cwd,
+    encoding: "utf8",
+    env: {
+      ...process.env,
+      GIT_AUTHOR_NAME: "U",
+      GIT_AUTHOR_EMAIL: "u@x",
+      GIT_COMMITTER_NAME: "U",
+      GIT_COMMITTER_EMAIL: "u@x",
+    },
+  });
+
 let dir: string;
 let pack: string;
 let workspace: string;
@@ -276,19 +289,6 @@ describe("applyChange", () => {
 });
 
 describe("applyChange --git", () => {
-  const git = (cwd: string, ...args: string[]) =>
-    execFileSync("git", args, {
-      cwd,
-      encoding: "utf8",
-      env: {
-        ...process.env,
-        GIT_AUTHOR_NAME: "U",
-        GIT_AUTHOR_EMAIL: "u@x",
-        GIT_COMMITTER_NAME: "U",
-        GIT_COMMITTER_EMAIL: "u@x",
-      },
-    });
-
   async function repo(): Promise<string> {
     git(workspace, "init", "-q", "-b", "main");
     git(workspace, "add", "-A");
@@ -611,18 +611,6 @@ describe("a changeset that is not what the run wrote", () => {
 });
 
 describe("applyChange --git: the commit message and provenance", () => {
-  const git = (cwd: string, ...args: string[]) =>
-    execFileSync("git", args, {
-      cwd,
-      encoding: "utf8",
-      env: {
-        ...process.env,
-        GIT_AUTHOR_NAME: "U",
-        GIT_AUTHOR_EMAIL: "u@x",
-        GIT_COMMITTER_NAME: "U",
-        GIT_COMMITTER_EMAIL: "u@x",
-      },
-    });
   const trailers = (commit: string) =>
     git(workspace, "log", "-1", "--format=%(trailers:only,unfold)", commit).trim().split("\n");
 

@@ -20,7 +20,7 @@ describe("subjectOf", () => {
     expect(words[s.length]).toBe(" ");
     expect(s).not.toMatch(/…|\.\.\.$/);
     // Exactly 72 characters stay whole; a comma left at the cut goes.
-    const exact = "x".repeat(30) + " " + "y".repeat(41);
+    const exact = `${"x".repeat(30)} ${"y".repeat(41)}`;
     expect(subjectOf(exact)).toBe(exact);
     expect(subjectOf(`${"w".repeat(60)} abcdefghij, klmnop`)).toBe(`${"w".repeat(60)} abcdefghij`);
     // One word longer than the limit is cut at it.
