@@ -44,10 +44,13 @@ export type Current =
 
 const errno = (e: unknown) => (e as { code?: unknown }).code;
 
-function outside(root: string, rel: string, what: string): WarrantError {
+/** `apply/outside`: `rel` (the root itself when empty) is a symbolic link. */
+function outside(root: string, rel: string): WarrantError {
   return new WarrantError(
     "apply/outside",
-    `${rel === "" ? root : `${rel} in ${root}`}: ${what} is a symbolic link: nothing is written through a link (it could lead outside ${root})`,
+    rel === ""
+      ? `the target ${root} is a symbolic link: name the folder itself (nothing is written through a link)`
+      : `${rel} in ${root} is a symbolic link: nothing is written through a link (it could lead outside ${root})`,
   );
 }
 
@@ -74,7 +77,7 @@ export class ContainedTree {
       fh = await open(root, DIR_FLAGS);
     } catch (e) {
       const st = await lstat(root).catch(() => undefined);
-      if (st?.isSymbolicLink() === true) throw outside(root, "", "the target");
+      if (st?.isSymbolicLink() === true) throw outside(root, "");
       throw new WarrantError(
         "apply/target-missing",
         `${root} is not a folder (${String(errno(e))})`,
@@ -151,7 +154,7 @@ export class ContainedTree {
       if (code !== "ELOOP" && code !== "ENOTDIR") throw e;
       const st = await lstat(where).catch(() => undefined);
       if (st === undefined) return "missing";
-      if (st.isSymbolicLink()) throw outside(this.root, rel, rel);
+      if (st.isSymbolicLink()) throw outside(this.root, rel);
       return "not-a-folder";
     }
     if (this.#proc) return { fh, via: `/proc/self/fd/${fh.fd}`, rel };
@@ -159,7 +162,7 @@ export class ContainedTree {
     const [held, there] = await Promise.all([fh.stat(), lstat(where).catch(() => undefined)]);
     if (there === undefined || !sameFile(held, there)) {
       await fh.close();
-      throw outside(this.root, rel, rel);
+      throw outside(this.root, rel);
     }
     return { fh, via: where, rel };
   }
@@ -178,7 +181,7 @@ export class ContainedTree {
     } catch (e) {
       const code = errno(e);
       if (code === "ENOENT" || code === "ENOTDIR") return { kind: "absent" };
-      if (code === "ELOOP") throw outside(this.root, rel, rel);
+      if (code === "ELOOP") throw outside(this.root, rel);
       throw e;
     }
     try {
