@@ -6,12 +6,10 @@
 import path from "node:path";
 import { ContainedTree } from "../adapters/fs/contained-tree.js";
 import type { LedgerStore } from "../core/loop/ledger-store.js";
-import { WarrantError } from "../core/result.js";
 import { unifiedDiff } from "../core/taskpack/unified-diff.js";
-import { terminalLine } from "../core/text/terminal-text.js";
+import { auditBeforeApply } from "./apply-audit.js";
 import { applyToFolder } from "./apply-files.js";
 import { applyAsCommit } from "./apply-git.js";
-import { auditStoredLoop } from "./audit.js";
 import { type ChangeOptions, type Found, findChange, incomplete } from "./change-record.js";
 import { type ChangeStatus, checkedFiles } from "./changeset-check.js";
 
@@ -94,26 +92,6 @@ export interface ApplyJson {
 }
 
 /**
- * The loop must pass the audit `warrant loop check --store` runs before anything it recorded is
- * written: else `apply/audit-failed`, naming the first problem.
- */
-async function auditBeforeApply(store: LedgerStore, found: Found): Promise<void> {
-  const audit = await auditStoredLoop(store, found.query);
-  if (audit.ok) return;
-  const first = audit.errors[0];
-  const count = audit.errors.length;
-  throw new WarrantError(
-    "apply/audit-failed",
-    `${found.query} fails its audit (as \`warrant loop check --store\` runs it), so its change is not taken: ${
-      first === undefined
-        ? "no problem named"
-        : `${first.code} at ${first.path === "" ? "/" : first.path}: ${terminalLine(first.message)}`
-    }${count > 1 ? ` (and ${count - 1} more)` : ""}`,
-    ...(first === undefined ? [] : [{ path: first.path }]),
-  );
-}
-
-/**
  * Applies the verified change to `to` (default: the workspace the run started from). In order:
  * the refusals of `loopChange` under `apply/…`; `apply/audit-failed` (the loop fails its audit);
  * `apply/path-invalid` (a path the run's path rule refuses) and `apply/content-mismatch` (a content
@@ -131,6 +109,17 @@ export async function applyChange(
 ): Promise<ApplyJson> {
   const found = await findChange(store, query, opts, "apply");
   await auditBeforeApply(store, found);
+  return applyAuditedChange(found, opts);
+}
+
+/**
+ * The rest of `applyChange`, for a change found and audited: the path rule, the digests, then the
+ * target (contained), the baseline check and the writes or the commit.
+ */
+export async function applyAuditedChange(
+  found: Found,
+  opts: ApplyOptions = {},
+): Promise<ApplyJson> {
   if (!found.body.complete) throw incomplete("apply", found);
   const files = checkedFiles(found.changeset.ref, found.body.files);
   const to = path.resolve(opts.to ?? found.body["baseline/dir"] ?? ".");

@@ -26,6 +26,8 @@ import {
   type ModelFunction,
   WarrantError,
 } from "../../src/index.js";
+import { findChange } from "../../src/library/change-record.js";
+import { applyAuditedChange } from "../../src/library/changes.js";
 import { fakeSandbox, memoryStore } from "../../src/testing.js";
 import { repoRoot } from "../helpers/cli.js";
 import { accept, turn } from "../runtime/harness.js";
@@ -532,7 +534,7 @@ function editedChangeset(
 }
 
 describe("a changeset that is not what the run wrote", () => {
-  it("a path the run's path rule refuses, read after an audit that passed: apply/path-invalid, nothing written", async () => {
+  it("a path the run's path rule refuses, in a change that passed its audit: apply/path-invalid, nothing written", async () => {
     const { store, query } = await verifiedLoop();
     const target = path.join(dir, "a", "b");
     await cp(workspace, target, { recursive: true });
@@ -550,8 +552,16 @@ describe("a changeset that is not what the run wrote", () => {
       const tampered = editedChangeset(store, (body) => {
         (body.files[1] as { path: string }).path = bad;
       });
-      const err = await applyChange(tampered, query, { to: target }).catch((e: WarrantError) => e);
+      // The audit passed (the rows as stored are sound): the path rule decides alone.
+      const found = await findChange(tampered, query, {}, "apply");
+      const err = await applyAuditedChange(found, { to: target }).catch((e: WarrantError) => e);
       expect(err, bad).toMatchObject({ code: "apply/path-invalid", path: "/files/1/path" });
+      // Through applyChange the same read is not the record the audit vouched for.
+      const whole = await applyChange(tampered, query, { to: target }).catch(
+        (e: WarrantError) => e,
+      );
+      expect(whole, bad).toMatchObject({ code: "apply/audit-failed" });
+      expect((whole as Error).message).toContain("not the record the audit vouched for");
     }
     await expect(stat(path.join(dir, "x.txt"))).rejects.toMatchObject({ code: "ENOENT" });
     await expect(stat("/tmp/warrant-absolute.txt")).rejects.toMatchObject({ code: "ENOENT" });
@@ -559,7 +569,7 @@ describe("a changeset that is not what the run wrote", () => {
     expect(await readFile(path.join(target, "src/slugify.js"))).toEqual(before);
   });
 
-  it("a content that is not the bytes its digest names, read after an audit that passed: apply/content-mismatch, nothing written", async () => {
+  it("a content that is not the bytes its digest names, in a change that passed its audit: apply/content-mismatch, nothing written", async () => {
     const { store, query } = await verifiedLoop();
     const before = await readFile(path.join(workspace, "src/slugify.js"));
     const swapped = editedChangeset(store, (body) => {
@@ -568,7 +578,9 @@ describe("a changeset that is not what the run wrote", () => {
         "after/content": Buffer.from("export const pwned = 1;\n").toString("base64"),
       };
     });
-    await expect(applyChange(swapped, query)).rejects.toMatchObject({
+    const audited = async (tampered: typeof store) =>
+      applyAuditedChange(await findChange(tampered, query, {}, "apply"));
+    await expect(audited(swapped)).rejects.toMatchObject({
       code: "apply/content-mismatch",
       path: "/files/0/after",
     });
@@ -576,9 +588,8 @@ describe("a changeset that is not what the run wrote", () => {
     const sided = editedChangeset(store, (body) => {
       body.files[1] = { ...body.files[1], status: "deleted" };
     });
-    await expect(applyChange(sided, query)).rejects.toMatchObject({
-      code: "apply/content-mismatch",
-    });
+    await expect(audited(sided)).rejects.toMatchObject({ code: "apply/content-mismatch" });
+    await expect(applyChange(swapped, query)).rejects.toMatchObject({ code: "apply/audit-failed" });
     expect(await readFile(path.join(workspace, "src/slugify.js"))).toEqual(before);
     await expect(stat(path.join(workspace, "src/zz"))).rejects.toMatchObject({ code: "ENOENT" });
   });
