@@ -97,11 +97,6 @@ export class ContainedTree {
     await Promise.all(dirs.map((d) => d.fh.close().catch(() => undefined)));
   }
 
-  /** The folders made by `write`, deepest last. */
-  get made(): readonly string[] {
-    return this.#made;
-  }
-
   /** The folder `rel` (`a/b`), opened step by step; undefined when a step is missing or a file. */
   async #folder(rel: string, create: boolean): Promise<Dir | undefined> {
     let cur = this.#dirs.get("") as Dir;
