@@ -1,24 +1,32 @@
 // A user's own git repository as the workspace: `warrant run` fixes its failing test, `warrant
 // diff` shows exactly the changed source file, `warrant apply --git` leaves a new branch whose one
 // commit makes the tests pass (with its trailers), and a second clone edited meanwhile is refused
-// `apply/diverged` and left byte-identical. Then a Python project whose tests write __pycache__
-// verifies with the default `ignore`, and not without it.
-import { execFileSync } from "node:child_process";
+// `apply/diverged` and left byte-identical. A hostile change (a build output under an ignored link
+// out of the repository, a file name holding a newline and escapes) is shown quoted, applies with
+// git, and is never written through the link; a changeset row edited in the store fails the audit.
+// Then a Python project whose tests write __pycache__ verifies with the default `ignore`, and not
+// without it.
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import {
   cpSync,
+  existsSync,
+  lstatSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
+  readlinkSync,
   rmSync,
   statSync,
+  symlinkSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { repoRoot, runCli } from "../helpers/cli.js";
+import { cliPath, repoRoot, runCli } from "../helpers/cli.js";
 import { scripted } from "./cli-run.js";
 
 const dirs: string[] = [];
@@ -47,7 +55,8 @@ function treeDigest(dir: string): Record<string, string> {
     for (const name of readdirSync(d)) {
       const p = path.join(d, name);
       if (name === ".git") continue;
-      if (statSync(p).isDirectory()) walk(p);
+      if (lstatSync(p).isSymbolicLink()) out[path.relative(dir, p)] = `-> ${readlinkSync(p)}`;
+      else if (statSync(p).isDirectory()) walk(p);
       else out[path.relative(dir, p)] = createHash("sha256").update(readFileSync(p)).digest("hex");
     }
   };
@@ -58,6 +67,25 @@ function treeDigest(dir: string): Record<string, string> {
 const EXAMPLE = path.join(repoRoot, "examples/fix-failing-test");
 const models = ["implementer", "reviewer", "summarizer"].flatMap((r) => ["--model", scripted(r)]);
 
+/**
+ * The example's workspace as a git repository `base/project` (its `.gitignore`, then what `ignored`
+ * adds, then one commit), and the example's pack document pointing at it.
+ */
+function exampleRepo(base: string, gitignore: string, ignored: (repo: string) => void) {
+  const repo = path.join(base, "project");
+  cpSync(path.join(EXAMPLE, "workspace"), repo, { recursive: true });
+  writeFileSync(path.join(repo, ".gitignore"), gitignore);
+  ignored(repo);
+  git(repo, "init", "-q", "-b", "main");
+  git(repo, "add", "-A");
+  git(repo, "commit", "-qm", "A slugify with a failing test");
+  const doc = JSON.parse(readFileSync(path.join(EXAMPLE, "task-pack.json"), "utf8"));
+  doc.workspace = repo;
+  for (const role of Object.keys(doc.agents))
+    doc.agents[role] = path.resolve(EXAMPLE, doc.agents[role]);
+  return { repo, doc };
+}
+
 describe("a git repository as the workspace, and the change applied to it", () => {
   let base: string;
   let repo: string;
@@ -67,19 +95,13 @@ describe("a git repository as the workspace, and the change applied to it", () =
 
   beforeAll(async () => {
     base = tempDir();
-    repo = path.join(base, "project");
-    cpSync(path.join(EXAMPLE, "workspace"), repo, { recursive: true });
     // Build output the baseline must never carry: ignored by the repository.
-    writeFileSync(path.join(repo, ".gitignore"), "node_modules/\n");
-    mkdirSync(path.join(repo, "node_modules/left-pad"), { recursive: true });
-    writeFileSync(path.join(repo, "node_modules/left-pad/index.js"), "module.exports = 1;\n");
-    git(repo, "init", "-q", "-b", "main");
-    git(repo, "add", "-A");
-    git(repo, "commit", "-qm", "A slugify with a failing test");
-    const doc = JSON.parse(readFileSync(path.join(EXAMPLE, "task-pack.json"), "utf8"));
-    doc.workspace = repo;
-    for (const role of Object.keys(doc.agents))
-      doc.agents[role] = path.resolve(EXAMPLE, doc.agents[role]);
+    const made = exampleRepo(base, "node_modules/\n", (dir) => {
+      mkdirSync(path.join(dir, "node_modules/left-pad"), { recursive: true });
+      writeFileSync(path.join(dir, "node_modules/left-pad/index.js"), "module.exports = 1;\n");
+    });
+    repo = made.repo;
+    const doc = made.doc;
     doc.commands["no-repository-files"] = {
       effect: "observation",
       argv: ["sh", "-c", "test ! -e .git && test ! -e node_modules && test -e .gitignore"],
@@ -201,12 +223,16 @@ describe("a git repository as the workspace, and the change applied to it", () =
   it("refusals: a dirty work tree (1), an unknown run (1), --branch without --git (2)", async () => {
     const dirty = path.join(base, "dirty");
     git(base, "clone", "-q", repo, dirty);
+    // An untracked file is no obstacle; a tracked file changed and not committed is.
     writeFileSync(path.join(dirty, "scratch.txt"), "wip\n");
+    writeFileSync(path.join(dirty, "package.json"), "{}\n");
     const r = await runCli(["apply", query, "--to", dirty, "--git", "--store", store], {
       cwd: base,
     });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("apply/dirty-worktree");
+    expect(r.stderr).toContain("package.json");
+    expect(r.stderr).not.toContain("scratch.txt");
     const unknown = await runCli(
       ["diff", query, "--run", "corpus-experiment:sha256:none", "--store", store],
       { cwd: base },
@@ -256,6 +282,217 @@ describe("a loop that was not verified", () => {
     expect(none.code).toBe(1);
     expect(none.stderr).toContain("loop/not-opened");
   }, 120_000);
+});
+
+/** The example's slugify, fixed: the tests pass with it. */
+const FIXED_SLUGIFY = `// Turns a title into a URL slug: lower-case ASCII letters and digits joined by single hyphens.
+export function slugify(title) {
+  return title
+    .normalize("NFKD")
+    .replace(/[\\u0300-\\u036f]/g, "")
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "");
+}
+`;
+/** A name that would forge a header line and clear the screen, were it printed raw. */
+const HOSTILE_NAME = "evil\ndiff --git a-owned b-owned\u001b[2J.txt";
+/** Content that retitles the terminal and turns its text red, were it printed raw. */
+const HOSTILE_CONTENT = "red \u001b[31mtext\u001b]0;owned\u0007\n";
+
+const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+/** `warrant ARGS` on a fresh pseudo-terminal (util-linux `script`): everything it showed. */
+function onTerminal(args: readonly string[], cwd: string): Promise<string> {
+  const command = `exec ${[process.execPath, cliPath, ...args].map(q).join(" ")}`;
+  return new Promise((resolve, reject) => {
+    const proc = spawn("script", ["-qefc", command, "/dev/null"], {
+      cwd,
+      env: { ...process.env, NO_COLOR: "1", TERM: "xterm" },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let screen = "";
+    proc.stdout.setEncoding("utf8").on("data", (d: string) => {
+      screen += d;
+    });
+    const timer = setTimeout(() => proc.kill("SIGKILL"), 60_000);
+    proc.on("error", reject);
+    proc.on("close", () => {
+      clearTimeout(timer);
+      resolve(screen);
+    });
+    proc.stdin.end();
+  });
+}
+
+describe("a hostile change: a build under an ignored link out of the repository, a name full of escapes", () => {
+  let base: string;
+  let repo: string;
+  let store: string;
+  let query: string;
+
+  beforeAll(async () => {
+    base = tempDir();
+    mkdirSync(path.join(base, "elsewhere"));
+    // The build link the baseline leaves out (ignored): the run's build/ is a folder of its own.
+    const made = exampleRepo(base, "build\n", (dir) =>
+      symlinkSync("../elsewhere", path.join(dir, "build")),
+    );
+    repo = made.repo;
+    const doc = made.doc;
+    doc.hil = "none";
+    doc.commands.build = {
+      effect: "mutation",
+      argv: [
+        "sh",
+        "-c",
+        `mkdir -p build/out && printf 'built\\n' > build/out/artifact.txt && printf '%s' "$CONTENT" > "$NAME"`,
+      ],
+      env: { NAME: HOSTILE_NAME, CONTENT: HOSTILE_CONTENT },
+      args: { type: "object", additionalProperties: false, properties: {} },
+      timeoutMs: 10000,
+      maxOutputBytes: 4096,
+    };
+    doc.verifier.checks = [{ name: "tests-pass", command: "run-tests" }];
+    writeFileSync(path.join(base, "task-pack.json"), JSON.stringify(doc));
+    const plan = {
+      hypothesis: "Collapse separator runs and fold accents; build the project.",
+      steps: [
+        { id: "read-slugify", action: "observe", read: ["src/slugify.js"] },
+        { id: "fix-slugify", action: "patch", path: "src/slugify.js", content: FIXED_SLUGIFY },
+        { id: "build", action: "command", profile: "build", args: {} },
+      ],
+      expected_checks: ["tests-pass"],
+    };
+    writeFileSync(path.join(base, "implementer.jsonl"), line("Plan", plan));
+    writeFileSync(
+      path.join(base, "reviewer.jsonl"),
+      line("Verdict", { decision: "accept", findings: [] }),
+    );
+    writeFileSync(
+      path.join(base, "summarizer.jsonl"),
+      line("Result", { summary: "Slugify fixed and built.", outcome: "verified", evidence: [] }),
+    );
+    store = `sqlite:${path.join(base, "ledger.db")}`;
+    const run = await runCli(
+      [
+        "run",
+        path.join(base, "task-pack.json"),
+        "--yes",
+        "--json",
+        "--store",
+        store,
+        ...["implementer", "reviewer", "summarizer"].flatMap((r) => [
+          "--model",
+          `${r}=scripted:${path.join(base, `${r}.jsonl`)}`,
+        ]),
+      ],
+      { cwd: base, timeoutMs: 120_000 },
+    );
+    expect(run.code, run.stderr + run.stdout).toBe(0);
+    const out = JSON.parse(run.stdout) as { query: string; stop: { reason: string } };
+    expect(out.stop.reason).toBe("succeeded");
+    query = out.query;
+  }, 180_000);
+
+  it("diff quotes the name as git does (no forged header); piped it is byte for byte and git apply takes it", async () => {
+    const json = JSON.parse(
+      (await runCli(["diff", query, "--json", "--store", store], { cwd: base })).stdout,
+    );
+    expect(json.files.map((f: { path: string }) => f.path)).toEqual([
+      "build/out/artifact.txt",
+      HOSTILE_NAME,
+      "src/slugify.js",
+    ]);
+    const piped = await runCli(["diff", query, "--store", store], { cwd: base });
+    expect(piped.code, piped.stderr).toBe(0);
+    expect(piped.stdout.match(/^diff --git .*$/gm)).toEqual([
+      "diff --git a/build/out/artifact.txt b/build/out/artifact.txt",
+      'diff --git "a/evil\\ndiff --git a-owned b-owned\\033[2J.txt" "b/evil\\ndiff --git a-owned b-owned\\033[2J.txt"',
+      "diff --git a/src/slugify.js b/src/slugify.js",
+    ]);
+    expect(piped.stdout).toContain(`\n+${HOSTILE_CONTENT}`);
+    // A checkout without the link: git applies the diff and gets the run's bytes.
+    const copy = path.join(base, "copy-for-git-apply");
+    git(base, "clone", "-q", repo, copy);
+    execFileSync("git", ["apply", "-"], { cwd: copy, input: piped.stdout });
+    expect(readFileSync(path.join(copy, HOSTILE_NAME), "utf8")).toBe(HOSTILE_CONTENT);
+    expect(readFileSync(path.join(copy, "src/slugify.js"), "utf8")).toBe(FIXED_SLUGIFY);
+  });
+
+  it.skipIf(spawnSync("script", ["--version"], { stdio: "ignore" }).status !== 0)(
+    "diff on a terminal: control characters in contents escaped, no raw ESC byte",
+    async () => {
+      const screen = await onTerminal(["diff", query, "--store", store], base);
+      expect(screen).toContain("diff --git a/src/slugify.js b/src/slugify.js");
+      expect(screen).toContain("+red \\x1b[31mtext\\x1b]0;owned\\x07");
+      expect(screen).not.toContain("\u001b");
+      expect(screen).not.toContain("\u0007");
+    },
+  );
+
+  it("apply through the ignored link: apply/outside for the default target and for --to; nothing written on either side", async () => {
+    const clone = path.join(base, "clone");
+    git(base, "clone", "-q", repo, clone);
+    mkdirSync(path.join(base, "elsewhere-2"));
+    symlinkSync("../elsewhere-2", path.join(clone, "build"));
+    const before = { repo: treeDigest(repo), clone: treeDigest(clone) };
+    for (const target of [[], ["--to", clone]]) {
+      const r = await runCli(["apply", query, ...target, "--json", "--store", store], {
+        cwd: base,
+      });
+      expect(r.code).toBe(1);
+      expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, code: "apply/outside" });
+      expect(r.stderr).toContain("build");
+    }
+    expect(readdirSync(path.join(base, "elsewhere"))).toEqual([]);
+    expect(readdirSync(path.join(base, "elsewhere-2"))).toEqual([]);
+    expect(treeDigest(repo)).toEqual(before.repo);
+    expect(treeDigest(clone)).toEqual(before.clone);
+    // Without the link, the same change applies, the hostile name written as it is.
+    rmSync(path.join(clone, "build"));
+    const applied = await runCli(["apply", query, "--to", clone, "--store", store], { cwd: base });
+    expect(applied.code, applied.stderr).toBe(0);
+    expect(applied.stdout).toContain("evil\\ndiff --git a-owned b-owned\\x1b[2J.txt");
+    expect(applied.stdout).not.toContain("\u001b");
+    expect(readFileSync(path.join(clone, HOSTILE_NAME), "utf8")).toBe(HOSTILE_CONTENT);
+    expect(readFileSync(path.join(clone, "build/out/artifact.txt"), "utf8")).toBe("built\n");
+  });
+
+  it("a changeset row edited in the store to ../../x.txt: apply/audit-failed, nothing written", async () => {
+    const copy = path.join(base, "tampered.db");
+    cpSync(path.join(base, "ledger.db"), copy);
+    const db = new Database(copy);
+    const row = db
+      .prepare("SELECT ref, body FROM warrant_records WHERE kind = 'changeset'")
+      .get() as {
+      ref: string;
+      body: string;
+    };
+    const body = JSON.parse(row.body) as { files: { path: string }[] };
+    (body.files[0] as { path: string }).path = "../../x.txt";
+    db.prepare("UPDATE warrant_records SET body = ? WHERE ref = ?").run(
+      JSON.stringify(body),
+      row.ref,
+    );
+    db.close();
+    const target = path.join(base, "a", "b", "target");
+    mkdirSync(path.dirname(target), { recursive: true });
+    git(base, "clone", "-q", repo, target);
+    const before = treeDigest(target);
+    const r = await runCli(
+      ["apply", query, "--to", target, "--json", "--store", `sqlite:${copy}`],
+      {
+        cwd: base,
+      },
+    );
+    expect(r.code).toBe(1);
+    const out = JSON.parse(r.stdout) as { code: string; message: string };
+    expect(out.code).toBe("apply/audit-failed");
+    expect(out.message).toContain("store/record-mismatch");
+    expect(existsSync(path.join(base, "a", "x.txt"))).toBe(false);
+    expect(treeDigest(target)).toEqual(before);
+  });
 });
 
 const PY_TEST = `import unittest

@@ -1,18 +1,33 @@
 // loopChange and applyChange over a loop driven with function models and the fake sandbox: the
 // verified change read back from its changeset record, shown as a diff and applied to a folder
-// (all-or-nothing, checked against the baseline first), and every refusal.
+// (all-or-nothing, checked against the baseline first, never through a symbolic link, only after
+// the loop's audit, the path rule and the content digests), and every refusal.
 import { execFileSync } from "node:child_process";
-import { cp, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { randomBytes } from "node:crypto";
+import {
+  cp,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  rm,
+  stat,
+  symlink,
+  writeFile,
+} from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   applyChange,
   createWarrant,
+  keySigner,
   loopChange,
   type ModelFunction,
   WarrantError,
 } from "../../src/index.js";
+import { findChange } from "../../src/library/change-record.js";
+import { applyAuditedChange } from "../../src/library/changes.js";
 import { fakeSandbox, memoryStore } from "../../src/testing.js";
 import { repoRoot } from "../helpers/cli.js";
 import { accept, turn } from "../runtime/harness.js";
@@ -40,6 +55,19 @@ const twoFiles = turn("Plan", {
   expected_checks: ["tests-pass"],
 });
 
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync("git", args, {
+    cwd,
+    encoding: "utf8",
+    env: {
+      ...process.env,
+      GIT_AUTHOR_NAME: "U",
+      GIT_AUTHOR_EMAIL: "u@x",
+      GIT_COMMITTER_NAME: "U",
+      GIT_COMMITTER_EMAIL: "u@x",
+    },
+  });
+
 let dir: string;
 let pack: string;
 let workspace: string;
@@ -57,13 +85,14 @@ beforeEach(async () => {
     agents[role] = path.resolve(EXAMPLE, agents[role] as string);
   doc.hil = "none";
   doc.verifier = { timeoutMs: 60000, checks: [{ name: "tests-pass", command: "run-tests" }] };
-  (doc.commands as Record<string, unknown>)["make-link"] = {
-    effect: "mutation",
-    argv: ["make-link"],
-    args: { type: "object", additionalProperties: false, properties: {} },
-    timeoutMs: 5000,
-    maxOutputBytes: 4096,
-  };
+  for (const name of ["make-link", "make-artifact"])
+    (doc.commands as Record<string, unknown>)[name] = {
+      effect: "mutation",
+      argv: [name],
+      args: { type: "object", additionalProperties: false, properties: {} },
+      timeoutMs: 5000,
+      maxOutputBytes: 4096,
+    };
   pack = path.join(dir, "task-pack.json");
   await writeFile(pack, JSON.stringify(doc));
 });
@@ -72,7 +101,11 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function verifiedLoop(plan: unknown = twoFiles, testsPass = true) {
+async function verifiedLoop(
+  plan: unknown = twoFiles,
+  testsPass = true,
+  opts: { readonly summary?: string; readonly signed?: boolean } = {},
+) {
   const store = memoryStore();
   const warrant = await createWarrant({
     store,
@@ -80,18 +113,28 @@ async function verifiedLoop(plan: unknown = twoFiles, testsPass = true) {
       implementer: answers(plan, plan, plan),
       reviewer: answers(accept, accept, accept),
       summarizer: answers(
-        turn("Result", { summary: "Slugify rewritten.", outcome: "verified", evidence: [] }),
+        turn("Result", {
+          summary: opts.summary ?? "Slugify rewritten.",
+          outcome: "verified",
+          evidence: [],
+        }),
       ),
     },
     sandbox: fakeSandbox({
       exec: async (argv, { cwd }) => {
         // The fake's stand-in for a command that leaves a symbolic link behind.
         if (argv[0] === "make-link") await symlink("slugify.js", path.join(cwd, "src/link.js"));
+        // A build writing its output under a folder the baseline did not have.
+        if (argv[0] === "make-artifact") {
+          await mkdir(path.join(cwd, "build/out"), { recursive: true });
+          await writeFile(path.join(cwd, "build/out/artifact.txt"), "built\n");
+        }
         return argv.includes("--test") && !testsPass ? { exitCode: 1 } : { exitCode: 0 };
       },
     }),
     approver: "auto",
-    signer: "none",
+    // Signed by a host key: apply audits the loop first, and an unsigned loop fails that audit.
+    signer: opts.signed === false ? "none" : keySigner(new Uint8Array(randomBytes(32))),
   });
   const handle = warrant.run(pack);
   const outcome = await handle.result;
@@ -248,19 +291,6 @@ describe("applyChange", () => {
 });
 
 describe("applyChange --git", () => {
-  const git = (cwd: string, ...args: string[]) =>
-    execFileSync("git", args, {
-      cwd,
-      encoding: "utf8",
-      env: {
-        ...process.env,
-        GIT_AUTHOR_NAME: "U",
-        GIT_AUTHOR_EMAIL: "u@x",
-        GIT_COMMITTER_NAME: "U",
-        GIT_COMMITTER_EMAIL: "u@x",
-      },
-    });
-
   async function repo(): Promise<string> {
     git(workspace, "init", "-q", "-b", "main");
     git(workspace, "add", "-A");
@@ -301,14 +331,37 @@ describe("applyChange --git", () => {
     ).rejects.toMatchObject({ code: "apply/branch-invalid" });
   });
 
-  it("a dirty work tree: apply/dirty-worktree, no branch made", async () => {
+  it("a tracked file changed and not committed: apply/dirty-worktree, no branch made", async () => {
     await repo();
     const { store, query } = await verifiedLoop();
-    await writeFile(path.join(workspace, "notes.txt"), "wip\n");
-    await expect(applyChange(store, query, { git: true })).rejects.toMatchObject({
-      code: "apply/dirty-worktree",
-    });
+    await writeFile(path.join(workspace, "package.json"), "{}\n");
+    const err = await applyChange(store, query, { git: true }).catch((e: WarrantError) => e);
+    expect(err).toMatchObject({ code: "apply/dirty-worktree" });
+    expect((err as Error).message).toContain("package.json");
     expect(git(workspace, "branch", "--list", "warrant/*")).toBe("");
+  });
+
+  it("untracked files are fine, unless one lies where the change goes: apply/dirty-worktree naming it", async () => {
+    await repo();
+    const { store, query } = await verifiedLoop();
+    await mkdir(path.join(workspace, "src/zz"));
+    await writeFile(path.join(workspace, "src/zz/new.js"), "mine\n");
+    const err = await applyChange(store, query, { git: true }).catch((e: WarrantError) => e);
+    expect(err).toMatchObject({ code: "apply/dirty-worktree" });
+    expect((err as Error).message).toContain("src/zz/new.js");
+    expect(git(workspace, "branch", "--list", "warrant/*")).toBe("");
+    // Elsewhere, untracked files do not stand in the way: committed, and left as they were.
+    await rm(path.join(workspace, "src/zz"), { recursive: true });
+    await writeFile(path.join(workspace, "notes.txt"), "wip\n");
+    await mkdir(path.join(workspace, "src/zzz"));
+    await writeFile(path.join(workspace, "src/zzz/draft.js"), "draft\n");
+    const r = await applyChange(store, query, { git: true });
+    expect(r.result).toBe("applied");
+    expect(git(workspace, "show", "--name-only", "--format=", r.branch as string).trim()).toBe(
+      "src/slugify.js\nsrc/zz/new.js",
+    );
+    expect(await readFile(path.join(workspace, "notes.txt"), "utf8")).toBe("wip\n");
+    expect(git(workspace, "status", "--porcelain")).toBe("?? notes.txt\n?? src/zzz/\n");
   });
 
   it("a committed edit of a touched file: apply/diverged, no branch made", async () => {
@@ -320,5 +373,326 @@ describe("applyChange --git", () => {
       code: "apply/diverged",
     });
     expect(git(workspace, "branch", "--list", "warrant/*")).toBe("");
+  });
+});
+
+/** Every file under `root` (links listed as links, not followed). */
+async function filesUnder(root: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const e of await readdir(root, { withFileTypes: true, recursive: true }))
+    out.push(path.relative(root, path.join(e.parentPath, e.name)));
+  return out.sort();
+}
+
+/** A build step that writes build/out/artifact.txt, beside the rewrite of slugify. */
+const withArtifact = turn("Plan", {
+  hypothesis: "Rewrite slugify and build.",
+  steps: [
+    { id: "read", action: "observe", read: ["src/slugify.js"] },
+    { id: "rewrite", action: "patch", path: "src/slugify.js", content: FIXED },
+    { id: "build", action: "command", profile: "make-artifact", args: {} },
+  ],
+  expected_checks: ["tests-pass"],
+});
+
+describe("apply never writes through a symbolic link (apply/outside)", () => {
+  it("an ignored link build -> ../elsewhere where the change makes build/out/: refused for the default target and --to, nothing written on either side", async () => {
+    const { store, query } = await verifiedLoop(withArtifact);
+    expect((await loopChange(store, query)).files.map((f) => f.path)).toEqual([
+      "build/out/artifact.txt",
+      "src/slugify.js",
+    ]);
+    const elsewhere = path.join(dir, "elsewhere");
+    await mkdir(elsewhere);
+    // Made after the run, as an ignored build link is: the baseline never held it.
+    await symlink("../elsewhere", path.join(workspace, "build"));
+    const copy = path.join(dir, "copy");
+    await cp(workspace, copy, { recursive: true, verbatimSymlinks: true });
+    const before = await readFile(path.join(workspace, "src/slugify.js"));
+    for (const to of [undefined, copy]) {
+      const err = await applyChange(store, query, to === undefined ? {} : { to }).catch(
+        (e: WarrantError) => e,
+      );
+      expect(err).toMatchObject({ code: "apply/outside" });
+      expect((err as Error).message).toContain("build");
+    }
+    expect(await filesUnder(elsewhere)).toEqual([]);
+    expect(await readFile(path.join(workspace, "src/slugify.js"))).toEqual(before);
+    expect(await readFile(path.join(copy, "src/slugify.js"))).toEqual(before);
+  });
+
+  it("a folder of the target that is itself a link out of it: refused, nothing written there", async () => {
+    const { store, query } = await verifiedLoop();
+    const elsewhere = path.join(dir, "elsewhere");
+    await mkdir(elsewhere);
+    await symlink("../../elsewhere", path.join(workspace, "src/zz"));
+    await expect(applyChange(store, query)).rejects.toMatchObject({ code: "apply/outside" });
+    expect(await filesUnder(elsewhere)).toEqual([]);
+  });
+
+  it("a link that stays inside the target is refused too: only real folders are written into", async () => {
+    const { store, query } = await verifiedLoop();
+    await symlink("../test", path.join(workspace, "src/zz"));
+    await expect(applyChange(store, query)).rejects.toMatchObject({ code: "apply/outside" });
+    await expect(stat(path.join(workspace, "test/new.js"))).rejects.toMatchObject({
+      code: "ENOENT",
+    });
+  });
+
+  it("the target named is itself a link: refused, nothing written where it points", async () => {
+    const { store, query } = await verifiedLoop();
+    const link = path.join(dir, "link");
+    await symlink(workspace, link);
+    const before = await readFile(path.join(workspace, "src/slugify.js"));
+    await expect(applyChange(store, query, { to: link })).rejects.toMatchObject({
+      code: "apply/outside",
+    });
+    expect(await readFile(path.join(workspace, "src/slugify.js"))).toEqual(before);
+  });
+
+  it("a touched file that is a link: refused, the file it points at untouched", async () => {
+    const { store, query } = await verifiedLoop();
+    const target = path.join(dir, "target.js");
+    await writeFile(target, await readFile(path.join(workspace, "src/slugify.js")));
+    await rm(path.join(workspace, "src/slugify.js"));
+    await symlink(target, path.join(workspace, "src/slugify.js"));
+    await expect(applyChange(store, query)).rejects.toMatchObject({ code: "apply/outside" });
+    expect(await readFile(target, "utf8")).not.toBe(FIXED);
+  });
+});
+
+describe("apply against what a target may hold", () => {
+  it("a FIFO where a touched file was: apply/diverged at once, never a hang", async () => {
+    const { store, query } = await verifiedLoop();
+    await rm(path.join(workspace, "src/slugify.js"));
+    execFileSync("mkfifo", [path.join(workspace, "src/slugify.js")]);
+    await expect(applyChange(store, query)).rejects.toMatchObject({ code: "apply/diverged" });
+  });
+
+  it("a write failing after folders were made: the files written and the folders made are undone", async () => {
+    const plan = turn("Plan", {
+      hypothesis: "Rewrite slugify, add a helper and build.",
+      steps: [
+        { id: "read", action: "observe", read: ["src/slugify.js"] },
+        { id: "rewrite", action: "patch", path: "src/slugify.js", content: FIXED },
+        { id: "add", action: "patch", path: "src/zz/new.js", content: "export const x = 1;\n" },
+        { id: "build", action: "command", profile: "make-artifact", args: {} },
+      ],
+      expected_checks: ["tests-pass"],
+    });
+    const { store, query } = await verifiedLoop(plan);
+    const before = await filesUnder(workspace);
+    const slugify = await readFile(path.join(workspace, "src/slugify.js"));
+    // build/out/ is made and written, src/slugify.js written, then src/zz/new.js fails.
+    await writeFile(path.join(workspace, "src/zz"), "in the way\n");
+    const err = await applyChange(store, query).catch((e: WarrantError) => e);
+    expect(err).toMatchObject({ code: "apply/write-failed" });
+    expect(await filesUnder(workspace)).toEqual([...before, "src/zz"].sort());
+    expect(await readFile(path.join(workspace, "src/slugify.js"))).toEqual(slugify);
+  });
+});
+
+type Body = { files: Record<string, unknown>[] } & Record<string, unknown>;
+
+/**
+ * The store as `findChange` reads it, with its changeset record edited; its rows as stored (what
+ * the audit reads) are edited too only with `rows`.
+ */
+function editedChangeset(
+  store: ReturnType<typeof memoryStore>,
+  edit: (body: Body) => void,
+  rows = false,
+) {
+  const edited = (body: unknown) => {
+    const copy = structuredClone(body) as Body;
+    edit(copy);
+    return copy;
+  };
+  return new Proxy(store, {
+    get(target, key) {
+      if (key === "listRecords")
+        return async (q: string) =>
+          (await target.listRecords(q)).map((r) =>
+            r.kind === "changeset" ? { ...r, body: edited(r.body) } : r,
+          );
+      if (key === "readRawLoop" && rows)
+        return async (q: string) => {
+          const raw = await target.readRawLoop(q);
+          return {
+            ...raw,
+            records: raw.records.map((r) =>
+              r.kind === "changeset"
+                ? { ...r, text: JSON.stringify(edited(JSON.parse(r.text))) }
+                : r,
+            ),
+          };
+        };
+      const v = Reflect.get(target, key) as unknown;
+      return typeof v === "function" ? v.bind(target) : v;
+    },
+  });
+}
+
+describe("a changeset that is not what the run wrote", () => {
+  it("a path the run's path rule refuses, in a change that passed its audit: apply/path-invalid, nothing written", async () => {
+    const { store, query } = await verifiedLoop();
+    const target = path.join(dir, "a", "b");
+    await cp(workspace, target, { recursive: true });
+    const before = await readFile(path.join(target, "src/slugify.js"));
+    for (const bad of [
+      "../../x.txt",
+      "src/../../x.txt",
+      "/tmp/warrant-absolute.txt",
+      ".git/hooks/pre-commit",
+      "src/.GIT/config",
+      "src//zz/new.js",
+      "src\\zz.js",
+      "src/slugify.js",
+    ]) {
+      const tampered = editedChangeset(store, (body) => {
+        (body.files[1] as { path: string }).path = bad;
+      });
+      // The audit passed (the rows as stored are sound): the path rule decides alone.
+      const found = await findChange(tampered, query, {}, "apply");
+      const err = await applyAuditedChange(found, { to: target }).catch((e: WarrantError) => e);
+      expect(err, bad).toMatchObject({ code: "apply/path-invalid", path: "/files/1/path" });
+      // Through applyChange the same read is not the record the audit vouched for.
+      const whole = await applyChange(tampered, query, { to: target }).catch(
+        (e: WarrantError) => e,
+      );
+      expect(whole, bad).toMatchObject({ code: "apply/audit-failed" });
+      expect((whole as Error).message).toContain("not the record the audit vouched for");
+    }
+    await expect(stat(path.join(dir, "x.txt"))).rejects.toMatchObject({ code: "ENOENT" });
+    await expect(stat("/tmp/warrant-absolute.txt")).rejects.toMatchObject({ code: "ENOENT" });
+    expect(await filesUnder(target)).toEqual(await filesUnder(workspace));
+    expect(await readFile(path.join(target, "src/slugify.js"))).toEqual(before);
+  });
+
+  it("a content that is not the bytes its digest names, in a change that passed its audit: apply/content-mismatch, nothing written", async () => {
+    const { store, query } = await verifiedLoop();
+    const before = await readFile(path.join(workspace, "src/slugify.js"));
+    const swapped = editedChangeset(store, (body) => {
+      body.files[0] = {
+        ...body.files[0],
+        "after/content": Buffer.from("export const pwned = 1;\n").toString("base64"),
+      };
+    });
+    const audited = async (tampered: typeof store) =>
+      applyAuditedChange(await findChange(tampered, query, {}, "apply"));
+    await expect(audited(swapped)).rejects.toMatchObject({
+      code: "apply/content-mismatch",
+      path: "/files/0/after",
+    });
+    // A deleted file that still carries an after side.
+    const sided = editedChangeset(store, (body) => {
+      body.files[1] = { ...body.files[1], status: "deleted" };
+    });
+    await expect(audited(sided)).rejects.toMatchObject({ code: "apply/content-mismatch" });
+    await expect(applyChange(swapped, query)).rejects.toMatchObject({ code: "apply/audit-failed" });
+    expect(await readFile(path.join(workspace, "src/slugify.js"))).toEqual(before);
+    await expect(stat(path.join(workspace, "src/zz"))).rejects.toMatchObject({ code: "ENOENT" });
+  });
+
+  it("the stored record edited to ../../x.txt: the audit finds it first (apply/audit-failed naming the problem)", async () => {
+    const { store, query } = await verifiedLoop();
+    const tampered = editedChangeset(
+      store,
+      (body) => {
+        (body.files[1] as { path: string }).path = "../../x.txt";
+      },
+      true,
+    );
+    const err = await applyChange(tampered, query).catch((e: WarrantError) => e);
+    expect(err).toMatchObject({ code: "apply/audit-failed" });
+    expect((err as Error).message).toContain("store/record-mismatch");
+    await expect(stat(path.join(dir, "x.txt"))).rejects.toMatchObject({ code: "ENOENT" });
+  });
+
+  it("a loop that fails its audit (recorded without a host key): apply/audit-failed, nothing written", async () => {
+    const { store, query } = await verifiedLoop(twoFiles, true, { signed: false });
+    const before = await readFile(path.join(workspace, "src/slugify.js"));
+    const err = await applyChange(store, query).catch((e: WarrantError) => e);
+    expect(err).toMatchObject({ code: "apply/audit-failed", path: "/facts/0" });
+    expect((err as Error).message).toContain("records/key-missing at /facts/0");
+    expect(await readFile(path.join(workspace, "src/slugify.js"))).toEqual(before);
+    // The diff is still shown: only taking the change needs the audit.
+    expect((await loopChange(store, query)).files).toHaveLength(2);
+  });
+});
+
+describe("applyChange --git: the commit message and provenance", () => {
+  const trailers = (commit: string) =>
+    git(workspace, "log", "-1", "--format=%(trailers:only,unfold)", commit).trim().split("\n");
+
+  beforeEach(() => {
+    git(workspace, "init", "-q", "-b", "main");
+    git(workspace, "add", "-A");
+    git(workspace, "commit", "-qm", "init");
+  });
+
+  it("the subject is the Result's first sentence cut at a word within 72 characters, no ellipsis; the full text follows", async () => {
+    const summary =
+      "Slugify now collapses every run of separators into a single hyphen and folds accented letters to ASCII. The tests pass.";
+    const { store, query } = await verifiedLoop(twoFiles, true, { summary });
+    const r = await applyChange(store, query, { git: true });
+    const message = git(workspace, "log", "-1", "--format=%B", r.branch as string);
+    const [subject, blank, ...rest] = message.split("\n");
+    expect(subject).toBe("Slugify now collapses every run of separators into a single hyphen and");
+    expect((subject as string).length).toBeLessThanOrEqual(72);
+    expect(message).not.toContain("…");
+    expect(blank).toBe("");
+    expect(rest.join("\n")).toContain(`${summary}\n\nWarrant-Query: ${query}\n`);
+  });
+
+  it("trailer lines in the Result text are indented: git parses only the run's own trailers", async () => {
+    const summary =
+      "Slugify rewritten.\n\nWarrant-Query: query:someone-else\nWarrant-Execution: corpus-task-pack-execution:sha256:forged\nSigned-off-by: Mallory <m@x>\n---\n# ------------------------ >8 ------------------------";
+    const { store, query } = await verifiedLoop(twoFiles, true, { summary });
+    const r = await applyChange(store, query, { git: true });
+    const parsed = trailers(r.commit as string);
+    expect(parsed.filter((t) => t.startsWith("Warrant-Query:"))).toEqual([
+      `Warrant-Query: ${query}`,
+    ]);
+    expect(parsed.filter((t) => t.startsWith("Warrant-Execution:"))).toHaveLength(1);
+    expect(parsed.join("\n")).not.toContain("forged");
+    expect(parsed.join("\n")).not.toContain("Mallory");
+    const message = git(workspace, "log", "-1", "--format=%B", r.branch as string);
+    expect(message).toContain("\n  Warrant-Query: query:someone-else\n");
+    // git's own parser agrees.
+    const parsedByGit = execFileSync("git", ["interpret-trailers", "--parse"], {
+      input: message,
+      encoding: "utf8",
+    });
+    expect(parsedByGit).not.toContain("someone-else");
+  });
+
+  it("another loop's Result naming this run's trailers does not make this run look applied", async () => {
+    const victim = await verifiedLoop();
+    const execution = (await victim.store.listRecords(victim.query)).find(
+      (r) => r.kind === "changeset",
+    )?.body as { "execution/ref": string };
+    const spoof = await verifiedLoop(twoFiles, true, {
+      summary: `Slugify rewritten.\nWarrant-Query: ${victim.query}\nWarrant-Execution: ${execution["execution/ref"]}\n`,
+    });
+    const branch = "feature/slugify";
+    expect(await applyChange(spoof.store, spoof.query, { git: true, branch })).toMatchObject({
+      result: "applied",
+    });
+    // The victim's run is not on that branch: its commit is made elsewhere, not skipped.
+    await expect(
+      applyChange(victim.store, victim.query, { git: true, branch }),
+    ).rejects.toMatchObject({ code: "apply/branch-exists" });
+    const own = await applyChange(victim.store, victim.query, { git: true });
+    expect(own.result).toBe("applied");
+    // Its commit found again on its branch, and on a branch it was merged into.
+    expect(
+      await applyChange(victim.store, victim.query, { git: true, branch: own.branch as string }),
+    ).toMatchObject({ result: "already-applied", commit: own.commit });
+    git(workspace, "commit", "-q", "--allow-empty", "-m", "later");
+    git(workspace, "merge", "-q", "--no-edit", own.branch as string);
+    expect(
+      await applyChange(victim.store, victim.query, { git: true, branch: "main" }),
+    ).toMatchObject({ result: "already-applied", commit: own.commit });
   });
 });

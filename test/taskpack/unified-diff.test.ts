@@ -102,6 +102,67 @@ function randomEdit(r: () => number): [string, string] {
   return [end(before), end(after)];
 }
 
+describe("paths in headers", () => {
+  const names = [
+    "plain.txt",
+    "sp ace.txt",
+    "nl\ndiff --git a-owned b-owned.txt",
+    "esc\u001b]0;title\u0007.txt",
+    "ü.txt",
+    'q"t.txt',
+    "back\\slash.txt",
+    "tab\there.txt",
+  ];
+
+  it("are quoted as git quotes them: the same bytes as git diff writes, for every kind of name", async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), "warrant-diff-names-"));
+    try {
+      const git = (...args: string[]) =>
+        execFileSync("git", ["-c", "core.quotePath=true", ...args], {
+          cwd: dir,
+          encoding: "utf8",
+          env: {
+            ...process.env,
+            GIT_AUTHOR_NAME: "a",
+            GIT_AUTHOR_EMAIL: "a@x",
+            GIT_COMMITTER_NAME: "a",
+            GIT_COMMITTER_EMAIL: "a@x",
+          },
+        });
+      git("init", "-q");
+      // Each name three ways: modified, deleted, added.
+      const changes = names.flatMap((n) => [
+        { path: `m-${n}`, before: enc("one\n"), after: enc("two\n") },
+        { path: `d-${n}`, before: enc("gone\n"), after: null },
+        { path: `a-${n}`, before: null, after: enc("new\n") },
+      ]);
+      for (const c of changes)
+        if (c.before !== null) await writeFile(path.join(dir, c.path), c.before);
+      git("add", "-A");
+      git("commit", "-qm", "base");
+      for (const c of changes) {
+        if (c.after === null) await rm(path.join(dir, c.path));
+        else await writeFile(path.join(dir, c.path), c.after);
+      }
+      git("add", "-A");
+      const byGit = git("diff", "--cached", "--no-renames")
+        .split("\n")
+        .filter((l) => !l.startsWith("index "))
+        .join("\n");
+      const order = [...changes].sort((x, y) =>
+        Buffer.compare(Buffer.from(x.path), Buffer.from(y.path)),
+      );
+      const ours = unifiedDiff(order);
+      expect(ours).toBe(byGit);
+      // No name starts a line of its own.
+      expect(ours.match(/^diff --git .*$/gm)).toHaveLength(changes.length);
+      expect(ours).not.toContain("\u001b");
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("round trip", () => {
   it("the project's patch applier turns before into after for 400 random edits", () => {
     const r = rng(42);

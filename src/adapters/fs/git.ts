@@ -1,6 +1,7 @@
 // The few git plumbing calls the host makes: whether a folder is a work tree, which files it holds
-// (tracked plus untracked, not ignored), whether it is clean, and a commit made on a new branch
-// through a private index, so the user's checkout, index and current branch are never touched.
+// (tracked plus untracked, not ignored), what is changed or untracked, the trailers git parses in a
+// branch's commits, and a commit made on a new branch through a private index, so the user's
+// checkout, index and current branch are never touched.
 import { execFile } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -84,9 +85,16 @@ export async function gitFiles(dir: string): Promise<string[]> {
   return [...seen].sort();
 }
 
-/** Paths git reports as changed or untracked (ignored files are not), empty when clean. */
-export async function gitDirtyPaths(dir: string): Promise<string[]> {
-  const r = await git(dir, [
+export interface GitStatus {
+  /** Tracked paths modified, staged, deleted, renamed or in conflict (both names of a rename). */
+  readonly changed: readonly string[];
+  /** Untracked files (not ignored), each listed. */
+  readonly untracked: readonly string[];
+}
+
+/** What `git status` reports of the work tree at `top`, paths from the top; ignored files are not. */
+export async function gitStatus(top: string): Promise<GitStatus> {
+  const r = await git(top, [
     "--no-optional-locks",
     "status",
     "--porcelain=v1",
@@ -94,11 +102,63 @@ export async function gitDirtyPaths(dir: string): Promise<string[]> {
     "--untracked-files=all",
   ]);
   if (r.code !== 0) throw new Error(`git status failed: ${r.stderr.trim()}`);
-  return r.stdout
-    .toString("utf8")
-    .split("\0")
-    .filter((l) => l.length > 3)
-    .map((l) => l.slice(3));
+  const fields = r.stdout.toString("utf8").split("\0");
+  const changed: string[] = [];
+  const untracked: string[] = [];
+  for (let i = 0; i < fields.length; i++) {
+    const entry = fields[i] as string;
+    if (entry.length < 4) continue;
+    const xy = entry.slice(0, 2);
+    const name = entry.slice(3);
+    if (xy === "??") untracked.push(name);
+    else changed.push(name);
+    // A rename or copy is followed by a field holding its old name.
+    if (/[RC]/.test(xy)) {
+      i++;
+      const from = fields[i];
+      if (from !== undefined && from !== "") changed.push(from);
+    }
+  }
+  return { changed, untracked };
+}
+
+/** One commit of a branch and the trailers git's own parser finds in its message. */
+export interface CommitTrailers {
+  readonly commit: string;
+  /** `[key, value]` in order, continuation lines unfolded. */
+  readonly trailers: readonly (readonly [string, string])[];
+}
+
+/**
+ * The last `limit` commits reachable from `refs/heads/<branch>`, newest first, with the trailers
+ * git parses in each message (`%(trailers)`: only the message's last paragraph, and only lines of
+ * the trailer form): what a message's text says elsewhere is not a trailer.
+ */
+export async function branchTrailers(
+  top: string,
+  branch: string,
+  limit = 1000,
+): Promise<CommitTrailers[]> {
+  const r = await git(top, [
+    "log",
+    `-n${limit}`,
+    "--format=%H%x00%(trailers:only,unfold,separator=%x00)%x00%x01",
+    `refs/heads/${branch}`,
+    "--",
+  ]);
+  if (r.code !== 0) throw new Error(`git log failed: ${r.stderr.trim()}`);
+  const out: CommitTrailers[] = [];
+  for (const record of r.stdout.toString("utf8").split("\x01")) {
+    const [commit, ...lines] = record.replace(/^\n/, "").split("\0");
+    if (commit === undefined || !/^[0-9a-f]{40,64}$/.test(commit)) continue;
+    const trailers: [string, string][] = [];
+    for (const line of lines) {
+      const m = /^([A-Za-z0-9-]+)[ \t]*[^A-Za-z0-9 \t-][ \t]*(.*)$/.exec(line);
+      if (m !== null) trailers.push([m[1] as string, (m[2] as string).trim()]);
+    }
+    out.push({ commit, trailers });
+  }
+  return out;
 }
 
 export interface CommitChange {
@@ -112,12 +172,6 @@ export interface CommitChange {
 export async function branchTip(top: string, branch: string): Promise<string | undefined> {
   const r = await git(top, ["rev-parse", "--verify", "--quiet", `refs/heads/${branch}^{commit}`]);
   return r.code === 0 ? r.stdout.toString("utf8").trim() : undefined;
-}
-
-/** A commit message's body (`%B`) of a commit. */
-export async function commitMessage(top: string, commit: string): Promise<string> {
-  const r = await git(top, ["log", "-1", "--format=%B", commit]);
-  return r.stdout.toString("utf8");
 }
 
 /**

@@ -1,5 +1,6 @@
 // `warrant apply QUERY`: take a loop's verified change into a folder, or onto a new git branch.
 import type { Command } from "commander";
+import { terminalLine } from "../../core/text/terminal-text.js";
 import { applyChange } from "../../library/changes.js";
 import { withWarrant } from "../compose.js";
 import { out, printJson, UsageError } from "../io.js";
@@ -30,8 +31,8 @@ export function registerApplyCommand(program: Command): void {
     .option("--to <dir>", "the folder to apply to (default: the workspace the run started from)")
     .option(
       "--git",
-      "DIR is a clean git work tree: commit the change on a new branch (your checkout, index and " +
-        "current branch stay as they are)",
+      "DIR is a git work tree without uncommitted changes to tracked files: commit the change on a " +
+        "new branch (your checkout, index and current branch stay as they are)",
     )
     .option("--branch <name>", "the branch --git creates (default warrant/<short query>)")
     .option(
@@ -41,10 +42,16 @@ export function registerApplyCommand(program: Command): void {
     .option(STORE_OPTION, STORE_OPTION_HELP)
     .addHelpText(
       "after",
-      "\nEvery touched file in DIR must still hold the content the run started from, else nothing " +
-        "is written (apply/diverged). Each file is written atomically and a failure midway " +
-        "restores what was written. Applying the same run again is a no-op.\n" +
-        "Exit codes: 0 applied or already applied; 1 refused (apply/not-verified, apply/diverged, " +
+      "\nBefore anything is written the loop must pass its audit (as `warrant loop check --store`: " +
+        "apply/audit-failed), every path of the change must be one a run may write (apply/path-invalid) " +
+        "and every content the one its digest names (apply/content-mismatch). Files are reached " +
+        "folder by folder, never through a symbolic link (apply/outside). Every touched file in DIR " +
+        "must still hold the content the run started from, else nothing is written (apply/diverged). " +
+        "Each file is written atomically and a failure midway restores what was written. Applying " +
+        "the same run again is a no-op. With --git, untracked files are fine unless one is where " +
+        "the change goes.\n" +
+        "Exit codes: 0 applied or already applied; 1 refused (apply/not-verified, apply/audit-failed, " +
+        "apply/path-invalid, apply/content-mismatch, apply/outside, apply/diverged, " +
         "apply/dirty-worktree, apply/not-a-repository, apply/branch-exists, apply/no-changeset, " +
         "apply/write-failed, …); 2 usage.",
     )
@@ -61,14 +68,14 @@ export function registerApplyCommand(program: Command): void {
           if (o.json === true) printJson(r);
           else if (r.result === "already-applied")
             out(
-              `already applied: run ${r.run} is in ${r.branch === undefined ? r.to : `branch ${r.branch} (${r.commit})`}`,
+              `already applied: run ${r.run} is in ${r.branch === undefined ? terminalLine(r.to) : `branch ${r.branch} (${r.commit})`}`,
             );
           else {
-            for (const f of r.files) out(`${f.status.padEnd(8)} ${f.path}`);
+            for (const f of r.files) out(`${f.status.padEnd(8)} ${terminalLine(f.path)}`);
             out(
               r.branch === undefined
-                ? `applied run ${r.run} to ${r.to}`
-                : `committed run ${r.run} as ${r.commit} on branch ${r.branch} in ${r.to} (your current branch is unchanged)`,
+                ? `applied run ${r.run} to ${terminalLine(r.to)}`
+                : `committed run ${r.run} as ${r.commit} on branch ${r.branch} in ${terminalLine(r.to)} (your current branch is unchanged)`,
             );
           }
         } catch (e) {

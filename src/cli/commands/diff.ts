@@ -1,6 +1,7 @@
 // `warrant diff QUERY`: the change a loop's verified run made to its baseline, as a git-style diff.
 import type { Command } from "commander";
 import { WarrantError } from "../../core/result.js";
+import { terminalLine, terminalSafe } from "../../core/text/terminal-text.js";
 import { loopChange } from "../../library/changes.js";
 import { withWarrant } from "../compose.js";
 import { EXIT_INVALID, err, printJson } from "../io.js";
@@ -16,7 +17,7 @@ interface DiffFlags {
 export function refuse(e: unknown, json: boolean): void {
   if (!(e instanceof WarrantError)) throw e;
   if (json) printJson({ ok: false, code: e.code, message: e.message });
-  err(`warrant: ${e.code}: ${e.message}`);
+  err(`warrant: ${e.code}: ${terminalLine(e.message)}`);
   process.exitCode = EXIT_INVALID;
 }
 
@@ -39,7 +40,10 @@ export function registerDiffCommand(program: Command): void {
     .option(STORE_OPTION, STORE_OPTION_HELP)
     .addHelpText(
       "after",
-      "\nExit codes: 0 the diff was printed; 1 refused (loop/not-opened, diff/run-unknown, " +
+      "\nPaths are quoted as git quotes them (core.quotePath). Into a pipe or a file the diff is " +
+        "written byte for byte, so `warrant diff QUERY | git apply` takes it; on a terminal, control " +
+        "characters in file contents are shown escaped (\\x1b).\n" +
+        "Exit codes: 0 the diff was printed; 1 refused (loop/not-opened, diff/run-unknown, " +
         "diff/not-verified, diff/no-changeset for a loop verified before changes were kept, " +
         "diff/changeset-incomplete).",
     )
@@ -50,7 +54,10 @@ export function registerDiffCommand(program: Command): void {
             ...(o.run === undefined ? {} : { run: o.run }),
           });
           if (o.json === true) printJson(change);
-          else if (change.diff !== "") process.stdout.write(change.diff);
+          // Byte for byte into a pipe or a file (so that `git apply` takes it); on a terminal,
+          // control characters in contents are shown escaped (paths are quoted already).
+          else if (change.diff !== "")
+            process.stdout.write(process.stdout.isTTY ? terminalSafe(change.diff) : change.diff);
         } catch (e) {
           refuse(e, o.json === true);
         }

@@ -1,7 +1,9 @@
 // Git-style unified diffs of whole files (pure): `diff --git a/P b/P`, the new/deleted file mode
 // lines, `---`/`+++` (with /dev/null for a side that is absent), hunks with three lines of context
 // found by Myers' shortest edit script, and `\ No newline at end of file` where a side lacks it.
-// A side that is not UTF-8 text (or holds a NUL) is reported as binary.
+// A side that is not UTF-8 text (or holds a NUL) is reported as binary. Paths are quoted as git
+// quotes them (core.quotePath), so no file name can end a header line or start another.
+import { gitQuotePath } from "../text/terminal-text.js";
 
 export interface FileChange {
   readonly path: string;
@@ -164,11 +166,17 @@ function range(start: number, count: number): string {
 /** One file's git-style diff (ending in a newline), or "" when both sides are equal. */
 export function fileDiff(change: FileChange): string {
   const { path, before, after } = change;
-  const lines = [`diff --git a/${path} b/${path}`];
+  const a = gitQuotePath(`a/${path}`);
+  const b = gitQuotePath(`b/${path}`);
+  const lines = [`diff --git ${a} ${b}`];
   if (before === null) lines.push("new file mode 100644");
   if (after === null) lines.push("deleted file mode 100644");
-  const oldName = before === null ? "/dev/null" : `a/${path}`;
-  const newName = after === null ? "/dev/null" : `b/${path}`;
+  const oldName = before === null ? "/dev/null" : a;
+  const newName = after === null ? "/dev/null" : b;
+  // As git writes them: a name holding a space ends with a tab on the `---`/`+++` lines.
+  const tab = path.includes(" ") ? "\t" : "";
+  const oldLabel = before === null ? oldName : `${oldName}${tab}`;
+  const newLabel = after === null ? newName : `${newName}${tab}`;
   const beforeText = before === null ? "" : textOf(before);
   const afterText = after === null ? "" : textOf(after);
   if (beforeText === undefined || afterText === undefined) {
@@ -177,7 +185,7 @@ export function fileDiff(change: FileChange): string {
   }
   const hunks = unifiedHunks(beforeText, afterText);
   if (hunks.length === 0 && before !== null && after !== null) return "";
-  if (hunks.length > 0) lines.push(`--- ${oldName}`, `+++ ${newName}`, ...hunks);
+  if (hunks.length > 0) lines.push(`--- ${oldLabel}`, `+++ ${newLabel}`, ...hunks);
   return `${lines.join("\n")}\n`;
 }
 
