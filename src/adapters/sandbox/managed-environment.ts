@@ -5,15 +5,17 @@
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fail, ok, WarrantError } from "../../core/result.js";
-import type {
-  Baseline,
-  Environment,
-  EnvironmentMode,
-  EnvironmentOptions,
-  ExecOptions,
-  ExecResult,
-  Sandbox,
-  SandboxBackend,
+import {
+  type Baseline,
+  type ChangeBounds,
+  DEFAULT_CHANGE_BOUNDS,
+  type Environment,
+  type EnvironmentMode,
+  type EnvironmentOptions,
+  type ExecOptions,
+  type ExecResult,
+  type Sandbox,
+  type SandboxBackend,
 } from "../../core/sandbox/sandbox-port.js";
 import {
   BASE_DIR_PREFIX,
@@ -32,7 +34,7 @@ import {
   removeEnvironmentDir,
   workDir,
 } from "./environment-dir.js";
-import { copyChanges, overlayChanges } from "./layered-changes.js";
+import { copyChanges, MAX_CHANGED_ENTRIES, overlayChanges } from "./layered-changes.js";
 import { createLayeredView, DEFAULT_READ_LIMIT } from "./layered-view.js";
 import { type NamespaceCommand, overlayOptions, probeOverlay } from "./overlay-mount.js";
 import { sweepDeadPins } from "./pin-owner.js";
@@ -285,15 +287,21 @@ function managedEnvironment(
     runAs,
     hooks,
   });
-  const changes = () =>
-    dir.mode === "overlay"
-      ? overlayChanges({ upper: dir.upper, baseline: pin, onHash: hooks?.onHash })
+  const changes = (bounds: ChangeBounds) => {
+    const opts = {
+      upper: dir.upper,
+      baseline: pin,
+      onHash: hooks?.onHash,
+      maxEntries: bounds.maxEntries,
+      timeMs: bounds.timeMs,
+    };
+    return dir.mode === "overlay"
+      ? overlayChanges(opts)
       : copyChanges({
-          upper: dir.upper,
-          baseline: pin,
-          onHash: hooks?.onHash,
+          ...opts,
           ...(dir.copiedUntilNs === undefined ? {} : { copiedUntilNs: dir.copiedUntilNs }),
         });
+  };
   return {
     id: dir.id,
     backend,
@@ -353,11 +361,14 @@ function managedEnvironment(
     readPart: (relPath, maxBytes) => view.read(relPath, maxBytes),
     readBaseline: (relPath, maxBytes) => readConfinedFile(pin.tree, relPath, maxBytes),
     removeFile: (relPath) => view.remove(relPath),
-    changes,
+    changes: (bounds) => changes({ ...DEFAULT_CHANGE_BOUNDS, ...bounds }),
     connections: () => egress?.proxy.connections(),
     async snapshot() {
       const out = new Map(await pin.digests());
-      const c = await changes();
+      const c = await changes({
+        maxEntries: MAX_CHANGED_ENTRIES,
+        timeMs: Number.POSITIVE_INFINITY,
+      });
       for (const d of c.deleted) out.delete(d.path);
       for (const d of [...c.added, ...c.modified]) out.set(d.path, d.digest);
       return out;

@@ -46,7 +46,7 @@ export function sandboxPort(sandbox: Sandbox | undefined): SandboxPort {
         read: (p, maxBytes) => env.readPart(p, maxBytes),
         readBaseline: async (p, max) => env.readBaseline?.(p, max),
         snapshot: () => env.snapshot(),
-        changes: () => env.changes(),
+        changes: (bounds) => env.changes(bounds),
         connections: () => env.connections(),
         destroy: async () => (await env.destroy()).confirmed,
       };

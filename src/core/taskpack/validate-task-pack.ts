@@ -3,7 +3,7 @@ import taskPackSchema from "../../../contracts/task-pack.v1.json" with { type: "
 import { createAjv, type ErrorObject, type ValidateFunction } from "../contracts/ajv-factory.js";
 import { operatorTaskCommonSchema } from "../contracts/schemas.js";
 import { fail, ok, type Problem, pointer, type Result } from "../result.js";
-import { DEFAULT_RESOURCES } from "../sandbox/sandbox-port.js";
+import { DEFAULT_CHANGE_BOUNDS, DEFAULT_RESOURCES } from "../sandbox/sandbox-port.js";
 import { placeholderName } from "./argv.js";
 import { compileGlob, type Glob } from "./glob.js";
 import { CREDENTIAL_NAME, defaultIgnore } from "./ignore.js";
@@ -12,6 +12,7 @@ import type {
   CommandEffect,
   CommandProfile,
   PackLimitKey,
+  PackResources,
   TaskPack,
   TaskPackAgents,
   VerifierCheck,
@@ -210,7 +211,12 @@ export function validateTaskPack(doc: unknown, opts: { packPath?: string } = {})
   if (isObject(pack.network)) {
     const parsed = parseNetworkAllow(pack.network.allow as string[], "/network/allow");
     for (const p of parsed.problems) push(p.code, p.path, p.message);
-    network = { allow: parsed.targets };
+    network = {
+      allow: parsed.targets,
+      ...(typeof pack.network.maxConnections === "number"
+        ? { maxConnections: pack.network.maxConnections }
+        : {}),
+    };
   }
   if (problems.length > 0) return fail(problems);
 
@@ -232,7 +238,7 @@ export function validateTaskPack(doc: unknown, opts: { packPath?: string } = {})
     ...(typeof pack.openaiCompatibleBaseUrl === "string"
       ? { openaiCompatibleBaseUrl: pack.openaiCompatibleBaseUrl }
       : {}),
-    resources: { ...DEFAULT_RESOURCES, ...(isObject(pack.resources) ? pack.resources : {}) },
+    resources: resourcesOf(isObject(pack.resources) ? pack.resources : {}),
     ...(network === undefined ? {} : { network }),
     passage: {
       ...(typeof passage.maxTurns === "number" ? { maxTurns: passage.maxTurns } : {}),
@@ -255,4 +261,17 @@ function compileGlobs(
     else for (const e of g.errors) push(e.code, `${at}/${i}`, e.message);
   }
   return globs;
+}
+
+/** The pack's `resources`: the commands' limits, and the bounds of the host's change capture. */
+function resourcesOf(given: Readonly<Record<string, unknown>>): PackResources {
+  const num = (key: string, fallback: number) =>
+    typeof given[key] === "number" ? (given[key] as number) : fallback;
+  return {
+    memoryBytes: num("memoryBytes", DEFAULT_RESOURCES.memoryBytes),
+    tmpBytes: num("tmpBytes", DEFAULT_RESOURCES.tmpBytes),
+    diskBytes: num("diskBytes", DEFAULT_RESOURCES.diskBytes),
+    changedEntries: num("changedEntries", DEFAULT_CHANGE_BOUNDS.maxEntries),
+    changeCaptureMs: num("changeCaptureMs", DEFAULT_CHANGE_BOUNDS.timeMs),
+  };
 }
