@@ -70,6 +70,16 @@ export interface BackendOptions {
    * (default true); false always uses the RLIMIT_DATA fallback.
    */
   readonly cgroups?: boolean;
+  /**
+   * The unshare backend's seccomp loader (default: the one built with the package, when it was);
+   * null: none, as on a host without a C compiler at build time.
+   */
+  readonly seccompLoader?: string | null;
+  /**
+   * Let the unshare backend run commands without a seccomp filter where its loader is missing or
+   * does not work (default false: it refuses, `sandbox/no-seccomp`).
+   */
+  readonly allowWeakerSandbox?: boolean;
   readonly hooks?: SandboxHooks;
 }
 

@@ -217,6 +217,8 @@ export interface Environment {
   readonly id: string;
   readonly backend: SandboxBackend;
   readonly mode: EnvironmentMode;
+  /** False when its commands run without the seccomp filter (the weaker sandbox, allowed). */
+  readonly seccomp?: boolean;
   /**
    * The workspace's absolute path as commands see it (their cwd and HOME). On the host it holds
    * the workspace only in copy mode: read it through readFile.
@@ -267,6 +269,12 @@ export interface Environment {
 
 export interface Sandbox {
   readonly backend: SandboxBackend;
+  /**
+   * Why this backend's commands would run without its seccomp filter here (then environments are
+   * refused with `sandbox/no-seccomp` unless the weaker sandbox is allowed), or undefined when
+   * they run under it.
+   */
+  seccomp?(): Promise<string | undefined>;
   /** The mode environments get on this host (overlay unless the kernel refuses it). */
   environmentMode(): Promise<EnvironmentMode>;
   /**
