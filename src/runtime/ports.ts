@@ -103,6 +103,8 @@ export interface RunEnvironment {
   readonly dir: string;
   /** How it holds its workspace: `overlay` over the pinned baseline, or a `copy`. */
   readonly mode?: string;
+  /** False when its commands run without a seccomp filter (the weaker sandbox, allowed). */
+  readonly seccomp?: boolean;
   exec(
     argv: readonly string[],
     opts: {

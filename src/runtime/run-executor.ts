@@ -144,6 +144,8 @@ export async function executeRun(ctx: RuntimeContext, input: RunInput): Promise<
         ...(refusal === undefined ? {} : { "refusal/code": refusal }),
         "environment/destroyed": destroyed,
         ...(net === undefined ? {} : { network: net }),
+        // The weaker sandbox (allowed by the operator) is never silent: the report says so.
+        ...(egress.env?.seccomp === false ? { "sandbox/seccomp": false } : {}),
       },
       startedAt,
       endedAt: ctx.clock.now().toISOString(),

@@ -4,7 +4,7 @@
 // command running at once), `stage` (the unshare backend's root). Copy mode: `workspace` is a
 // reflinked copy of the pinned baseline, `stage` as above.
 import { randomBytes } from "node:crypto";
-import { closeSync, openSync, writeSync } from "node:fs";
+import { closeSync, openSync, realpathSync, statSync, writeSync } from "node:fs";
 import { chmod, chown, lstat, mkdir, mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -44,6 +44,40 @@ function checkedName(name: string): string {
     );
   }
   return name;
+}
+
+/**
+ * The first folder on the way to `tempRoot` (itself included) that `who` cannot search, with its
+ * mode and owner; undefined when every one can be passed (the commands' uid must reach the
+ * environment's workspace and the pinned baseline under it). Supplementary groups do not count:
+ * commands run with none.
+ */
+export function blockedFolder(
+  tempRoot: string,
+  who: RunAs,
+): { readonly folder: string; readonly mode: number; readonly uid: number } | undefined {
+  let at = "/";
+  const real = realpathSync(tempRoot);
+  for (const part of ["", ...real.split("/").filter((p) => p !== "")]) {
+    at = path.join(at, part);
+    const st = statSync(at);
+    const mode = st.mode & 0o7777;
+    const bit = st.uid === who.uid ? 0o100 : st.gid === who.gid ? 0o010 : 0o001;
+    if ((mode & bit) === 0) return { folder: at, mode, uid: st.uid };
+  }
+  return undefined;
+}
+
+/** Refuse a temp root the commands' uid cannot reach (`sandbox/tmpdir-unreachable`). */
+export function checkTempRoot(tempRoot: string, runAs: RunAs | undefined): void {
+  if (runAs === undefined) return;
+  const blocked = blockedFolder(tempRoot, runAs);
+  if (blocked === undefined) return;
+  const mode = `0${blocked.mode.toString(8).padStart(3, "0")}`;
+  throw new WarrantError(
+    "sandbox/tmpdir-unreachable",
+    `commands run as uid ${runAs.uid} and cannot reach the temp directory ${tempRoot}: ${blocked.folder} is mode ${mode} (owner uid ${blocked.uid}); let them search it (chmod o+x ${blocked.folder}) or set TMPDIR to a folder they can reach`,
+  );
 }
 
 /** Where the environment named `name` lives under `tempRoot` (the name is checked). */

@@ -28,6 +28,7 @@ import { readConfinedFile } from "./confined-read.js";
 import { type EgressProxy, startEgressProxy } from "./egress-proxy.js";
 import { EGRESS_SOCKET_NAME, egressHostDir, relayArgv, writeRelay } from "./egress-relay.js";
 import {
+  checkTempRoot,
   createEnvironmentDir,
   discardNamedEnvironmentDir,
   type EnvironmentDir,
@@ -37,7 +38,7 @@ import {
 import { copyChanges, MAX_CHANGED_ENTRIES, overlayChanges } from "./layered-changes.js";
 import { createLayeredView, DEFAULT_READ_LIMIT } from "./layered-view.js";
 import { type NamespaceCommand, overlayOptions, probeOverlay } from "./overlay-mount.js";
-import { sweepDeadPins } from "./pin-owner.js";
+import { PROBE_DIR_PREFIX, sweepDeadPins } from "./pin-owner.js";
 
 export interface SandboxHooks {
   /** Told of every file hashed (tests count hashing with it). */
@@ -170,10 +171,14 @@ export function environmentHost(backend: SandboxBackend, options: BackendOptions
   };
 
   const shares = new Map<string, Share>();
-  // Before this sandbox's first pin: the pins of processes that died holding theirs go.
+  // Before this sandbox's first pin: the pins (and probe folders) of processes that died holding
+  // them go.
   let swept: Promise<unknown> | undefined;
   const sweepOnce = () => {
-    swept ??= sweepDeadPins(tempRoot, BASE_DIR_PREFIX).catch(() => 0);
+    swept ??= Promise.all([
+      sweepDeadPins(tempRoot, BASE_DIR_PREFIX).catch(() => 0),
+      sweepDeadPins(tempRoot, PROBE_DIR_PREFIX).catch(() => 0),
+    ]);
     return swept;
   };
   const handles = new WeakMap<Baseline, Share>();
@@ -209,6 +214,7 @@ export function environmentHost(backend: SandboxBackend, options: BackendOptions
     environmentMode,
     discardEnvironment: (name: string) => discardNamedEnvironmentDir(tempRoot, name),
     async openBaseline(dir: string): Promise<Baseline> {
+      checkTempRoot(tempRoot, runAs);
       const share = acquire(dir);
       let pin: PinnedBaseline;
       try {
@@ -234,6 +240,7 @@ export function environmentHost(backend: SandboxBackend, options: BackendOptions
       return handle;
     },
     async createEnvironment(baseline, opts, prepare) {
+      checkTempRoot(tempRoot, runAs);
       let share: Share;
       if (typeof baseline === "string") share = acquire(baseline);
       else {

@@ -34,6 +34,7 @@ export function sandboxPort(sandbox: Sandbox | undefined): SandboxPort {
         ref,
         dir: env.root,
         mode: env.mode,
+        ...(env.seccomp === undefined ? {} : { seccomp: env.seccomp }),
         exec: (argv, opts) => env.exec(argv, opts),
         async readFile(p) {
           const r = await env.readFile(p);
