@@ -138,7 +138,8 @@ export interface EgressConnection {
   readonly allowed: boolean;
   /**
    * Why it was refused (`egress/not-listed`, `egress/port-not-listed`, `egress/bad-target`,
-   * `egress/bad-request`, `egress/unsupported`) or failed although allowed
+   * `egress/bad-request`, `egress/head-too-large`, `egress/unsupported`,
+   * `egress/too-many-connections`) or failed although allowed
    * (`egress/resolve-failed`, `egress/connect-failed`); absent when it was connected.
    */
   readonly reason?: string;
