@@ -86,6 +86,27 @@ export interface BackendOptions {
 
 const NOBODY: RunAs = { uid: 65534, gid: 65534 };
 
+/**
+ * What this process holds open, across every sandbox it made: each live environment's destroy and
+ * each pin's removal, so that a process told to stop (SIGTERM, SIGINT) can leave nothing behind.
+ */
+const held = {
+  environments: new Set<() => Promise<unknown>>(),
+  pins: new Set<() => Promise<unknown>>(),
+};
+
+/**
+ * Destroy every environment this process still holds (killing what runs in it) and remove every
+ * baseline it pinned: for a process about to exit on a signal. Environments and pins made after
+ * this call are not affected.
+ */
+export async function destroyHeldEnvironments(): Promise<void> {
+  const environments = [...held.environments];
+  await Promise.allSettled(environments.map((destroy) => destroy()));
+  const pins = [...held.pins];
+  await Promise.allSettled(pins.map((remove) => remove()));
+}
+
 export function hostRunAs(options: BackendOptions): RunAs | undefined {
   if (options.runAs === null) return undefined;
   if (options.runAs !== undefined) return options.runAs;
@@ -136,6 +157,8 @@ interface Share {
   readonly key: string;
   readonly pin: Promise<PinnedBaseline>;
   refs: number;
+  /** Removes the pin (once no environment or handle holds it, or the process stops). */
+  removeHeld?: () => Promise<void>;
 }
 
 /** What a backend's Sandbox shares with every other: all but how a command is started. */
@@ -194,6 +217,15 @@ export function environmentHost(backend: SandboxBackend, options: BackendOptions
         refs: 0,
       };
       shares.set(key, share);
+      const made = share;
+      const remove = async () => {
+        held.pins.delete(remove);
+        if (shares.get(made.key) === made) shares.delete(made.key);
+        const pin = await made.pin.catch(() => undefined);
+        await pin?.remove();
+      };
+      held.pins.add(remove);
+      made.removeHeld = remove;
       // A pin that fails is not kept for the next caller.
       share.pin.catch(() => {
         if (shares.get(key) === share) shares.delete(key);
@@ -205,9 +237,7 @@ export function environmentHost(backend: SandboxBackend, options: BackendOptions
   const release = async (share: Share) => {
     share.refs -= 1;
     if (share.refs > 0) return;
-    if (shares.get(share.key) === share) shares.delete(share.key);
-    const pin = await share.pin.catch(() => undefined);
-    await pin?.remove();
+    await share.removeHeld?.();
   };
 
   return {
@@ -319,7 +349,7 @@ function managedEnvironment(
           ...(dir.copiedUntilNs === undefined ? {} : { copiedUntilNs: dir.copiedUntilNs }),
         });
   };
-  return {
+  const environment: Environment = {
     id: dir.id,
     backend,
     mode: dir.mode,
@@ -391,6 +421,7 @@ function managedEnvironment(
       return out;
     },
     async destroy() {
+      held.environments.delete(environment.destroy);
       destroyed = true;
       for (const r of running) r.controller.abort();
       await Promise.allSettled([...running].map((r) => r.done));
@@ -403,4 +434,6 @@ function managedEnvironment(
       return removed;
     },
   };
+  held.environments.add(environment.destroy);
+  return environment;
 }
