@@ -286,7 +286,9 @@ export async function overlayChanges(opts: ChangeOptions): Promise<EnvironmentCh
       { item: root, lower: opts.baseline.root },
       {
         async entry(dirFd, name, _st, kind, node, parent) {
-          if (!out.take()) return undefined;
+          // Changed entries count towards the bound; directories (never listed themselves) are
+          // bounded by the time bound and the depth.
+          if (kind === "dir" ? out.late() : !out.take()) return undefined;
           const path = displayPath(partsOf(node));
           out.note(name, path, kind);
           const lower = parent.lower?.children?.get(nameKey(name));
