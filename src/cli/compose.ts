@@ -47,8 +47,9 @@ export async function hostSandbox(): Promise<Sandbox | undefined> {
     await warnWeaker(detected.value);
     return detected.value;
   }
+  const first = detected.errors[0];
   err(
-    `warrant: ${detected.errors[0]?.message ?? "no containment backend"}; every run will be refused`,
+    `warrant: ${first === undefined ? "no containment backend" : `${first.code}: ${first.message}`}; every run will be refused`,
   );
   return undefined;
 }

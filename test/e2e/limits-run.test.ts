@@ -3,7 +3,15 @@
 // refused `run/budget-exhausted` (the nearest loop refusal code), and the loop checks valid. Then
 // the choice of backend itself: --sandbox, WARRANT_SANDBOX, auto, and a named backend that is not
 // there (PATH without its program) refused `sandbox/unavailable` with exit 2.
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -218,14 +226,41 @@ describe.skipIf(backends.length < 2)("choosing the backend", () => {
     }
   }, 120_000);
 
-  it("every command that makes environments offers --sandbox in its help", async () => {
+  it("every command that makes environments offers --sandbox and --allow-weaker-sandbox in its help", async () => {
     for (const command of ["run", "resume", "demo", "worker"]) {
       const r = await runCli([command, "--help"]);
       expect(r.code, command).toBe(0);
       expect(r.stdout, command).toContain("--sandbox <backend>");
       expect(r.stdout, command).toContain("WARRANT_SANDBOX");
+      expect(r.stdout, command).toContain("--allow-weaker-sandbox");
     }
   }, 60_000);
+
+  it.skipIf(process.getuid?.() !== 0)(
+    "a TMPDIR under a 0700 folder is refused sandbox/tmpdir-unreachable, naming the folder and its mode (skipped unless root: commands then run as another uid)",
+    async () => {
+      const outer = mkdtempSync(path.join(tmpdir(), "warrant-private-"));
+      dirs.push(outer);
+      chmodSync(outer, 0o700);
+      const temp = path.join(outer, "tmp");
+      mkdirSync(temp);
+      chmodSync(temp, 0o1777);
+      for (const backend of ["bwrap", "unshare"] as const) {
+        const r = await drive(["--sandbox", backend], { TMPDIR: temp });
+        expect(r.code, r.stderr).toBe(2);
+        expect(r.opened).toBe(false);
+        expect(r.stderr).toContain("sandbox/tmpdir-unreachable");
+        expect(r.stderr).toContain(`${outer} is mode 0700`);
+        expect(r.stderr).not.toContain("sandbox/unavailable");
+      }
+      // auto says the same cause; every run is then refused, none is made.
+      const auto = await drive(["--sandbox", "auto"], { TMPDIR: temp });
+      expect(auto.stderr).toContain("sandbox/tmpdir-unreachable");
+      expect(auto.stderr).toContain(`${outer} is mode 0700`);
+      expect(readdirSync(temp)).toEqual([]);
+    },
+    180_000,
+  );
 
   it("a value that names no backend is a usage error", async () => {
     const flag = await drive(["--sandbox", "docker"]);

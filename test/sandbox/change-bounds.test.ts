@@ -23,13 +23,14 @@ for (const backend of ["bwrap", "unshare"] as const) {
   for (const layers of ["overlay", "copy"] as const) {
     const found = await detectSandbox({ only: backend, layers });
     const reason = found.ok ? "" : (found.errors[0]?.message ?? "probe failed");
+    const sandbox = found.ok ? found.value : undefined;
     if (!found.ok && required.has(backend) && layers === "overlay")
       it(`${backend} is required here and works`, () => expect(reason).toBe(""));
     describe.skipIf(!found.ok)(
       `the change walk's bounds: ${backend}, ${layers}${found.ok ? "" : ` (skipped: ${reason})`}`,
       () => {
         it("stops past maxEntries and past timeMs, incomplete with environment/too-many-changes", async () => {
-          const env = await (found.value as Sandbox).createEnvironment(baseline);
+          const env = await (sandbox as Sandbox).createEnvironment(baseline);
           try {
             // 600 new files, 20 changed, 10 deleted.
             const r = await env.exec(
