@@ -50,13 +50,9 @@ function pack(dir: string, argv: readonly string[], resources: Record<string, nu
         },
       },
       patchPolicy: { allow: ["src/**"], maxBytes: 4096 },
-      verifier: {
-        timeoutMs: 600000,
-        checks: [
-          { name: "ok", command: "ok" },
-          { name: "only-allowed-changed", onlyAllowedChanged: true },
-        ],
-      },
+      // No check reads the change walk (one past its bound fails such a check): the run is
+      // verified, and its change is kept as far as the bounds allow.
+      verifier: { timeoutMs: 600000, checks: [{ name: "ok", command: "ok" }] },
       hil: "none",
       admission: "auto",
       limits: {
