@@ -47,21 +47,30 @@ export async function discardLeftEnvironments(
   const lease = (await store.leases()).find((l) => l.query === query);
   if (lease !== undefined && lease.until.getTime() > now.getTime() && !holderGone(lease.holder))
     return { swept: false, reason: "driven" };
-  const started = (await store.listRecords(query))
+  const records = await store.listRecords(query);
+  const started = records
     .filter((r) => r.kind === "runStarted")
     .map((r) => r.body as RunStartedBody);
+  // Every proposal's run has a stable environment name, journaled yet or not (a driver killed
+  // between making the environment and journaling its start left one all the same).
+  const proposals = new Set([
+    ...records.filter((r) => r.kind === "proposal").map((r) => r.ref),
+    ...started.map((r) => r["proposal/ref"]),
+  ]);
   let left = 0;
-  for (const run of started) {
+  for (const proposal of proposals) {
     const named = await discardNamedEnvironmentDir(
       tempRoot,
-      environmentNameOf(query, run["proposal/ref"]),
+      environmentNameOf(query, proposal),
     ).catch(() => ({ confirmed: false }));
+    if (!named.confirmed) left += 1;
+  }
+  for (const run of started) {
     // The journaled directory: only ever one this host made for an environment.
     const base = path.dirname(run["environment/dir"]);
-    const journaled = path.basename(base).startsWith(ENV_DIR_PREFIX)
-      ? await removeEnvironmentDir({ base }).catch(() => ({ confirmed: false }))
-      : { confirmed: true };
-    if (!named.confirmed || !journaled.confirmed) left += 1;
+    if (!path.basename(base).startsWith(ENV_DIR_PREFIX)) continue;
+    const journaled = await removeEnvironmentDir({ base }).catch(() => ({ confirmed: false }));
+    if (!journaled.confirmed) left += 1;
   }
   return { swept: true, left };
 }

@@ -4,7 +4,7 @@
 // And host-side work stays bounded: 100 000 one-byte files end in a run that concludes with an
 // incomplete changeset (`environment/too-many-changes`) instead of an hour of hashing.
 import { type ChildProcess, spawn } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -12,83 +12,22 @@ import { detectSandbox } from "../../src/adapters/sandbox/detect-sandbox.js";
 import { openStore } from "../../src/adapters/store/open-store.js";
 import type { ChangesetBody } from "../../src/runtime/changeset.js";
 import type { RunReportBody } from "../../src/runtime/records.js";
-import { cliPath, repoRoot, runCli } from "../helpers/cli.js";
-import { accept, result, turn } from "../runtime/harness.js";
+import { cliPath, runCli } from "../helpers/cli.js";
+import { commandModels, commandPack } from "./command-pack.js";
 
 const dirs: string[] = [];
 afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-function pack(dir: string, argv: readonly string[], resources: Record<string, number> = {}) {
-  const workspace = path.join(dir, "workspace");
-  mkdirSync(path.join(workspace, "src"), { recursive: true });
-  writeFileSync(path.join(workspace, "src/a.txt"), "a\n");
-  const agents = path.join(repoRoot, "examples/agents");
-  const noArgs = { type: "object", additionalProperties: false, properties: {} };
-  const file = path.join(dir, "task-pack.json");
-  writeFileSync(
-    file,
-    JSON.stringify({
-      schema: "warrant/task-pack.v1",
-      name: "interrupted",
-      task: "Run one command.",
-      workspace: "workspace",
-      agents: {
-        implementer: path.join(agents, "implementer.json"),
-        reviewer: path.join(agents, "reviewer.json"),
-        summarizer: path.join(agents, "summarizer.json"),
-      },
-      commands: {
-        work: { effect: "mutation", argv, args: noArgs, timeoutMs: 600000, maxOutputBytes: 4096 },
-        ok: {
-          effect: "observation",
-          argv: ["true"],
-          args: noArgs,
-          timeoutMs: 5000,
-          maxOutputBytes: 1024,
-        },
-      },
-      patchPolicy: { allow: ["src/**"], maxBytes: 4096 },
-      // No check reads the change walk (one past its bound fails such a check): the run is
-      // verified, and its change is kept as far as the bounds allow.
-      verifier: { timeoutMs: 600000, checks: [{ name: "ok", command: "ok" }] },
-      hil: "none",
-      admission: "auto",
-      limits: {
-        "max/passages": 6,
-        "max/cycles": 1,
-        "max/experiments": 1,
-        "max/wall-time-ms": 1200000,
-      },
-      resources: { diskBytes: 2 * 2 ** 30, ...resources },
-    }),
-  );
-  return file;
-}
-
-const plan = {
-  hypothesis: "one command does it",
-  steps: [
-    { id: "look", action: "observe", read: ["src/a.txt"] },
-    { id: "work", action: "command", profile: "work" },
-  ],
-  expected_checks: ["ok"],
-};
-
-function models(dir: string): string[] {
-  const out: string[] = [];
-  for (const [role, turns] of [
-    ["implementer", [turn("Plan", plan)]],
-    ["reviewer", [accept]],
-    ["summarizer", [result]],
-  ] as const) {
-    const file = path.join(dir, `${role}.jsonl`);
-    writeFileSync(file, `${turns.map((t) => JSON.stringify(t)).join("\n")}\n`);
-    out.push("--model", `${role}=scripted:${file}`);
-  }
-  return out;
-}
+const pack = (dir: string, argv: readonly string[], resources: Record<string, number> = {}) =>
+  commandPack(dir, argv, {
+    name: "interrupted",
+    timeoutMs: 600000,
+    wallTimeMs: 1200000,
+    resources: { diskBytes: 2 * 2 ** 30, ...resources },
+  });
+const models = commandModels;
 
 /** A working folder and a temp directory the commands' uid can reach, empty. */
 function place(): { cwd: string; temp: string } {

@@ -100,7 +100,8 @@ export async function workDir(dir: EnvironmentDir, slot: number, runAs: RunAs | 
 /**
  * Make the private directory over `pin` in `mode`. With a name the directory is
  * `warrant-env-<name>`, replacing whatever a dead attempt left there; a directory appearing at
- * that path between the removal and the creation is refused (EEXIST), never adopted.
+ * that path between the removal and the creation is refused (EEXIST), never adopted. `onMade` is
+ * told its path as soon as it exists.
  */
 export async function createEnvironmentDir(
   pin: PinnedBaseline,
@@ -108,6 +109,7 @@ export async function createEnvironmentDir(
   runAs: RunAs | undefined,
   tempRoot: string = tmpdir(),
   name?: string,
+  onMade?: (base: string) => void,
 ): Promise<EnvironmentDir> {
   const id = `env-${randomBytes(8).toString("hex")}`;
   let base: string;
@@ -119,6 +121,8 @@ export async function createEnvironmentDir(
     }
     await mkdir(base, { mode: 0o700 });
   }
+  // Told before anything is put in it: a process stopped from here on can still remove it.
+  onMade?.(base);
   await chmod(base, 0o700);
   const workspace = path.join(base, "workspace");
   const stage = path.join(base, "stage");

@@ -281,6 +281,8 @@ export function environmentHost(backend: SandboxBackend, options: BackendOptions
         share = held;
         share.refs += 1;
       }
+      // Until the environment is handed out, a process told to stop removes what is made of it.
+      let removeMade: (() => Promise<unknown>) | undefined;
       try {
         const pin = await share.pin;
         const dir = await createEnvironmentDir(
@@ -289,6 +291,10 @@ export function environmentHost(backend: SandboxBackend, options: BackendOptions
           runAs,
           tempRoot,
           opts.name,
+          (base) => {
+            removeMade = () => removeEnvironmentDir({ base });
+            held.environments.add(removeMade);
+          },
         );
         let run: ExecLine;
         let egress: { hostDir: string; proxy: EgressProxy } | undefined;
@@ -306,6 +312,8 @@ export function environmentHost(backend: SandboxBackend, options: BackendOptions
       } catch (e) {
         await release(share);
         throw e;
+      } finally {
+        if (removeMade !== undefined) held.environments.delete(removeMade);
       }
     },
   };
