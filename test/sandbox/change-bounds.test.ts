@@ -65,6 +65,16 @@ for (const backend of ["bwrap", "unshare"] as const) {
             expect(late.complete).toBe(false);
             expect(tooMany(late)[0]?.message).toContain("time bound of 0 ms");
             expect(listed(late)).toBeLessThan(listed(all));
+            // One large file: its hashing stops at the bound, chunk by chunk.
+            await env.exec(["sh", "-c", "rm -r m && head -c 33554432 /dev/zero > big"], {
+              timeoutMs: 60_000,
+              maxOutputBytes: 4096,
+            });
+            const big = await env.changes({ timeMs: 0 });
+            expect(big.complete).toBe(false);
+            expect(big.added.map((a) => a.path)).not.toContain("big");
+            const whole = await env.changes();
+            expect(whole.added.map((a) => a.path)).toContain("big");
           } finally {
             await env.destroy();
           }

@@ -105,6 +105,14 @@ class Collector {
     return true;
   }
 
+  /** Whether the time bound has passed, read on every call (a large file's chunks). */
+  overdue(): boolean {
+    if (this.stopped) return true;
+    if (Date.now() < this.deadline) return false;
+    this.stop(`the change walk passed its time bound of ${this.timeMs} ms`);
+    return true;
+  }
+
   private stop(why: string): void {
     this.stopped = true;
     this.complete = false;
@@ -190,14 +198,18 @@ async function deleteAll(
   }
 }
 
-/** The digest of a changed non-directory entry just met (a regular file is hashed, streamed). */
+/**
+ * The digest of a changed non-directory entry just met (a regular file is hashed, streamed);
+ * undefined when the time bound passed while a file was hashed (the walk then stops).
+ */
 async function digestHere(
   dirFd: number,
   name: Buffer,
   kind: EntryKind,
   path: string,
   onHash: HashHook | undefined,
-): Promise<{ kind: EntryKind; digest: string }> {
+  overdue: () => boolean,
+): Promise<{ kind: EntryKind; digest: string } | undefined> {
   if (kind === "symlink") return { kind, digest: symlinkDigest(readlinkAt(dirFd, name)) };
   if (kind !== "file") return { kind, digest: `special:${kind}` };
   const opened = openRegularAt(dirFd, name);
@@ -208,7 +220,8 @@ async function digestHere(
   }
   try {
     onHash?.("environment", path);
-    return { kind, digest: await hashFd(opened.fd) };
+    const digest = await hashFd(opened.fd, overdue);
+    return digest === undefined ? undefined : { kind, digest };
   } finally {
     closeQuietly(opened.fd);
   }
@@ -311,7 +324,8 @@ export async function overlayChanges(opts: ChangeOptions): Promise<EnvironmentCh
           const d =
             kind === "whiteout"
               ? { kind, digest: undefined }
-              : await digestHere(dirFd, name, kind, path, opts.onHash);
+              : await digestHere(dirFd, name, kind, path, opts.onHash, () => out.overdue());
+          if (d === undefined) return undefined;
           parent.item.children?.set(nameKey(name), {
             kind: d.kind,
             digest: d.digest,
@@ -421,7 +435,8 @@ export async function copyChanges(opts: ChangeOptions): Promise<EnvironmentChang
             return { lower: lower?.kind === "dir" ? lower : undefined, seen: new Set(), path };
           }
           if (untouched(st, lower)) return undefined;
-          const d = await digestHere(dirFd, name, kind, path, opts.onHash);
+          const d = await digestHere(dirFd, name, kind, path, opts.onHash, () => out.overdue());
+          if (d === undefined) return undefined;
           await compare(out, opts.baseline, lower, path, d.kind, d.digest);
           return undefined;
         },
