@@ -121,7 +121,7 @@ export function createUnshareSandbox(options: BackendOptions = {}): Sandbox {
     openBaseline: host.openBaseline,
     async seccomp() {
       const status = await loaderStatus();
-      return "why" in status ? status.why : undefined;
+      return "why" in status ? `${status.why}; without it ${openWithoutFilter()}` : undefined;
     },
     async createEnvironment(baseline: string | Baseline, opts: EnvironmentOptions = {}) {
       const defaultNproc = opts.maxProcesses ?? DEFAULT_MAX_PROCESSES;
