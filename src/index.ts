@@ -43,6 +43,7 @@ export type {
 export type { Clock } from "./core/ports.js";
 export { type Problem, type Result, WarrantError } from "./core/result.js";
 export type {
+  ChangeBounds,
   Environment,
   EnvironmentOptions,
   ExecOptions,
@@ -164,6 +165,7 @@ export {
   renderRecord,
 } from "./library/render-record.js";
 export type { LoopOutcome, RunHandle } from "./library/run-handle.js";
+export { releaseSandboxes } from "./library/shutdown.js";
 export type { WarrantTelemetry } from "./library/telemetry.js";
 export type { AgentReport, ModelReport } from "./runtime/definition-preflight.js";
 export type {

@@ -39,6 +39,7 @@ describe("the public exports", () => {
       "openaiCompatibleModel",
       "openaiModel",
       "preflight",
+      "releaseSandboxes",
       "renderOperatorAct",
       "renderRecord",
       "simulateLoop",

@@ -40,12 +40,25 @@ export async function withWarrant<T>(
   }
 }
 
+/** One line on stderr when the backend runs commands without its seccomp filter (and what is open). */
+export async function warnWeaker(sandbox: Sandbox): Promise<void> {
+  const why = await sandbox.seccomp?.();
+  if (why !== undefined)
+    err(
+      `warrant: warning: the ${sandbox.backend} sandbox runs commands without a seccomp filter: ${why}`,
+    );
+}
+
 /** The first containment backend that proves itself (bwrap, then unshare), or none, said why. */
 export async function hostSandbox(): Promise<Sandbox | undefined> {
   const detected = await detectSandbox();
-  if (detected.ok) return detected.value;
+  if (detected.ok) {
+    await warnWeaker(detected.value);
+    return detected.value;
+  }
+  const first = detected.errors[0];
   err(
-    `warrant: ${detected.errors[0]?.message ?? "no containment backend"}; every run will be refused`,
+    `warrant: ${first === undefined ? "no containment backend" : `${first.code}: ${first.message}`}; every run will be refused`,
   );
   return undefined;
 }

@@ -69,11 +69,12 @@ export async function checkOnly(
     skills?: readonly string[];
     namespace?: string;
     sandbox?: string | undefined;
+    allowWeakerSandbox?: boolean;
     store?: string | undefined;
   },
 ): Promise<void> {
   const loaded = await loadPack(file);
-  const sandbox = await sandboxLookup(flags.sandbox);
+  const sandbox = await sandboxLookup(flags.sandbox, flags.allowWeakerSandbox === true);
   const report: PreflightReport = loaded.ok
     ? await preflight({
         ...definitionSubject(loaded.value, models, flags),

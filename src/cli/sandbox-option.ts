@@ -9,9 +9,12 @@ import {
 } from "../adapters/sandbox/detect-sandbox.js";
 import type { Sandbox } from "../core/sandbox/sandbox-port.js";
 import type { WarrantOptions } from "../library/options.js";
-import { hostSandbox } from "./compose.js";
+import { hostSandbox, warnWeaker } from "./compose.js";
 import { UsageError } from "./io.js";
 
+export const WEAKER_OPTION = "--allow-weaker-sandbox";
+export const WEAKER_OPTION_HELP =
+  "let --sandbox unshare run commands without its seccomp filter where its loader is missing or does not work (refused otherwise: sandbox/no-seccomp); the run report records it";
 export const SANDBOX_OPTION = "--sandbox <backend>";
 export const SANDBOX_OPTION_HELP =
   "where runs are contained: bwrap, unshare or auto (default: $WARRANT_SANDBOX, else auto: bwrap, then unshare); a named backend that does not work here is an error (sandbox/unavailable, exit 2)";
@@ -33,21 +36,34 @@ export function sandboxChoice(
 
 /**
  * The `sandbox` option for createWarrant: auto finds one on first use (said on stderr when none
- * works); a named backend is proven now, and one that fails is `sandbox/unavailable` (exit 2).
+ * works, warned when it runs without its seccomp filter); a named backend is proven now, and one
+ * that fails is `sandbox/unavailable` — or `sandbox/no-seccomp`, `sandbox/tmpdir-unreachable`
+ * when that is the cause (exit 2).
  */
-export async function sandboxFor(flag: string | undefined): Promise<WarrantOptions["sandbox"]> {
+export async function sandboxFor(
+  flag: string | undefined,
+  allowWeaker = false,
+): Promise<WarrantOptions["sandbox"]> {
   const choice = sandboxChoice(flag);
   if (choice === "auto") return hostSandbox;
-  return (await sandboxLookup(choice))();
+  return (await sandboxLookup(flag, allowWeaker))();
 }
 
-/** The sandbox `--sandbox` names, found on first use (auto) or proven now (a named backend). */
+/**
+ * The sandbox `--sandbox` names, found on first use (auto) or proven now (a named backend, warned
+ * when it runs without its seccomp filter).
+ */
 export async function sandboxLookup(
   flag: string | undefined,
+  allowWeaker = false,
 ): Promise<() => Promise<Sandbox | undefined>> {
   const choice = sandboxChoice(flag);
   if (choice === "auto") return hostSandbox;
-  const chosen = await chooseSandbox(choice);
-  if (chosen.ok) return async () => chosen.value;
-  throw new UsageError(chosen.errors[0]?.message ?? `no ${choice} here`, "sandbox/unavailable");
+  const chosen = await chooseSandbox(choice, { allowWeakerSandbox: allowWeaker });
+  if (chosen.ok) {
+    await warnWeaker(chosen.value);
+    return async () => chosen.value;
+  }
+  const first = chosen.errors[0];
+  throw new UsageError(first?.message ?? `no ${choice} here`, first?.code ?? "sandbox/unavailable");
 }

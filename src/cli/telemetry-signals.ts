@@ -1,8 +1,10 @@
-// A traced command at the terminal: SIGINT or SIGTERM ends the drive's open spans as interrupted
-// and sends them before the process exits as the signal would have had it (130, 143); and once the
-// command is done, an export still retrying a collector that does not answer does not keep the
-// process alive. Without tracing nothing is installed: the process behaves as it always did.
+// A drive at the terminal: SIGINT or SIGTERM destroys the environments the process holds open and
+// removes its pinned baselines, ends the drive's open spans as interrupted and sends them (when
+// traced), then exits as the signal would have had it (130, 143); a second signal exits at once.
+// Once the command is done, an export still retrying a collector that does not answer does not keep
+// the process alive.
 import type { Warrant } from "../library/create-warrant.js";
+import { releaseSandboxes } from "../library/shutdown.js";
 
 const EXIT_ON: Readonly<Record<"SIGINT" | "SIGTERM", number>> = { SIGINT: 130, SIGTERM: 143 };
 
@@ -19,11 +21,13 @@ export function exitWhenOnlyTelemetryRemains(warrant: Warrant): void {
 }
 
 export async function flushingOnSignals<T>(warrant: Warrant, drive: () => Promise<T>): Promise<T> {
-  if (!warrant.telemetry.enabled) return drive();
   const handlers = (Object.keys(EXIT_ON) as (keyof typeof EXIT_ON)[]).map((signal) => {
-    // Once: a second signal while the spans are sent ends the process at once.
+    // Once: a second signal while environments are removed or spans sent ends the process at once.
     const handler = () => {
-      void warrant.telemetry.interrupted().finally(() => process.exit(EXIT_ON[signal]));
+      void (async () => {
+        await releaseSandboxes().catch(() => undefined);
+        if (warrant.telemetry.enabled) await warrant.telemetry.interrupted().catch(() => undefined);
+      })().finally(() => process.exit(EXIT_ON[signal]));
     };
     process.once(signal, handler);
     return () => process.removeListener(signal, handler);

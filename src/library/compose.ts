@@ -130,7 +130,9 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
   // A named backend is proven now: one that does not work here is an error, not a fallback.
   let named: Sandbox | undefined;
   if (o.sandbox === "bwrap" || o.sandbox === "unshare") {
-    const chosen = await chooseSandbox(o.sandbox);
+    const chosen = await chooseSandbox(o.sandbox, {
+      ...(o.allowWeakerSandbox === undefined ? {} : { allowWeakerSandbox: o.allowWeakerSandbox }),
+    });
     if (!chosen.ok) {
       const e = chosen.errors[0];
       throw new WarrantError(e?.code ?? "sandbox/unavailable", e?.message ?? o.sandbox);

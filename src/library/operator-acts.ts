@@ -9,6 +9,7 @@ import { fold } from "../core/loop/state.js";
 import type { LoopCommand } from "../core/loop/types.js";
 import { ADMISSION_STEP, approvalTarget, readLedger } from "../runtime/ledger-view.js";
 import { LoopLedger } from "../runtime/loop-ledger.js";
+import { discardLeftEnvironments } from "./leftovers.js";
 import { resolveRunRef } from "./run-ref.js";
 
 export type ActResult =
@@ -96,9 +97,20 @@ export async function renewLoop(c: ActContext, query: string, deadline: Date): P
   return loopAct(c, query, command, `renewed ${query} until ${at}`);
 }
 
-/** Stops the loop `cancelled`; a running run stops at its next step boundary. */
-export function cancelLoop(c: ActContext, query: string): Promise<ActResult> {
-  return loopAct(c, query, { op: "cancel", operator: c.operator }, `cancelled ${query}`);
+/**
+ * Stops the loop `cancelled`; a running run stops at its next step boundary. Once it is stopped
+ * and no live process drives it, the environments its runs left on this host (a driver killed
+ * mid-run) are removed.
+ */
+export async function cancelLoop(c: ActContext, query: string): Promise<ActResult> {
+  const r = await loopAct(c, query, { op: "cancel", operator: c.operator }, `cancelled ${query}`);
+  if (!r.ok && r.code !== "loop/already-stopped") return r;
+  const sweep = await discardLeftEnvironments(c.store, query);
+  if (!sweep.swept || sweep.left === 0 || !r.ok) return r;
+  return done(
+    r.result,
+    `${r.message}; ${sweep.left} environment(s) its runs left could not be removed`,
+  );
 }
 
 /**

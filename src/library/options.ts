@@ -99,6 +99,12 @@ export interface WarrantOptions {
     | "unshare"
     | (() => Promise<Sandbox | undefined>);
   /**
+   * With `sandbox: "unshare"`: run commands without its seccomp filter where its loader is
+   * missing or does not work (else createWarrant rejects with `sandbox/no-seccomp`); each run
+   * report then says `"sandbox/seccomp": false`. `auto` falls back to it by itself.
+   */
+  readonly allowWeakerSandbox?: boolean;
+  /**
    * Who approves mutations (and admissions, when the pack asks the operator): `wait` for an
    * approve or deny posted by any process (`approve()`, `warrant approve`), until the deadline;
    * `auto` to approve each at once, recorded as such; or an Ask (with the text its answers are

@@ -7,6 +7,7 @@ import type { Clock } from "../core/ports.js";
 import type { HostSigner } from "../core/records/host-records.js";
 import type { Problem, Result } from "../core/result.js";
 import type {
+  ChangeBounds,
   EgressLog,
   EnvironmentChanges,
   LimitHit,
@@ -102,6 +103,8 @@ export interface RunEnvironment {
   readonly dir: string;
   /** How it holds its workspace: `overlay` over the pinned baseline, or a `copy`. */
   readonly mode?: string;
+  /** False when its commands run without a seccomp filter (the weaker sandbox, allowed). */
+  readonly seccomp?: boolean;
   exec(
     argv: readonly string[],
     opts: {
@@ -125,8 +128,12 @@ export interface RunEnvironment {
   writeFile(path: string, bytes: Uint8Array): Promise<Problem | undefined>;
   /** The digest of every regular file under the workspace, by `/`-separated relative path. */
   snapshot(): Promise<ReadonlyMap<string, string>>;
-  /** What changed against the baseline the environment was made from (cost: the changes). */
-  changes(): Promise<EnvironmentChanges>;
+  /**
+   * What changed against the baseline the environment was made from (cost: the changes), within
+   * `bounds` (default DEFAULT_CHANGE_BOUNDS): past either, incomplete with an
+   * `environment/too-many-changes` finding.
+   */
+  changes(bounds?: Partial<ChangeBounds>): Promise<EnvironmentChanges>;
   /**
    * What the environment's commands asked its egress proxy for, so far (still readable after
    * destroy); undefined, or absent, when the environment has no network.

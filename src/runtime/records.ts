@@ -141,6 +141,8 @@ export interface RunReportBody {
   readonly "environment/destroyed": boolean;
   /** A pack with network: its allow-list and every connection the run's commands asked for. */
   readonly network?: NetworkReport;
+  /** False when the run's commands ran without a seccomp filter (the weaker sandbox, allowed). */
+  readonly "sandbox/seccomp"?: false;
 }
 
 /** One connection in a run report: the proxy's record and the step or check it was made during. */

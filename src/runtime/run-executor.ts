@@ -8,7 +8,7 @@ import { performance } from "node:perf_hooks";
 import type { Outcome } from "../core/loop/types.js";
 import { digestOfBytes } from "../core/records/canonical.js";
 import type { Problem } from "../core/result.js";
-import type { EnvironmentChanges } from "../core/sandbox/sandbox-port.js";
+import type { ChangeBounds, EnvironmentChanges } from "../core/sandbox/sandbox-port.js";
 import { withoutIgnored } from "../core/taskpack/ignore.js";
 import { targetKey } from "../core/taskpack/network.js";
 import { applyParsedDiff } from "../core/taskpack/patch.js";
@@ -19,6 +19,7 @@ import {
   changesAsDiff,
   type SnapshotDiff,
 } from "../core/taskpack/snapshot-diff.js";
+import type { PackResources } from "../core/taskpack/task-pack.js";
 import { baselineDigest, type CapturedChangeset, captureChangeset } from "./changeset.js";
 import type { RunPhase } from "./events.js";
 import { commandDetail, stepFailureReason } from "./output-tail.js";
@@ -144,6 +145,8 @@ export async function executeRun(ctx: RuntimeContext, input: RunInput): Promise<
         ...(refusal === undefined ? {} : { "refusal/code": refusal }),
         "environment/destroyed": destroyed,
         ...(net === undefined ? {} : { network: net }),
+        // The weaker sandbox (allowed by the operator) is never silent: the report says so.
+        ...(egress.env?.seccomp === false ? { "sandbox/seccomp": false } : {}),
       },
       startedAt,
       endedAt: ctx.clock.now().toISOString(),
@@ -282,7 +285,9 @@ export async function executeRun(ctx: RuntimeContext, input: RunInput): Promise<
     ),
   );
   const changeset =
-    verdict.outcome === "verified" ? await keepChangeset(env, input, envRef) : undefined;
+    verdict.outcome === "verified"
+      ? await keepChangeset(ctx, env, input, envRef, verdict.changes)
+      : undefined;
   const destroyed = await timed("sandbox-destroy", () => env.destroy());
   if (!destroyed)
     return finish("refused", steps, verdict.checks, false, "rollback/destroy-unconfirmed");
@@ -290,12 +295,26 @@ export async function executeRun(ctx: RuntimeContext, input: RunInput): Promise<
   return changeset === undefined ? done : { ...done, changeset };
 }
 
-/** The verified change, kept for `diff` and `apply`; a failure to read it is recorded in it. */
+/** How much host work reading a run's changes may take (the pack's `resources`). */
+function changeBounds(resources: PackResources): ChangeBounds {
+  return { maxEntries: resources.changedEntries, timeMs: resources.changeCaptureMs };
+}
+
+/**
+ * The verified change, kept for `diff` and `apply`; a failure to read it is recorded in it. The
+ * walk and the reading of contents together take at most the pack's `changeCaptureMs` on the
+ * runtime's clock (the walk is also bounded by the backend); past it the change is incomplete.
+ */
 async function keepChangeset(
+  ctx: RuntimeContext,
   env: RunEnvironment,
   input: RunInput,
   envRef: string,
+  walked: EnvironmentChanges | undefined,
 ): Promise<CapturedChangeset> {
+  const bounds = changeBounds(input.pack.pack.resources);
+  const now = () => ctx.clock.now().getTime();
+  const bound = { now, deadline: now() + bounds.timeMs, timeMs: bounds.timeMs };
   const about = {
     query: input.query,
     proposalRef: input.proposalRef,
@@ -304,7 +323,8 @@ async function keepChangeset(
     ignore: input.pack.pack.ignore,
   };
   try {
-    return await captureChangeset(env, await env.changes(), about);
+    const changes = walked ?? (await env.changes(bounds));
+    return await captureChangeset(env, changes, about, bound);
   } catch (e) {
     return {
       "query/id": about.query,
@@ -518,6 +538,8 @@ interface Verdict {
   readonly outcome: Outcome;
   readonly refusal?: string;
   readonly checks: readonly CheckRecord[];
+  /** The changes the checks read, when no command ran after they were read (reused to keep them). */
+  readonly changes?: EnvironmentChanges;
 }
 
 async function verify(
@@ -557,10 +579,18 @@ async function verify(
   // The environment's changes against its baseline, read once (from its upper layer in overlay
   // mode); a walk that failed or stopped at a bound fails every check that needs it.
   let found: { diff: SnapshotDiff; raw: EnvironmentChanges } | { failed: string } | undefined;
+  // The walk as read, while no command check has run since (a command may write).
+  let current: EnvironmentChanges | undefined;
+  const bounds = changeBounds(pack.resources);
   const changes = async () => {
     if (found === undefined) {
       try {
-        const raw = await env.changes();
+        const left = deadline - ctx.clock.now().getTime();
+        const raw = await env.changes({
+          ...bounds,
+          timeMs: Math.max(1, Math.min(bounds.timeMs, left)),
+        });
+        current = raw;
         found = raw.complete
           ? { diff: withoutIgnored(changesAsDiff(raw), pack.ignore), raw }
           : { failed: `the change walk stopped: ${raw.findings.map((f) => f.code).join(", ")}` };
@@ -586,6 +616,7 @@ async function verify(
           });
           return { outcome: "refused", refusal: "verifier/check-missing", checks };
         }
+        current = undefined;
         const r = await env.exec(profile.argv, {
           timeoutMs: Math.min(profile.timeoutMs, left),
           maxOutputBytes: profile.maxOutputBytes,
@@ -644,5 +675,9 @@ async function verify(
     }
   }
   const passed = !mutationFailed && checks.every((c) => c.passed);
-  return { outcome: passed ? "verified" : "verification-failed", checks };
+  return {
+    outcome: passed ? "verified" : "verification-failed",
+    checks,
+    ...(current === undefined ? {} : { changes: current }),
+  };
 }

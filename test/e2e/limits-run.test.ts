@@ -3,7 +3,7 @@
 // refused `run/budget-exhausted` (the nearest loop refusal code), and the loop checks valid. Then
 // the choice of backend itself: --sandbox, WARRANT_SANDBOX, auto, and a named backend that is not
 // there (PATH without its program) refused `sandbox/unavailable` with exit 2.
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -11,8 +11,8 @@ import { detectSandbox } from "../../src/adapters/sandbox/detect-sandbox.js";
 import { memoryCgroups } from "../../src/adapters/sandbox/resource-limits.js";
 import { openStore } from "../../src/adapters/store/open-store.js";
 import type { RunReportBody } from "../../src/runtime/records.js";
-import { repoRoot, runCli } from "../helpers/cli.js";
-import { accept, result, turn } from "../runtime/harness.js";
+import { runCli } from "../helpers/cli.js";
+import { commandModels, commandPack } from "./command-pack.js";
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -21,73 +21,12 @@ afterAll(() => {
 
 const MiB = 1 << 20;
 
-function pack(dir: string, argv: readonly string[]): string {
-  const workspace = path.join(dir, "workspace");
-  mkdirSync(path.join(workspace, "src"), { recursive: true });
-  writeFileSync(path.join(workspace, "src/a.txt"), "a\n");
-  const agents = path.join(repoRoot, "examples/agents");
-  const noArgs = { type: "object", additionalProperties: false, properties: {} };
-  const file = path.join(dir, "task-pack.json");
-  writeFileSync(
-    file,
-    JSON.stringify({
-      schema: "warrant/task-pack.v1",
-      name: "limits",
-      task: "Run a command that uses more than it may.",
-      workspace: "workspace",
-      agents: {
-        implementer: path.join(agents, "implementer.json"),
-        reviewer: path.join(agents, "reviewer.json"),
-        summarizer: path.join(agents, "summarizer.json"),
-      },
-      commands: {
-        greedy: { effect: "mutation", argv, args: noArgs, timeoutMs: 60000, maxOutputBytes: 4096 },
-        ok: {
-          effect: "observation",
-          argv: ["true"],
-          args: noArgs,
-          timeoutMs: 5000,
-          maxOutputBytes: 1024,
-        },
-      },
-      patchPolicy: { allow: ["src/**"], maxBytes: 4096 },
-      verifier: { timeoutMs: 60000, checks: [{ name: "ok", command: "ok" }] },
-      hil: "none",
-      admission: "auto",
-      limits: {
-        "max/passages": 6,
-        "max/cycles": 1,
-        "max/experiments": 1,
-        "max/wall-time-ms": 300000,
-      },
-      resources: { memoryBytes: 64 * MiB, tmpBytes: 2 * MiB, diskBytes: 4 * MiB },
-    }),
-  );
-  return file;
-}
-
-const plan = {
-  hypothesis: "the command needs more room than the pack gives",
-  steps: [
-    { id: "look", action: "observe", read: ["src/a.txt"] },
-    { id: "greedy", action: "command", profile: "greedy" },
-  ],
-  expected_checks: ["ok"],
-};
-
-function models(dir: string): string[] {
-  const out: string[] = [];
-  for (const [role, turns] of [
-    ["implementer", [turn("Plan", plan)]],
-    ["reviewer", [accept]],
-    ["summarizer", [result]],
-  ] as const) {
-    const file = path.join(dir, `${role}.jsonl`);
-    writeFileSync(file, `${turns.map((t) => JSON.stringify(t)).join("\n")}\n`);
-    out.push("--model", `${role}=scripted:${file}`);
-  }
-  return out;
-}
+const pack = (dir: string, argv: readonly string[]) =>
+  commandPack(dir, argv, {
+    name: "limits",
+    resources: { memoryBytes: 64 * MiB, tmpBytes: 2 * MiB, diskBytes: 4 * MiB },
+  });
+const models = commandModels;
 
 async function reportOf(cwd: string, query: string): Promise<RunReportBody> {
   const store = await openStore(`sqlite:${path.join(cwd, ".warrant/ledger.db")}`);
@@ -143,7 +82,7 @@ describe.skipIf(backends.length === 0)(
             "refused",
             "run/budget-exhausted",
           ]);
-          const step = report.steps.find((s) => s["step/id"] === "greedy");
+          const step = report.steps.find((s) => s["step/id"] === "work");
           expect(step).toMatchObject({
             status: "failed",
             refusal: "environment/limit",
@@ -218,14 +157,41 @@ describe.skipIf(backends.length < 2)("choosing the backend", () => {
     }
   }, 120_000);
 
-  it("every command that makes environments offers --sandbox in its help", async () => {
+  it("every command that makes environments offers --sandbox and --allow-weaker-sandbox in its help", async () => {
     for (const command of ["run", "resume", "demo", "worker"]) {
       const r = await runCli([command, "--help"]);
       expect(r.code, command).toBe(0);
       expect(r.stdout, command).toContain("--sandbox <backend>");
       expect(r.stdout, command).toContain("WARRANT_SANDBOX");
+      expect(r.stdout, command).toContain("--allow-weaker-sandbox");
     }
   }, 60_000);
+
+  it.skipIf(process.getuid?.() !== 0)(
+    "a TMPDIR under a 0700 folder is refused sandbox/tmpdir-unreachable, naming the folder and its mode (skipped unless root: commands then run as another uid)",
+    async () => {
+      const outer = mkdtempSync(path.join(tmpdir(), "warrant-private-"));
+      dirs.push(outer);
+      chmodSync(outer, 0o700);
+      const temp = path.join(outer, "tmp");
+      mkdirSync(temp);
+      chmodSync(temp, 0o1777);
+      for (const backend of ["bwrap", "unshare"] as const) {
+        const r = await drive(["--sandbox", backend], { TMPDIR: temp });
+        expect(r.code, r.stderr).toBe(2);
+        expect(r.opened).toBe(false);
+        expect(r.stderr).toContain("sandbox/tmpdir-unreachable");
+        expect(r.stderr).toContain(`${outer} is mode 0700`);
+        expect(r.stderr).not.toContain("sandbox/unavailable");
+      }
+      // auto says the same cause; every run is then refused, none is made.
+      const auto = await drive(["--sandbox", "auto"], { TMPDIR: temp });
+      expect(auto.stderr).toContain("sandbox/tmpdir-unreachable");
+      expect(auto.stderr).toContain(`${outer} is mode 0700`);
+      expect(readdirSync(temp)).toEqual([]);
+    },
+    180_000,
+  );
 
   it("a value that names no backend is a usage error", async () => {
     const flag = await drive(["--sandbox", "docker"]);

@@ -6,7 +6,10 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { detectSandbox } from "../../src/adapters/sandbox/detect-sandbox.js";
+import { createUnshareSandbox } from "../../src/adapters/sandbox/unshare-sandbox.js";
+import type { Sandbox } from "../../src/core/sandbox/sandbox-port.js";
 import { createWarrant, type WarrantEvent } from "../../src/index.js";
+import type { RunReportBody } from "../../src/runtime/records.js";
 import { memoryStore } from "../../src/testing.js";
 import { accept, fixtures, plan, result, turn } from "../runtime/harness.js";
 
@@ -53,6 +56,36 @@ describe("the library's sandbox option", () => {
       120_000,
     );
   }
+
+  it.skipIf(!here.includes("unshare"))(
+    "a run in the weaker sandbox (unshare without its filter, allowed) says so in its report; a filtered one does not",
+    async () => {
+      const reportOf = async (sandbox: Sandbox) => {
+        const warrant = await createWarrant({
+          store: memoryStore(),
+          models: models(),
+          sandbox,
+          approver: "auto",
+          signer: "none",
+        });
+        try {
+          const outcome = await warrant.run(PACK).result;
+          const records = await warrant.store.listRecords(outcome.query);
+          return records.find((r) => r.kind === "runReport")?.body as RunReportBody;
+        } finally {
+          await warrant.close();
+        }
+      };
+      const weaker = await reportOf(
+        createUnshareSandbox({ seccompLoader: null, allowWeakerSandbox: true }),
+      );
+      expect(weaker["sandbox/seccomp"]).toBe(false);
+      const filtered = await reportOf(createUnshareSandbox());
+      expect(filtered["environment/destroyed"]).toBe(true);
+      expect("sandbox/seccomp" in filtered).toBe(false);
+    },
+    180_000,
+  );
 
   it("a named backend whose program is not on PATH rejects createWarrant with sandbox/unavailable", async () => {
     const saved = process.env.PATH;

@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
   decide,
   type EgressProxy,
+  MAX_HEAD_BYTES,
   type Resolver,
   startEgressProxy,
 } from "../../src/adapters/sandbox/egress-proxy.js";
@@ -22,7 +23,8 @@ const proxies: EgressProxy[] = [];
 
 beforeAll(async () => {
   work = mkdtempSync(path.join(tmpdir(), "warrant-egress-"));
-  server = http.createServer((q, s) => {
+  // Heads up to the proxy's own cap reach it (Node's default limit is lower).
+  server = http.createServer({ maxHeaderSize: 1 << 17 }, (q, s) => {
     seenRequests.push({ url: q.url ?? "", headers: q.headers });
     if (q.url === "/redirect") {
       s.writeHead(302, { Location: `http://127.0.0.1:${port + 1}/elsewhere` });
@@ -44,8 +46,13 @@ afterEach(async () => {
 });
 
 let n = 0;
-async function proxyFor(allow: string[], resolve?: Resolver): Promise<EgressProxy> {
+async function proxyFor(
+  allow: string[],
+  resolve?: Resolver,
+  maxConnections?: number,
+): Promise<EgressProxy> {
   const policy: NetworkPolicy = {
+    ...(maxConnections === undefined ? {} : { maxConnections }),
     allow: allow.map((e) => {
       const colon = e.lastIndexOf(":");
       const host = e.slice(0, colon);
@@ -68,16 +75,50 @@ async function proxyFor(allow: string[], resolve?: Resolver): Promise<EgressProx
 
 /** Send raw bytes to the proxy's socket; everything it answers until it closes. */
 function talk(p: EgressProxy, ...chunks: Buffer[]): Promise<Buffer> {
+  return exchange(p, chunks, false);
+}
+
+/** Send raw bytes, then end the sending side (a client that stops short); all it answers. */
+function talkThenEnd(p: EgressProxy, ...chunks: Buffer[]): Promise<Buffer> {
+  return exchange(p, chunks, true);
+}
+
+function exchange(p: EgressProxy, chunks: readonly Buffer[], end: boolean): Promise<Buffer> {
   return new Promise((done, failed) => {
     const s = net.connect(p.socketPath);
     const got: Buffer[] = [];
     s.on("data", (d: Buffer) => got.push(d));
     s.on("error", failed);
     s.on("close", () => done(Buffer.concat(got)));
-    s.on("connect", () => {
-      for (const c of chunks) s.write(c);
+    s.on("connect", async () => {
+      for (const c of chunks) {
+        s.write(c);
+        // Each chunk is its own read on the other side.
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      if (end) s.end();
     });
   });
+}
+
+/** An open CONNECT tunnel (answered 200), to hold a connection. */
+function tunnel(p: EgressProxy, to: number): Promise<net.Socket> {
+  return new Promise((done, failed) => {
+    const s = net.connect(p.socketPath);
+    s.on("error", failed);
+    s.once("data", (d: Buffer) => {
+      if (d.toString().startsWith("HTTP/1.1 200")) done(s);
+      else failed(new Error(d.toString()));
+    });
+    s.on("connect", () => s.write(`CONNECT 127.0.0.1:${to} HTTP/1.1\r\n\r\n`));
+  });
+}
+
+/** A GET through the proxy whose head is exactly `size` bytes, its blank line included. */
+function headOf(size: number, target: string): Buffer {
+  const start = `GET ${target} HTTP/1.1\r\nX-Pad: `;
+  const end = "\r\nConnection: close\r\n\r\n";
+  return Buffer.from(`${start}${"a".repeat(size - start.length - end.length)}${end}`);
 }
 
 const get = (target: string, extra = "") =>
@@ -205,13 +246,16 @@ describe("the egress proxy", () => {
     const endless = Buffer.from(
       `GET http://127.0.0.1:${port}/ HTTP/1.1\r\nX: ${"a".repeat(70_000)}`,
     );
-    expect((await talk(p, endless)).toString()).toMatch(/^HTTP\/1\.1 400/);
+    expect((await talk(p, endless)).toString()).toMatch(/^HTTP\/1\.1 431/);
+    // A head cut short by the client leaving is recorded too.
+    await talkThenEnd(p, Buffer.from(`GET http://127.0.0.1:${port}/ HTTP/1.1\r\nX: 1`));
     expect(seenRequests).toHaveLength(0);
     expect(p.connections().list.map((c) => c.reason)).toEqual([
       "egress/bad-request",
       "egress/unsupported",
       "egress/unsupported",
       "egress/bad-target",
+      "egress/head-too-large",
       "egress/bad-request",
     ]);
   });
@@ -254,6 +298,117 @@ describe("the egress proxy", () => {
       ["socks5", "localhost", false, "egress/not-listed"],
       ["socks5", "127.0.0.1", false, "egress/unsupported"],
       ["socks5", "evil\\x1b[2J.test", false, "egress/bad-target"],
+      ["socks5", "", false, "egress/unsupported"],
+    ]);
+  });
+
+  it("records every malformed SOCKS5 attempt, however far it got", async () => {
+    const p = await proxyFor([`127.0.0.1:${port}`]);
+    const hello = Buffer.from([5, 1, 0]);
+    const at = (...b: number[]) => Buffer.from(b);
+    const portBytes = [port >> 8, port & 0xff];
+    const attempts: Buffer[][] = [
+      [at(5)], // the greeting cut short
+      [at(5, 2, 0)], // fewer methods than it announced
+      [at(5, 1, 2)], // no method without authentication
+      [hello, at(5, 1, 0)], // the request cut short
+      [hello, at(5, 1, 0, 9)], // an unknown address type
+      [hello, at(5, 1, 0, 1, 127, 0)], // an IPv4 address cut short
+      [hello, at(5, 1, 0, 3)], // a name without its length
+      [hello, at(5, 1, 0, 3, 9, 0x61, 0x62)], // a name cut short
+      [hello, at(5, 1, 0, 1, 127, 0, 0, 1, portBytes[0] as number)], // the port cut short
+      [hello, at(5, 3, 0, 1, 127, 0, 0, 1, ...portBytes)], // UDP ASSOCIATE
+      [hello, at(4, 1, 0, 1, 127, 0, 0, 1, ...portBytes)], // another version in the request
+    ];
+    for (const chunks of attempts) await talkThenEnd(p, ...chunks);
+    const list = p.connections().list;
+    expect(list).toHaveLength(attempts.length);
+    expect(list.map((c) => [c.protocol, c.allowed, c.reason])).toEqual([
+      ["socks5", false, "egress/bad-request"],
+      ["socks5", false, "egress/bad-request"],
+      ["socks5", false, "egress/unsupported"],
+      ["socks5", false, "egress/bad-request"],
+      ["socks5", false, "egress/bad-request"],
+      ["socks5", false, "egress/bad-request"],
+      ["socks5", false, "egress/bad-request"],
+      ["socks5", false, "egress/bad-request"],
+      ["socks5", false, "egress/bad-request"],
+      ["socks5", false, "egress/unsupported"],
+      ["socks5", false, "egress/unsupported"],
+    ]);
+    expect(list[8]?.host).toBe("127.0.0.1");
+    expect(seenRequests).toHaveLength(0);
+  });
+
+  it("reads a head of exactly 64 KiB and refuses one byte more, however it is split", async () => {
+    const p = await proxyFor([`127.0.0.1:${port}`]);
+    const target = `http://127.0.0.1:${port}/cap`;
+    const exact = headOf(MAX_HEAD_BYTES, target);
+    expect(exact.length).toBe(MAX_HEAD_BYTES);
+    expect((await talk(p, exact)).toString()).toMatch(/^HTTP\/1\.1 200/);
+    const over = headOf(MAX_HEAD_BYTES + 1, target);
+    // In one read, and with the blank line arriving in a read of its own past the cap.
+    expect((await talk(p, over)).toString()).toMatch(/^HTTP\/1\.1 431/);
+    const split = [over.subarray(0, MAX_HEAD_BYTES - 3), over.subarray(MAX_HEAD_BYTES - 3)];
+    expect((await talk(p, ...split)).toString()).toMatch(/^HTTP\/1\.1 431/);
+    expect(seenRequests.map((r) => r.url)).toEqual(["/cap"]);
+    expect(p.connections().list.map((c) => [c.allowed, c.reason])).toEqual([
+      [true, undefined],
+      [false, "egress/head-too-large"],
+      [false, "egress/head-too-large"],
+    ]);
+  });
+
+  it("holds at most maxConnections at once: one past it is refused and recorded", async () => {
+    const p = await proxyFor([`127.0.0.1:${port}`], undefined, 2);
+    const held = [await tunnel(p, port), await tunnel(p, port)];
+    const overHttp = (await talk(p, get(`http://127.0.0.1:${port}/over`))).toString();
+    expect(overHttp).toMatch(/^HTTP\/1\.1 503/);
+    expect(overHttp).toContain("X-Warrant-Egress: egress/too-many-connections");
+    const overSocks = await talk(p, Buffer.from([5, 1, 0]));
+    expect([...overSocks]).toEqual([5, 0xff]);
+    // Once one closes, the next is served.
+    await new Promise<void>((r) => {
+      held[0]?.on("close", () => r());
+      held[0]?.destroy();
+    });
+    await new Promise((r) => setTimeout(r, 50));
+    expect((await talk(p, get(`http://127.0.0.1:${port}/after`))).toString()).toContain(
+      "hello /after",
+    );
+    held[1]?.destroy();
+    expect(p.connections().list.map((c) => [c.protocol, c.allowed, c.reason])).toEqual([
+      ["http-connect", true, undefined],
+      ["http-connect", true, undefined],
+      ["http", false, "egress/too-many-connections"],
+      ["socks5", false, "egress/too-many-connections"],
+      ["http", true, undefined],
+    ]);
+    expect(seenRequests.map((r) => r.url)).toEqual(["/after"]);
+  });
+
+  it("parses a plain-HTTP host by the CONNECT rule: 2130706433 and 127.1 are refused, never read as 127.0.0.1", async () => {
+    const p = await proxyFor([`127.0.0.1:${port}`, `[::1]:${port}`]);
+    for (const [host, why] of [
+      ["2130706433", "egress/bad-target"],
+      ["0x7f.0.0.1", "egress/not-listed"],
+      ["127.1", "egress/bad-target"],
+      ["%31%32%37.0.0.1", "egress/bad-target"],
+    ]) {
+      const out = (await talk(p, get(`http://${host}:${port}/`))).toString();
+      expect(out, host).toMatch(/^HTTP\/1\.1 403/);
+      expect(out, host).toContain(`X-Warrant-Egress: ${why}`);
+    }
+    expect((await talk(p, get(`http://127.0.0.1:${port}`))).toString()).toContain("hello /");
+    expect((await talk(p, get(`http://127.0.0.1:/`))).toString()).toContain("egress/bad-target");
+    expect(seenRequests.map((r) => r.url)).toEqual(["/"]);
+    expect(p.connections().list.map((c) => [c.host, c.allowed, c.reason])).toEqual([
+      ["2130706433", false, "egress/bad-target"],
+      ["0x7f.0.0.1", false, "egress/not-listed"],
+      ["127.1", false, "egress/bad-target"],
+      ["%31%32%37.0.0.1", false, "egress/bad-target"],
+      ["127.0.0.1", true, undefined],
+      ["http://127.0.0.1:/", false, "egress/bad-target"],
     ]);
   });
 

@@ -125,6 +125,15 @@ describe("memory cgroups", () => {
     ]);
     expect(cgroupCandidates("0::/elsewhere\n", inner)).toEqual([]);
   });
+  it("a sibling cgroup whose name extends the mount's root is outside it; a name starting .. is not a climb", () => {
+    const inner = "40 25 0:26 /docker/abc /sys/fs/cgroup rw - cgroup2 cgroup2 rw";
+    // /docker/abcd is beside /docker/abc, not under it.
+    expect(cgroupCandidates("0::/docker/abcd/job\n", inner)).toEqual([]);
+    const top = "40 25 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw";
+    expect(cgroupCandidates("0::/..job\n", top)).toEqual([
+      { dir: "/sys/fs/cgroup/..job", version: 2 },
+    ]);
+  });
 });
 
 const parent = await memoryCgroups(true).parent();

@@ -182,7 +182,6 @@ for (const backend of ["bwrap", "unshare"] as const) {
         expect(readFileSync(path.join(baseline, ".git/config"), "utf8")).toBe("[core]\n");
       });
 
-      const filtered = backend === "bwrap";
       const denied = [
         ["io_uring_setup", "libc.syscall(nr('io_uring_setup'), 1, 0)"],
         ["ptrace", "libc.syscall(nr('ptrace'), 16, 1, 0, 0)"],
@@ -208,39 +207,69 @@ ${denied.map(([name, call]) => `run(${JSON.stringify(name)}, lambda: ${call})`).
 run("socket(AF_INET)", lambda: libc.socket(2, 1, 0))
 run("socketpair(AF_UNIX)", lambda: libc.socketpair(1, 1, 0, (ctypes.c_int * 2)()))
 `;
-      it.skipIf(!filtered)(
-        `each denied system call fails with EPERM inside${filtered ? "" : " (skipped: util-linux unshare cannot load a seccomp filter; docs/sandbox.md says so)"}`,
-        async () => {
-          const env = await fresh();
-          const r = await env.exec(["python3", "-c", probe], LIMITS);
-          expect(r.stderr).toBe("");
-          const lines = new Map(
-            r.stdout
-              .trim()
-              .split("\n")
-              .map((l) => {
-                const parts = l.split(" ");
-                const errno = parts.pop();
-                const result = parts.pop();
-                return [parts.join(" "), { result: Number(result), errno: Number(errno) }] as const;
-              }),
-          );
-          for (const [name] of denied) {
-            expect(lines.get(name), name).toEqual({ result: -1, errno: 1 });
-          }
-          // What a build needs stays: IP sockets (in the empty network namespace) and socketpair.
-          expect(lines.get("socket(AF_INET)")?.result).toBeGreaterThanOrEqual(0);
-          expect(lines.get("socketpair(AF_UNIX)")?.result).toBe(0);
-        },
-      );
+      it("each denied system call fails with EPERM inside (unshare: through the package's loader)", async () => {
+        const env = await fresh();
+        expect(env.seccomp).toBe(true);
+        const r = await env.exec(["python3", "-c", probe], LIMITS);
+        expect(r.stderr).toBe("");
+        const lines = new Map(
+          r.stdout
+            .trim()
+            .split("\n")
+            .map((l) => {
+              const parts = l.split(" ");
+              const errno = parts.pop();
+              const result = parts.pop();
+              return [parts.join(" "), { result: Number(result), errno: Number(errno) }] as const;
+            }),
+        );
+        for (const [name] of denied) {
+          expect(lines.get(name), name).toEqual({ result: -1, errno: 1 });
+        }
+        // What a build needs stays: IP sockets (in the empty network namespace) and socketpair.
+        expect(lines.get("socket(AF_INET)")?.result).toBeGreaterThanOrEqual(0);
+        expect(lines.get("socketpair(AF_UNIX)")?.result).toBe(0);
+      });
 
-      it.skipIf(!filtered)("unixSockets: true lets a command open an AF_UNIX socket", async () => {
+      it("unixSockets: true lets a command open an AF_UNIX socket", async () => {
         const env = await fresh({ unixSockets: true });
         const r = await env.exec(
           ["python3", "-c", "import socket; socket.socket(socket.AF_UNIX); print('unix ok')"],
           LIMITS,
         );
         expect(r.stdout).toBe("unix ok\n");
+      });
+
+      it("the limits reporter is out of its command's reach: tracing it is refused, stopping it does nothing", async () => {
+        const env = await fresh({ resources: small });
+        // The reporter is the command's parent and the namespace's pid 1.
+        const trace = `import ctypes, os, platform
+libc = ctypes.CDLL(None, use_errno=True)
+nr = {'x86_64': 101, 'aarch64': 117}[platform.machine()]
+ctypes.set_errno(0); r = libc.syscall(nr, 16, os.getppid(), 0, 0)
+print(os.getppid(), r, ctypes.get_errno())`;
+        const traced = await env.exec(["python3", "-c", trace], { ...LIMITS, timeoutMs: 20_000 });
+        expect([traced.stdout, traced.timedOut]).toEqual(["1 -1 1\n", false]);
+        // SIGSTOP and SIGKILL sent to the reporter are ignored: the step ends with the command.
+        const stopped = await env.exec(
+          ["sh", "-c", "kill -STOP $PPID; kill -KILL $PPID; echo still reporting; exit 3"],
+          { ...LIMITS, timeoutMs: 20_000 },
+        );
+        expect([stopped.stdout, stopped.exitCode, stopped.timedOut]).toEqual([
+          "still reporting\n",
+          3,
+          false,
+        ]);
+        // The reporter still reports: a file past RLIMIT_FSIZE is the disk limit.
+        const fsize = await env.exec(
+          ["sh", "-c", "kill -STOP $PPID; head -c 20000000 /dev/zero > big"],
+          { ...LIMITS, timeoutMs: 20_000 },
+        );
+        expect(fsize.limit).toEqual({
+          resource: "disk",
+          bytes: small.diskBytes,
+          via: "rlimit-fsize",
+        });
       });
 
       it("no controlling terminal, its own pid namespace with a fresh /proc", async () => {

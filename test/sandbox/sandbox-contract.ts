@@ -366,6 +366,22 @@ export function sandboxContract(
         expect(await seen(env, "src/a.js")).toBe("export const a = 2;\n");
       });
 
+      it("a symlink to a sibling of the workspace path (<root>-x/) is refused, though -x/ exists inside", async () => {
+        const env = await fresh();
+        // The target shares the workspace path as a prefix, without its separator: only the
+        // confinement check decides (a prefix test without "/" would read the inner -x/f).
+        await env.exec(
+          ["sh", "-c", 'mkdir -- -x && echo inner > -x/f && ln -s "$PWD-x/f" src/sib', "sh"],
+          LIMITS,
+        );
+        expect(await seen(env, "-x/f")).toBe("inner\n");
+        const read = await env.readFile("src/sib");
+        expect(read.ok ? "" : read.errors[0]?.detail?.reason).toBe("symlink-escape");
+        const write = await env.writeFile("src/sib", text("x"));
+        expect(write.ok ? "" : write.errors[0]?.detail?.reason).toBe("symlink-escape");
+        expect(await seen(env, "-x/f")).toBe("inner\n");
+      });
+
       it("an admitted patch is applied inside, and refused through an escaping symlink", async () => {
         const env = await fresh();
         const pack = validPack();

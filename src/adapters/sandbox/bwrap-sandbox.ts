@@ -65,10 +65,12 @@ export function createBwrapSandbox(options: BackendOptions = {}): Sandbox {
     discardEnvironment: host.discardEnvironment,
     environmentMode: host.environmentMode,
     openBaseline: host.openBaseline,
+    seccomp: async () =>
+      arch === undefined ? `no filter is written for ${process.arch}` : undefined,
     async createEnvironment(baseline: string | Baseline, opts: EnvironmentOptions = {}) {
       const defaultNproc = opts.maxProcesses ?? DEFAULT_MAX_PROCESSES;
       const resources = resourcesOf(opts.resources);
-      return host.createEnvironment(baseline, opts, async (dir, binds) => {
+      const env = await host.createEnvironment(baseline, opts, async (dir, binds) => {
         // What the workspace's writable layer holds before any command: its growth is limited.
         const initialUse = await diskUse(writableRoot(dir, binds));
         const filter = path.join(dir.base, "seccomp.bpf");
@@ -105,7 +107,16 @@ export function createBwrapSandbox(options: BackendOptions = {}): Sandbox {
               "--",
             );
           }
-          line.push(bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--clearenv");
+          // The limits reporter is the namespace's pid 1 (no reaper of bwrap's in front of it): a
+          // command cannot stop, kill or (with the filter) trace the process that reports on it.
+          line.push(
+            bwrap,
+            "--unshare-all",
+            "--as-pid-1",
+            "--die-with-parent",
+            "--new-session",
+            "--clearenv",
+          );
           // Under the overlay's namespace the caller is its root: the command keeps its own ids.
           if (mount !== undefined) line.push("--uid", String(ids.uid), "--gid", String(ids.gid));
           for (const [k, v] of Object.entries(env)) line.push("--setenv", k, v);
@@ -172,6 +183,7 @@ export function createBwrapSandbox(options: BackendOptions = {}): Sandbox {
           );
         };
       });
+      return { ...env, seccomp: arch !== undefined };
     },
   };
 }

@@ -2,13 +2,15 @@
 // `true` in a throwaway environment. Neither working is a refusal, never a fallback to no sandbox.
 // A backend named by the operator is that backend or an error (`sandbox/unavailable`), never another.
 import { accessSync, constants } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { fail, ok, type Result } from "../../core/result.js";
+import { fail, ok, type Result, WarrantError } from "../../core/result.js";
 import type { Sandbox, SandboxBackend } from "../../core/sandbox/sandbox-port.js";
 import { createBwrapSandbox } from "./bwrap-sandbox.js";
 import type { BackendOptions } from "./managed-environment.js";
+import { claimPin, PROBE_DIR_PREFIX, sweepDeadPins } from "./pin-owner.js";
+import { removePath } from "./tree-walk.js";
 import { createUnshareSandbox } from "./unshare-sandbox.js";
 
 export interface DetectOptions extends BackendOptions {
@@ -62,28 +64,55 @@ function located(
   return { ...options, [key]: found };
 }
 
+/** Why a backend failed its probe: the error's code when it threw one, and what it said. */
+export interface ProbeFailure {
+  readonly code?: string;
+  readonly message: string;
+}
+
 /** Why a backend failed its probe, or undefined when a contained `true` exited 0. */
 export async function probeSandbox(
   sandbox: Sandbox,
   timeoutMs = 10_000,
 ): Promise<string | undefined> {
-  const baseline = await mkdtemp(path.join(tmpdir(), "warrant-probe-"));
+  return (await probeFailure(sandbox, timeoutMs))?.message;
+}
+
+/** The probe, with the code of the error that failed it (`sandbox/no-seccomp`, …) when it threw. */
+export async function probeFailure(
+  sandbox: Sandbox,
+  timeoutMs = 10_000,
+): Promise<ProbeFailure | undefined> {
+  let probeDir: string;
   try {
+    probeDir = await mkdtemp(path.join(tmpdir(), PROBE_DIR_PREFIX));
+  } catch (e) {
+    return { message: (e as Error).message };
+  }
+  try {
+    // Claimed first, so that a process killed mid-probe leaves a folder the next start removes.
+    await claimPin(probeDir);
+    const baseline = path.join(probeDir, "workspace");
+    await mkdir(baseline);
     const env = await sandbox.createEnvironment(baseline);
     try {
       const r = await env.exec(["true"], { timeoutMs, maxOutputBytes: 4096 });
       if (r.exitCode === 0) return undefined;
       const why = r.timedOut ? "timed out" : `exit ${r.exitCode ?? r.signal}`;
-      return `${why}: ${r.stderr.trim().slice(0, 300)}`;
+      return { message: `${why}: ${r.stderr.trim().slice(0, 300)}` };
     } finally {
       await env.destroy();
     }
   } catch (e) {
-    return (e as Error).message;
+    const code = e instanceof WarrantError ? e.code : undefined;
+    return { ...(code === undefined ? {} : { code }), message: (e as Error).message };
   } finally {
-    await rm(baseline, { recursive: true, force: true });
+    await removePath(probeDir);
   }
 }
+
+/** Refusals that name their cause better than "unavailable": passed on as they are. */
+const OWN_CODES = new Set(["sandbox/no-seccomp", "sandbox/tmpdir-unreachable"]);
 
 /**
  * The first backend whose probe passes, in the order bwrap, unshare (or `prefer` first). When none
@@ -96,24 +125,38 @@ export async function detectSandbox(options: DetectOptions = {}): Promise<Result
       : options.prefer === "unshare"
         ? ["unshare", "bwrap"]
         : ["bwrap", "unshare"];
+  // Probe folders a killed process left (their owner gone) go before this one makes its own.
+  await sweepDeadPins(tmpdir(), PROBE_DIR_PREFIX).catch(() => 0);
   const reasons: Record<string, string> = {};
+  const codes: Record<string, string> = {};
   for (const backend of order) {
     const where = located(backend, options);
     if ("missing" in where) {
       reasons[backend] = where.missing;
       continue;
     }
-    const sandbox = FACTORIES[backend](where);
-    const why = await probeSandbox(sandbox, options.probeTimeoutMs);
+    // Found by `auto` (no backend named), unshare without its filter is taken as the weaker
+    // sandbox: the caller warns (Sandbox.seccomp says why).
+    const allowWeaker = options.allowWeakerSandbox ?? options.only === undefined;
+    const sandbox = FACTORIES[backend]({ ...where, allowWeakerSandbox: allowWeaker });
+    const why = await probeFailure(sandbox, options.probeTimeoutMs);
     if (why === undefined) return ok(sandbox);
-    reasons[backend] = why;
+    reasons[backend] = why.message;
+    if (why.code !== undefined) codes[backend] = why.code;
   }
+  // Every backend refused for the same cause of its own (the temp root, say): that cause.
+  const own = new Set(order.map((b) => codes[b]));
+  const [only] = own;
+  const code = own.size === 1 && only !== undefined && OWN_CODES.has(only) ? only : undefined;
   return fail([
     {
-      code: "environment/not-contained",
+      code: code ?? "environment/not-contained",
       path: "",
-      message: `no containment backend works here (${order.map((b) => `${b}: ${reasons[b]}`).join("; ")})`,
-      detail: { reasons },
+      message:
+        code !== undefined && order.length === 1
+          ? (reasons[order[0] as SandboxBackend] as string)
+          : `no containment backend works here (${order.map((b) => `${b}: ${reasons[b]}`).join("; ")})`,
+      detail: { reasons, codes },
     },
   ]);
 }
@@ -121,7 +164,8 @@ export async function detectSandbox(options: DetectOptions = {}): Promise<Result
 /**
  * The backend `choice` names: `auto` is detectSandbox's order; a named backend is that backend
  * alone, and when it fails its probe (or its program is not on PATH) `sandbox/unavailable`, naming
- * it and why — never another backend in its place.
+ * it and why — never another backend in its place — or the refusal that says the cause better
+ * (`sandbox/no-seccomp`, `sandbox/tmpdir-unreachable`).
  */
 export async function chooseSandbox(
   choice: SandboxChoice,
@@ -130,7 +174,9 @@ export async function chooseSandbox(
   if (choice === "auto") return detectSandbox(options);
   const found = await detectSandbox({ ...options, only: choice });
   if (found.ok) return found;
-  const reasons = (found.errors[0]?.detail?.reasons ?? {}) as Record<string, string>;
+  const first = found.errors[0];
+  if (first !== undefined && OWN_CODES.has(first.code)) return found;
+  const reasons = (first?.detail?.reasons ?? {}) as Record<string, string>;
   const why = reasons[choice] ?? "its probe failed";
   return fail([
     {

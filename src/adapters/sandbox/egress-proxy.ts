@@ -3,7 +3,9 @@
 // absolute URI, and SOCKS5 CONNECT on the same socket (told apart by the first byte), and lets a
 // connection through only to a `host:port` the pack's allow-list names. Names are resolved here,
 // never inside the sandbox, and only when listed; a redirect is passed back to the client, never
-// followed. Every connection is recorded: target, resolved address, bytes each way, decision.
+// followed. Every connection is recorded: target, resolved address, bytes each way, decision —
+// a malformed greeting or head, one past the connection cap and one that goes away mid-request
+// included. At most `maxConnections` are served at once.
 
 import { lookup } from "node:dns/promises";
 import { chmod, mkdir, rm } from "node:fs/promises";
@@ -13,14 +15,14 @@ import type { EgressConnection, EgressProtocol } from "../../core/sandbox/sandbo
 import {
   addressClass,
   canonicalHost,
+  DEFAULT_MAX_CONNECTIONS,
   type NetworkPolicy,
   type NetworkTarget,
   parsePort,
-  targetKey,
 } from "../../core/taskpack/network.js";
 
-/** The longest request head (request line and headers) the proxy reads. */
-const MAX_HEAD_BYTES = 64 * 1024;
+/** The longest request head (request line, headers and the blank line ending them) read. */
+export const MAX_HEAD_BYTES = 64 * 1024;
 /** How long a client has to send its request, and an upstream to accept the connection. */
 const HANDSHAKE_MS = 30_000;
 /** Connections recorded per environment; past this they are counted, not listed. */
@@ -72,36 +74,75 @@ export async function startEgressProxy(
     return r;
   };
 
+  /** A record of a connection refused before its target was known. */
+  const refused = (protocol: EgressProtocol, reason: string): Mutable<EgressConnection> =>
+    record({
+      protocol,
+      host: "",
+      port: 0,
+      allowed: false,
+      reason,
+      "bytes/up": 0,
+      "bytes/down": 0,
+    });
+
+  const cap = policy.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+  // Clients being served, and clients past the cap waiting for their first byte to be refused
+  // in their own protocol (as many again at most; past that they are closed at once, counted).
+  let served = 0;
+  let refusing = 0;
   const server = net.createServer((client) => {
     open.add(client);
     client.on("close", () => open.delete(client));
     client.on("error", () => client.destroy());
     client.setTimeout(HANDSHAKE_MS, () => client.destroy());
+    const overCap = served >= cap;
+    if (overCap && refusing >= cap) {
+      omitted += 1;
+      client.destroy();
+      return;
+    }
+    if (overCap) refusing += 1;
+    else served += 1;
+    client.on("close", () => {
+      if (overCap) refusing -= 1;
+      else served -= 1;
+    });
     client.once("readable", () => {
       const first = client.read(1) as Buffer | null;
       if (first === null) return;
       client.unshift(first);
-      if (first[0] === 0x05) void socks5(client);
+      if (overCap) refuseOverCap(client, first[0] === 0x05);
+      else if (first[0] === 0x05) void socks5(client);
       else void http(client);
     });
   });
 
-  /** Resolve, check the address, connect; the record says what happened. */
+  const refuseOverCap = (client: net.Socket, socks: boolean) => {
+    const why = "egress/too-many-connections";
+    refused(socks ? "socks5" : "http", why);
+    if (socks) {
+      client.end(Buffer.from([0x05, 0xff]));
+      return;
+    }
+    const text = `${why}: more than ${cap} connections at once\n`;
+    client.end(
+      `HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nConnection: close\r\nX-Warrant-Egress: ${why}\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
+    );
+  };
+
+  /** Decide on `rawHost:port`, then resolve, check the address, connect; `rec` says what happened. */
   const connectTo = async (
-    protocol: EgressProtocol,
+    rec: Mutable<EgressConnection>,
     rawHost: string,
     port: number,
   ): Promise<{ upstream?: net.Socket; rec: Mutable<EgressConnection> }> => {
     const d = decide(policy, rawHost, port);
-    const rec = record({
-      protocol,
-      host: d.target?.host ?? printable(rawHost),
-      port,
-      allowed: d.allowed,
-      "bytes/up": 0,
-      "bytes/down": 0,
-      ...(d.reason === undefined ? {} : { reason: d.reason }),
-    });
+    rec.host = d.target?.host ?? printable(rawHost);
+    rec.port = port;
+    rec.allowed = d.allowed;
+    if (d.reason === undefined) delete rec.reason;
+    else rec.reason = d.reason;
     if (!d.allowed || d.target === undefined) return { rec };
     let addresses: readonly string[];
     if (d.target.kind === "name") {
@@ -220,11 +261,14 @@ export async function startEgressProxy(
 
   const socks5 = async (client: net.Socket) => {
     const reply = (code: number) => Buffer.from([0x05, code, 0x00, 0x01, 0, 0, 0, 0, 0, 0]);
+    // Recorded from its first byte: a greeting cut short or malformed stays `egress/bad-request`.
+    const rec = refused("socks5", "egress/bad-request");
     const greeting = await readBytes(client, 2);
     if (greeting === undefined) return;
     const methods = await readBytes(client, greeting[1] as number);
     if (methods === undefined) return;
     if (!methods.includes(0x00)) {
+      rec.reason = "egress/unsupported";
       client.end(Buffer.from([0x05, 0xff]));
       return;
     }
@@ -250,35 +294,20 @@ export async function startEgressProxy(
       for (let i = 0; i < 16; i += 2) words.push(a.readUInt16BE(i).toString(16));
       host = words.join(":");
     } else {
-      record({
-        protocol: "socks5",
-        host: "",
-        port: 0,
-        allowed: false,
-        reason: "egress/bad-request",
-        "bytes/up": 0,
-        "bytes/down": 0,
-      });
       client.end(reply(0x08));
       return;
     }
+    rec.host = printable(host);
     const portBytes = await readBytes(client, 2);
     if (portBytes === undefined) return;
     const port = portBytes.readUInt16BE(0);
+    rec.port = port;
     if (ver !== 0x05 || cmd !== 0x01) {
-      record({
-        protocol: "socks5",
-        host: printable(host),
-        port,
-        allowed: false,
-        reason: "egress/unsupported",
-        "bytes/up": 0,
-        "bytes/down": 0,
-      });
+      rec.reason = "egress/unsupported";
       client.end(reply(0x07));
       return;
     }
-    const { upstream, rec } = await connectTo("socks5", host, port);
+    const { upstream } = await connectTo(rec, host, port);
     if (upstream === undefined) {
       client.end(
         reply(rec.allowed ? (rec.reason === "egress/resolve-failed" ? 0x04 : 0x05) : 0x02),
@@ -290,73 +319,50 @@ export async function startEgressProxy(
   };
 
   const http = async (client: net.Socket) => {
+    // Recorded from its first byte: a head cut short, malformed or too long stays refused.
+    const rec = refused("http", "egress/bad-request");
     const head = await readHead(client);
     const refuse = (status: string, reason: string, text: string) => {
       client.end(
         `HTTP/1.1 ${status}\r\nContent-Type: text/plain\r\nConnection: close\r\nX-Warrant-Egress: ${reason}\r\nContent-Length: ${Buffer.byteLength(text) + 1}\r\n\r\n${text}\n`,
       );
     };
-    if (head === undefined) {
-      record({
-        protocol: "http",
-        host: "",
-        port: 0,
-        allowed: false,
-        reason: "egress/bad-request",
-        "bytes/up": 0,
-        "bytes/down": 0,
-      });
-      refuse("400 Bad Request", "egress/bad-request", "egress/bad-request: not a proxy request");
+    if ("refused" in head) {
+      if (head.refused === "too-large") rec.reason = "egress/head-too-large";
+      refuse(
+        head.refused === "too-large" ? "431 Request Header Fields Too Large" : "400 Bad Request",
+        rec.reason as string,
+        head.refused === "too-large"
+          ? `${rec.reason}: a request head is at most ${MAX_HEAD_BYTES} bytes`
+          : `${rec.reason}: not a proxy request`,
+      );
       return;
     }
     const { method, target, version, headers, rest } = head;
     if (method === "CONNECT") {
+      rec.protocol = "http-connect";
       const hp = splitHostPort(target);
       if (hp === undefined) {
-        record({
-          protocol: "http-connect",
-          host: printable(target),
-          port: 0,
-          allowed: false,
-          reason: "egress/bad-target",
-          "bytes/up": 0,
-          "bytes/down": 0,
-        });
-        refuse("400 Bad Request", "egress/bad-target", `egress/bad-target: ${target}`);
+        rec.host = printable(target);
+        rec.reason = "egress/bad-target";
+        refuse("400 Bad Request", "egress/bad-target", `egress/bad-target: ${printable(target)}`);
         return;
       }
-      const { upstream, rec } = await connectTo("http-connect", hp.host, hp.port);
+      const { upstream } = await connectTo(rec, hp.host, hp.port);
       if (upstream === undefined) {
         const why = rec.reason ?? "egress/connect-failed";
-        if (rec.allowed) refuse("502 Bad Gateway", why, `${why}: ${target}`);
-        else refuse("403 Forbidden", why, `${why}: ${target} is not on the allow-list`);
+        const at = printable(target);
+        if (rec.allowed) refuse("502 Bad Gateway", why, `${why}: ${at}`);
+        else refuse("403 Forbidden", why, `${why}: ${at} is not on the allow-list`);
         return;
       }
       client.write(`HTTP/1.1 200 Connection Established\r\n\r\n`);
       splice(client, upstream, rec, rest);
       return;
     }
-    let url: URL | undefined;
-    try {
-      url = new URL(target);
-    } catch {
-      url = undefined;
-    }
-    if (
-      url === undefined ||
-      url.protocol !== "http:" ||
-      url.username !== "" ||
-      url.password !== ""
-    ) {
-      record({
-        protocol: "http",
-        host: printable(url?.hostname ?? ""),
-        port: 0,
-        allowed: false,
-        reason: "egress/unsupported",
-        "bytes/up": 0,
-        "bytes/down": 0,
-      });
+    const uri = absoluteHttp(target);
+    if (uri === "unsupported") {
+      rec.reason = "egress/unsupported";
       refuse(
         "400 Bad Request",
         "egress/unsupported",
@@ -364,11 +370,16 @@ export async function startEgressProxy(
       );
       return;
     }
-    const port = url.port === "" ? 80 : Number(url.port);
-    const { upstream, rec } = await connectTo("http", url.hostname, port);
+    if (uri === undefined) {
+      rec.host = printable(target.slice(0, 255));
+      rec.reason = "egress/bad-target";
+      refuse("400 Bad Request", "egress/bad-target", `egress/bad-target: ${printable(target)}`);
+      return;
+    }
+    const { upstream } = await connectTo(rec, uri.host, uri.port);
     if (upstream === undefined) {
       const why = rec.reason ?? "egress/connect-failed";
-      const at = targetKey(url.hostname, port);
+      const at = printable(uri.authority);
       if (rec.allowed) refuse("502 Bad Gateway", why, `${why}: ${at}`);
       else refuse("403 Forbidden", why, `${why}: ${at} is not on the allow-list`);
       return;
@@ -378,9 +389,9 @@ export async function startEgressProxy(
     const kept = headers.filter(
       ([k]) => !/^(proxy-connection|proxy-authorization|connection|keep-alive)$/i.test(k),
     );
-    if (!kept.some(([k]) => k.toLowerCase() === "host")) kept.push(["Host", url.host]);
+    if (!kept.some(([k]) => k.toLowerCase() === "host")) kept.push(["Host", uri.authority]);
     kept.push(["Connection", "close"]);
-    const lines = [`${method} ${url.pathname}${url.search} ${version}`];
+    const lines = [`${method} ${uri.path} ${version}`];
     for (const [k, v] of kept) lines.push(`${k}: ${v}`);
     const out = Buffer.concat([Buffer.from(`${lines.join("\r\n")}\r\n\r\n`, "latin1"), rest]);
     splice(client, upstream, rec, out);
@@ -431,32 +442,38 @@ interface Head {
   readonly rest: Buffer;
 }
 
-/** The request head, or undefined when it is malformed, too long, or the client went away. */
-function readHead(client: net.Socket): Promise<Head | undefined> {
+/** Why a head was not read: malformed, past MAX_HEAD_BYTES, or the client went away first. */
+type HeadRefusal = { readonly refused: "malformed" | "too-large" | "gone" };
+
+/**
+ * The request head: at most MAX_HEAD_BYTES, its ending blank line included — exactly, however the
+ * bytes are split into reads.
+ */
+function readHead(client: net.Socket): Promise<Head | HeadRefusal> {
   return new Promise((done) => {
     let buf = Buffer.alloc(0);
-    const finish = (h: Head | undefined) => {
+    const finish = (h: Head | HeadRefusal) => {
       client.off("data", onData);
-      client.off("end", onEnd);
+      client.off("end", onGone);
+      client.off("close", onGone);
       client.pause();
       done(h);
     };
-    const onEnd = () => finish(undefined);
+    const onGone = () => finish({ refused: "gone" });
     const onData = (chunk: Buffer) => {
       buf = Buffer.concat([buf, chunk]);
       const end = buf.indexOf("\r\n\r\n");
-      if (end < 0) {
-        if (buf.length > MAX_HEAD_BYTES) finish(undefined);
-        return;
-      }
+      if (end < 0 ? buf.length >= MAX_HEAD_BYTES : end + 4 > MAX_HEAD_BYTES)
+        return finish({ refused: "too-large" });
+      if (end < 0) return;
       const text = buf.subarray(0, end).toString("latin1");
       const [line, ...rawHeaders] = text.split("\r\n");
       const m = /^([A-Z]{1,20}) (\S{1,8192}) (HTTP\/1\.[01])$/.exec(line ?? "");
-      if (m === null) return finish(undefined);
+      if (m === null) return finish({ refused: "malformed" });
       const headers: [string, string][] = [];
       for (const h of rawHeaders) {
         const colon = h.indexOf(":");
-        if (colon <= 0) return finish(undefined);
+        if (colon <= 0) return finish({ refused: "malformed" });
         headers.push([h.slice(0, colon).trim(), h.slice(colon + 1).trim()]);
       }
       finish({
@@ -468,9 +485,38 @@ function readHead(client: net.Socket): Promise<Head | undefined> {
       });
     };
     client.on("data", onData);
-    client.on("end", onEnd);
+    client.on("end", onGone);
+    client.on("close", onGone);
     client.resume();
   });
+}
+
+/**
+ * An absolute `http://` request target: its authority split by the same rule as a CONNECT target
+ * (port 80 when it has none), and the path and query to forward in origin form. `unsupported` for
+ * another scheme, an origin-form target or user-info; undefined when the authority is malformed.
+ */
+export function absoluteHttp(
+  target: string,
+): { host: string; port: number; authority: string; path: string } | "unsupported" | undefined {
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(target);
+  if (scheme === null || (scheme[1] as string).toLowerCase() !== "http") return "unsupported";
+  const rest = target.slice(scheme[0].length);
+  const cut = rest.search(/[/?#]/);
+  const authority = cut < 0 ? rest : rest.slice(0, cut);
+  if (authority.includes("@")) return "unsupported";
+  let where = cut < 0 ? "" : rest.slice(cut);
+  const hash = where.indexOf("#");
+  if (hash >= 0) where = where.slice(0, hash);
+  const path = where.startsWith("/") ? where : `/${where}`;
+  const bracketed = authority.startsWith("[");
+  const hasPort = bracketed ? /\]:[^\]]*$/.test(authority) : authority.includes(":");
+  if (!hasPort) {
+    if (authority === "" || (bracketed && !authority.endsWith("]"))) return undefined;
+    return { host: authority, port: 80, authority, path };
+  }
+  const hp = splitHostPort(authority);
+  return hp === undefined ? undefined : { ...hp, authority, path };
 }
 
 /** `host:port` or `[v6]:port` as a CONNECT target gives it. */

@@ -4,7 +4,7 @@
 // command running at once), `stage` (the unshare backend's root). Copy mode: `workspace` is a
 // reflinked copy of the pinned baseline, `stage` as above.
 import { randomBytes } from "node:crypto";
-import { closeSync, openSync, writeSync } from "node:fs";
+import { closeSync, openSync, realpathSync, statSync, writeSync } from "node:fs";
 import { chmod, chown, lstat, mkdir, mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -46,6 +46,40 @@ function checkedName(name: string): string {
   return name;
 }
 
+/**
+ * The first folder on the way to `tempRoot` (itself included) that `who` cannot search, with its
+ * mode and owner; undefined when every one can be passed (the commands' uid must reach the
+ * environment's workspace and the pinned baseline under it). Supplementary groups do not count:
+ * commands run with none.
+ */
+export function blockedFolder(
+  tempRoot: string,
+  who: RunAs,
+): { readonly folder: string; readonly mode: number; readonly uid: number } | undefined {
+  let at = "/";
+  const real = realpathSync(tempRoot);
+  for (const part of ["", ...real.split("/").filter((p) => p !== "")]) {
+    at = path.join(at, part);
+    const st = statSync(at);
+    const mode = st.mode & 0o7777;
+    const bit = st.uid === who.uid ? 0o100 : st.gid === who.gid ? 0o010 : 0o001;
+    if ((mode & bit) === 0) return { folder: at, mode, uid: st.uid };
+  }
+  return undefined;
+}
+
+/** Refuse a temp root the commands' uid cannot reach (`sandbox/tmpdir-unreachable`). */
+export function checkTempRoot(tempRoot: string, runAs: RunAs | undefined): void {
+  if (runAs === undefined) return;
+  const blocked = blockedFolder(tempRoot, runAs);
+  if (blocked === undefined) return;
+  const mode = `0${blocked.mode.toString(8).padStart(3, "0")}`;
+  throw new WarrantError(
+    "sandbox/tmpdir-unreachable",
+    `commands run as uid ${runAs.uid} and cannot reach the temp directory ${tempRoot}: ${blocked.folder} is mode ${mode} (owner uid ${blocked.uid}); let them search it (chmod o+x ${blocked.folder}) or set TMPDIR to a folder they can reach`,
+  );
+}
+
 /** Where the environment named `name` lives under `tempRoot` (the name is checked). */
 export function namedEnvironmentBase(tempRoot: string, name: string): string {
   return path.join(tempRoot, `${ENV_DIR_PREFIX}${checkedName(name)}`);
@@ -66,7 +100,8 @@ export async function workDir(dir: EnvironmentDir, slot: number, runAs: RunAs | 
 /**
  * Make the private directory over `pin` in `mode`. With a name the directory is
  * `warrant-env-<name>`, replacing whatever a dead attempt left there; a directory appearing at
- * that path between the removal and the creation is refused (EEXIST), never adopted.
+ * that path between the removal and the creation is refused (EEXIST), never adopted. `onMade` is
+ * told its path as soon as it exists.
  */
 export async function createEnvironmentDir(
   pin: PinnedBaseline,
@@ -74,6 +109,7 @@ export async function createEnvironmentDir(
   runAs: RunAs | undefined,
   tempRoot: string = tmpdir(),
   name?: string,
+  onMade?: (base: string) => void,
 ): Promise<EnvironmentDir> {
   const id = `env-${randomBytes(8).toString("hex")}`;
   let base: string;
@@ -85,6 +121,8 @@ export async function createEnvironmentDir(
     }
     await mkdir(base, { mode: 0o700 });
   }
+  // Told before anything is put in it: a process stopped from here on can still remove it.
+  onMade?.(base);
   await chmod(base, 0o700);
   const workspace = path.join(base, "workspace");
   const stage = path.join(base, "stage");

@@ -153,7 +153,10 @@ export function yielder(every: number): () => Promise<void> {
 }
 
 /** `sha256:<b64url>` of everything readable from `fd`, read in bounded chunks. */
-export async function hashFd(fd: number): Promise<string> {
+export async function hashFd(fd: number): Promise<string>;
+export async function hashFd(fd: number, stop: () => boolean): Promise<string | undefined>;
+/** With `stop`: asked after each chunk; true gives up (undefined) — a bound passed mid-file. */
+export async function hashFd(fd: number, stop?: () => boolean): Promise<string | undefined> {
   const hash = createHash("sha256");
   const buf = Buffer.allocUnsafe(CHUNK_BYTES);
   const tick = yielder(8);
@@ -163,6 +166,7 @@ export async function hashFd(fd: number): Promise<string> {
     if (n === 0) break;
     hash.update(buf.subarray(0, n));
     position += n;
+    if (stop?.() === true) return undefined;
     await tick();
   }
   return `sha256:${base64url(hash.digest())}`;

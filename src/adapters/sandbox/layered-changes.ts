@@ -6,10 +6,15 @@
 // the baseline's again is not a change. Hostile shapes are findings, never failures: special files
 // (`environment/special-file`), names that are not UTF-8 (`environment/name-not-utf8`, reported
 // escaped), trees deeper or larger than the walk's bounds (`environment/too-deep`,
-// `environment/too-many-changes`, and `complete: false`).
+// `environment/too-many-changes`, and `complete: false`). The walk has a time bound too: past its
+// deadline it stops where it is, with `environment/too-many-changes`.
 import type { BigIntStats } from "node:fs";
 import type { Problem } from "../../core/result.js";
-import type { EnvironmentChanges, PathDigest } from "../../core/sandbox/sandbox-port.js";
+import type {
+  EnvironmentChanges,
+  ModifiedPath,
+  PathDigest,
+} from "../../core/sandbox/sandbox-port.js";
 import {
   type BaselineNode,
   escapeKey,
@@ -36,9 +41,13 @@ import { type PathNode, partsOf, walkTree } from "./tree-walk.js";
 
 /** Deeper than this, a tree is not walked into (PATH_MAX is 4096 bytes; this is far past it). */
 export const MAX_CHANGE_DEPTH = 2048;
-/** More changed entries than this and the walk stops. */
+/** The most changed entries any walk lists (a snapshot's bound; changes() take a lower one). */
 export const MAX_CHANGED_ENTRIES = 200_000;
 const MAX_FINDINGS = 100;
+/** The clock is read once every this many entries. */
+const CLOCK_EVERY = 64;
+/** In overlay mode, the share of the time bound the walk of the upper layer may take. */
+const WALK_SHARE = 0.8;
 
 export interface ChangeOptions {
   readonly upper: string;
@@ -48,28 +57,75 @@ export interface ChangeOptions {
   readonly copiedUntilNs?: bigint;
   readonly maxDepth?: number;
   readonly maxEntries?: number;
+  /** How long the walk may take (ms; default: no bound): past it, it stops, incomplete. */
+  readonly timeMs?: number;
 }
 
 class Collector {
   readonly added: PathDigest[] = [];
-  readonly modified: PathDigest[] = [];
+  readonly modified: ModifiedPath[] = [];
   readonly deleted: PathDigest[] = [];
   readonly findings: Problem[] = [];
   complete = true;
+  /** Set once a bound is passed: nothing more is listed or hashed. */
+  stopped = false;
   entries = 0;
   private dropped = 0;
+  private ticks = 0;
+  private told = false;
+  private readonly started = Date.now();
+  private deadline: number;
 
-  constructor(private readonly maxEntries: number) {}
+  /** `firstShare`: the part of the time bound a first pass may take (the rest is the second's). */
+  constructor(
+    private readonly maxEntries: number,
+    private readonly timeMs: number = Number.POSITIVE_INFINITY,
+    firstShare = 1,
+  ) {
+    this.deadline = this.started + timeMs * firstShare;
+  }
 
-  /** Count one more entry kept; false (and incomplete) once past the bound. */
+  /** Count one more entry kept; false (and incomplete) once past either bound. */
   take(): boolean {
+    if (this.stopped) return false;
     this.entries += 1;
-    if (this.entries <= this.maxEntries) return true;
-    if (this.complete) {
-      this.complete = false;
-      this.find("environment/too-many-changes", "", `more than ${this.maxEntries} changed entries`);
+    if (this.entries > this.maxEntries) {
+      this.stop(`more than ${this.maxEntries} changed entries`);
+      return false;
     }
-    return false;
+    return !this.late();
+  }
+
+  /** Whether the time bound has passed (then the walk is stopped). */
+  late(): boolean {
+    if (this.stopped) return true;
+    this.ticks += 1;
+    if (this.ticks % CLOCK_EVERY !== 0 || Date.now() < this.deadline) return false;
+    this.stop(`the change walk passed its time bound of ${this.timeMs} ms`);
+    return true;
+  }
+
+  /** Whether the time bound has passed, read on every call (a large file's chunks). */
+  overdue(): boolean {
+    if (this.stopped) return true;
+    if (Date.now() < this.deadline) return false;
+    this.stop(`the change walk passed its time bound of ${this.timeMs} ms`);
+    return true;
+  }
+
+  private stop(why: string): void {
+    this.stopped = true;
+    this.complete = false;
+    if (this.told) return;
+    this.told = true;
+    this.find("environment/too-many-changes", "", why);
+  }
+
+  /** Count afresh for a second pass over what the first one kept, until the whole time bound. */
+  recount(): void {
+    this.stopped = false;
+    this.entries = 0;
+    this.deadline = this.started + this.timeMs;
   }
 
   find(code: string, path: string, message: string, detail?: Record<string, unknown>): void {
@@ -137,18 +193,23 @@ async function deleteAll(
     return;
   }
   for (const [key, c] of entry.children ?? []) {
+    if (out.stopped) return;
     await deleteAll(out, baseline, c, join(path, escapeKey(key)));
   }
 }
 
-/** The digest of a changed non-directory entry just met (a regular file is hashed, streamed). */
+/**
+ * The digest of a changed non-directory entry just met (a regular file is hashed, streamed);
+ * undefined when the time bound passed while a file was hashed (the walk then stops).
+ */
 async function digestHere(
   dirFd: number,
   name: Buffer,
   kind: EntryKind,
   path: string,
   onHash: HashHook | undefined,
-): Promise<{ kind: EntryKind; digest: string }> {
+  overdue: () => boolean,
+): Promise<{ kind: EntryKind; digest: string } | undefined> {
   if (kind === "symlink") return { kind, digest: symlinkDigest(readlinkAt(dirFd, name)) };
   if (kind !== "file") return { kind, digest: `special:${kind}` };
   const opened = openRegularAt(dirFd, name);
@@ -159,7 +220,8 @@ async function digestHere(
   }
   try {
     onHash?.("environment", path);
-    return { kind, digest: await hashFd(opened.fd) };
+    const digest = await hashFd(opened.fd, overdue);
+    return digest === undefined ? undefined : { kind, digest };
   } finally {
     closeQuietly(opened.fd);
   }
@@ -183,8 +245,9 @@ async function compare(
     if (out.take()) out.added.push({ path, digest });
     return;
   }
-  if (lower.kind === kind && (await baseline.digestOf(lower)) === digest) return;
-  if (out.take()) out.modified.push({ path, digest });
+  const before = await baseline.digestOf(lower);
+  if (lower.kind === kind && before === digest) return;
+  if (out.take()) out.modified.push({ path, digest, before });
 }
 
 interface UpperItem {
@@ -204,7 +267,9 @@ interface UpperState {
 
 /** Overlay mode: the changes are what the upper layer holds. */
 export async function overlayChanges(opts: ChangeOptions): Promise<EnvironmentChanges> {
-  const out = new Collector(opts.maxEntries ?? MAX_CHANGED_ENTRIES);
+  // The walk (which hashes) takes at most most of the time bound; comparing what it kept with
+  // the baseline gets the rest.
+  const out = new Collector(opts.maxEntries ?? MAX_CHANGED_ENTRIES, opts.timeMs, WALK_SHARE);
   const root: UpperItem = {
     kind: "dir",
     digest: undefined,
@@ -234,7 +299,9 @@ export async function overlayChanges(opts: ChangeOptions): Promise<EnvironmentCh
       { item: root, lower: opts.baseline.root },
       {
         async entry(dirFd, name, _st, kind, node, parent) {
-          if (!out.take()) return undefined;
+          // Changed entries count towards the bound; directories (never listed themselves) are
+          // bounded by the time bound and the depth.
+          if (kind === "dir" ? out.late() : !out.take()) return undefined;
           const path = displayPath(partsOf(node));
           out.note(name, path, kind);
           const lower = parent.lower?.children?.get(nameKey(name));
@@ -257,7 +324,8 @@ export async function overlayChanges(opts: ChangeOptions): Promise<EnvironmentCh
           const d =
             kind === "whiteout"
               ? { kind, digest: undefined }
-              : await digestHere(dirFd, name, kind, path, opts.onHash);
+              : await digestHere(dirFd, name, kind, path, opts.onHash, () => out.overdue());
+          if (d === undefined) return undefined;
           parent.item.children?.set(nameKey(name), {
             kind: d.kind,
             digest: d.digest,
@@ -271,15 +339,16 @@ export async function overlayChanges(opts: ChangeOptions): Promise<EnvironmentCh
           out.tooDeep(displayPath(partsOf(node)));
         },
       },
-      { maxDepth: opts.maxDepth ?? MAX_CHANGE_DEPTH, fixModes: true },
+      { maxDepth: opts.maxDepth ?? MAX_CHANGE_DEPTH, fixModes: true, stop: () => out.stopped },
     );
     await flush();
   } finally {
     closeQuietly(fd);
     for (const item of pending) closeQuietly(item.handle);
   }
-  // Entries walked count towards the bound only once: the comparison below counts again.
-  out.entries = 0;
+  // Entries walked count towards the bound only once: the comparison below counts again, over
+  // what the walk kept (all of it, or what it reached before a bound).
+  out.recount();
   await mergeUpper(out, opts.baseline, root, opts.baseline.root, "", false);
   return out.result();
 }
@@ -298,6 +367,7 @@ async function mergeUpper(
   hides: boolean,
 ): Promise<void> {
   for (const [key, item] of dir.children ?? []) {
+    if (out.late()) return;
     const path = join(prefix, escapeKey(key));
     const l = lower?.children?.get(key);
     switch (item.kind) {
@@ -318,6 +388,7 @@ async function mergeUpper(
   }
   if (!hides || lower === undefined) return;
   for (const [key, l] of lower.children ?? []) {
+    if (out.stopped) return;
     if (!dir.children?.has(key)) await deleteAll(out, baseline, l, join(prefix, escapeKey(key)));
   }
 }
@@ -330,10 +401,11 @@ interface CopyState {
 
 /** Copy mode: walk the whole copy; hash only what may have changed since it was made. */
 export async function copyChanges(opts: ChangeOptions): Promise<EnvironmentChanges> {
-  const out = new Collector(opts.maxEntries ?? MAX_CHANGED_ENTRIES);
+  const out = new Collector(opts.maxEntries ?? MAX_CHANGED_ENTRIES, opts.timeMs);
   const since = opts.copiedUntilNs ?? -1n;
   const gone = async (state: CopyState) => {
     for (const [key, l] of state.lower?.children ?? []) {
+      if (out.stopped) return;
       if (!state.seen.has(key))
         await deleteAll(out, opts.baseline, l, join(state.path, escapeKey(key)));
     }
@@ -348,6 +420,8 @@ export async function copyChanges(opts: ChangeOptions): Promise<EnvironmentChang
       rootState,
       {
         async entry(dirFd, name, st, rawKind, _node, parent) {
+          // Every entry of the copy is walked: the time bound is checked on each.
+          if (out.late()) return undefined;
           const key = nameKey(name);
           parent.seen.add(key);
           const kind = rawKind === "whiteout" ? "char-device" : rawKind;
@@ -361,7 +435,8 @@ export async function copyChanges(opts: ChangeOptions): Promise<EnvironmentChang
             return { lower: lower?.kind === "dir" ? lower : undefined, seen: new Set(), path };
           }
           if (untouched(st, lower)) return undefined;
-          const d = await digestHere(dirFd, name, kind, path, opts.onHash);
+          const d = await digestHere(dirFd, name, kind, path, opts.onHash, () => out.overdue());
+          if (d === undefined) return undefined;
           await compare(out, opts.baseline, lower, path, d.kind, d.digest);
           return undefined;
         },
@@ -370,7 +445,7 @@ export async function copyChanges(opts: ChangeOptions): Promise<EnvironmentChang
           out.tooDeep(displayPath(partsOf(node)));
         },
       },
-      { maxDepth: opts.maxDepth ?? MAX_CHANGE_DEPTH, fixModes: true },
+      { maxDepth: opts.maxDepth ?? MAX_CHANGE_DEPTH, fixModes: true, stop: () => out.stopped },
     );
     await gone(rootState);
   } finally {

@@ -5,15 +5,17 @@
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fail, ok, WarrantError } from "../../core/result.js";
-import type {
-  Baseline,
-  Environment,
-  EnvironmentMode,
-  EnvironmentOptions,
-  ExecOptions,
-  ExecResult,
-  Sandbox,
-  SandboxBackend,
+import {
+  type Baseline,
+  type ChangeBounds,
+  DEFAULT_CHANGE_BOUNDS,
+  type Environment,
+  type EnvironmentMode,
+  type EnvironmentOptions,
+  type ExecOptions,
+  type ExecResult,
+  type Sandbox,
+  type SandboxBackend,
 } from "../../core/sandbox/sandbox-port.js";
 import {
   BASE_DIR_PREFIX,
@@ -27,6 +29,7 @@ import { SANDBOX_PATH } from "./contained-exec.js";
 import { type EgressProxy, startEgressProxy } from "./egress-proxy.js";
 import { EGRESS_SOCKET_NAME, egressHostDir, relayArgv, writeRelay } from "./egress-relay.js";
 import {
+  checkTempRoot,
   createEnvironmentDir,
   discardNamedEnvironmentDir,
   type EnvironmentDir,
@@ -40,10 +43,10 @@ import {
   prepareHostBinds,
   toolchainPath,
 } from "./host-binds.js";
-import { copyChanges, overlayChanges } from "./layered-changes.js";
+import { copyChanges, MAX_CHANGED_ENTRIES, overlayChanges } from "./layered-changes.js";
 import { createLayeredView, DEFAULT_READ_LIMIT } from "./layered-view.js";
 import { type NamespaceCommand, overlayOptions, probeOverlay } from "./overlay-mount.js";
-import { sweepDeadPins } from "./pin-owner.js";
+import { PROBE_DIR_PREFIX, sweepDeadPins } from "./pin-owner.js";
 
 export interface SandboxHooks {
   /** Told of every file hashed (tests count hashing with it). */
@@ -76,10 +79,41 @@ export interface BackendOptions {
    * (default true); false always uses the RLIMIT_DATA fallback.
    */
   readonly cgroups?: boolean;
+  /**
+   * The unshare backend's seccomp loader (default: the one built with the package, when it was);
+   * null: none, as on a host without a C compiler at build time.
+   */
+  readonly seccompLoader?: string | null;
+  /**
+   * Let the unshare backend run commands without a seccomp filter where its loader is missing or
+   * does not work (default false: it refuses, `sandbox/no-seccomp`).
+   */
+  readonly allowWeakerSandbox?: boolean;
   readonly hooks?: SandboxHooks;
 }
 
 const NOBODY: RunAs = { uid: 65534, gid: 65534 };
+
+/**
+ * What this process holds open, across every sandbox it made: each live environment's destroy and
+ * each pin's removal, so that a process told to stop (SIGTERM, SIGINT) can leave nothing behind.
+ */
+const held = {
+  environments: new Set<() => Promise<unknown>>(),
+  pins: new Set<() => Promise<unknown>>(),
+};
+
+/**
+ * Destroy every environment this process still holds (killing what runs in it) and remove every
+ * baseline it pinned: for a process about to exit on a signal. Environments and pins made after
+ * this call are not affected.
+ */
+export async function destroyHeldEnvironments(): Promise<void> {
+  const environments = [...held.environments];
+  await Promise.allSettled(environments.map((destroy) => destroy()));
+  const pins = [...held.pins];
+  await Promise.allSettled(pins.map((remove) => remove()));
+}
 
 export function hostRunAs(options: BackendOptions): RunAs | undefined {
   if (options.runAs === null) return undefined;
@@ -133,6 +167,8 @@ interface Share {
   readonly key: string;
   readonly pin: Promise<PinnedBaseline>;
   refs: number;
+  /** Removes the pin (once no environment or handle holds it, or the process stops). */
+  removeHeld?: () => Promise<void>;
 }
 
 /** What a backend's Sandbox shares with every other: all but how a command is started. */
@@ -171,10 +207,14 @@ export function environmentHost(backend: SandboxBackend, options: BackendOptions
   };
 
   const shares = new Map<string, Share>();
-  // Before this sandbox's first pin: the pins of processes that died holding theirs go.
+  // Before this sandbox's first pin: the pins (and probe folders) of processes that died holding
+  // them go.
   let swept: Promise<unknown> | undefined;
   const sweepOnce = () => {
-    swept ??= sweepDeadPins(tempRoot, BASE_DIR_PREFIX).catch(() => 0);
+    swept ??= Promise.all([
+      sweepDeadPins(tempRoot, BASE_DIR_PREFIX).catch(() => 0),
+      sweepDeadPins(tempRoot, PROBE_DIR_PREFIX).catch(() => 0),
+    ]);
     return swept;
   };
   const handles = new WeakMap<Baseline, Share>();
@@ -191,6 +231,15 @@ export function environmentHost(backend: SandboxBackend, options: BackendOptions
         refs: 0,
       };
       shares.set(key, share);
+      const made = share;
+      const remove = async () => {
+        held.pins.delete(remove);
+        if (shares.get(made.key) === made) shares.delete(made.key);
+        const pin = await made.pin.catch(() => undefined);
+        await pin?.remove();
+      };
+      held.pins.add(remove);
+      made.removeHeld = remove;
       // A pin that fails is not kept for the next caller.
       share.pin.catch(() => {
         if (shares.get(key) === share) shares.delete(key);
@@ -202,15 +251,14 @@ export function environmentHost(backend: SandboxBackend, options: BackendOptions
   const release = async (share: Share) => {
     share.refs -= 1;
     if (share.refs > 0) return;
-    if (shares.get(share.key) === share) shares.delete(share.key);
-    const pin = await share.pin.catch(() => undefined);
-    await pin?.remove();
+    await share.removeHeld?.();
   };
 
   return {
     environmentMode,
     discardEnvironment: (name: string) => discardNamedEnvironmentDir(tempRoot, name),
     async openBaseline(dir: string, opts = {}): Promise<Baseline> {
+      checkTempRoot(tempRoot, runAs);
       const share = acquire(dir, opts.dependencies);
       let pin: PinnedBaseline;
       try {
@@ -237,6 +285,7 @@ export function environmentHost(backend: SandboxBackend, options: BackendOptions
       return handle;
     },
     async createEnvironment(baseline, opts, prepare) {
+      checkTempRoot(tempRoot, runAs);
       let share: Share;
       if (typeof baseline === "string") share = acquire(baseline);
       else {
@@ -247,6 +296,8 @@ export function environmentHost(backend: SandboxBackend, options: BackendOptions
         share = held;
         share.refs += 1;
       }
+      // Until the environment is handed out, a process told to stop removes what is made of it.
+      let removeMade: (() => Promise<unknown>) | undefined;
       try {
         const pin = await share.pin;
         const dir = await createEnvironmentDir(
@@ -255,6 +306,10 @@ export function environmentHost(backend: SandboxBackend, options: BackendOptions
           runAs,
           tempRoot,
           opts.name,
+          (base) => {
+            removeMade = () => removeEnvironmentDir({ base });
+            held.environments.add(removeMade);
+          },
         );
         let run: ExecLine;
         let binds: HostBinds;
@@ -274,6 +329,8 @@ export function environmentHost(backend: SandboxBackend, options: BackendOptions
       } catch (e) {
         await release(share);
         throw e;
+      } finally {
+        if (removeMade !== undefined) held.environments.delete(removeMade);
       }
     },
   };
@@ -303,16 +360,22 @@ function managedEnvironment(
     runAs,
     hooks,
   });
-  const changes = () =>
-    dir.mode === "overlay"
-      ? overlayChanges({ upper: dir.upper, baseline: pin, onHash: hooks?.onHash })
+  const changes = (bounds: ChangeBounds) => {
+    const opts = {
+      upper: dir.upper,
+      baseline: pin,
+      onHash: hooks?.onHash,
+      maxEntries: bounds.maxEntries,
+      timeMs: bounds.timeMs,
+    };
+    return dir.mode === "overlay"
+      ? overlayChanges(opts)
       : copyChanges({
-          upper: dir.upper,
-          baseline: pin,
-          onHash: hooks?.onHash,
+          ...opts,
           ...(dir.copiedUntilNs === undefined ? {} : { copiedUntilNs: dir.copiedUntilNs }),
         });
-  return {
+  };
+  const environment: Environment = {
     id: dir.id,
     backend,
     mode: dir.mode,
@@ -380,16 +443,20 @@ function managedEnvironment(
     readPart: (relPath, maxBytes) => view.read(relPath, maxBytes),
     readBaseline: (relPath, maxBytes) => readConfinedFile(pin.tree, relPath, maxBytes),
     removeFile: (relPath) => view.remove(relPath),
-    changes,
+    changes: (bounds) => changes({ ...DEFAULT_CHANGE_BOUNDS, ...bounds }),
     connections: () => egress?.proxy.connections(),
     async snapshot() {
       const out = new Map(await pin.digests());
-      const c = await changes();
+      const c = await changes({
+        maxEntries: MAX_CHANGED_ENTRIES,
+        timeMs: Number.POSITIVE_INFINITY,
+      });
       for (const d of c.deleted) out.delete(d.path);
       for (const d of [...c.added, ...c.modified]) out.set(d.path, d.digest);
       return out;
     },
     async destroy() {
+      held.environments.delete(environment.destroy);
       destroyed = true;
       for (const r of running) r.controller.abort();
       await Promise.allSettled([...running].map((r) => r.done));
@@ -402,4 +469,6 @@ function managedEnvironment(
       return removed;
     },
   };
+  held.environments.add(environment.destroy);
+  return environment;
 }

@@ -8,6 +8,7 @@ import type { RunAs } from "./baseline-pin.js";
 import { hostCommand } from "./host-command.js";
 import { closeQuietly, kindOf, lstatAt, openDirPath } from "./host-fs.js";
 import { opaqueDirs } from "./opaque-dirs.js";
+import { claimPin, PROBE_DIR_PREFIX } from "./pin-owner.js";
 import { removePath } from "./tree-walk.js";
 
 /**
@@ -81,11 +82,12 @@ export async function probeOverlay(
 ): Promise<string | undefined> {
   let base: string;
   try {
-    base = await mkdtemp(path.join(tempRoot, "warrant-probe-overlay-"));
+    base = await mkdtemp(path.join(tempRoot, `${PROBE_DIR_PREFIX}overlay-`));
   } catch (e) {
     return (e as Error).message;
   }
   try {
+    await claimPin(base);
     const p = (n: string) => path.join(base, n);
     for (const d of ["lower", "lower/d", "upper", "work", "merged"]) await mkdir(p(d));
     await writeFile(p("lower/d/x"), "x");

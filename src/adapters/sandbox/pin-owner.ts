@@ -1,5 +1,5 @@
-// Who holds a pinned baseline, so that the pin of a process that died (killed before it could give
-// the pin back) is removed by the next process that pins one, and a live process's pin — or one of
+// Who holds a pinned baseline (or a probe folder), so that the pin of a process that died (killed
+// before it could give the pin back) is removed by the next process that pins one or probes, and a live process's pin — or one of
 // a process in another pid namespace, which this one cannot see — never is. The owner is the
 // process's boot, pid namespace, pid and start time: a pid reused by another process does not
 // keep a dead owner's pin alive.
@@ -9,6 +9,9 @@ import path from "node:path";
 import { removePath } from "./tree-walk.js";
 
 const OWNER_FILE = "owner.json";
+
+/** Probe folders (a backend's, `warrant-probe-*`; the overlay's, `warrant-probe-overlay-*`). */
+export const PROBE_DIR_PREFIX = "warrant-probe-";
 
 interface Owner {
   readonly boot: string;

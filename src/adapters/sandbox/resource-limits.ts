@@ -58,7 +58,8 @@ export function cgroupCandidates(procCgroup: string, mountinfo: string): CgroupP
   const out: CgroupParent[] = [];
   const inside = (m: MountLine, rel: string) => {
     const sub = path.posix.relative(m.root, rel);
-    return sub.startsWith("..") ? undefined : path.join(m.mountPoint, sub);
+    // Outside the mount only when the way there climbs (`..` as a whole segment: `..x` is a name).
+    return sub === ".." || sub.startsWith("../") ? undefined : path.join(m.mountPoint, sub);
   };
   for (const line of procCgroup.split("\n")) {
     const m = /^(\d+):([^:]*):(.*)$/.exec(line);
@@ -278,7 +279,8 @@ export async function diskUse(dir: string): Promise<number> {
 
 /**
  * Watches what the workspace's writable layer grows by while a command runs, from `initial`
- * bytes; calls `breach` once when it passes `limit`. Each pass waits at least `everyMs` and four
+ * bytes; calls `breach` once when it passes `limit` (growth of exactly `limit` is within it).
+ * `onPass` is told what each pass measured. Each pass waits at least `everyMs` and four
  * times as long as the last pass took, so a large copy is not walked back to back. Returns stop().
  */
 export function watchDisk(
@@ -287,6 +289,7 @@ export function watchDisk(
   limit: number,
   breach: () => void,
   everyMs = 200,
+  onPass?: (used: number | undefined) => void,
 ): () => void {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
@@ -299,6 +302,7 @@ export function watchDisk(
       // A tree changing under the walk: measured again next pass.
     }
     if (stopped) return;
+    onPass?.(used);
     if (used !== undefined && used - initial > limit) {
       stopped = true;
       breach();

@@ -39,6 +39,7 @@ export function sandboxPort(sandbox: Sandbox | undefined): SandboxPort {
         ref,
         dir: env.root,
         mode: env.mode,
+        ...(env.seccomp === undefined ? {} : { seccomp: env.seccomp }),
         exec: (argv, opts) => env.exec(argv, opts),
         async readFile(p) {
           const r = await env.readFile(p);
@@ -51,7 +52,7 @@ export function sandboxPort(sandbox: Sandbox | undefined): SandboxPort {
         read: (p, maxBytes) => env.readPart(p, maxBytes),
         readBaseline: async (p, max) => env.readBaseline?.(p, max),
         snapshot: () => env.snapshot(),
-        changes: () => env.changes(),
+        changes: (bounds) => env.changes(bounds),
         connections: () => env.connections(),
         destroy: async () => (await env.destroy()).confirmed,
       };

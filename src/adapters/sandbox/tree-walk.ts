@@ -93,6 +93,8 @@ export interface WalkOptions {
   readonly maxDepth?: number;
   /** Open a directory its owner cannot read by granting the owner rwx first (kept so). */
   readonly fixModes?: boolean;
+  /** Asked before each entry: true ends the walk there (`leave` is not called any more). */
+  readonly stop?: () => boolean;
 }
 
 interface Frame<S> {
@@ -127,6 +129,7 @@ export async function walkTree<S>(
         await visitor.leave?.(top.node as PathNode, top.state);
         continue;
       }
+      if (opts.stop?.() === true) break;
       const name = top.names[top.index] as Buffer;
       top.index += 1;
       await tick();

@@ -9,10 +9,14 @@
 // dropped (bounding set included, no_new_privs), so it cannot undo the read-only mounts. The
 // private /tmp is a tmpfs of `tmpBytes`, the control files (.git/hooks, .git/config) are bound
 // read-only over themselves, and the command runs under the limits reporter (resource-limits.ts).
-// util-linux has no way to load a seccomp filter: this backend runs without one.
+// util-linux has no way to load a seccomp filter: the last step of the setup, before the chroot,
+// runs the package's loader (seccomp-loader.ts), which loads the same filter as bwrap's for
+// everything that follows — the reporter and the command. Where the loader is missing or does not
+// work, environments are refused (`sandbox/no-seccomp`) unless the weaker sandbox is allowed.
 import { existsSync } from "node:fs";
-import { lchown, mkdir, symlink, writeFile } from "node:fs/promises";
+import { chmod, copyFile, lchown, mkdir, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { WarrantError } from "../../core/result.js";
 import type {
   Baseline,
   EnvironmentOptions,
@@ -34,16 +38,20 @@ import {
   watchDisk,
 } from "./resource-limits.js";
 import { DEVICE_NODES, type LayoutEntry, readOnlyLayout } from "./root-layout.js";
+import { filterArch, seccompProgram } from "./seccomp-filter.js";
+import { checkSeccompLoader, type LoaderStatus, openWithoutFilter } from "./seccomp-loader.js";
 
-// Arguments: workspace, stage, nproc, the overlay's mount options (`-` in copy mode), /tmp's size,
-// RLIMIT_DATA (`-` under a memory cgroup), RLIMIT_FSIZE, the limits reporter's script, count of
-// read-only directories, the directories, count of further mounts, each as three words (`overlay
-// OPTIONS TARGET` or `ro SOURCE TARGET`, targets inside the new root: dependencies, toolchains),
-// then the command line to exec in the new root (`env -i` with the command's variables, a cd, the
-// argv). Runs as root of the new user namespace and pid 1
+// Arguments: the seccomp loader and its filter (`-` `-` for none), workspace, stage, nproc, the
+// overlay's mount options (`-` in copy mode), /tmp's size, RLIMIT_DATA (`-` under a memory
+// cgroup), RLIMIT_FSIZE, the limits reporter's script, count of read-only directories, the
+// directories, count of further mounts, each as three words (`overlay OPTIONS TARGET` or
+// `ro SOURCE TARGET`, targets inside the new root: dependencies, toolchains), then the command line
+// to exec in the new root (`env -i` with the command's variables, a cd, the argv). Runs as root of
+// the new user namespace and pid 1
 // of the new pid namespace; mount propagation is already private (unshare's default). A control
 // file is bound only when neither it nor .git is a link (nothing runs in these namespaces yet).
 const SETUP_SCRIPT = `set -eu
+L=$1; B=$2; shift 2
 W=$1; S=$2; N=$3; O=$4; T=$5; D=$6; F=$7; R=$8; K=$9; shift 9
 mount --bind "$S" "$S"
 if command -v ip >/dev/null; then ip link set lo up 2>/dev/null || true; fi
@@ -68,7 +76,9 @@ if [ -d "$S$W/.git" ] && [ ! -L "$S$W/.git" ]; then
   done
 fi
 mount -o remount,bind,ro "$S"
-exec chroot "$S" setpriv --no-new-privs --inh-caps=-all --ambient-caps=-all --bounding-set=-all -- /bin/sh -c "$R" warrant-limits "$N" "$D" "$F" "$@"
+P="--no-new-privs --inh-caps=-all --ambient-caps=-all --bounding-set=-all"
+if [ "$L" = - ]; then exec chroot "$S" setpriv $P -- /bin/sh -c "$R" warrant-limits "$N" "$D" "$F" "$@"; fi
+exec "$L" "$B" chroot "$S" setpriv $P -- /bin/sh -c "$R" warrant-limits "$N" "$D" "$F" "$@"
 `;
 
 /** The root's skeleton on the host: mountpoints, links, and empty files to bind devices onto. */
@@ -108,95 +118,138 @@ export function createUnshareSandbox(options: BackendOptions = {}): Sandbox {
   const roDirs = layout.filter((e) => e.kind === "ro-dir").map((e) => e.path);
   const host = environmentHost("unshare", options);
   const cgroups = memoryCgroups(options.cgroups !== false);
+  let loader: Promise<LoaderStatus> | undefined;
+  const loaderStatus = () => {
+    loader ??= checkSeccompLoader(options.seccompLoader);
+    return loader;
+  };
   return {
     backend: "unshare",
     discardEnvironment: host.discardEnvironment,
     environmentMode: host.environmentMode,
     openBaseline: host.openBaseline,
+    async seccomp() {
+      const status = await loaderStatus();
+      return "why" in status ? `${status.why}; without it ${openWithoutFilter()}` : undefined;
+    },
     async createEnvironment(baseline: string | Baseline, opts: EnvironmentOptions = {}) {
       const defaultNproc = opts.maxProcesses ?? DEFAULT_MAX_PROCESSES;
       const resources = resourcesOf(opts.resources);
-      return host.createEnvironment(baseline, opts, async (dir: EnvironmentDir, binds) => {
-        await buildSkeleton(dir.stage, layout, runAs);
-        const initialUse = await diskUse(writableRoot(dir, binds));
-        return async (
-          argv: readonly string[],
-          exec: ExecOptions,
-          mount?: string,
-          _egress?: string,
-          layers: readonly OverlayMount[] = [],
-        ): Promise<ExecResult> => {
-          const more = moreMounts(binds, mount === undefined ? undefined : layers);
-          const env = scrubbedEnv(dir.workspace, exec.env);
-          const line: string[] = [];
-          if (runAs !== undefined) {
-            line.push(
-              options.setprivPath ?? "setpriv",
-              "--reuid",
-              String(runAs.uid),
-              "--regid",
-              String(runAs.gid),
-              "--clear-groups",
-              "--",
+      const status = await loaderStatus();
+      if ("why" in status && options.allowWeakerSandbox !== true) {
+        throw new WarrantError(
+          "sandbox/no-seccomp",
+          `the unshare backend cannot load its seccomp filter: ${status.why}; without it ${openWithoutFilter()}. Install bubblewrap, build the package where a C compiler is present, or allow the weaker sandbox (--allow-weaker-sandbox)`,
+        );
+      }
+      const arch = filterArch();
+      const filtered = "path" in status && arch !== undefined;
+      const env = await host.createEnvironment(
+        baseline,
+        opts,
+        async (dir: EnvironmentDir, binds) => {
+          await buildSkeleton(dir.stage, layout, runAs);
+          const initialUse = await diskUse(writableRoot(dir, binds));
+          // The loader and its program, in the environment's own directory (which the commands' uid
+          // can reach, unlike the package's folder perhaps); both run before the chroot.
+          let filter: { loader: string; program: string } | undefined;
+          if (filtered) {
+            filter = {
+              loader: path.join(dir.base, "warrant-seccomp"),
+              program: path.join(dir.base, "seccomp.bpf"),
+            };
+            await copyFile(status.path, filter.loader);
+            await chmod(filter.loader, 0o755);
+            await writeFile(
+              filter.program,
+              seccompProgram(arch, {
+                allowUnixSockets: opts.unixSockets === true || opts.network !== undefined,
+              }),
+              { mode: 0o644 },
             );
           }
-          const nproc = String(exec.maxProcesses ?? defaultNproc);
-          const cgroup = await cgroups.make(resources.memoryBytes).catch(() => undefined);
-          line.push(
-            unshare,
-            "--user",
-            "--map-root-user",
-            "--mount",
-            "--net",
-            "--pid",
-            "--ipc",
-            "--uts",
-            "--fork",
-            "--kill-child=SIGKILL",
-            "--",
-            "/bin/sh",
-            "-c",
-            SETUP_SCRIPT,
-            "warrant-sandbox",
-            dir.workspace,
-            dir.stage,
-            nproc,
-            mount ?? "-",
-            String(resources.tmpBytes),
-            cgroup === undefined ? String(resources.memoryBytes) : "-",
-            String(resources.diskBytes),
-            REPORTER_SCRIPT,
-            String(roDirs.length),
-            ...roDirs,
-            String(more.length / 3),
-            ...more,
-            "/usr/bin/env",
-            "-i",
-            ...Object.entries(env).map(([k, v]) => `${k}=${v}`),
-            "/bin/sh",
-            "-c",
-            'cd "$0" && exec "$@"',
-            dir.workspace,
-            ...argv,
-          );
-          // The host-side chain and the setup get only PATH; the command gets exactly `env`.
-          return runLimited(
-            inCgroup(cgroup, withRootBinds(binds, unshare, line)),
-            { PATH: SANDBOX_PATH },
-            {
-              ...exec,
-              enforce: {
-                resources,
-                cgroup,
-                watch: (breach) =>
-                  watchDisk(writableRoot(dir, binds), initialUse, resources.diskBytes, () =>
-                    breach({ resource: "disk", bytes: resources.diskBytes, via: "watchdog" }),
-                  ),
+          return async (
+            argv: readonly string[],
+            exec: ExecOptions,
+            mount?: string,
+            _egress?: string,
+            layers: readonly OverlayMount[] = [],
+          ): Promise<ExecResult> => {
+            const more = moreMounts(binds, mount === undefined ? undefined : layers);
+            const env = scrubbedEnv(dir.workspace, exec.env);
+            const line: string[] = [];
+            if (runAs !== undefined) {
+              line.push(
+                options.setprivPath ?? "setpriv",
+                "--reuid",
+                String(runAs.uid),
+                "--regid",
+                String(runAs.gid),
+                "--clear-groups",
+                "--",
+              );
+            }
+            const nproc = String(exec.maxProcesses ?? defaultNproc);
+            const cgroup = await cgroups.make(resources.memoryBytes).catch(() => undefined);
+            line.push(
+              unshare,
+              "--user",
+              "--map-root-user",
+              "--mount",
+              "--net",
+              "--pid",
+              "--ipc",
+              "--uts",
+              "--fork",
+              "--kill-child=SIGKILL",
+              "--",
+              "/bin/sh",
+              "-c",
+              SETUP_SCRIPT,
+              "warrant-sandbox",
+              filter?.loader ?? "-",
+              filter?.program ?? "-",
+              dir.workspace,
+              dir.stage,
+              nproc,
+              mount ?? "-",
+              String(resources.tmpBytes),
+              cgroup === undefined ? String(resources.memoryBytes) : "-",
+              String(resources.diskBytes),
+              REPORTER_SCRIPT,
+              String(roDirs.length),
+              ...roDirs,
+              String(more.length / 3),
+              ...more,
+              "/usr/bin/env",
+              "-i",
+              ...Object.entries(env).map(([k, v]) => `${k}=${v}`),
+              "/bin/sh",
+              "-c",
+              'cd "$0" && exec "$@"',
+              dir.workspace,
+              ...argv,
+            );
+            // The host-side chain and the setup get only PATH; the command gets exactly `env`.
+            return runLimited(
+              inCgroup(cgroup, withRootBinds(binds, unshare, line)),
+              { PATH: SANDBOX_PATH },
+              {
+                ...exec,
+                enforce: {
+                  resources,
+                  cgroup,
+                  watch: (breach) =>
+                    watchDisk(writableRoot(dir, binds), initialUse, resources.diskBytes, () =>
+                      breach({ resource: "disk", bytes: resources.diskBytes, via: "watchdog" }),
+                    ),
+                },
               },
-            },
-          );
-        };
-      });
+            );
+          };
+        },
+      );
+      return { ...env, seccomp: filtered };
     },
   };
 }

@@ -4,7 +4,13 @@ import type { Command } from "commander";
 import { EXIT_HELP } from "../drive-report.js";
 import { err, out } from "../io.js";
 import { demoPackFile, loadOrFail } from "../packs.js";
-import { SANDBOX_OPTION, SANDBOX_OPTION_HELP, sandboxFor } from "../sandbox-option.js";
+import {
+  SANDBOX_OPTION,
+  SANDBOX_OPTION_HELP,
+  sandboxFor,
+  WEAKER_OPTION,
+  WEAKER_OPTION_HELP,
+} from "../sandbox-option.js";
 import { STORE_OPTION, STORE_OPTION_HELP } from "../store-option.js";
 import { runPack } from "./run.js";
 
@@ -13,6 +19,7 @@ interface DemoFlags {
   readonly interactive?: boolean;
   readonly json?: boolean;
   readonly sandbox?: string;
+  readonly allowWeakerSandbox?: boolean;
 }
 
 export function registerDemoCommand(program: Command): void {
@@ -22,13 +29,14 @@ export function registerDemoCommand(program: Command): void {
     .addHelpText("after", EXIT_HELP)
     .option(STORE_OPTION, STORE_OPTION_HELP)
     .option(SANDBOX_OPTION, SANDBOX_OPTION_HELP)
+    .option(WEAKER_OPTION, WEAKER_OPTION_HELP)
     .option("--interactive", "ask before each mutation instead of approving it")
     .option(
       "--json",
       "machine output: {query, store, status, stop?, blocked?, spent} (live view on stderr)",
     )
     .action(async (o: DemoFlags) => {
-      const sandbox = await sandboxFor(o.sandbox);
+      const sandbox = await sandboxFor(o.sandbox, o.allowWeakerSandbox === true);
       const pack = await loadOrFail(demoPackFile());
       if (pack === undefined) return;
       const interactive = o.interactive === true;

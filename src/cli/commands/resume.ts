@@ -5,7 +5,13 @@ import { isWarrantError } from "../../library/errors.js";
 import { definitionOptions, driveOptions, liveView, withWarrant } from "../compose.js";
 import { EXIT_HELP, exitCodeOf, reportDrive } from "../drive-report.js";
 import { EXIT_INVALID, err, out, printJson } from "../io.js";
-import { SANDBOX_OPTION, SANDBOX_OPTION_HELP, sandboxFor } from "../sandbox-option.js";
+import {
+  SANDBOX_OPTION,
+  SANDBOX_OPTION_HELP,
+  sandboxFor,
+  WEAKER_OPTION,
+  WEAKER_OPTION_HELP,
+} from "../sandbox-option.js";
 import { STORE_OPTION, STORE_OPTION_HELP } from "../store-option.js";
 import { flushingOnSignals } from "../telemetry-signals.js";
 
@@ -15,6 +21,7 @@ interface ResumeFlags {
   readonly store?: string;
   readonly json?: boolean;
   readonly sandbox?: string;
+  readonly allowWeakerSandbox?: boolean;
 }
 
 export function registerResumeCommand(program: Command): void {
@@ -27,13 +34,14 @@ export function registerResumeCommand(program: Command): void {
     .option("--skills <dir...>", "more folders holding agent definitions' skills (as given to run)")
     .option(STORE_OPTION, STORE_OPTION_HELP)
     .option(SANDBOX_OPTION, SANDBOX_OPTION_HELP)
+    .option(WEAKER_OPTION, WEAKER_OPTION_HELP)
     .option(
       "--json",
       "machine output: {query, store, status, stop?, blocked?, spent} (live view on stderr)",
     )
     .action(async (query: string, o: ResumeFlags) => {
       const json = o.json === true;
-      const sandbox = await sandboxFor(o.sandbox);
+      const sandbox = await sandboxFor(o.sandbox, o.allowWeakerSandbox === true);
       const view = liveView(json);
       const flags = { yes: o.yes === true, interactive: true, json, sandbox };
       try {

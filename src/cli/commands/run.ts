@@ -16,6 +16,8 @@ import {
   SANDBOX_OPTION_HELP,
   sandboxChoice,
   sandboxFor,
+  WEAKER_OPTION,
+  WEAKER_OPTION_HELP,
 } from "../sandbox-option.js";
 import { STORE_OPTION, STORE_OPTION_HELP } from "../store-option.js";
 import { flushingOnSignals } from "../telemetry-signals.js";
@@ -39,6 +41,7 @@ interface RunFlags {
   readonly check?: boolean;
   readonly probe?: boolean;
   readonly sandbox?: string;
+  readonly allowWeakerSandbox?: boolean;
 }
 
 /**
@@ -149,6 +152,7 @@ export function registerRunCommand(program: Command): void {
     )
     .option("--count <n>", "with --dispatch: loops opened and queued per task pack", "1")
     .option(SANDBOX_OPTION, SANDBOX_OPTION_HELP)
+    .option(WEAKER_OPTION, WEAKER_OPTION_HELP)
     .option(
       "--check",
       "only the preflight (models, keys, scripts, MCP servers, agent definitions), opening nothing; --json: " +
@@ -186,6 +190,7 @@ export function registerRunCommand(program: Command): void {
           probe: o.probe === true,
           json: o.json === true,
           sandbox: o.sandbox,
+          allowWeakerSandbox: o.allowWeakerSandbox === true,
           store: o.store,
           ...definitionOptions(o),
         });
@@ -198,7 +203,7 @@ export function registerRunCommand(program: Command): void {
         interactive: true,
         json: o.json === true,
         store: o.store,
-        sandbox: await sandboxFor(o.sandbox),
+        sandbox: await sandboxFor(o.sandbox, o.allowWeakerSandbox === true),
         ...definitionOptions(o),
       });
     });

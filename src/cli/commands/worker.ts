@@ -10,7 +10,13 @@ import { driveOptions, liveView, withWarrant } from "../compose.js";
 import { out, printJson, UsageError } from "../io.js";
 import { postgresQueue } from "../job-queue.js";
 import { lineOf } from "../live-view.js";
-import { SANDBOX_OPTION, SANDBOX_OPTION_HELP, sandboxFor } from "../sandbox-option.js";
+import {
+  SANDBOX_OPTION,
+  SANDBOX_OPTION_HELP,
+  sandboxFor,
+  WEAKER_OPTION,
+  WEAKER_OPTION_HELP,
+} from "../sandbox-option.js";
 import { STORE_OPTION, STORE_OPTION_HELP } from "../store-option.js";
 import { humanLine, workerEventJson, workerEventText } from "../worker-lines.js";
 
@@ -21,6 +27,7 @@ interface WorkerFlags {
   readonly yes?: boolean;
   readonly json?: boolean;
   readonly sandbox?: string;
+  readonly allowWeakerSandbox?: boolean;
 }
 
 export function registerWorkerCommand(program: Command): void {
@@ -33,6 +40,7 @@ export function registerWorkerCommand(program: Command): void {
     .requiredOption("--store <uri>", "postgres://… store URI")
     .option("--concurrency <n>", "loops driven at once", "2")
     .option(SANDBOX_OPTION, SANDBOX_OPTION_HELP)
+    .option(WEAKER_OPTION, WEAKER_OPTION_HELP)
     .option(
       "--shutdown-timeout <seconds>",
       "on SIGTERM/SIGINT, how long drives may take to reach their next step before they are stopped",
@@ -54,7 +62,7 @@ export function registerWorkerCommand(program: Command): void {
         throw new UsageError("--shutdown-timeout takes a number of seconds (0 or more)");
       }
       const json = o.json === true;
-      const sandbox = await sandboxFor(o.sandbox);
+      const sandbox = await sandboxFor(o.sandbox, o.allowWeakerSandbox === true);
       const queue = await postgresQueue(o.store);
       const at = () => new Date().toISOString();
       // The drives' own lines (passages, runs, steps), each with its time and loop.

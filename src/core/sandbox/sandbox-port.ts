@@ -20,11 +20,16 @@ export interface PathDigest {
   readonly digest: string;
 }
 
+/** A changed entry that was in the baseline too: `before` is the baseline entry's digest. */
+export interface ModifiedPath extends PathDigest {
+  readonly before?: string;
+}
+
 /** What commands and patches changed in an environment, against the baseline it was made from. */
 export interface EnvironmentChanges {
   readonly added: readonly PathDigest[];
   /** Changed content or kind; a file whose bytes are the baseline's again is not listed. */
-  readonly modified: readonly PathDigest[];
+  readonly modified: readonly ModifiedPath[];
   /** With the baseline's digest. */
   readonly deleted: readonly PathDigest[];
   /**
@@ -57,6 +62,26 @@ export interface Baseline {
   /** Give the pin back; the copy is removed once no environment made over it is left. */
   release(): Promise<void>;
 }
+
+/**
+ * How much host work reading an environment's changes may take: at most `maxEntries` changed
+ * entries, for at most `timeMs`. Past either the walk stops: `environment/too-many-changes`, and
+ * `complete: false`.
+ */
+export interface ChangeBounds {
+  readonly maxEntries: number;
+  readonly timeMs: number;
+}
+
+/** 50 000 changed entries, 30 s. */
+export const DEFAULT_CHANGE_BOUNDS: ChangeBounds = { maxEntries: 50_000, timeMs: 30_000 };
+
+/** Bounds a task pack may set them within (`resources.changedEntries`, `changeCaptureMs`). */
+export const CHANGE_BOUND_RANGES: Readonly<Record<keyof ChangeBounds, readonly [number, number]>> =
+  {
+    maxEntries: [1, 1_000_000],
+    timeMs: [100, 600_000],
+  };
 
 /** A stable environment name: the directory is `warrant-env-<name>`, found again after a crash. */
 export const ENVIRONMENT_NAME = /^[a-z0-9-]{1,64}$/;
@@ -119,7 +144,8 @@ export interface EgressConnection {
   readonly allowed: boolean;
   /**
    * Why it was refused (`egress/not-listed`, `egress/port-not-listed`, `egress/bad-target`,
-   * `egress/bad-request`, `egress/unsupported`) or failed although allowed
+   * `egress/bad-request`, `egress/head-too-large`, `egress/unsupported`,
+   * `egress/too-many-connections`) or failed although allowed
    * (`egress/resolve-failed`, `egress/connect-failed`); absent when it was connected.
    */
   readonly reason?: string;
@@ -212,6 +238,8 @@ export interface Environment {
   readonly id: string;
   readonly backend: SandboxBackend;
   readonly mode: EnvironmentMode;
+  /** False when its commands run without the seccomp filter (the weaker sandbox, allowed). */
+  readonly seccomp?: boolean;
   /**
    * The workspace's absolute path as commands see it (their cwd and HOME). On the host it holds
    * the workspace only in copy mode: read it through readFile.
@@ -244,9 +272,10 @@ export interface Environment {
   removeFile(relPath: string): Promise<Result<{ readonly path: string }>>;
   /**
    * What changed against the baseline. Overlay mode reads the upper layer alone: the cost follows
-   * the changes, not the workspace.
+   * the changes, not the workspace. Bounded (default DEFAULT_CHANGE_BOUNDS): past either bound the
+   * answer is incomplete with an `environment/too-many-changes` finding.
    */
-  changes(): Promise<EnvironmentChanges>;
+  changes(bounds?: Partial<ChangeBounds>): Promise<EnvironmentChanges>;
   /**
    * Digest of every file under the workspace, by normalised relative path: regular files
    * `sha256:<b64url>` of their bytes, symlinks `symlink:<digest of the target text>`, anything
@@ -261,6 +290,12 @@ export interface Environment {
 
 export interface Sandbox {
   readonly backend: SandboxBackend;
+  /**
+   * Why this backend's commands would run without its seccomp filter here (then environments are
+   * refused with `sandbox/no-seccomp` unless the weaker sandbox is allowed), or undefined when
+   * they run under it.
+   */
+  seccomp?(): Promise<string | undefined>;
   /** The mode environments get on this host (overlay unless the kernel refuses it). */
   environmentMode(): Promise<EnvironmentMode>;
   /**

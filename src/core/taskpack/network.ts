@@ -14,7 +14,12 @@ export interface NetworkTarget {
 
 export interface NetworkPolicy {
   readonly allow: readonly NetworkTarget[];
+  /** Connections open through the egress proxy at once (default DEFAULT_MAX_CONNECTIONS). */
+  readonly maxConnections?: number;
 }
+
+/** Connections an environment's commands may hold open through its egress proxy at once. */
+export const DEFAULT_MAX_CONNECTIONS = 256;
 
 const LABEL = /^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?$/;
 

@@ -47,6 +47,16 @@ export interface TaskPackAgents {
   readonly "adversarial-critic"?: string;
 }
 
+/**
+ * A pack's `resources`: what each command may use, and how much host work reading a run's changes
+ * may take (`changedEntries`, `changeCaptureMs`, over DEFAULT_CHANGE_BOUNDS): past either, the
+ * change is kept incomplete (`environment/too-many-changes`).
+ */
+export interface PackResources extends ResourceLimits {
+  readonly changedEntries: number;
+  readonly changeCaptureMs: number;
+}
+
 export interface TaskPack {
   readonly name: string;
   readonly task: string;
@@ -75,7 +85,7 @@ export interface TaskPack {
   /** Where definitions' `openai-compatible` models are asked, unless the environment says. */
   readonly openaiCompatibleBaseUrl?: string;
   /** What each command of a run may use (the pack's `resources` over DEFAULT_RESOURCES). */
-  readonly resources: ResourceLimits;
+  readonly resources: PackResources;
   /**
    * The destinations the run's commands may reach through the host's egress proxy; absent: no
    * network at all (the default).

@@ -3,7 +3,7 @@ import taskPackSchema from "../../../contracts/task-pack.v1.json" with { type: "
 import { createAjv, type ErrorObject, type ValidateFunction } from "../contracts/ajv-factory.js";
 import { operatorTaskCommonSchema } from "../contracts/schemas.js";
 import { fail, ok, type Problem, pointer, type Result } from "../result.js";
-import { DEFAULT_RESOURCES } from "../sandbox/sandbox-port.js";
+import { DEFAULT_CHANGE_BOUNDS, DEFAULT_RESOURCES } from "../sandbox/sandbox-port.js";
 import { didYouMean, suggestName } from "../text/did-you-mean.js";
 import { describeAjvError } from "../turn/ajv-messages.js";
 import { placeholderName } from "./argv.js";
@@ -15,6 +15,7 @@ import type {
   CommandEffect,
   CommandProfile,
   PackLimitKey,
+  PackResources,
   TaskPack,
   TaskPackAgents,
   VerifierCheck,
@@ -252,7 +253,12 @@ export function validateTaskPack(doc: unknown, opts: { packPath?: string } = {})
   if (isObject(pack.network)) {
     const parsed = parseNetworkAllow(pack.network.allow as string[], "/network/allow");
     for (const p of parsed.problems) push(p.code, p.path, p.message);
-    network = { allow: parsed.targets };
+    network = {
+      allow: parsed.targets,
+      ...(typeof pack.network.maxConnections === "number"
+        ? { maxConnections: pack.network.maxConnections }
+        : {}),
+    };
   }
   if (problems.length > 0) return fail(problems);
 
@@ -274,7 +280,7 @@ export function validateTaskPack(doc: unknown, opts: { packPath?: string } = {})
     ...(typeof pack.openaiCompatibleBaseUrl === "string"
       ? { openaiCompatibleBaseUrl: pack.openaiCompatibleBaseUrl }
       : {}),
-    resources: { ...DEFAULT_RESOURCES, ...(isObject(pack.resources) ? pack.resources : {}) },
+    resources: resourcesOf(isObject(pack.resources) ? pack.resources : {}),
     ...(network === undefined ? {} : { network }),
     dependencies: paths.dependencies,
     toolchains: paths.toolchains,
@@ -299,4 +305,17 @@ function compileGlobs(
     else for (const e of g.errors) push(e.code, `${at}/${i}`, e.message);
   }
   return globs;
+}
+
+/** The pack's `resources`: the commands' limits, and the bounds of the host's change capture. */
+function resourcesOf(given: Readonly<Record<string, unknown>>): PackResources {
+  const num = (key: string, fallback: number) =>
+    typeof given[key] === "number" ? (given[key] as number) : fallback;
+  return {
+    memoryBytes: num("memoryBytes", DEFAULT_RESOURCES.memoryBytes),
+    tmpBytes: num("tmpBytes", DEFAULT_RESOURCES.tmpBytes),
+    diskBytes: num("diskBytes", DEFAULT_RESOURCES.diskBytes),
+    changedEntries: num("changedEntries", DEFAULT_CHANGE_BOUNDS.maxEntries),
+    changeCaptureMs: num("changeCaptureMs", DEFAULT_CHANGE_BOUNDS.timeMs),
+  };
 }

@@ -5075,7 +5075,7 @@ validate52.evaluated = {"props":{"query/id":true,"proposal/ref":true,"step/id":t
 
 export const runReport: Validator = validate55;
 const schema73 = {"$id":"urn:warrant:ledger-record-body:runReport","$ref":"urn:warrant:ledger-records:v1#/$defs/runReport"};
-const schema74 = {"type":"object","description":"A run's report (`warrant-run-report:…`) beside its execution: output excerpts and check details for the implementer's next passage.","required":["query/id","proposal/ref","execution/ref","environment/ref","steps","checks","outcome","environment/destroyed"],"properties":{"query/id":{"type":"string"},"proposal/ref":{"type":"string"},"execution/ref":{"type":"string"},"environment/ref":{"type":"string"},"steps":{"type":"array","items":{"$ref":"#/$defs/stepReport"}},"checks":{"type":"array","items":{"$ref":"#/$defs/checkReport"}},"outcome":{"$ref":"#/$defs/outcome"},"refusal/code":{"type":"string"},"environment/destroyed":{"type":"boolean"},"network":{"$ref":"#/$defs/networkReport"},"signature":{"$ref":"#/$defs/signature"}}};
+const schema74 = {"type":"object","description":"A run's report (`warrant-run-report:…`) beside its execution: output excerpts and check details for the implementer's next passage.","required":["query/id","proposal/ref","execution/ref","environment/ref","steps","checks","outcome","environment/destroyed"],"properties":{"query/id":{"type":"string"},"proposal/ref":{"type":"string"},"execution/ref":{"type":"string"},"environment/ref":{"type":"string"},"steps":{"type":"array","items":{"$ref":"#/$defs/stepReport"}},"checks":{"type":"array","items":{"$ref":"#/$defs/checkReport"}},"outcome":{"$ref":"#/$defs/outcome"},"refusal/code":{"type":"string"},"environment/destroyed":{"type":"boolean"},"network":{"$ref":"#/$defs/networkReport"},"sandbox/seccomp":{"const":false,"description":"Present when the run's commands ran without a seccomp filter: the unshare backend where its loader is missing or does not work, allowed as the weaker sandbox."},"signature":{"$ref":"#/$defs/signature"}}};
 const schema75 = {"type":"object","required":["step/id","class","action","status"],"properties":{"step/id":{"type":"string"},"class":{"$ref":"#/$defs/effectClass"},"action":{"type":"string"},"status":{"enum":["ok","failed","interrupted"]},"exit/code":{"type":["integer","null"]},"stdout/digest":{"type":"string"},"stderr/digest":{"type":"string"},"truncated":{"type":"boolean"},"timed-out":{"type":"boolean"},"excerpt":{"type":"string"},"approval":{"enum":["approved","not-required"]},"refusal":{"type":"string"},"output/digest":{"type":"string"},"findings":{"type":"array","items":{"$ref":"#/$defs/problem"}},"limit":{"type":"object","description":"The resource limit the step was stopped at; its refusal is then environment/limit (the run concludes run/budget-exhausted).","additionalProperties":false,"required":["resource","bytes"],"properties":{"resource":{"enum":["memory","tmp","disk"]},"bytes":{"type":"integer","minimum":1}}}}};
 
 function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -6456,11 +6456,9 @@ vErrors = vErrors === null ? validate61.errors : vErrors.concat(validate61.error
 errors = vErrors.length;
 }
 }
-if(data.signature !== undefined){
-let data12 = data.signature;
-if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
-if(data12.alg === undefined){
-const err17 = {instancePath:instancePath+"/signature",schemaPath:"#/$defs/signature/required",keyword:"required",params:{missingProperty: "alg"},message:"must have required property '"+"alg"+"'"};
+if(data["sandbox/seccomp"] !== undefined){
+if(false !== data["sandbox/seccomp"]){
+const err17 = {instancePath:instancePath+"/sandbox~1seccomp",schemaPath:"#/properties/sandbox~1seccomp/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -6469,8 +6467,12 @@ vErrors.push(err17);
 }
 errors++;
 }
-if(data12["key/public"] === undefined){
-const err18 = {instancePath:instancePath+"/signature",schemaPath:"#/$defs/signature/required",keyword:"required",params:{missingProperty: "key/public"},message:"must have required property '"+"key/public"+"'"};
+}
+if(data.signature !== undefined){
+let data13 = data.signature;
+if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
+if(data13.alg === undefined){
+const err18 = {instancePath:instancePath+"/signature",schemaPath:"#/$defs/signature/required",keyword:"required",params:{missingProperty: "alg"},message:"must have required property '"+"alg"+"'"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -6479,8 +6481,8 @@ vErrors.push(err18);
 }
 errors++;
 }
-if(data12.value === undefined){
-const err19 = {instancePath:instancePath+"/signature",schemaPath:"#/$defs/signature/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
+if(data13["key/public"] === undefined){
+const err19 = {instancePath:instancePath+"/signature",schemaPath:"#/$defs/signature/required",keyword:"required",params:{missingProperty: "key/public"},message:"must have required property '"+"key/public"+"'"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -6489,9 +6491,8 @@ vErrors.push(err19);
 }
 errors++;
 }
-if(data12.alg !== undefined){
-if("ed25519" !== data12.alg){
-const err20 = {instancePath:instancePath+"/signature/alg",schemaPath:"#/$defs/signature/properties/alg/const",keyword:"const",params:{allowedValue: "ed25519"},message:"must be equal to constant"};
+if(data13.value === undefined){
+const err20 = {instancePath:instancePath+"/signature",schemaPath:"#/$defs/signature/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -6500,10 +6501,9 @@ vErrors.push(err20);
 }
 errors++;
 }
-}
-if(data12["key/public"] !== undefined){
-if(typeof data12["key/public"] !== "string"){
-const err21 = {instancePath:instancePath+"/signature/key~1public",schemaPath:"#/$defs/signature/properties/key~1public/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data13.alg !== undefined){
+if("ed25519" !== data13.alg){
+const err21 = {instancePath:instancePath+"/signature/alg",schemaPath:"#/$defs/signature/properties/alg/const",keyword:"const",params:{allowedValue: "ed25519"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -6513,9 +6513,9 @@ vErrors.push(err21);
 errors++;
 }
 }
-if(data12.value !== undefined){
-if(typeof data12.value !== "string"){
-const err22 = {instancePath:instancePath+"/signature/value",schemaPath:"#/$defs/signature/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data13["key/public"] !== undefined){
+if(typeof data13["key/public"] !== "string"){
+const err22 = {instancePath:instancePath+"/signature/key~1public",schemaPath:"#/$defs/signature/properties/key~1public/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -6525,9 +6525,9 @@ vErrors.push(err22);
 errors++;
 }
 }
-}
-else {
-const err23 = {instancePath:instancePath+"/signature",schemaPath:"#/$defs/signature/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data13.value !== undefined){
+if(typeof data13.value !== "string"){
+const err23 = {instancePath:instancePath+"/signature/value",schemaPath:"#/$defs/signature/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -6539,7 +6539,7 @@ errors++;
 }
 }
 else {
-const err24 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err24 = {instancePath:instancePath+"/signature",schemaPath:"#/$defs/signature/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -6548,10 +6548,22 @@ vErrors.push(err24);
 }
 errors++;
 }
+}
+}
+else {
+const err25 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
 validate56.errors = vErrors;
 return errors === 0;
 }
-validate56.evaluated = {"props":{"query/id":true,"proposal/ref":true,"execution/ref":true,"environment/ref":true,"steps":true,"checks":true,"outcome":true,"refusal/code":true,"environment/destroyed":true,"network":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
+validate56.evaluated = {"props":{"query/id":true,"proposal/ref":true,"execution/ref":true,"environment/ref":true,"steps":true,"checks":true,"outcome":true,"refusal/code":true,"environment/destroyed":true,"network":true,"sandbox/seccomp":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
 
 
 function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -6572,7 +6584,7 @@ errors = vErrors.length;
 validate55.errors = vErrors;
 return errors === 0;
 }
-validate55.evaluated = {"props":{"query/id":true,"proposal/ref":true,"execution/ref":true,"environment/ref":true,"steps":true,"checks":true,"outcome":true,"refusal/code":true,"environment/destroyed":true,"network":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
+validate55.evaluated = {"props":{"query/id":true,"proposal/ref":true,"execution/ref":true,"environment/ref":true,"steps":true,"checks":true,"outcome":true,"refusal/code":true,"environment/destroyed":true,"network":true,"sandbox/seccomp":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
 
 export const hostKey: Validator = validate64;
 const schema84 = {"$id":"urn:warrant:ledger-record-body:hostKey","$ref":"urn:warrant:ledger-records:v1#/$defs/hostKey"};

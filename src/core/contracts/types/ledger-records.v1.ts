@@ -298,6 +298,10 @@ export interface RunReport {
   "refusal/code"?: string;
   "environment/destroyed": boolean;
   network?: NetworkReport;
+  /**
+   * Present when the run's commands ran without a seccomp filter: the unshare backend where its loader is missing or does not work, allowed as the weaker sandbox.
+   */
+  "sandbox/seccomp"?: false;
   signature?: Signature;
 }
 /**

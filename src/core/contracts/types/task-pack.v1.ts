@@ -85,12 +85,20 @@ export interface TaskPackV1 {
    */
   ignore?: string[];
   /**
-   * What each command of a run may use, per environment (docs/spec/containment.md): memory (default 1 GiB), the size of its private /tmp (default 256 MiB) and how much the workspace may grow (default 1 GiB). A breach kills the step and is recorded on it as environment/limit.
+   * What each command of a run may use, per environment (docs/spec/containment.md): memory (default 1 GiB), the size of its private /tmp (default 256 MiB) and how much the workspace may grow (default 1 GiB). A breach kills the step and is recorded on it as environment/limit. The host's own work after a run is bounded too: changedEntries and changeCaptureMs.
    */
   resources?: {
     memoryBytes?: number;
     tmpBytes?: number;
     diskBytes?: number;
+    /**
+     * How many changed entries the host lists after a command (default 50 000): past it the change is kept incomplete (environment/too-many-changes).
+     */
+    changedEntries?: number;
+    /**
+     * How long the host may spend reading a run's changes (default 30 000 ms): past it the change is kept incomplete (environment/too-many-changes).
+     */
+    changeCaptureMs?: number;
   };
   /**
    * Network access for the run's commands: only the listed host:port destinations, through the host's egress proxy (docs/spec/containment.md). Without it, commands have no network at all.
@@ -103,6 +111,10 @@ export interface TaskPackV1 {
      * Items: host:port — a DNS name, an IPv4 address or an [IPv6] address, and a port 1-65535.
      */
     allow: string[];
+    /**
+     * How many connections the environment's commands may hold open through the egress proxy at once (default 256); one past it is refused and recorded (egress/too-many-connections).
+     */
+    maxConnections?: number;
   };
   /**
    * Workspace-relative folders (typically ignored by git: node_modules, .venv, vendor) that every environment contains as they are on the host, copy-on-write, without copying them; writes under them never count as a change (docs/projects.md).

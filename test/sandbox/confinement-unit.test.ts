@@ -1,0 +1,105 @@
+// Host-side confinement checks, each decided alone by a sibling whose name extends the confining
+// folder's (`tree-x/` beside `tree/`): a prefix test without the separator would let it through.
+// And the disk watchdog at its boundary: growth of exactly the limit is within it, one byte more
+// is a breach.
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { readConfinedFile } from "../../src/adapters/sandbox/confined-read.js";
+import { diskUse, watchDisk } from "../../src/adapters/sandbox/resource-limits.js";
+
+const work = mkdtempSync(path.join(tmpdir(), "warrant-confine-"));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+describe("a baseline read (readConfinedFile)", () => {
+  const tree = path.join(work, "tree");
+  const sibling = path.join(work, "tree-x");
+  mkdirSync(path.join(tree, "sub"), { recursive: true });
+  mkdirSync(sibling);
+  writeFileSync(path.join(sibling, "secret"), "not the baseline's");
+  writeFileSync(path.join(tree, "sub/f"), "inside");
+  // A link whose real path is in the sibling: every earlier check passes (relative, no `..` in
+  // the asked path, the file exists and is regular), only the confinement check refuses it.
+  symlinkSync("../tree-x/secret", path.join(tree, "to-sibling"));
+  symlinkSync(path.join(sibling, "secret"), path.join(tree, "to-sibling-abs"));
+  symlinkSync("sub/f", path.join(tree, "to-inside"));
+
+  it("reads a file inside, also through a link that stays inside", async () => {
+    expect(Buffer.from((await readConfinedFile(tree, "sub/f", 100)) ?? []).toString()).toBe(
+      "inside",
+    );
+    expect(Buffer.from((await readConfinedFile(tree, "to-inside", 100)) ?? []).toString()).toBe(
+      "inside",
+    );
+  });
+
+  it("never reads the sibling tree-x/ through a link, relative or absolute", async () => {
+    expect(await readConfinedFile(tree, "to-sibling", 100)).toBeUndefined();
+    expect(await readConfinedFile(tree, "to-sibling-abs", 100)).toBeUndefined();
+  });
+});
+
+describe("the disk watchdog", () => {
+  const dir = path.join(work, "layer");
+  mkdirSync(dir);
+  writeFileSync(path.join(dir, "a"), Buffer.alloc(20_000, 1));
+  const limit = 4096;
+
+  /** Watch until `passes` passes have measured; whether it breached. */
+  const watch = (initial: number, passes = 3) =>
+    new Promise<boolean>((done) => {
+      let seen = 0;
+      let stop: () => void = () => undefined;
+      stop = watchDisk(
+        dir,
+        initial,
+        limit,
+        () => {
+          stop();
+          done(true);
+        },
+        5,
+        (used) => {
+          if (used !== undefined) seen += 1;
+          if (seen >= passes) {
+            stop();
+            done(false);
+          }
+        },
+      );
+    });
+
+  it("growth of exactly the limit is within it; one byte more is a breach", async () => {
+    const used = await diskUse(dir);
+    expect(used).toBeGreaterThan(0);
+    expect(await watch(used - limit)).toBe(false);
+    expect(await watch(used - limit - 1)).toBe(true);
+  });
+
+  it("measures allocated blocks: a sparse file counts what it holds", async () => {
+    const before = await diskUse(dir);
+    const sparse = path.join(dir, "sparse");
+    writeFileSync(sparse, "");
+    const { truncateSync } = await import("node:fs");
+    truncateSync(sparse, 1 << 30);
+    expect((await diskUse(dir)) - before).toBeLessThan(1 << 20);
+    rmSync(sparse);
+  });
+
+  it("a watch stopped before its first pass never breaches", async () => {
+    let breached = false;
+    const stop = watchDisk(
+      dir,
+      0,
+      0,
+      () => {
+        breached = true;
+      },
+      5,
+    );
+    stop();
+    await new Promise((r) => setTimeout(r, 50));
+    expect(breached).toBe(false);
+  });
+});
