@@ -8,6 +8,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // Host keys made by tests (and by the CLI processes they spawn) go to a temporary folder.
+    setupFiles: ["test/setup/isolated-config.ts"],
     // Most files wait on processes, sandboxes and servers rather than compute: two files at once
     // even on a 2-core machine (the default there would be one).
     maxWorkers: Math.max(2, availableParallelism() - 1),

@@ -6,5 +6,7 @@ export default defineConfig({
     testTimeout: 1_800_000,
     hookTimeout: 120_000,
     pool: "forks",
+    // Host keys made by tests (and by the CLI processes they spawn) go to a temporary folder.
+    setupFiles: ["test/setup/isolated-config.ts"],
   },
 });

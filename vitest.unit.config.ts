@@ -42,5 +42,7 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // Host keys made by tests (and by the CLI processes they spawn) go to a temporary folder.
+    setupFiles: ["test/setup/isolated-config.ts"],
   },
 });

@@ -1,16 +1,11 @@
 // `warrant export QUERY --bundle`: one JSON file with everything `warrant loop check BUNDLE` needs
-// to audit the loop offline (facts and records as stored, signed heads, operator acts, host key).
-import { makeBundle } from "../core/loop/bundle.js";
+// to audit the loop offline (facts and records as stored, signed heads, operator acts, host key,
+// and the head it was exported under).
 import type { LedgerStore } from "../core/loop/ledger-store.js";
-import type { LoopDocument } from "../core/loop/types.js";
+import { exportBundle } from "../library/bundle.js";
 import { printJson } from "./io.js";
 
-export async function printBundle(
-  store: LedgerStore,
-  query: string,
-  doc: LoopDocument,
-  now: Date,
-): Promise<void> {
-  const [rows, acts] = await Promise.all([store.readRawLoop(query), store.readOperatorActs(query)]);
-  printJson(makeBundle(query, rows, acts, doc, now));
+export async function printBundle(store: LedgerStore, query: string, now: Date): Promise<void> {
+  const bundle = await exportBundle(store, query, { now });
+  if (bundle !== undefined) printJson(bundle);
 }

@@ -1,21 +1,22 @@
 // What `warrant loop simulate` and `warrant loop check` do: run a command script through the
 // decider; check a loop document, or audit a stored or exported loop (chain, heads, records, keys).
-import { existsSync } from "node:fs";
-import path from "node:path";
-import { HOST_KEY_FILE, hostKeyDir } from "../adapters/fs/host-key.js";
 import { resolveStoreUri } from "../adapters/store/open-store.js";
-import type { AuditReport } from "../core/loop/audit.js";
+import type { AuditReport, TrustAnchor } from "../core/loop/audit.js";
 import { auditBundle, isBundle } from "../core/loop/bundle.js";
 import { checkLoopDocument } from "../core/loop/check.js";
 import { parseScript } from "../core/loop/script.js";
 import { simulate } from "../core/loop/simulate.js";
 import { type LoopState, stateNameAt } from "../core/loop/state.js";
 import { parseInstant } from "../core/loop/time.js";
-import { base64url } from "../core/records/canonical.js";
-import { publicKeyOf } from "../core/records/signature.js";
-import type { Problem, Result } from "../core/result.js";
+import { type Problem, type Result, WarrantError } from "../core/result.js";
 import { auditStoredLoop } from "../library/audit.js";
 import { openLedgerToRead } from "../library/open-ledger.js";
+import {
+  defaultTrustedKeys,
+  publicKeyNamed,
+  readTrustedKeys,
+  refuseInsideStore,
+} from "../library/trusted-keys.js";
 import {
   EXIT_INVALID,
   EXIT_OK,
@@ -23,7 +24,6 @@ import {
   maxBytesOf,
   out,
   printJson,
-  readInputFile,
   readInputText,
   UsageError,
 } from "./io.js";
@@ -96,7 +96,13 @@ interface Audited {
   readonly keys: readonly string[];
   readonly records: number;
   readonly "signed-through": number;
-  /** The key was required (the host's own or --key), not taken as found. */
+  /** The operator acts the signed heads cover. */
+  readonly "acts/covered": number;
+  /** A trusted key held outside the store (`--key`, a trusted-keys file) vouches for the loop. */
+  readonly "key/pinned": boolean;
+  /** Where that key came from: `--key`, or the trusted-keys file's path. */
+  readonly "key/pinned-by"?: string;
+  /** The same as `key/pinned` (the name of earlier versions). */
   readonly "key/required": boolean;
 }
 
@@ -122,12 +128,14 @@ function report(
     } else if (audited === undefined) {
       out(`${name}: valid (${stateName}, ${facts} facts)`);
     } else {
-      const key = audited["key/required"]
-        ? `host key ${audited["host/key"]}`
-        : `host key ${audited["host/key"]} (as pinned; --key requires one)`;
+      const pinned = audited["key/pinned-by"];
+      const key =
+        pinned === undefined
+          ? `host key ${audited["host/key"]}, not pinned (pin it with --key or a trusted-keys file)`
+          : `host key ${audited["host/key"]}, pinned by ${pinned}`;
       out(
         `${name}: valid (${stateName}, ${facts} facts, ${audited.records} records signed by ${key}; ` +
-          `chain signed through fact ${audited["signed-through"]})`,
+          `chain signed through fact ${audited["signed-through"]}, ${audited["acts/covered"]} operator acts)`,
       );
     }
     process.exitCode = EXIT_OK;
@@ -142,39 +150,42 @@ export interface CheckOpts {
   readonly now?: string;
   readonly store?: string;
   readonly key?: string;
+  readonly trustedKeys?: string;
+  readonly requirePinned?: boolean;
   readonly json?: boolean;
   readonly maxBytes?: string;
 }
 
 /**
- * The public key `--key` names: 43 base64url characters, or a key file (the 32-byte host.key, or
- * a text file holding the public key). Without --key, for a store: the host key kept beside it,
- * when there is one.
+ * The keys the check trusts: `--key` (a public key or a key file), else `--trusted-keys FILE`, else
+ * the default trusted-keys file when it exists. A key or file that cannot be read is a usage error.
  */
-async function expectedKey(opts: CheckOpts): Promise<string | undefined> {
-  const fromFile = async (file: string): Promise<string> => {
-    const bytes = readInputFile(file, 4096, "key file");
-    if (bytes.length === 32) return base64url(await publicKeyOf(bytes));
-    const text = new TextDecoder().decode(bytes).trim();
-    if (PUBLIC_KEY.test(text)) return text;
-    throw new UsageError(`${file} holds neither a 32-byte host key nor a public key`);
-  };
-  if (opts.key !== undefined) return PUBLIC_KEY.test(opts.key) ? opts.key : fromFile(opts.key);
-  if (opts.store === undefined) return undefined;
-  const file = path.join(hostKeyDir(resolveStoreUri(opts.store)), HOST_KEY_FILE);
-  return existsSync(file) ? fromFile(file) : undefined;
+async function trustOf(opts: CheckOpts): Promise<TrustAnchor | undefined> {
+  try {
+    const given = opts.key ?? opts.trustedKeys;
+    if (given !== undefined && opts.store !== undefined)
+      refuseInsideStore(given, resolveStoreUri(opts.store));
+    if (opts.key !== undefined) return { keys: [await publicKeyNamed(opts.key)], source: "--key" };
+    if (opts.trustedKeys !== undefined) return readTrustedKeys(opts.trustedKeys);
+    return defaultTrustedKeys();
+  } catch (e) {
+    if (e instanceof WarrantError) throw new UsageError(e.message);
+    throw e;
+  }
 }
 
-const PUBLIC_KEY = /^[A-Za-z0-9_-]{43}$/;
-
-function audited(r: Result<AuditReport>, required: boolean): Audited | undefined {
+function audited(r: Result<AuditReport>): Audited | undefined {
   if (!r.ok) return undefined;
+  const by = r.value.pinnedBy;
   return {
     "host/key": r.value.keys[0] ?? "",
     keys: r.value.keys,
     records: r.value.records,
     "signed-through": r.value.signedThrough,
-    "key/required": required,
+    "acts/covered": r.value.actsCovered,
+    "key/pinned": by !== undefined,
+    ...(by === undefined ? {} : { "key/pinned-by": by }),
+    "key/required": by !== undefined,
   };
 }
 
@@ -184,12 +195,16 @@ const stateOf = (r: Result<AuditReport>): Result<LoopState> =>
 export async function checkAction(target: string, opts: CheckOpts): Promise<void> {
   const now = parseNow(opts.now);
   const json = opts.json === true;
-  const key = await expectedKey(opts);
+  const trusted = await trustOf(opts);
+  const requirePinned = opts.requirePinned === true;
   if (opts.store === undefined) {
     const read = readJson(target, "loop document", maxBytesOf(opts));
     if (read.ok && isBundle(read.value)) {
-      const r = await auditBundle(read.value, key);
-      report({ file: target }, stateOf(r), now, json, audited(r, key !== undefined));
+      const r = await auditBundle(read.value, {
+        ...(trusted === undefined ? {} : { trusted }),
+        requirePinned,
+      });
+      report({ file: target }, stateOf(r), now, json, audited(r));
       return;
     }
     report(
@@ -205,9 +220,10 @@ export async function checkAction(target: string, opts: CheckOpts): Promise<void
     const at = now ?? new Date();
     const r = await auditStoredLoop(store, target, {
       now: at,
-      ...(key === undefined ? {} : { key }),
+      trusted: trusted ?? false,
+      requirePinned,
     });
-    report({ query: target }, stateOf(r), at, json, audited(r, key !== undefined));
+    report({ query: target }, stateOf(r), at, json, audited(r));
   } finally {
     await store.close();
   }

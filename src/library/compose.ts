@@ -82,6 +82,11 @@ export interface Composition {
   queue(): JobQueue;
   /** Whether a job queue was given. */
   hasQueue(): boolean;
+  /**
+   * The store as an operator writes to it: every act signed and a head signed after it (the store
+   * itself when the options say `signer: "none"`). The host key is resolved on first use.
+   */
+  actingStore(): Promise<LedgerStore>;
   close(): Promise<void>;
 }
 
@@ -170,7 +175,12 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
     const s = o.signer;
     if (s === "none") return undefined;
     if (typeof s === "function") return s();
-    return s ?? hostKeySigner(store.uri, o.cwd);
+    return s ?? hostKeySigner(store, o.cwd === undefined ? {} : { cwd: o.cwd });
+  });
+
+  const actingStore = once(async (): Promise<LedgerStore> => {
+    const sign = await signer();
+    return sign === undefined ? store : signingStore(store, sign, clock);
   });
 
   const toolKind = (name: string): ToolKind =>
@@ -341,6 +351,7 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
         },
       };
     },
+    actingStore,
     emitter(log) {
       return (body: WarrantEventBody) => {
         const event: WarrantEvent = {

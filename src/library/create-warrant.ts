@@ -224,7 +224,12 @@ export async function createWarrant(options: WarrantOptions = {}): Promise<Warra
   const { store } = c;
   const ttlMs = options.lease?.ttlMs ?? leaseTtlMs();
   const holder = () => options.lease?.holder ?? leaseHolder();
-  const acts: ActContext = { store, operator: c.operator, now: () => c.clock.now() };
+  // Acts are signed by the host key, resolved on the first act.
+  const acts = async (): Promise<ActContext> => ({
+    store: await c.actingStore(),
+    operator: c.operator,
+    now: () => c.clock.now(),
+  });
 
   const checked = async (
     loaded: LoadedPack,
@@ -408,11 +413,11 @@ export async function createWarrant(options: WarrantOptions = {}): Promise<Warra
         : { ...r, ref: heldRecordRef(r.ref), query: heldQueryId(r.query) };
     },
     pending: () => listPending(store, c.clock.now()),
-    approve: (run, step) => decideStep(acts, run, step, "approve"),
-    deny: (run, step, o) => decideStep(acts, run, step, "deny", o?.reason),
-    renew: (query, deadline) => renewLoop(acts, query, new Date(deadline)),
-    cancel: (query) => cancelLoop(acts, query),
-    answer: (query, text) => answerLoop(acts, query, text),
+    approve: async (run, step) => decideStep(await acts(), run, step, "approve"),
+    deny: async (run, step, o) => decideStep(await acts(), run, step, "deny", o?.reason),
+    renew: async (query, deadline) => renewLoop(await acts(), query, new Date(deadline)),
+    cancel: async (query) => cancelLoop(await acts(), query),
+    answer: async (query, text) => answerLoop(await acts(), query, text),
     telemetry: {
       enabled: c.telemetry.enabled,
       flush: () => c.telemetry.flush(),

@@ -1,11 +1,13 @@
 // What the library reads from the host it runs on: who acts (the operator binding), who drives (a
-// lease holder unique to this process), how long a lease lasts, where the host key is kept.
+// lease holder unique to this process), how long a lease lasts, which host key signs a store.
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
-import { hostKeyDir, loadOrCreateHostKey } from "../adapters/fs/host-key.js";
+import type { LedgerStore } from "../core/loop/ledger-store.js";
+import { WarrantError } from "../core/result.js";
 import type { RecordSigner } from "../runtime/ports.js";
 import { keySigner } from "../runtime/records.js";
 import { DEFAULT_LEASE_TTL_MS } from "../runtime/session.js";
+import { type StoreKeyOptions, storeHostKey } from "./store-key.js";
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -26,7 +28,13 @@ export function leaseTtlMs(env: Env = process.env): number {
   return Number.isSafeInteger(n) && n > 0 ? n : DEFAULT_LEASE_TTL_MS;
 }
 
-/** The signer of the host key kept beside the store (created, mode 0600, on first use). */
-export async function hostKeySigner(storeUri: string, cwd?: string): Promise<RecordSigner> {
-  return keySigner(await loadOrCreateHostKey(hostKeyDir(storeUri, cwd)));
+/** The signer of the store's host key, kept in this host's key folder (created on first use). */
+export async function hostKeySigner(
+  store: LedgerStore,
+  o: Omit<StoreKeyOptions, "create"> = {},
+): Promise<RecordSigner> {
+  const key = await storeHostKey(store, { ...o, create: true });
+  if (key === undefined)
+    throw new WarrantError("internal/unreachable", "a key is created when none is found");
+  return keySigner(key.secret);
 }

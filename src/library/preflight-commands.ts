@@ -4,7 +4,7 @@
 // would be readable by every command).
 import { realpath } from "node:fs/promises";
 import path from "node:path";
-import { HOST_KEY_FILE, hostKeyDir } from "../adapters/fs/host-key.js";
+import { HOST_KEY_FILE, hostKeyDir, keyDir } from "../adapters/fs/host-key.js";
 import type { Problem } from "../core/result.js";
 import { pointer } from "../core/result.js";
 import type { Sandbox } from "../core/sandbox/sandbox-port.js";
@@ -15,7 +15,8 @@ import type { CheckProblem, PreflightCheck } from "./preflight.js";
 
 /**
  * The toolchains that hold the store's file or the host key (`taskpack/toolchain-forbidden`, at
- * `/toolchains/N`): a SQLite store's file, and the host key kept beside it (or in `.warrant/`).
+ * `/toolchains/N`): a SQLite store's file, the host's key folder, and a key file still kept beside a
+ * store (or in `.warrant/`).
  */
 export async function toolchainHoldings(
   pack: LoadedPack,
@@ -24,6 +25,7 @@ export async function toolchainHoldings(
 ): Promise<Problem[]> {
   const real = (p: string) => realpath(p).catch(() => path.resolve(p));
   const guarded: [string, string][] = [
+    ["the host's key folder", await real(keyDir())],
     ["the host key", await real(path.join(hostKeyDir(storeUri, cwd), HOST_KEY_FILE))],
   ];
   if (storeUri.startsWith("sqlite:"))

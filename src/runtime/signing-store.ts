@@ -1,17 +1,23 @@
-// The host's signature on everything a drive writes: a LedgerStore that signs every record it is
-// given with the host's signer (a record already signed keeps its signature), pins the host's public
-// key in a record appended with the loop's opening, and signs the chain head (sequence, hash, time)
-// after every conclusion and cancellation it appends and whenever the drive stops or blocks
-// (`sealHead`). `warrant loop check` verifies all of it against the pinned key. Every other method
-// (reads, leases, fences, workers) is the inner store's own.
+// The host's signature on everything a drive or an operator writes: a LedgerStore that signs every
+// record it is given with the host's signer (a record already signed keeps its signature), pins the
+// host's public key in a record appended with the loop's opening, signs each operator act before
+// posting it (an `actSignature` record), and signs the chain head (sequence, hash, acts that count,
+// time) with every conclusion, stop (cancellation) and renewal it appends (in the same append),
+// after every act it posts, and whenever a drive stops or blocks (`sealHead`) — never per charge. `warrant loop check`
+// verifies all of it against the pinned key. Every other method (reads, leases, fences, workers) is
+// the inner store's own.
+
+import { chainHash, GENESIS_HASH } from "../core/loop/chain.js";
 import type {
   AppendBatch,
   LedgerRecord,
   LedgerStore,
+  OperatorAct,
   StoredFact,
 } from "../core/loop/ledger-store.js";
 import type { Clock } from "../core/ports.js";
 import {
+  actSignatureRecord,
   type HeadReason,
   headRecord,
   hostKeyRecord,
@@ -41,11 +47,48 @@ export function signingStore(
         return { ...record, body: await signer.sign(body) };
       }),
     );
+  // The acts are read after the facts the head names: a head never counts an act it did not see.
   const seal = async (query: string, head: StoredFact, reason: HeadReason) => {
+    const acts = (await inner.readOperatorActs(query)).length;
     const at = clock.now().toISOString();
-    await inner.putRecords([
-      await headRecord(query, { sequence: head.fact.sequence, hash: head.hash }, reason, key, at),
+    const covered = { sequence: head.fact.sequence, hash: head.hash, acts };
+    await inner.putRecords([await headRecord(query, covered, reason, key, at)]);
+  };
+  /**
+   * The head of a batch that concludes a run, stops the loop or renews it, signed over the hash
+   * the batch's last fact will have (the chain is deterministic): stored in the same transaction
+   * as the facts, so no crash can leave such a fact without its head. Undefined for other batches,
+   * and when the fact the batch expects to follow is not there (the append will be refused).
+   */
+  const headOf = async (batch: AppendBatch): Promise<LedgerRecord | undefined> => {
+    const kinds = batch.facts.map((f) => f.step.kind);
+    const reason: HeadReason | undefined = kinds.includes("cancelled")
+      ? "stop"
+      : kinds.includes("concluded")
+        ? "conclusion"
+        : kinds.includes("renewed")
+          ? "act"
+          : undefined;
+    const last = batch.facts.at(-1);
+    if (reason === undefined || last === undefined) return undefined;
+    const expected = batch.expectedLastSequence;
+    const [previous, acts] = await Promise.all([
+      expected === 0 ? undefined : inner.readFacts(batch.query, expected - 1),
+      inner.readOperatorActs(batch.query),
     ]);
+    let hash = GENESIS_HASH;
+    if (expected > 0) {
+      const before = previous?.[0];
+      if (before?.fact.sequence !== expected) return undefined;
+      hash = before.hash;
+    }
+    for (const f of batch.facts) hash = chainHash(hash, f);
+    const covered = { sequence: last.sequence, hash, acts: acts.length };
+    return headRecord(batch.query, covered, reason, key, clock.now().toISOString());
+  };
+  const sealLast = async (query: string, reason: HeadReason) => {
+    const last = (await inner.readFacts(query)).at(-1);
+    if (last !== undefined) await seal(query, last, reason);
   };
   const overrides = {
     async append(batch: AppendBatch) {
@@ -53,14 +96,17 @@ export function signingStore(
       if (batch.facts.some((f) => f.step.kind === "opened")) {
         records.push(await hostKeyRecord(batch.query, key, clock.now().toISOString()));
       }
-      const outcome = await inner.append({ ...batch, records });
-      if (!outcome.ok) return outcome;
-      const last = outcome.stored.at(-1);
-      const kinds = outcome.stored.map((s) => s.fact.step.kind);
-      if (last !== undefined && (kinds.includes("concluded") || kinds.includes("cancelled"))) {
-        await seal(batch.query, last, kinds.includes("cancelled") ? "stop" : "conclusion");
-      }
-      return outcome;
+      const head = await headOf(batch);
+      if (head !== undefined) records.push(head);
+      return inner.append({ ...batch, records });
+    },
+    // Signed before it is posted, so an act never counts unsigned; an act that loses its target to
+    // another leaves a signature nothing names, which the audit ignores.
+    async postOperatorAct(act: OperatorAct) {
+      await inner.putRecords([await actSignatureRecord(act, key)]);
+      const posted = await inner.postOperatorAct(act);
+      if (posted.posted) await sealLast(act.query, "act");
+      return posted;
     },
     async putRecords(records: readonly LedgerRecord[], ...rest: unknown[]) {
       const put = inner.putRecords as (
@@ -78,10 +124,7 @@ export function signingStore(
       const [signedRecord] = await signedRecords([record]);
       return put.call(inner, version, signedRecord as LedgerRecord, ...rest);
     },
-    async sealHead(query: string, reason: HeadReason) {
-      const last = (await inner.readFacts(query)).at(-1);
-      if (last !== undefined) await seal(query, last, reason);
-    },
+    sealHead: sealLast,
   };
   return new Proxy(inner, {
     get(target, prop, receiver) {

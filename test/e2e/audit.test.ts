@@ -1,20 +1,25 @@
 // `warrant loop check --store` audits a stored loop completely: a loop the demo wrote checks valid,
 // and every tampering of its rows (signatures corrupted, removed, swapped or re-keyed, a forged
-// execution with its ref, fact and chain recomputed, a review flipped or deleted, a run report
-// deleted, a transcript edited, an approval deleted, the last fact removed, a re-chained edit, a
-// kind column or a row that is not JSON) exits 1 naming the first fact it touches. On SQLite and on
-// PostgreSQL, each tampering on a fresh copy of the same loop.
+// execution with its ref, fact and chain recomputed, a review flipped or deleted, a run report or
+// changeset deleted, a transcript edited, an approval deleted, a deny by mallory inserted, the last
+// fact removed, a rollback past every head, a re-chained edit, a kind column or a row that is not
+// JSON) exits 1 naming the first fact it touches. On SQLite and on PostgreSQL, each tampering on a
+// fresh copy of the same loop. A key replaced beside the store with everything re-signed is caught
+// when the key is pinned and reported as not pinned otherwise; bundles carry their export head.
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { keyDir, keyFileOf } from "../../src/adapters/fs/host-key.js";
 import { openStore } from "../../src/adapters/store/open-store.js";
 import { chainHash, GENESIS_HASH } from "../../src/core/loop/chain.js";
+import type { OperatorAct } from "../../src/core/loop/ledger-store.js";
 import type { Fact } from "../../src/core/loop/types.js";
 import { base64url, canonicalJson, contentRef } from "../../src/core/records/canonical.js";
 import { hostKeyRecord } from "../../src/core/records/host-records.js";
+import { operatorActRef } from "../../src/core/records/operator-act.js";
 import { kindOfRef, RECORD_KIND_TABLE } from "../../src/core/records/record-kinds.js";
 import { publicKeyOf, signRecord } from "../../src/core/records/signature.js";
 import { runCli } from "../helpers/cli.js";
@@ -159,6 +164,41 @@ interface Expect {
   readonly fact: number;
   /** Its code is one of these. */
   readonly codes: readonly string[];
+  /** What `loop check` is run with besides the store and query. */
+  readonly args?: readonly string[];
+}
+
+/** The loop's own pinned key (read before any tampering). */
+const pinnedKey = (l: Loop) => String(l.record("hostKey").parsed["key/public"]);
+
+/** Deletes the run of the last admission and everything after it: facts, heads, what they named. */
+async function rollBack(l: Loop): Promise<void> {
+  const cut = l.last("run-admitted");
+  const run = l.step(cut)["proposal/ref"] ?? "";
+  const passages = new Set(
+    l.facts
+      .slice(cut)
+      .flatMap((f) => (f.step.kind === "passage-charged" ? [f.step["passage/ref"]] : [])),
+  );
+  await l.db.run("DELETE FROM warrant_facts WHERE sequence > ?", [cut]);
+  const acts = await l.db.all<OperatorAct & { id: number; text: string | null }>(
+    "SELECT id, query, kind, target, text, operator, at FROM warrant_operator_acts",
+  );
+  const gone = new Set<string>();
+  for (const { id, text, ...a } of acts.filter((x) => x.target.startsWith(`${run} `))) {
+    gone.add(operatorActRef({ ...a, ...(text === null ? {} : { text }) }));
+    await l.db.run("DELETE FROM warrant_operator_acts WHERE id = ?", [id]);
+  }
+  for (const r of l.records) {
+    const b = JSON.parse(r.body) as Body;
+    const ofRun = b["proposal/ref"] === run && r.kind !== "proposal" && r.kind !== "review";
+    const orphan =
+      r.kind === "head" ||
+      ofRun ||
+      (typeof b["passage/ref"] === "string" && passages.has(b["passage/ref"])) ||
+      (typeof b["act/ref"] === "string" && gone.has(b["act/ref"]));
+    if (orphan) await l.db.run("DELETE FROM warrant_records WHERE ref = ?", [r.ref]);
+  }
 }
 
 /** Each tampering changes a copy of the loop and says where `loop check` must report it. */
@@ -196,6 +236,7 @@ const TAMPERINGS: Record<string, (l: Loop) => Promise<Expect>> = {
     return { fact: 1, codes: ["records/signature-key"] };
   },
   "every record re-signed by another key, the pinned key replaced": async (l) => {
+    const key = pinnedKey(l);
     for (const r of l.records) {
       if (r.kind === "hostKey") {
         const pin = await hostKeyRecord(
@@ -209,7 +250,7 @@ const TAMPERINGS: Record<string, (l: Loop) => Promise<Expect>> = {
       const { signature: _s, ...body } = JSON.parse(r.body) as Body;
       await l.setBody(r.ref, await signRecord(body, ATTACKER));
     }
-    return { fact: 0, codes: ["records/key-not-trusted"] };
+    return { fact: 0, codes: ["records/key-not-trusted"], args: ["--key", key] };
   },
   "a forged execution with its ref, fact and chain recomputed": async (l) => {
     const c = l.last("concluded");
@@ -259,7 +300,43 @@ const TAMPERINGS: Record<string, (l: Loop) => Promise<Expect>> = {
     );
     expect(acts.length).toBeGreaterThan(0);
     await l.db.run("DELETE FROM warrant_operator_acts WHERE id = ?", [acts.at(-1)?.id]);
-    return { fact: l.last("concluded"), codes: ["records/missing"] };
+    // The head signed after it counted it: reported there (the execution naming it, later).
+    const heads = l.records
+      .filter((r) => r.kind === "head")
+      .map((r) => JSON.parse(r.body) as { sequence: number; acts?: number })
+      .sort((a, b) => a.sequence - b.sequence);
+    const most = Math.max(...heads.map((h) => h.acts ?? 0));
+    const first = heads.find((h) => (h.acts ?? 0) === most);
+    return { fact: (first?.sequence ?? 0) - 1, codes: ["store/truncated"] };
+  },
+  "a deny by mallory inserted as an act row": async (l) => {
+    const first = l.facts.findIndex((f) => f.step.kind === "concluded");
+    await l.db.run(
+      "INSERT INTO warrant_operator_acts (query, kind, target, text, operator, at) VALUES (?, 'deny', ?, 'no', 'node-operator-binding:mallory', ?)",
+      [
+        l.facts[0]?.["query/id"],
+        `${l.step(first)["proposal/ref"]} fix-slugify`,
+        "2026-12-01T10:00:00Z",
+      ],
+    );
+    return { fact: first, codes: ["audit/unsigned-tail", "records/act-unsigned"] };
+  },
+  "a changeset deleted": async (l) => {
+    const c = l.last("concluded");
+    const cs = l.record("changeset", (b) => b["execution/ref"] === l.step(c)["execution/ref"]);
+    await l.db.run("DELETE FROM warrant_records WHERE ref = ?", [cs.ref]);
+    return { fact: c, codes: ["records/missing"] };
+  },
+  "the rollback: the last facts, every head and the records they orphan deleted": async (l) => {
+    await rollBack(l);
+    const first = l.facts.findIndex((f) => f.step.kind === "concluded");
+    return { fact: first, codes: ["audit/unsigned-tail"] };
+  },
+  "the same rollback, checked with --key": async (l) => {
+    const key = pinnedKey(l);
+    await rollBack(l);
+    const first = l.facts.findIndex((f) => f.step.kind === "concluded");
+    return { fact: first, codes: ["audit/unsigned-tail"], args: ["--key", key] };
   },
   "the last fact removed": async (l) => {
     await l.db.run("DELETE FROM warrant_facts WHERE sequence = ?", [l.facts.length]);
@@ -346,7 +423,8 @@ const subjects: Subject[] = [
       await schemas.sql(
         `INSERT INTO "${to}".warrant_facts SELECT * FROM "${from}".warrant_facts;
          INSERT INTO "${to}".warrant_records OVERRIDING SYSTEM VALUE SELECT * FROM "${from}".warrant_records;
-         INSERT INTO "${to}".warrant_operator_acts OVERRIDING SYSTEM VALUE SELECT * FROM "${from}".warrant_operator_acts;`,
+         INSERT INTO "${to}".warrant_operator_acts OVERRIDING SYSTEM VALUE SELECT * FROM "${from}".warrant_operator_acts;
+         SELECT setval(pg_get_serial_sequence('"${to}".warrant_operator_acts', 'id'), (SELECT max(id) FROM "${to}".warrant_operator_acts));`,
       );
       return { uri, db: await postgresDb(to) };
     },
@@ -381,8 +459,10 @@ for (const s of subjects) {
       const r = await runCli(["loop", "check", "--store", uri, q(), "--json"], { cwd });
       expect(r.code, r.stdout).toBe(0);
       const out = JSON.parse(r.stdout) as Record<string, unknown>;
-      expect(out).toMatchObject({ valid: true, state: "stopped", "key/required": true });
+      // No key is pinned on this host: the key is taken as found and said to be.
+      expect(out).toMatchObject({ valid: true, state: "stopped", "key/pinned": false });
       expect(out["signed-through"]).toBe(out.facts);
+      expect(out["acts/covered"]).toBe(1);
     });
 
     for (const [name, tamper] of Object.entries(TAMPERINGS)) {
@@ -394,7 +474,7 @@ for (const s of subjects) {
         } finally {
           await db.close();
         }
-        const r = await check(uri, q());
+        const r = await check(uri, q(), [...(want.args ?? [])]);
         expect(r.code, JSON.stringify(r.out)).toBe(1);
         expect(r.out.valid).toBe(false);
         expect(r.out.errors[0]?.path, JSON.stringify(r.out.errors.slice(0, 3))).toBe(
@@ -416,6 +496,75 @@ describe("the pinned key", () => {
     expect(r.out.errors[0]).toMatchObject({ code: "records/key-not-trusted", path: "/facts/0" });
   });
 
+  it("the key replaced beside the store and everything re-signed: caught when pinned, said not pinned otherwise", async () => {
+    const { uri, db } = await subjects[0]!.copy();
+    const folder = path.dirname(uri.slice("sqlite:".length));
+    let real = "";
+    try {
+      const l = await Loop.read(db);
+      real = pinnedKey(l);
+      await TAMPERINGS["every record re-signed by another key, the pinned key replaced"]?.(l);
+      const attacker = base64url(await publicKeyOf(ATTACKER));
+      await db.run("UPDATE warrant_meta SET value = ? WHERE key = 'host_key'", [attacker]);
+    } finally {
+      await db.close();
+    }
+    writeFileSync(path.join(folder, "host.key"), ATTACKER, { mode: 0o600 });
+    // Unpinned, the forgery is consistent: valid, and said to be signed by a key nothing pins.
+    const loose = await runCli(["loop", "check", "--store", uri, query, "--json"], { cwd });
+    expect(loose.code, loose.stdout).toBe(0);
+    expect(JSON.parse(loose.stdout)).toMatchObject({
+      valid: true,
+      "host/key": base64url(await publicKeyOf(ATTACKER)),
+      "key/pinned": false,
+    });
+    const text = await runCli(["loop", "check", "--store", uri, query], { cwd });
+    expect(text.stdout).toMatch(/signed by host key \S+, not pinned/);
+    const required = await check(uri, query, ["--require-pinned"]);
+    expect(required.code).toBe(1);
+    expect(required.out.errors[0]).toMatchObject({
+      code: "audit/key-not-pinned",
+      path: "/facts/0",
+    });
+    // Pinned by --key, or by a trusted-keys file outside the store: caught.
+    const byKey = await check(uri, query, ["--key", real]);
+    expect(byKey.out.errors[0]).toMatchObject({
+      code: "records/key-not-trusted",
+      path: "/facts/0",
+    });
+    const trusted = path.join(root, "trusted-keys");
+    writeFileSync(trusted, `# this host\n${real} host-a\n`);
+    const byFile = await check(uri, query, ["--trusted-keys", trusted]);
+    expect(byFile.code).toBe(1);
+    expect(byFile.out.errors[0]).toMatchObject({ code: "records/key-not-trusted" });
+    // The untampered loop, pinned by the same file; and --require-pinned is then satisfied.
+    const clean = await subjects[0]!.copy();
+    await clean.db.close();
+    const pinned = await runCli(
+      [
+        "loop",
+        "check",
+        "--store",
+        clean.uri,
+        query,
+        "--json",
+        "--trusted-keys",
+        trusted,
+        "--require-pinned",
+      ],
+      { cwd },
+    );
+    expect(pinned.code, pinned.stdout).toBe(0);
+    expect(JSON.parse(pinned.stdout)).toMatchObject({
+      "key/pinned": true,
+      "key/pinned-by": trusted,
+    });
+    // The host never takes up the key laid beside the store: an act there is refused.
+    const act = await runCli(["cancel", query, "--store", uri], { cwd });
+    expect(act.code, act.stdout + act.stderr).not.toBe(0);
+    expect(act.stdout + act.stderr).toContain("runtime/host-key-missing");
+  });
+
   it("every ref in the demo's ledger names its kind", async () => {
     const { db } = await subjects[0]!.copy();
     const rows = await db.all<RecordRow>("SELECT ref, kind, body FROM warrant_records");
@@ -433,18 +582,23 @@ describe("export --bundle and loop check BUNDLE", () => {
     const bundle = JSON.parse(exported.stdout) as {
       format: string;
       "host/key": string;
+      head: string;
       loop: unknown;
       records: { ref: string; kind: string; body: string }[];
     };
     expect(bundle.format).toBe("warrant-loop-bundle.v1");
+    // Exported under a head signed for the export: this host holds the store's key.
+    const head = bundle.records.find((r) => r.ref === bundle.head);
+    expect(JSON.parse(head?.body ?? "{}")).toMatchObject({ reason: "export" });
     const file = path.join(root, "loop.bundle.json");
     writeFileSync(file, exported.stdout);
-    const hostKey = path.join(path.dirname(uri.slice("sqlite:".length)), "host.key");
+    const hostKey = keyFileOf(keyDir(), bundle["host/key"]);
     const ok = await runCli(["loop", "check", file, "--key", hostKey, "--json"], { cwd });
     expect(ok.code, ok.stdout).toBe(0);
     expect(JSON.parse(ok.stdout)).toMatchObject({
       valid: true,
-      "key/required": true,
+      "key/pinned": true,
+      "key/pinned-by": "--key",
       "host/key": bundle["host/key"],
     });
     // The loop document inside stays seed-valid on its own.
@@ -463,5 +617,31 @@ describe("export --bundle and loop check BUNDLE", () => {
     const errors = (JSON.parse(bad.stdout) as { errors: { code: string; path: string }[] }).errors;
     expect(errors[0]?.path).toMatch(/^\/facts\/\d+$/);
     expect(["store/record-mismatch", "records/signature-invalid"]).toContain(errors[0]?.code);
+  });
+
+  it("a bundle rolled back in transit (last facts, every head, their orphans, the document redone): audit/unsigned-tail, with and without --key", async () => {
+    const { uri, db } = await subjects[0]!.copy();
+    try {
+      await rollBack(await Loop.read(db));
+    } finally {
+      await db.close();
+    }
+    // The rolled-back rows exported as a bundle are what an attacker in transit would send.
+    const exported = await runCli(["export", query, "--bundle", "--store", uri], {
+      cwd,
+      env: { WARRANT_KEY_DIR: path.join(root, "no-keys") },
+    });
+    expect(exported.code, exported.stderr).toBe(0);
+    const bundle = JSON.parse(exported.stdout) as { head: string | null; "host/key": string };
+    expect(bundle.head).toBeNull();
+    const file = path.join(root, "rolled-back.bundle.json");
+    writeFileSync(file, exported.stdout);
+    for (const extra of [[], ["--key", keyFileOf(keyDir(), bundle["host/key"])]]) {
+      const r = await runCli(["loop", "check", file, "--json", ...extra], { cwd });
+      expect(r.code, r.stdout).toBe(1);
+      const first = (JSON.parse(r.stdout) as { errors: { code: string; path: string }[] })
+        .errors[0];
+      expect(first).toMatchObject({ code: "audit/unsigned-tail", path: "/facts/5" });
+    }
   });
 });

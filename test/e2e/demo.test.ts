@@ -1,9 +1,10 @@
 // `warrant demo` through the built CLI: the story plays out in the real sandbox and the exported
 // loop document, and the records behind it, say exactly what happened.
-import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { keyDir, keyFileOf } from "../../src/adapters/fs/host-key.js";
 import { openStore } from "../../src/adapters/store/open-store.js";
 import { contractValidators } from "../../src/core/contracts/ajv.js";
 import type { LoopDocument, Step } from "../../src/core/loop/types.js";
@@ -129,11 +130,15 @@ describe("warrant demo", () => {
     expect(loops).toHaveLength(2);
   });
 
-  it("signs proposals and executions with the host key kept beside the ledger, never in it", async () => {
-    const key = new Uint8Array(readFileSync(path.join(cwd, ".warrant/host.key")));
-    expect(key).toHaveLength(32);
-    expect(statSync(path.join(cwd, ".warrant/host.key")).mode & 0o777).toBe(0o600);
+  it("signs proposals and executions with the host key the store records, kept outside its folder, never in it", async () => {
     const db = await openStore(`sqlite:${path.join(cwd, ".warrant/ledger.db")}`);
+    const recorded = (await db.hostKey?.()) ?? "";
+    const file = keyFileOf(keyDir(), recorded);
+    const key = new Uint8Array(readFileSync(file));
+    expect(key).toHaveLength(32);
+    expect(base64url(await publicKeyOf(key))).toBe(recorded);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(existsSync(path.join(cwd, ".warrant/host.key"))).toBe(false);
     try {
       const signedKinds = (await db.listRecords(query)).filter(
         (r) => r.kind === "proposal" || r.kind === "execution",

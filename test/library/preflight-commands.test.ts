@@ -138,6 +138,17 @@ describe("a toolchain holding the store or the host key", () => {
     expect(await toolchainHoldings(pack, "memory:", work)).toEqual([]);
     const elsewhere = `sqlite:${path.join(work, "ledger.db")}`;
     expect(await toolchainHoldings(pack, elsewhere)).toEqual([]);
+    // The host's key folder ($WARRANT_KEY_DIR) inside a toolchain is refused the same way.
+    const before = process.env.WARRANT_KEY_DIR;
+    process.env.WARRANT_KEY_DIR = path.join(tool, "keys");
+    try {
+      expect((await toolchainHoldings(pack, elsewhere)).map((p) => p.message)).toEqual([
+        `the toolchain ${tool} holds the host's key folder (${path.join(tool, "keys")}): every command could read it`,
+      ]);
+    } finally {
+      if (before === undefined) delete process.env.WARRANT_KEY_DIR;
+      else process.env.WARRANT_KEY_DIR = before;
+    }
 
     const report = await preflight({ pack, models: {}, env: {}, store }, []);
     expect(report.problems.map((p) => [p.check, p.code])).toEqual([

@@ -3,212 +3,34 @@
 // signed heads refuse what breaks them, each at the first fact it touches; a bundle made from the
 // rows audits the same offline.
 import { describe, expect, it } from "vitest";
-import { MemoryLedgerStore } from "../../src/adapters/store/memory-ledger-store.js";
-import { auditLoop } from "../../src/core/loop/audit.js";
 import { auditBundle, makeBundle } from "../../src/core/loop/bundle.js";
 import { chainHash, GENESIS_HASH } from "../../src/core/loop/chain.js";
-import type { OperatorAct, RawLoop } from "../../src/core/loop/ledger-store.js";
+import type { RawLoop } from "../../src/core/loop/ledger-store.js";
 import { project } from "../../src/core/loop/project.js";
-import type { Fact, LoopCommand, LoopDocument } from "../../src/core/loop/types.js";
-import { base64url, canonicalJson, contentRef } from "../../src/core/records/canonical.js";
-import { buildExecution } from "../../src/core/records/execution.js";
+import type { Fact, LoopDocument } from "../../src/core/loop/types.js";
+import { canonicalJson, contentRef } from "../../src/core/records/canonical.js";
 import { keyRotationRecord } from "../../src/core/records/host-records.js";
 import { toLedgerRecord } from "../../src/core/records/ledger-record.js";
-import { operatorActRef } from "../../src/core/records/operator-act.js";
-import { buildProposal } from "../../src/core/records/proposal.js";
 import { buildReview } from "../../src/core/records/review.js";
 import { publicKeyOf, signRecord } from "../../src/core/records/signature.js";
-import { approvalTarget } from "../../src/runtime/ledger-view.js";
 import { LoopLedger } from "../../src/runtime/loop-ledger.js";
-import { type PassageTranscript, transcriptRecord } from "../../src/runtime/passage-transcript.js";
 import { makeRecord } from "../../src/runtime/records.js";
-import { signingStore } from "../../src/runtime/signing-store.js";
-import { at, BINDING, OPERATOR, open, QUERY } from "./gwt.js";
-
-const KEY = new Uint8Array(32).fill(5);
-const NEXT = new Uint8Array(32).fill(6);
-const OTHER = new Uint8Array(32).fill(8);
-const AGENT = "agent:a1";
-const PLAN = { hypothesis: "h", steps: [{ id: "fix", action: "patch", path: "a", content: "b" }] };
-const VERDICT = { decision: "accept", findings: [] };
-
-interface Built {
-  readonly store: MemoryLedgerStore;
-  readonly rows: RawLoop;
-  readonly acts: readonly OperatorAct[];
-  readonly proposal: string;
-}
-
-/** A loop of every record kind: plan, review, an approved mutation run, its conclusion. */
-async function built(): Promise<Built> {
-  const store = new MemoryLedgerStore();
-  let t = 0;
-  const signing = signingStore(store, KEY, { now: () => at(t) });
-  const ledger = new LoopLedger(signing);
-  const exec = async (c: LoopCommand, records: Parameters<typeof ledger.execute>[3] = []) => {
-    t += 1;
-    const d = await ledger.execute(QUERY, c, at(t), records);
-    expect(d.result).toBe("appended");
-  };
-  const binding = makeRecord("binding", QUERY, { "query/id": QUERY, "binding/ref": BINDING });
-  await exec(open(), [binding]);
-  const end = (ref: string, role: string, message: unknown, extra: object = {}) =>
-    makeRecord("passageEnd", QUERY, {
-      "query/id": QUERY,
-      "passage/ref": ref,
-      role,
-      "agent/id": AGENT,
-      message,
-      ...extra,
-    });
-  await exec({ op: "charge-passage", role: "implementer", agent: AGENT, passage: "passage:p1" });
-  const transcript = transcriptRecord(
-    QUERY,
-    { schema: "warrant.passage-transcript.v1", entries: [] } as unknown as PassageTranscript,
-    "passage:p1",
-  );
-  await signing.putRecords([
-    transcript,
-    end(
-      "passage:p1",
-      "implementer",
-      { type: "Plan", payload: PLAN },
-      { "transcript/ref": transcript.ref },
-    ),
-  ]);
-  const proposal = toLedgerRecord(
-    "proposal",
-    buildProposal({
-      query: QUERY,
-      agentId: AGENT,
-      passageRef: "passage:p1",
-      candidate: PLAN,
-      evidence: [],
-      createdAt: at(2).toISOString(),
-    }),
-  );
-  await exec({ op: "open-cycle", proposal: proposal.ref }, [proposal]);
-  await exec({ op: "charge-passage", role: "reviewer", agent: AGENT, passage: "passage:r1" });
-  const review = buildReview({
-    query: QUERY,
-    proposalRef: proposal.ref,
-    agentId: AGENT,
-    passageRef: "passage:r1",
-    verdict: VERDICT,
-    createdAt: at(4).toISOString(),
-  });
-  await signing.putRecords([
-    end("passage:r1", "reviewer", { type: "Verdict", payload: VERDICT }, { subject: proposal.ref }),
-    toLedgerRecord("review", review),
-  ]);
-  await exec({ op: "admit-run", proposal: proposal.ref });
-  await signing.putRecords([
-    makeRecord("runStarted", QUERY, {
-      "query/id": QUERY,
-      "proposal/ref": proposal.ref,
-      "environment/ref": "environment:e1",
-    }),
-  ]);
-  const act: OperatorAct = {
-    query: QUERY,
-    kind: "approve",
-    target: approvalTarget(proposal.ref, "fix"),
-    operator: OPERATOR,
-    at: at(6).toISOString(),
-  };
-  expect(await signing.postOperatorAct(act)).toEqual({ posted: true });
-  await signing.putRecords([
-    makeRecord("stepStarted", QUERY, {
-      "query/id": QUERY,
-      "proposal/ref": proposal.ref,
-      "step/id": "fix",
-    }),
-  ]);
-  const execution = toLedgerRecord(
-    "execution",
-    buildExecution({
-      query: QUERY,
-      proposalRef: proposal.ref,
-      environmentRef: "environment:e1",
-      steps: [
-        {
-          id: "fix",
-          effectClass: "mutation",
-          exitStatus: 0,
-          stdoutDigest: "sha256:x",
-          stderrDigest: "sha256:y",
-          truncated: false,
-        },
-      ],
-      checks: [],
-      outcome: "verification-failed",
-      startedAt: at(6).toISOString(),
-      endedAt: at(7).toISOString(),
-      admittedBy: {
-        reviewRef: review["review/ref"],
-        admission: "auto",
-        hil: "each-mutation",
-        approvals: [{ step: "fix", act: operatorActRef(act) }],
-      },
-    }),
-  );
-  await signing.putRecords([
-    makeRecord("runReport", QUERY, {
-      "query/id": QUERY,
-      "proposal/ref": proposal.ref,
-      "execution/ref": execution.ref,
-      outcome: "verification-failed",
-    }),
-  ]);
-  await exec(
-    {
-      op: "conclude",
-      proposal: proposal.ref,
-      execution: execution.ref,
-      outcome: "verification-failed",
-    },
-    [execution],
-  );
-  await signing.sealHead(QUERY, "block");
-  return {
-    store,
-    rows: await store.readRawLoop(QUERY),
-    acts: await store.readOperatorActs(QUERY),
-    proposal: proposal.ref,
-  };
-}
-
-const pub = async (k: Uint8Array) => base64url(await publicKeyOf(k));
-
-async function audit(b: Pick<Built, "rows" | "acts">, expectedKey?: string) {
-  return auditLoop({
-    query: QUERY,
-    rows: b.rows,
-    acts: b.acts,
-    now: at(100),
-    ...(expectedKey === undefined ? {} : { expectedKey }),
-  });
-}
-
-async function firstError(b: Pick<Built, "rows" | "acts">, expectedKey?: string) {
-  const r = await audit(b, expectedKey);
-  if (r.ok) throw new Error("expected the audit to refuse");
-  return r.errors[0];
-}
-
-type Row = RawLoop["records"][number];
-const body = (r: Row) => JSON.parse(r.text) as Record<string, unknown>;
-
-/** The rows with the records `f` maps (undefined: deleted). */
-function withRecords(b: Built, f: (r: Row) => Row | undefined): Built {
-  return {
-    ...b,
-    rows: { ...b.rows, records: b.rows.records.flatMap((r) => f(r) ?? []) },
-  };
-}
-
-const factOf = (b: Built, kind: string, nth = 0) =>
-  b.rows.facts.filter((f) => f.kind === kind)[nth]?.sequence ?? -1;
+import {
+  AGENT,
+  audit,
+  type Built,
+  body,
+  built,
+  factOf,
+  firstError,
+  KEY,
+  NEXT,
+  OTHER,
+  pub,
+  type Row,
+  withRecords,
+} from "./audited-loop.js";
+import { at, QUERY } from "./gwt.js";
 
 describe("auditLoop", () => {
   it("a loop written through the signing store audits valid, signed through its last fact", async () => {
@@ -220,8 +42,10 @@ describe("auditLoop", () => {
     expect(r.value.signedThrough).toBe(b.rows.facts.length);
     expect(b.rows.records.map((x) => x.kind).sort()).toEqual(
       [
+        "actSignature",
         "binding",
         "execution",
+        "head",
         "head",
         "head",
         "hostKey",
@@ -530,10 +354,11 @@ const MEMORY_TAMPERINGS: Record<string, (b: Built) => Promise<[Built, string, st
     const t = edit(b, tr.ref, (x) => ({ ...x, entries: [{ kind: "model-error" }] }));
     return [t, "/facts/1", ["store/record-mismatch"]];
   },
+  // The head signed after the approval counted it.
   "an approval deleted": async (b) => [
     { ...b, acts: [] },
-    `/facts/${factOf(b, "concluded") - 1}`,
-    ["records/missing"],
+    `/facts/${factOf(b, "run-admitted") - 1}`,
+    ["store/truncated"],
   ],
   "the last fact removed": async (b) => [
     { ...b, rows: { ...b.rows, facts: b.rows.facts.slice(0, -1) } },
@@ -589,9 +414,10 @@ describe("audit bundles", () => {
     const bundle = await bundleOf(b);
     const r = await auditBundle({ ...bundle, acts: [] });
     expect(!r.ok && r.errors[0]).toMatchObject({
-      code: "records/missing",
-      path: `/facts/${factOf(b, "concluded") - 1}`,
+      code: "store/truncated",
+      path: `/facts/${factOf(b, "run-admitted") - 1}`,
     });
+    expect(!r.ok && r.errors.map((e) => e.code)).toContain("records/missing");
     expect(canonicalJson(bundle.acts)).not.toBe("[]");
   });
 });

@@ -1,16 +1,19 @@
 // `warrant loop simulate` and `warrant loop check` as a user runs them (the built CLI).
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { widestScript } from "../../bench/suites/loop.js";
+import { trustedKeysFile } from "../../src/adapters/fs/host-key.js";
 import { openStore } from "../../src/adapters/store/open-store.js";
 import { contractValidators } from "../../src/core/contracts/ajv.js";
 import { parseScript } from "../../src/core/loop/script.js";
 import { simulate } from "../../src/core/loop/simulate.js";
 import type { Fact, LoopDocument } from "../../src/core/loop/types.js";
+import { base64url } from "../../src/core/records/canonical.js";
 import { toLedgerRecord } from "../../src/core/records/ledger-record.js";
 import { buildProposal } from "../../src/core/records/proposal.js";
+import { publicKeyOf } from "../../src/core/records/signature.js";
 import { LoopLedger } from "../../src/runtime/loop-ledger.js";
 import { makeRecord } from "../../src/runtime/records.js";
 import { signingStore } from "../../src/runtime/signing-store.js";
@@ -223,8 +226,6 @@ describe("warrant loop check --store URI QUERY", () => {
   /** A signed loop: opened with its binding, a planning passage, the cycle of its proposal. */
   async function seed(file: string, withRecord: boolean) {
     const key = new Uint8Array(32).fill(3);
-    // The host key beside the store: `loop check --store` requires the loop to be pinned to it.
-    writeFileSync(path.join(path.dirname(file), "host.key"), key);
     const store = signingStore(await openStore(`sqlite:${file}`), key, { now: () => at(0) });
     try {
       const ledger = new LoopLedger(store);
@@ -294,6 +295,67 @@ describe("warrant loop check --store URI QUERY", () => {
       code: "records/missing",
       path: "/facts/2",
     });
+  });
+  it("says whether the key is pinned: --key, --trusted-keys, the default trusted-keys file; --require-pinned", async () => {
+    const file = path.join(dir, "pinned", "ledger.db");
+    mkdirSync(path.dirname(file), { recursive: true });
+    await seed(file, true);
+    const pub = base64url(await publicKeyOf(new Uint8Array(32).fill(3)));
+    const args = [
+      "loop",
+      "check",
+      "--store",
+      `sqlite:${file}`,
+      QUERY,
+      "--now",
+      "2026-12-01T10:00:05Z",
+    ];
+    const json = async (...extra: string[]) => {
+      const r = await runCli([...args, "--json", ...extra]);
+      return { code: r.code, out: JSON.parse(r.stdout || "{}") as Record<string, unknown>, r };
+    };
+    const loose = await json();
+    expect(loose.out).toMatchObject({ valid: true, "host/key": pub, "key/pinned": false });
+    expect((await runCli(args)).stdout).toContain(`signed by host key ${pub}, not pinned`);
+    const required = await json("--require-pinned");
+    expect(required.code).toBe(1);
+    expect(required.out.errors).toEqual([
+      expect.objectContaining({ code: "audit/key-not-pinned", path: "/facts/0" }),
+    ]);
+    expect((await json("--key", pub, "--require-pinned")).out).toMatchObject({
+      "key/pinned": true,
+      "key/pinned-by": "--key",
+    });
+    const trusted = path.join(dir, "trusted-keys");
+    writeFileSync(trusted, `# keys this checker trusts\n\n${pub} the demo host\n`);
+    expect((await json("--trusted-keys", trusted, "--require-pinned")).out).toMatchObject({
+      "key/pinned-by": trusted,
+    });
+    // The default file, in this run's (temporary) config folder.
+    const fallback = trustedKeysFile();
+    mkdirSync(path.dirname(fallback), { recursive: true });
+    writeFileSync(fallback, `${"B".repeat(43)} another host\n`);
+    try {
+      const foreign = await json();
+      expect(foreign.code).toBe(1);
+      expect(foreign.out.errors).toEqual([
+        expect.objectContaining({ code: "records/key-not-trusted", path: "/facts/0" }),
+      ]);
+      writeFileSync(fallback, `${pub}\n`);
+      expect((await json()).out).toMatchObject({ "key/pinned-by": fallback });
+    } finally {
+      rmSync(fallback);
+    }
+    // A trusted-keys file that is not one, or an anchor inside the store's folder: usage errors.
+    writeFileSync(trusted, `${pub}\nnot-a-key\n`);
+    const bad = await runCli([...args, "--trusted-keys", trusted]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain(`${trusted}:2: not a public key`);
+    const beside = path.join(path.dirname(file), "host.key");
+    writeFileSync(beside, new Uint8Array(32).fill(3));
+    const inside = await runCli([...args, "--key", beside]);
+    expect(inside.code).toBe(2);
+    expect(inside.stderr).toContain("lies in the store's folder");
   });
   it("refuses a query the store does not hold", async () => {
     const file = path.join(dir, "good.db");

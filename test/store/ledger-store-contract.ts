@@ -534,6 +534,19 @@ export function ledgerStoreContract(name: string, factory: StoreFactory): void {
       expect(both.filter((o) => o.ok)).toHaveLength(1);
     });
 
+    it("records one host key, the first writer's, and answers it to every later one", async () => {
+      const { store } = await fresh();
+      const a = "A".repeat(43);
+      const b = "B".repeat(43);
+      expect(await store.hostKey?.()).toBeUndefined();
+      // Writers recording at once agree on one key.
+      const answers = await Promise.all([store.recordHostKey?.(a), store.recordHostKey?.(b)]);
+      const kept = await store.hostKey?.();
+      expect([a, b]).toContain(kept);
+      expect(answers).toEqual([kept, kept]);
+      expect(await store.recordHostKey?.(b === kept ? a : b)).toBe(kept);
+    });
+
     it("persists everything across a reopen (skipped for memory: it has no storage to reopen)", async (ctx) => {
       const subject = await fresh();
       if (subject.reopen === undefined) {
@@ -562,6 +575,7 @@ export function ledgerStoreContract(name: string, factory: StoreFactory): void {
       expect(lease).toBeDefined();
       const worker = { id: "worker-a", host: "h", pid: 7, started: t0 };
       await store.registerWorker(worker);
+      await store.recordHostKey?.("K".repeat(43));
       const before = await store.readFacts(Q);
       await store.close();
 
@@ -575,6 +589,7 @@ export function ledgerStoreContract(name: string, factory: StoreFactory): void {
         await again.acquireLease(Q, "worker-b", 1000, new Date(t0.getTime() + 1000)),
       ).toBeUndefined();
       expect(await again.listWorkers()).toEqual([{ ...worker, lastHeartbeat: t0, loops: [Q] }]);
+      expect(await again.hostKey?.()).toBe("K".repeat(43));
       // Tokens survive the reopen: a takeover after it gets a greater one, and the old one is stale.
       const taken = await again.acquireLease(Q, "worker-b", 1000, new Date(t0.getTime() + 60_000));
       expect(taken?.token).toBeGreaterThan(lease?.token ?? Number.POSITIVE_INFINITY);

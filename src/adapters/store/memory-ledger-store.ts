@@ -65,6 +65,16 @@ export class MemoryLedgerStore implements LedgerStore {
   readonly #feed: { readonly query: string; readonly fact: StoredFact }[] = [];
   /** Told after each append, record write and operator act. */
   readonly #watchers = new Set<() => void>();
+  #hostKey: string | undefined;
+
+  async hostKey(): Promise<string | undefined> {
+    return this.#hostKey;
+  }
+
+  async recordHostKey(publicKey: string): Promise<string> {
+    this.#hostKey ??= publicKey;
+    return this.#hostKey;
+  }
 
   #changed(): void {
     for (const w of this.#watchers) queueMicrotask(w);

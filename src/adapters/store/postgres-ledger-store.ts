@@ -495,6 +495,22 @@ export class PostgresLedgerStore implements LedgerStore {
     });
   }
 
+  async hostKey(): Promise<string | undefined> {
+    const { rows } = await this.#query<{ value: string }>(
+      `SELECT value FROM ${quote(this.#schema)}.warrant_meta WHERE key = 'host_key'`,
+      [],
+    );
+    return rows[0]?.value;
+  }
+
+  async recordHostKey(publicKey: string): Promise<string> {
+    await this.#query(
+      `INSERT INTO ${quote(this.#schema)}.warrant_meta (key, value) VALUES ('host_key', $1) ON CONFLICT DO NOTHING`,
+      [publicKey],
+    );
+    return (await this.hostKey()) ?? publicKey;
+  }
+
   async readOperatorActs(query: string): Promise<readonly OperatorAct[]> {
     const { rows } = await this.#query<ActRow>(
       `SELECT query, kind, target, text, operator, at FROM ${this.#t.acts} WHERE query = $1 AND counts ORDER BY id`,

@@ -473,6 +473,28 @@ export class SqliteLedgerStore implements LedgerStore {
     return { posted: false, counting: actOfRow(row) };
   }
 
+  async hostKey(): Promise<string | undefined> {
+    const row = await this.#run(
+      "hostKey",
+      () =>
+        this.#db.prepare("SELECT value FROM warrant_meta WHERE key = 'host_key'").get() as
+          | { value: string }
+          | undefined,
+    );
+    return row?.value;
+  }
+
+  async recordHostKey(publicKey: string): Promise<string> {
+    await this.#run("recordHostKey", () =>
+      this.#db
+        .prepare(
+          "INSERT INTO warrant_meta (key, value) VALUES ('host_key', ?) ON CONFLICT DO NOTHING",
+        )
+        .run(publicKey),
+    );
+    return (await this.hostKey()) ?? publicKey;
+  }
+
   async readOperatorActs(query: string): Promise<readonly OperatorAct[]> {
     const rows = await this.#run(
       "readOperatorActs",

@@ -179,7 +179,7 @@ export function registerInspectCommands(program: Command): void {
       await withWarrant(o.store, {}, async (warrant) => {
         const view = await shown(warrant, query);
         if (view === undefined) return;
-        if (o.bundle === true) await printBundle(warrant.store, query, view.loop, new Date());
+        if (o.bundle === true) await printBundle(warrant.store, query, new Date());
         else printJson(view.loop);
       });
     });

@@ -31,13 +31,19 @@ export function registerLoopCommands(program: Command): void {
     )
     .option(
       "--key <key>",
-      "require this host key: a public key (43 base64url characters) or a key file " +
-        "(default with --store: the host key kept beside the store, when there is one)",
+      "pin the host key: a public key (43 base64url characters) or a key file; the loop must " +
+        "be signed by it",
     )
+    .option(
+      "--trusted-keys <file>",
+      "pin the host key to one of the public keys in FILE, one a line (default: " +
+        "$XDG_CONFIG_HOME/warrant/trusted-keys when it exists)",
+    )
+    .option("--require-pinned", "fail (audit/key-not-pinned) unless a trusted key pins the loop")
     .option(
       "--json",
       "machine output: {file | query, valid, state?, facts?, host/key?, keys?, records?, " +
-        "signed-through?, key/required?, errors}",
+        "signed-through?, acts/covered?, key/pinned?, key/pinned-by?, key/required?, errors}",
     )
     .action((target: string, opts: CheckOpts) => checkAction(target, opts));
   for (const c of loop.commands) c.exitOverride();

@@ -2,7 +2,7 @@
 // what names it. An opening has its binding; a passage followed by later work has its end, the end
 // its transcript, a reviewer's Verdict its review, an answered question its answer; a cycle its
 // proposal, made by the passage that planned it; an admission an accepting review; a conclusion its
-// execution and run report, the execution naming the review and the approvals that admitted it and
+// execution and run report (and a verified one its changeset), the execution naming the review and the approvals that admitted it and
 // the step journal of every step it ran; a memory write is of a charged passage of its agent. A
 // record nothing names is an orphan.
 import { isSubAgentId } from "../definition/id.js";
@@ -65,6 +65,7 @@ export function recordProblems(
   const proposals = byRef("proposal");
   const executions = byRef("execution");
   const reports = byField("runReport", "execution/ref");
+  const changesets = byField("changeset", "execution/ref");
   const runsStarted = bodies("runStarted");
   const stepsStarted = bodies("stepStarted");
   const actByRef = new Map(acts.map((a) => [operatorActRef(a), a]));
@@ -164,7 +165,7 @@ export function recordProblems(
         concluded(
           fact,
           i,
-          { executions, reports, reviews, runsStarted, stepsStarted, actByRef },
+          { executions, reports, changesets, reviews, runsStarted, stepsStarted, actByRef },
           missing,
           mismatch,
           found,
@@ -210,6 +211,7 @@ export function recordProblems(
 interface RunRecords {
   readonly executions: ReadonlyMap<string, Body>;
   readonly reports: ReadonlyMap<string, Body>;
+  readonly changesets: ReadonlyMap<string, Body>;
   readonly reviews: readonly Body[];
   readonly runsStarted: readonly Body[];
   readonly stepsStarted: readonly Body[];
@@ -244,6 +246,12 @@ function concluded(
   if (report === undefined) missing(`the run report of ${ref}`);
   else if (report["proposal/ref"] !== run || report.outcome !== execution.outcome)
     mismatch(`the run report of ${ref} disagrees with its execution`);
+  // A verified run's change is what `warrant apply` applies: it is kept with the execution.
+  const changeset = r.changesets.get(ref);
+  if (s.outcome === "verified" && changeset === undefined)
+    missing(`the changeset of ${ref}, the change of a verified run`);
+  else if (changeset !== undefined && changeset["proposal/ref"] !== run)
+    mismatch(`the changeset of ${ref} names another run`);
 
   const approvals = execution.approvals;
   const admission = execution.admission;

@@ -2,12 +2,15 @@
 // every row parses and its kind column agrees with what it holds; the hash chain, the charge keys
 // and every fact's legality (check.ts); every record reproduces its content ref and carries an
 // Ed25519 signature by the host key pinned at the loop's opening (or a key a signed rotation
-// reached); every record a fact or another record names is there and agrees (audit-records.ts);
-// and the signed chain heads match the stored chain, so truncation and re-chained edits are found
-// back to the last signed head. Each problem is reported at the first fact it touches.
+// reached), and that key is one the caller trusts when it names any; every record a fact or another
+// record names is there and agrees (audit-records.ts); every operator act is signed; and the signed
+// chain heads match the stored chain and cover every conclusion, stop and act (audit-heads.ts), so
+// truncation, rollback and re-chained edits are found. Each problem is reported at the first fact
+// it touches.
 import { base64url, contentRef } from "../records/canonical.js";
 import { hasValidContentRef } from "../records/content-ref.js";
 import type { HeadBody, HostKeyBody, KeyRotationBody } from "../records/host-records.js";
+import { operatorActRef } from "../records/operator-act.js";
 import {
   isRecordKind,
   kindOfRef,
@@ -17,6 +20,7 @@ import {
 } from "../records/record-kinds.js";
 import { type RecordSignature, verifyRecordSignature } from "../records/signature.js";
 import { fail, ok, type Problem, type Result } from "../result.js";
+import { actFactOf, actSignatureProblems, headProblems } from "./audit-heads.js";
 import { recordProblems } from "./audit-records.js";
 import { chainProblem, checkFacts, problem, projectionSchemaProblems } from "./check.js";
 import type { OperatorAct, RawLoop, StoredFact } from "./ledger-store.js";
@@ -30,20 +34,40 @@ export interface AuditInput {
   readonly acts: readonly OperatorAct[];
   /**
    * The host public key (unpadded base64url) the loop must be vouched for by: the pinned key or
-   * one a signed rotation reached. Without it the pinned key is taken as found (and reported).
+   * one a signed rotation reached. Shorthand for `trusted: {keys: [key], source: "--key"}`.
    */
   readonly expectedKey?: string;
+  /**
+   * Keys the caller trusts, held outside the store (`--key`, a trusted-keys file): the loop must be
+   * vouched for by one of them (`records/key-not-trusted` otherwise), and is then pinned. Without
+   * any, the pinned key is taken as found, and reported as not pinned.
+   */
+  readonly trusted?: TrustAnchor;
+  /** Refuse a loop whose key is not pinned by a trusted key (`audit/key-not-pinned`). */
+  readonly requirePinned?: boolean;
   /** The projection is validated as of this instant. */
   readonly now: Date;
+}
+
+/** Public keys (unpadded base64url) trusted from one source (`--key`, a file's path). */
+export interface TrustAnchor {
+  readonly keys: readonly string[];
+  readonly source: string;
 }
 
 export interface AuditReport {
   readonly state: LoopState;
   /** The key pinned at the opening, and every key reached from it by a signed rotation. */
   readonly keys: readonly string[];
+  /** Where the trusted key that vouches for the loop came from; absent when it is not pinned. */
+  readonly pinnedBy?: string;
   readonly records: number;
   /** The highest sequence a verified signed head covers (0 when none). */
   readonly signedThrough: number;
+  /** The operator acts the signed heads cover (every act that counts, when valid). */
+  readonly actsCovered: number;
+  /** The latest head that matches the chain. */
+  readonly lastHead?: HeadBody;
 }
 
 /** A record row, parsed when its JSON parses, with what the audit found about it. */
@@ -168,7 +192,7 @@ async function verifiedBy(body: Readonly<Record<string, unknown>>, key: string):
 async function loopKeys(
   records: readonly AuditedRecord[],
   found: Findings,
-  expectedKey: string | undefined,
+  trusted: TrustAnchor | undefined,
 ): Promise<Set<string>> {
   const pins = records.filter((r) => r.kind === "hostKey" && r.sound && r.body !== undefined);
   const keys = new Set<string>();
@@ -208,57 +232,16 @@ async function loopKeys(
       grew = true;
     }
   }
-  if (expectedKey !== undefined && !keys.has(expectedKey)) {
+  if (trusted !== undefined && !trusted.keys.some((k) => keys.has(k))) {
+    const named =
+      trusted.keys.length === 1 ? trusted.keys[0] : `any of ${trusted.keys.length} keys`;
     found.add(
       { fact: 0 },
       "records/key-not-trusted",
-      `the loop is pinned to host key ${pinned}${keys.size > 1 ? " (and keys rotated to from it)" : ""}, not to ${expectedKey}`,
+      `the loop is pinned to host key ${pinned}${keys.size > 1 ? " (and keys rotated to from it)" : ""}, not to ${named} trusted by ${trusted.source}`,
     );
   }
   return keys;
-}
-
-/**
- * Every signed head matches the stored chain: nothing after it removed (reported once, at the first
- * missing fact), nothing up to it edited (reported at the head's fact, naming the facts since the
- * last head that still matches). Returns the highest sequence a matching head covers.
- */
-function headProblems(
-  stored: readonly StoredFact[],
-  records: readonly AuditedRecord[],
-  found: Findings,
-): number {
-  const heads = records
-    .filter((r) => r.kind === "head" && r.sound && r.signed)
-    .map((r) => r.body as unknown as HeadBody)
-    .filter((h) => Number.isSafeInteger(h.sequence) && h.sequence >= 1)
-    .sort((a, b) => a.sequence - b.sequence);
-  let lastGood = 0;
-  let reported = 0;
-  for (const head of heads) {
-    const n = head.sequence;
-    if (n > stored.length) continue;
-    if (stored[n - 1]?.hash === head.hash) {
-      lastGood = n;
-      continue;
-    }
-    if (n === reported) continue;
-    reported = n;
-    found.add(
-      { fact: n - 1 },
-      "store/head-mismatch",
-      `the chain was rewritten between facts ${lastGood + 1} and ${n}: fact ${n}'s hash is not the one signed at ${String(head["signed-at"])}`,
-    );
-  }
-  const beyond = heads.filter((h) => h.sequence > stored.length).at(-1);
-  if (beyond !== undefined) {
-    found.add(
-      { fact: stored.length },
-      "store/truncated",
-      `facts ${stored.length + 1} to ${beyond.sequence} are missing: a head signed at ${String(beyond["signed-at"])} covers fact ${beyond.sequence}`,
-    );
-  }
-  return lastGood;
 }
 
 /** The complete audit of one stored loop. */
@@ -288,7 +271,7 @@ export async function auditLoop(input: AuditInput): Promise<Result<AuditReport>>
       soundRef(kind, row.ref, body);
     return { index, ref: row.ref, kind: row.kind, body, sound, signed: false, known: kind };
   });
-  const touch = touchOf(facts, parsed);
+  const touch = touchOf(facts, parsed, input.acts);
   for (const r of parsed) {
     const at = touch(r);
     const row = rows.records[r.index] as RawLoop["records"][number];
@@ -310,7 +293,19 @@ export async function auditLoop(input: AuditInput): Promise<Result<AuditReport>>
       );
     }
   }
-  const keys = await loopKeys(parsed, found, input.expectedKey);
+  const trusted: TrustAnchor | undefined =
+    input.expectedKey !== undefined
+      ? { keys: [input.expectedKey], source: "--key" }
+      : input.trusted;
+  const keys = await loopKeys(parsed, found, trusted);
+  const pinnedBy = trusted?.keys.some((k) => keys.has(k)) ? trusted.source : undefined;
+  if (input.requirePinned === true && pinnedBy === undefined && keys.size > 0) {
+    found.add(
+      { fact: 0 },
+      "audit/key-not-pinned",
+      `the loop is signed by host key ${[...keys][0]}, which is not pinned: name a trusted key with --key or in a trusted-keys file outside the store`,
+    );
+  }
   const audited: AuditedRecord[] = [];
   for (const r of parsed) {
     let signed = false;
@@ -344,7 +339,8 @@ export async function auditLoop(input: AuditInput): Promise<Result<AuditReport>>
       signed,
     });
   }
-  const signedThrough = headProblems(stored, audited, found);
+  const heads = headProblems(stored, audited, input.acts, found);
+  actSignatureProblems(facts, audited, input.acts, found);
   recordProblems(facts, audited, input.acts, touch, found);
   for (const p of projectionSchemaProblems(folded.value, input.now)) {
     found.add({ fact: facts.length - 1 }, p.code, p.message);
@@ -353,8 +349,11 @@ export async function auditLoop(input: AuditInput): Promise<Result<AuditReport>>
   return ok({
     state: folded.value,
     keys: [...keys],
+    ...(pinnedBy === undefined ? {} : { pinnedBy }),
     records: audited.length,
-    signedThrough,
+    signedThrough: heads.signedThrough,
+    actsCovered: heads.actsCovered,
+    ...(heads.last === undefined ? {} : { lastHead: heads.last }),
   });
 }
 
@@ -370,7 +369,13 @@ interface RecordRow {
  * The fact a record touches: the one that names it, or that it belongs to; for a record whose body
  * cannot be read, the fact of the record that names it (a passage end names its transcript).
  */
-function touchOf(facts: readonly Fact[], records: readonly RecordRow[]): (r: RecordRow) => Located {
+function touchOf(
+  facts: readonly Fact[],
+  records: readonly RecordRow[],
+  acts: readonly OperatorAct[],
+): (r: RecordRow) => Located {
+  const actFact = actFactOf(facts);
+  const byAct = new Map(acts.map((a) => [operatorActRef(a), actFact(a)]));
   const byPassage = new Map<string, number>();
   const byProposal = new Map<string, { cycle?: number; admit?: number; conclude?: number }>();
   const byRef = new Map<string, number>();
@@ -440,6 +445,9 @@ function touchOf(facts: readonly Fact[], records: readonly RecordRow[]): (r: Rec
         fact = typeof n === "number" && n >= 1 ? Math.min(n - 1, facts.length) : 0;
         break;
       }
+      case "actSignature":
+        fact = byAct.get(str(b["act/ref"]));
+        break;
       case "proposal":
         fact = byProposal.get(r.ref)?.cycle;
         break;

@@ -1,12 +1,16 @@
 // An audit bundle (`warrant export QUERY --bundle`): one JSON file holding everything `warrant loop
 // check BUNDLE` needs to audit a loop offline: its fact rows and record rows exactly as stored
 // (signed heads and the pinned host key among the records), the operator acts that count, the
-// public key, and the seed-valid loop document.
+// public key, the seed-valid loop document, and the signed head it was exported under (signed at
+// the export when the exporter holds the host key, else the latest head stored).
+
 import { canonicalJson } from "../records/canonical.js";
+import type { HeadBody } from "../records/host-records.js";
 import { fail, type Problem, type Result } from "../result.js";
-import { type AuditReport, auditLoop } from "./audit.js";
+import { type AuditReport, auditLoop, type TrustAnchor } from "./audit.js";
 import { checkLoopDocument } from "./check.js";
-import type { OperatorAct, RawLoop } from "./ledger-store.js";
+import type { LedgerRecord, OperatorAct, RawLoop } from "./ledger-store.js";
+import { project } from "./project.js";
 import type { LoopDocument } from "./types.js";
 
 export const BUNDLE_FORMAT = "warrant-loop-bundle.v1";
@@ -17,6 +21,8 @@ export interface LoopBundle {
   /** The host key pinned by the loop (as found; the audit checks it), null when none is. */
   readonly "host/key": string | null;
   readonly "exported-at": string;
+  /** The ref of the signed head (among `records`) the bundle was exported under; null when none. */
+  readonly head: string | null;
   readonly loop: LoopDocument;
   readonly facts: readonly {
     readonly sequence: number;
@@ -35,12 +41,17 @@ export interface LoopBundle {
   readonly acts: readonly OperatorAct[];
 }
 
+/**
+ * The bundle of a loop's rows and acts. `exportHead`, a head signed for the export (its `signed-at`
+ * the export's instant), is added to the records and named; without it the latest head stored is.
+ */
 export function makeBundle(
   query: string,
   rows: RawLoop,
   acts: readonly OperatorAct[],
   loop: LoopDocument,
   exportedAt: Date,
+  exportHead?: LedgerRecord,
 ): LoopBundle {
   const pin = rows.records.find((r) => r.kind === "hostKey");
   let key: string | null = null;
@@ -51,11 +62,19 @@ export function makeBundle(
   } catch {
     key = null;
   }
+  const records = rows.records.map((r) => ({ ref: r.ref, kind: r.kind, body: r.text }));
+  if (exportHead !== undefined)
+    records.push({
+      ref: exportHead.ref,
+      kind: exportHead.kind,
+      body: canonicalJson(exportHead.body),
+    });
   return {
     format: BUNDLE_FORMAT,
     "query/id": query,
     "host/key": key,
     "exported-at": exportedAt.toISOString(),
+    head: exportHead?.ref ?? latestHead(rows.records),
     loop,
     facts: rows.facts.map((f) => ({
       sequence: f.sequence,
@@ -64,9 +83,36 @@ export function makeBundle(
       fact: f.text,
       hash: f.hash,
     })),
-    records: rows.records.map((r) => ({ ref: r.ref, kind: r.kind, body: r.text })),
+    records,
     acts: [...acts],
   };
+}
+
+/** The stored head that vouches for the most: the highest sequence, then most acts, then latest. */
+function latestHead(records: RawLoop["records"]): string | null {
+  let best: { ref: string; key: [number, number, string] } | undefined;
+  for (const r of records) {
+    if (r.kind !== "head") continue;
+    let body: Partial<HeadBody>;
+    try {
+      body = JSON.parse(r.text) as Partial<HeadBody>;
+    } catch {
+      continue;
+    }
+    const key: [number, number, string] = [
+      Number(body.sequence) || 0,
+      Number(body.acts) || 0,
+      String(body["signed-at"] ?? ""),
+    ];
+    const b = best?.key;
+    if (
+      b === undefined ||
+      key[0] > b[0] ||
+      (key[0] === b[0] && (key[1] > b[1] || (key[1] === b[1] && key[2] >= b[2])))
+    )
+      best = { ref: r.ref, key };
+  }
+  return best?.ref ?? null;
 }
 
 /** True when a parsed JSON file says it is a bundle (then it is audited as one). */
@@ -152,14 +198,24 @@ function rowsOf(b: Record<string, unknown>): Result<{
   };
 }
 
+export interface BundleAuditOptions {
+  /** The host public key the loop must be vouched for by (as `--key`). */
+  readonly key?: string;
+  /** Keys trusted from outside the bundle (ignored when `key` is given). */
+  readonly trusted?: TrustAnchor;
+  readonly requirePinned?: boolean;
+}
+
 /**
- * Audit a bundle offline: the loop as `auditLoop` audits a store, and the bundled loop document
- * checked on its own and holding exactly the audited facts.
+ * Audit a bundle offline: the loop as `auditLoop` audits a store; the head it was exported under
+ * present, verified, and the latest of its heads; and the bundled loop document checked on its own
+ * and equal to the projection of the audited facts at the export.
  */
 export async function auditBundle(
   value: unknown,
-  expectedKey?: string,
+  options?: string | BundleAuditOptions,
 ): Promise<Result<AuditReport & { readonly query: string }>> {
+  const o: BundleAuditOptions = typeof options === "string" ? { key: options } : (options ?? {});
   if (!isObject(value) || value.format !== BUNDLE_FORMAT)
     return fail([bad("/format", `must be ${JSON.stringify(BUNDLE_FORMAT)}`)]);
   const shaped = rowsOf(value);
@@ -170,19 +226,67 @@ export async function auditBundle(
     rows,
     acts,
     now: exportedAt,
-    ...(expectedKey === undefined ? {} : { expectedKey }),
+    ...(o.key === undefined ? {} : { expectedKey: o.key }),
+    ...(o.trusted === undefined ? {} : { trusted: o.trusted }),
+    ...(o.requirePinned === true ? { requirePinned: true } : {}),
   });
   if (!audited.ok) return audited;
+  const head = headProblem(value.head, rows, audited.value, exportedAt);
+  if (head !== undefined) return fail([head]);
   const doc = checkLoopDocument(value.loop, { now: exportedAt });
   if (!doc.ok) return fail(doc.errors.map((p) => ({ ...p, path: `/loop${p.path}` })));
-  if (canonicalJson(doc.value.facts) !== canonicalJson(audited.value.state.facts)) {
+  const expected = project(audited.value.state, exportedAt);
+  if (
+    canonicalJson(doc.value.facts) !== canonicalJson(audited.value.state.facts) ||
+    canonicalJson(value.loop) !== canonicalJson(expected ?? null)
+  ) {
     return fail([
       {
         code: "bundle/loop-mismatch",
-        path: "/loop/facts",
-        message: "the bundled loop document does not hold the facts the bundle's rows hold",
+        path: "/loop",
+        message:
+          "the bundled loop document is not the projection of the facts the bundle's rows hold",
       },
     ]);
   }
   return { ok: true, value: { ...audited.value, query } };
+}
+
+/**
+ * The head a bundle names: one of its records, verified by the audit (so it matches the chain),
+ * vouching for at least as much as every other verified head, and — when signed for the export —
+ * signed at the export's instant.
+ */
+function headProblem(
+  named: unknown,
+  rows: RawLoop,
+  report: AuditReport,
+  exportedAt: Date,
+): Problem | undefined {
+  const missing = (message: string): Problem => ({
+    code: "bundle/head-missing",
+    path: "/head",
+    message,
+  });
+  if (typeof named !== "string")
+    return missing("the bundle names no signed head it was exported under (export it again)");
+  const row = rows.records.find((r) => r.ref === named && r.kind === "head");
+  if (row === undefined)
+    return missing(`the head ${named} the bundle names is not among its records`);
+  const head = JSON.parse(row.text) as HeadBody;
+  const last = report.lastHead;
+  const mismatch = (message: string): Problem => ({
+    code: "bundle/head-mismatch",
+    path: "/head",
+    message,
+  });
+  if (last === undefined || head.sequence < last.sequence || (head.acts ?? 0) < report.actsCovered)
+    return mismatch(
+      `the bundle was exported under the head of fact ${head.sequence} (${head.acts ?? 0} acts), but it holds a later signed head (fact ${last?.sequence ?? 0}, ${report.actsCovered} acts)`,
+    );
+  if (head.reason === "export" && head["signed-at"] !== exportedAt.toISOString())
+    return mismatch(
+      `the head the bundle names was signed for an export at ${head["signed-at"]}, not at this bundle's ${exportedAt.toISOString()}`,
+    );
+  return undefined;
 }

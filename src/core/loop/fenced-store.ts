@@ -89,6 +89,10 @@ export function fencedStore(
     listWorkers: () => store.listWorkers(),
     pruneWorkers: (before) => store.pruneWorkers(before),
     readMemory: (key, passageRef) => store.readMemory(key, passageRef),
+    ...(store.hostKey === undefined ? {} : { hostKey: store.hostKey.bind(store) }),
+    ...(store.recordHostKey === undefined
+      ? {}
+      : { recordHostKey: store.recordHostKey.bind(store) }),
     appendMemory: (version, record) =>
       guarded(async () => {
         ownLoop(record.query);

@@ -169,6 +169,16 @@ export interface LedgerStore {
   readonly uri: string;
   /** The store's change feed, where the store keeps one (every store of this package does). */
   changeFeed?(): ChangeFeed;
+  /**
+   * The public key (unpadded base64url) of the host key this store's loops are signed with, once
+   * one was recorded (every store of this package keeps one; the private key never enters a store).
+   */
+  hostKey?(): Promise<string | undefined>;
+  /**
+   * Records `publicKey` as the store's host key unless one is recorded already (atomically, against
+   * every writer); answers the key that is recorded.
+   */
+  recordHostKey?(publicKey: string): Promise<string>;
   append(batch: AppendBatch): Promise<AppendOutcome>;
   /** Facts of one loop in sequence order, from `afterSequence + 1` (default: all). */
   readFacts(query: string, afterSequence?: number): Promise<readonly StoredFact[]>;

@@ -1,9 +1,11 @@
 // The records by which a host vouches for a loop: the host key pinned at its opening, a signed
-// rotation to another key, and signed chain heads (sequence, hash, time) that anchor the facts
-// against truncation and re-chained edits. Each is content-addressed (its ref kept beside the body)
-// and signed like every record of the loop.
-import type { LedgerRecord } from "../loop/ledger-store.js";
+// rotation to another key, signed chain heads (sequence, hash, acts counted, time) that anchor the
+// facts and operator acts against truncation and re-chained edits, and the signature of each
+// operator act. Each is content-addressed (its ref kept beside the body) and signed like every
+// record of the loop.
+import type { LedgerRecord, OperatorAct } from "../loop/ledger-store.js";
 import { base64url, contentRef } from "./canonical.js";
+import { operatorActRef } from "./operator-act.js";
 import { OUTSIDE_REF_FIELD, RECORD_KIND_TABLE } from "./record-kinds.js";
 import { publicKeyOf, signRecord } from "./signature.js";
 
@@ -23,19 +25,33 @@ export interface KeyRotationBody {
   readonly "rotated-at": string;
 }
 
-/** Why a head was signed: the loop stopped, blocked, or concluded a run. */
-export type HeadReason = "stop" | "block" | "conclusion";
+/**
+ * Why a head was signed: the loop stopped, a drive blocked, a run concluded, an operator acted
+ * (an approval, denial or answer, or a renewal), or the loop was exported as a bundle.
+ */
+export type HeadReason = "stop" | "block" | "conclusion" | "act" | "export";
 
 export interface HeadBody {
   readonly "query/id": string;
   readonly sequence: number;
   /** The chain hash stored with fact `sequence`. */
   readonly hash: string;
+  /**
+   * The operator acts of the loop that count, as many as the signer read (absent in heads signed
+   * before acts were counted: none are covered).
+   */
+  readonly acts?: number;
   readonly "signed-at": string;
   readonly reason: HeadReason;
 }
 
-type OutsideKind = "hostKey" | "keyRotation" | "head";
+/** The host's signature of one operator act: the act is named by its ref, which binds every field. */
+export interface ActSignatureBody {
+  readonly "query/id": string;
+  readonly "act/ref": string;
+}
+
+type OutsideKind = "hostKey" | "keyRotation" | "head" | "actSignature";
 
 /** Who signs a host's records: an Ed25519 signer whose public key can be pinned. */
 export interface HostSigner {
@@ -102,7 +118,7 @@ export async function keyRotationRecord(
 
 export async function headRecord(
   query: string,
-  head: { readonly sequence: number; readonly hash: string },
+  head: { readonly sequence: number; readonly hash: string; readonly acts?: number },
   reason: HeadReason,
   key: SigningKey,
   signedAt: string,
@@ -111,8 +127,15 @@ export async function headRecord(
     "query/id": query,
     sequence: head.sequence,
     hash: head.hash,
+    ...(head.acts === undefined ? {} : { acts: head.acts }),
     "signed-at": signedAt,
     reason,
   };
   return signedRecord("head", query, body, key);
+}
+
+/** The signature of an operator act (the same act signs to the same record: Ed25519 is deterministic). */
+export async function actSignatureRecord(act: OperatorAct, key: SigningKey): Promise<LedgerRecord> {
+  const body: ActSignatureBody = { "query/id": act.query, "act/ref": operatorActRef(act) };
+  return signedRecord("actSignature", act.query, body, key);
 }

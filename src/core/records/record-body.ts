@@ -25,6 +25,7 @@ export interface RecordBodies {
   readonly hostKey: Wire.HostKey;
   readonly keyRotation: Wire.KeyRotation;
   readonly head: Wire.Head;
+  readonly actSignature: Wire.ActSignature;
   readonly driveTrace: Wire.DriveTrace;
   readonly memoryWrite: Wire.MemoryWrite;
   readonly changeset: Wire.Changeset;
@@ -48,6 +49,7 @@ const VALIDATORS: Readonly<Record<DescribedKind, Validator>> = {
   hostKey: generated.hostKey,
   keyRotation: generated.keyRotation,
   head: generated.head,
+  actSignature: generated.actSignature,
   driveTrace: generated.driveTrace,
   memoryWrite: generated.memoryWrite,
   changeset: generated.changeset,

@@ -22,6 +22,7 @@ export const RECORD_KIND_TABLE = {
   hostKey: { prefix: "warrant-host-key", refField: undefined },
   keyRotation: { prefix: "warrant-key-rotation", refField: undefined },
   head: { prefix: "warrant-chain-head", refField: undefined },
+  actSignature: { prefix: "warrant-act-signature", refField: undefined },
   driveTrace: { prefix: "warrant-drive-trace", refField: undefined },
   changeset: { prefix: "warrant-changeset", refField: undefined },
 } as const satisfies Record<string, { prefix: string; refField: string | undefined }>;

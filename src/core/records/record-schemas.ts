@@ -20,6 +20,7 @@ export const DESCRIBED_KINDS = [
   "hostKey",
   "keyRotation",
   "head",
+  "actSignature",
   "driveTrace",
   "memoryWrite",
   "changeset",

@@ -7043,7 +7043,7 @@ validate67.evaluated = {"props":{"query/id":true,"key/previous":true,"key/next":
 
 export const head: Validator = validate70;
 const schema90 = {"$id":"urn:warrant:ledger-record-body:head","$ref":"urn:warrant:ledger-records:v1#/$defs/head"};
-const schema91 = {"type":"object","description":"A signed chain head (`warrant-chain-head:…`): the loop's last fact and its chain hash when a drive stopped, blocked or concluded a run.","required":["query/id","sequence","hash","signed-at","reason"],"properties":{"query/id":{"type":"string"},"sequence":{"type":"integer","minimum":0},"hash":{"type":"string"},"signed-at":{"type":"string"},"reason":{"enum":["stop","block","conclusion"]},"signature":{"$ref":"#/$defs/signature"}}};
+const schema91 = {"type":"object","description":"A signed chain head (`warrant-chain-head:…`): the loop's last fact, its chain hash and how many operator acts count, when a run concluded, the loop stopped, an operator acted, a drive blocked or the loop was exported.","required":["query/id","sequence","hash","signed-at","reason"],"properties":{"query/id":{"type":"string"},"sequence":{"type":"integer","minimum":0},"hash":{"type":"string"},"acts":{"type":"integer","minimum":0},"signed-at":{"type":"string"},"reason":{"enum":["stop","block","conclusion","act","export"]},"signature":{"$ref":"#/$defs/signature"}}};
 
 function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -7155,9 +7155,10 @@ vErrors.push(err8);
 errors++;
 }
 }
-if(data["signed-at"] !== undefined){
-if(typeof data["signed-at"] !== "string"){
-const err9 = {instancePath:instancePath+"/signed-at",schemaPath:"#/properties/signed-at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.acts !== undefined){
+let data3 = data.acts;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+const err9 = {instancePath:instancePath+"/acts",schemaPath:"#/properties/acts/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -7166,11 +7167,9 @@ vErrors.push(err9);
 }
 errors++;
 }
-}
-if(data.reason !== undefined){
-let data4 = data.reason;
-if(!(((data4 === "stop") || (data4 === "block")) || (data4 === "conclusion"))){
-const err10 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/enum",keyword:"enum",params:{allowedValues: schema91.properties.reason.enum},message:"must be equal to one of the allowed values"};
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 < 0 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/acts",schemaPath:"#/properties/acts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -7180,11 +7179,10 @@ vErrors.push(err10);
 errors++;
 }
 }
-if(data.signature !== undefined){
-let data5 = data.signature;
-if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-if(data5.alg === undefined){
-const err11 = {instancePath:instancePath+"/signature",schemaPath:"#/$defs/signature/required",keyword:"required",params:{missingProperty: "alg"},message:"must have required property '"+"alg"+"'"};
+}
+if(data["signed-at"] !== undefined){
+if(typeof data["signed-at"] !== "string"){
+const err11 = {instancePath:instancePath+"/signed-at",schemaPath:"#/properties/signed-at/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -7193,8 +7191,11 @@ vErrors.push(err11);
 }
 errors++;
 }
-if(data5["key/public"] === undefined){
-const err12 = {instancePath:instancePath+"/signature",schemaPath:"#/$defs/signature/required",keyword:"required",params:{missingProperty: "key/public"},message:"must have required property '"+"key/public"+"'"};
+}
+if(data.reason !== undefined){
+let data5 = data.reason;
+if(!(((((data5 === "stop") || (data5 === "block")) || (data5 === "conclusion")) || (data5 === "act")) || (data5 === "export"))){
+const err12 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/enum",keyword:"enum",params:{allowedValues: schema91.properties.reason.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -7203,8 +7204,12 @@ vErrors.push(err12);
 }
 errors++;
 }
-if(data5.value === undefined){
-const err13 = {instancePath:instancePath+"/signature",schemaPath:"#/$defs/signature/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
+}
+if(data.signature !== undefined){
+let data6 = data.signature;
+if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
+if(data6.alg === undefined){
+const err13 = {instancePath:instancePath+"/signature",schemaPath:"#/$defs/signature/required",keyword:"required",params:{missingProperty: "alg"},message:"must have required property '"+"alg"+"'"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -7213,9 +7218,8 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(data5.alg !== undefined){
-if("ed25519" !== data5.alg){
-const err14 = {instancePath:instancePath+"/signature/alg",schemaPath:"#/$defs/signature/properties/alg/const",keyword:"const",params:{allowedValue: "ed25519"},message:"must be equal to constant"};
+if(data6["key/public"] === undefined){
+const err14 = {instancePath:instancePath+"/signature",schemaPath:"#/$defs/signature/required",keyword:"required",params:{missingProperty: "key/public"},message:"must have required property '"+"key/public"+"'"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -7224,10 +7228,8 @@ vErrors.push(err14);
 }
 errors++;
 }
-}
-if(data5["key/public"] !== undefined){
-if(typeof data5["key/public"] !== "string"){
-const err15 = {instancePath:instancePath+"/signature/key~1public",schemaPath:"#/$defs/signature/properties/key~1public/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data6.value === undefined){
+const err15 = {instancePath:instancePath+"/signature",schemaPath:"#/$defs/signature/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -7236,10 +7238,9 @@ vErrors.push(err15);
 }
 errors++;
 }
-}
-if(data5.value !== undefined){
-if(typeof data5.value !== "string"){
-const err16 = {instancePath:instancePath+"/signature/value",schemaPath:"#/$defs/signature/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data6.alg !== undefined){
+if("ed25519" !== data6.alg){
+const err16 = {instancePath:instancePath+"/signature/alg",schemaPath:"#/$defs/signature/properties/alg/const",keyword:"const",params:{allowedValue: "ed25519"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -7249,9 +7250,9 @@ vErrors.push(err16);
 errors++;
 }
 }
-}
-else {
-const err17 = {instancePath:instancePath+"/signature",schemaPath:"#/$defs/signature/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data6["key/public"] !== undefined){
+if(typeof data6["key/public"] !== "string"){
+const err17 = {instancePath:instancePath+"/signature/key~1public",schemaPath:"#/$defs/signature/properties/key~1public/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -7261,9 +7262,9 @@ vErrors.push(err17);
 errors++;
 }
 }
-}
-else {
-const err18 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data6.value !== undefined){
+if(typeof data6.value !== "string"){
+const err18 = {instancePath:instancePath+"/signature/value",schemaPath:"#/$defs/signature/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -7272,10 +7273,34 @@ vErrors.push(err18);
 }
 errors++;
 }
+}
+}
+else {
+const err19 = {instancePath:instancePath+"/signature",schemaPath:"#/$defs/signature/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+}
+else {
+const err20 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
 validate71.errors = vErrors;
 return errors === 0;
 }
-validate71.evaluated = {"props":{"query/id":true,"sequence":true,"hash":true,"signed-at":true,"reason":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
+validate71.evaluated = {"props":{"query/id":true,"sequence":true,"hash":true,"acts":true,"signed-at":true,"reason":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
 
 
 function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -7296,17 +7321,194 @@ errors = vErrors.length;
 validate70.errors = vErrors;
 return errors === 0;
 }
-validate70.evaluated = {"props":{"query/id":true,"sequence":true,"hash":true,"signed-at":true,"reason":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
+validate70.evaluated = {"props":{"query/id":true,"sequence":true,"hash":true,"acts":true,"signed-at":true,"reason":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
 
-export const driveTrace: Validator = validate73;
-const schema93 = {"$id":"urn:warrant:ledger-record-body:driveTrace","$ref":"urn:warrant:ledger-records:v1#/$defs/driveTrace"};
-const schema94 = {"type":"object","description":"The trace context of a traced drive (`warrant-drive-trace:…`): a resumed loop's spans link to it.","required":["query/id","traceparent","holder","started-at"],"properties":{"query/id":{"type":"string"},"traceparent":{"type":"string","pattern":"^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$"},"holder":{"type":"string"},"started-at":{"type":"string"},"signature":{"$ref":"#/$defs/signature"}}};
-const pattern4 = new RegExp("^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$", "u");
+export const actSignature: Validator = validate73;
+const schema93 = {"$id":"urn:warrant:ledger-record-body:actSignature","$ref":"urn:warrant:ledger-records:v1#/$defs/actSignature"};
+const schema94 = {"type":"object","description":"The host's signature of one operator act (`warrant-act-signature:…`): the act is named by its ref (`warrant-operator-act:sha256:…`, over every field of the act).","required":["query/id","act/ref"],"properties":{"query/id":{"type":"string"},"act/ref":{"type":"string"},"signature":{"$ref":"#/$defs/signature"}}};
 
 function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate74.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["query/id"] === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "query/id"},message:"must have required property '"+"query/id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data["act/ref"] === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "act/ref"},message:"must have required property '"+"act/ref"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data["query/id"] !== undefined){
+if(typeof data["query/id"] !== "string"){
+const err2 = {instancePath:instancePath+"/query~1id",schemaPath:"#/properties/query~1id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data["act/ref"] !== undefined){
+if(typeof data["act/ref"] !== "string"){
+const err3 = {instancePath:instancePath+"/act~1ref",schemaPath:"#/properties/act~1ref/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.signature !== undefined){
+let data2 = data.signature;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(data2.alg === undefined){
+const err4 = {instancePath:instancePath+"/signature",schemaPath:"#/$defs/signature/required",keyword:"required",params:{missingProperty: "alg"},message:"must have required property '"+"alg"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data2["key/public"] === undefined){
+const err5 = {instancePath:instancePath+"/signature",schemaPath:"#/$defs/signature/required",keyword:"required",params:{missingProperty: "key/public"},message:"must have required property '"+"key/public"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data2.value === undefined){
+const err6 = {instancePath:instancePath+"/signature",schemaPath:"#/$defs/signature/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data2.alg !== undefined){
+if("ed25519" !== data2.alg){
+const err7 = {instancePath:instancePath+"/signature/alg",schemaPath:"#/$defs/signature/properties/alg/const",keyword:"const",params:{allowedValue: "ed25519"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data2["key/public"] !== undefined){
+if(typeof data2["key/public"] !== "string"){
+const err8 = {instancePath:instancePath+"/signature/key~1public",schemaPath:"#/$defs/signature/properties/key~1public/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data2.value !== undefined){
+if(typeof data2.value !== "string"){
+const err9 = {instancePath:instancePath+"/signature/value",schemaPath:"#/$defs/signature/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+}
+else {
+const err10 = {instancePath:instancePath+"/signature",schemaPath:"#/$defs/signature/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+}
+else {
+const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+validate74.errors = vErrors;
+return errors === 0;
+}
+validate74.evaluated = {"props":{"query/id":true,"act/ref":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="urn:warrant:ledger-record-body:actSignature" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate73.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate74(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate74.errors : vErrors.concat(validate74.errors);
+errors = vErrors.length;
+}
+validate73.errors = vErrors;
+return errors === 0;
+}
+validate73.evaluated = {"props":{"query/id":true,"act/ref":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
+
+export const driveTrace: Validator = validate76;
+const schema96 = {"$id":"urn:warrant:ledger-record-body:driveTrace","$ref":"urn:warrant:ledger-records:v1#/$defs/driveTrace"};
+const schema97 = {"type":"object","description":"The trace context of a traced drive (`warrant-drive-trace:…`): a resumed loop's spans link to it.","required":["query/id","traceparent","holder","started-at"],"properties":{"query/id":{"type":"string"},"traceparent":{"type":"string","pattern":"^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$"},"holder":{"type":"string"},"started-at":{"type":"string"},"signature":{"$ref":"#/$defs/signature"}}};
+const pattern4 = new RegExp("^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$", "u");
+
+function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate77.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7507,40 +7709,40 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate74.errors = vErrors;
+validate77.errors = vErrors;
 return errors === 0;
 }
-validate74.evaluated = {"props":{"query/id":true,"traceparent":true,"holder":true,"started-at":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
+validate77.evaluated = {"props":{"query/id":true,"traceparent":true,"holder":true,"started-at":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="urn:warrant:ledger-record-body:driveTrace" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate73.evaluated;
+const evaluated0 = validate76.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate74(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate74.errors : vErrors.concat(validate74.errors);
+if(!(validate77(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate77.errors : vErrors.concat(validate77.errors);
 errors = vErrors.length;
 }
-validate73.errors = vErrors;
+validate76.errors = vErrors;
 return errors === 0;
 }
-validate73.evaluated = {"props":{"query/id":true,"traceparent":true,"holder":true,"started-at":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
+validate76.evaluated = {"props":{"query/id":true,"traceparent":true,"holder":true,"started-at":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
 
-export const memoryWrite: Validator = validate76;
-const schema96 = {"$id":"urn:warrant:ledger-record-body:memoryWrite","$ref":"urn:warrant:ledger-records:v1#/$defs/memoryWrite"};
-const schema97 = {"type":"object","description":"One `memory.write` of an agent's writable memory (`warrant-memory-write:…`): which memory, which version, and the digests before and after.","required":["query/id","passage/ref","agent/id","memory","ordinal","version","before/digest","after/digest","after/bytes","written-at"],"properties":{"query/id":{"type":"string"},"passage/ref":{"type":"string"},"agent/id":{"type":"string"},"memory":{"type":"object","required":["path","scope","namespace"],"properties":{"path":{"type":"string"},"scope":{"type":"string"},"namespace":{"type":"string"}}},"ordinal":{"type":"integer","minimum":1},"version":{"type":"integer","minimum":1},"before/digest":{"type":["string","null"]},"after/digest":{"type":"string"},"after/bytes":{"type":"integer","minimum":0},"written-at":{"type":"string"},"signature":{"$ref":"#/$defs/signature"}}};
+export const memoryWrite: Validator = validate79;
+const schema99 = {"$id":"urn:warrant:ledger-record-body:memoryWrite","$ref":"urn:warrant:ledger-records:v1#/$defs/memoryWrite"};
+const schema100 = {"type":"object","description":"One `memory.write` of an agent's writable memory (`warrant-memory-write:…`): which memory, which version, and the digests before and after.","required":["query/id","passage/ref","agent/id","memory","ordinal","version","before/digest","after/digest","after/bytes","written-at"],"properties":{"query/id":{"type":"string"},"passage/ref":{"type":"string"},"agent/id":{"type":"string"},"memory":{"type":"object","required":["path","scope","namespace"],"properties":{"path":{"type":"string"},"scope":{"type":"string"},"namespace":{"type":"string"}}},"ordinal":{"type":"integer","minimum":1},"version":{"type":"integer","minimum":1},"before/digest":{"type":["string","null"]},"after/digest":{"type":"string"},"after/bytes":{"type":"integer","minimum":0},"written-at":{"type":"string"},"signature":{"$ref":"#/$defs/signature"}}};
 
-function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate77.evaluated;
+const evaluated0 = validate80.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7818,7 +8020,7 @@ errors++;
 if(data["before/digest"] !== undefined){
 let data9 = data["before/digest"];
 if((typeof data9 !== "string") && (data9 !== null)){
-const err24 = {instancePath:instancePath+"/before~1digest",schemaPath:"#/properties/before~1digest/type",keyword:"type",params:{type: schema97.properties["before/digest"].type},message:"must be string,null"};
+const err24 = {instancePath:instancePath+"/before~1digest",schemaPath:"#/properties/before~1digest/type",keyword:"type",params:{type: schema100.properties["before/digest"].type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -7969,41 +8171,41 @@ vErrors.push(err36);
 }
 errors++;
 }
-validate77.errors = vErrors;
+validate80.errors = vErrors;
 return errors === 0;
 }
-validate77.evaluated = {"props":{"query/id":true,"passage/ref":true,"agent/id":true,"memory":true,"ordinal":true,"version":true,"before/digest":true,"after/digest":true,"after/bytes":true,"written-at":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
+validate80.evaluated = {"props":{"query/id":true,"passage/ref":true,"agent/id":true,"memory":true,"ordinal":true,"version":true,"before/digest":true,"after/digest":true,"after/bytes":true,"written-at":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="urn:warrant:ledger-record-body:memoryWrite" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate76.evaluated;
+const evaluated0 = validate79.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate77(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate77.errors : vErrors.concat(validate77.errors);
+if(!(validate80(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
 errors = vErrors.length;
 }
-validate76.errors = vErrors;
+validate79.errors = vErrors;
 return errors === 0;
 }
-validate76.evaluated = {"props":{"query/id":true,"passage/ref":true,"agent/id":true,"memory":true,"ordinal":true,"version":true,"before/digest":true,"after/digest":true,"after/bytes":true,"written-at":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
+validate79.evaluated = {"props":{"query/id":true,"passage/ref":true,"agent/id":true,"memory":true,"ordinal":true,"version":true,"before/digest":true,"after/digest":true,"after/bytes":true,"written-at":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
 
-export const changeset: Validator = validate79;
-const schema99 = {"$id":"urn:warrant:ledger-record-body:changeset","$ref":"urn:warrant:ledger-records:v1#/$defs/changeset"};
-const schema100 = {"type":"object","description":"The change a verified run made to its baseline (`warrant-changeset:…`), written beside its execution: each regular file added, modified or deleted outside the pack's ignored paths, with its baseline and final contents, so the change can be shown and applied after the environment is gone.","required":["query/id","proposal/ref","execution/ref","baseline","files","complete"],"properties":{"query/id":{"type":"string"},"proposal/ref":{"type":"string"},"execution/ref":{"type":"string"},"environment/ref":{"type":"string"},"baseline":{"type":"string","description":"Digest (JCS) of the baseline state the change applies to: each touched path's baseline digest, null for a file the run added."},"baseline/dir":{"type":"string"},"files":{"type":"array","items":{"$ref":"#/$defs/changesetFile"}},"complete":{"type":"boolean","description":"False when the contents were left out (over the size bound) or a change was not a regular file: the change can be listed, not applied."},"skipped":{"type":"array","items":{"$ref":"#/$defs/problem"}},"signature":{"$ref":"#/$defs/signature"}}};
-const schema101 = {"type":"object","description":"One file a verified run changed: its baseline and final digests (null where absent) and, when the changeset is complete, both contents as base64.","required":["path","status","before","after"],"properties":{"path":{"type":"string","minLength":1},"status":{"enum":["modified","added","deleted"]},"before":{"type":["string","null"]},"after":{"type":["string","null"]},"mode":{"type":"integer","minimum":0},"before/content":{"type":"string","contentEncoding":"base64"},"after/content":{"type":"string","contentEncoding":"base64"}}};
+export const changeset: Validator = validate82;
+const schema102 = {"$id":"urn:warrant:ledger-record-body:changeset","$ref":"urn:warrant:ledger-records:v1#/$defs/changeset"};
+const schema103 = {"type":"object","description":"The change a verified run made to its baseline (`warrant-changeset:…`), written beside its execution: each regular file added, modified or deleted outside the pack's ignored paths, with its baseline and final contents, so the change can be shown and applied after the environment is gone.","required":["query/id","proposal/ref","execution/ref","baseline","files","complete"],"properties":{"query/id":{"type":"string"},"proposal/ref":{"type":"string"},"execution/ref":{"type":"string"},"environment/ref":{"type":"string"},"baseline":{"type":"string","description":"Digest (JCS) of the baseline state the change applies to: each touched path's baseline digest, null for a file the run added."},"baseline/dir":{"type":"string"},"files":{"type":"array","items":{"$ref":"#/$defs/changesetFile"}},"complete":{"type":"boolean","description":"False when the contents were left out (over the size bound) or a change was not a regular file: the change can be listed, not applied."},"skipped":{"type":"array","items":{"$ref":"#/$defs/problem"}},"signature":{"$ref":"#/$defs/signature"}}};
+const schema104 = {"type":"object","description":"One file a verified run changed: its baseline and final digests (null where absent) and, when the changeset is complete, both contents as base64.","required":["path","status","before","after"],"properties":{"path":{"type":"string","minLength":1},"status":{"enum":["modified","added","deleted"]},"before":{"type":["string","null"]},"after":{"type":["string","null"]},"mode":{"type":"integer","minimum":0},"before/content":{"type":"string","contentEncoding":"base64"},"after/content":{"type":"string","contentEncoding":"base64"}}};
 
-function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate80.evaluated;
+const evaluated0 = validate83.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8218,7 +8420,7 @@ errors++;
 if(data7.status !== undefined){
 let data9 = data7.status;
 if(!(((data9 === "modified") || (data9 === "added")) || (data9 === "deleted"))){
-const err18 = {instancePath:instancePath+"/files/" + i0+"/status",schemaPath:"#/$defs/changesetFile/properties/status/enum",keyword:"enum",params:{allowedValues: schema101.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/files/" + i0+"/status",schemaPath:"#/$defs/changesetFile/properties/status/enum",keyword:"enum",params:{allowedValues: schema104.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -8231,7 +8433,7 @@ errors++;
 if(data7.before !== undefined){
 let data10 = data7.before;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err19 = {instancePath:instancePath+"/files/" + i0+"/before",schemaPath:"#/$defs/changesetFile/properties/before/type",keyword:"type",params:{type: schema101.properties.before.type},message:"must be string,null"};
+const err19 = {instancePath:instancePath+"/files/" + i0+"/before",schemaPath:"#/$defs/changesetFile/properties/before/type",keyword:"type",params:{type: schema104.properties.before.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -8244,7 +8446,7 @@ errors++;
 if(data7.after !== undefined){
 let data11 = data7.after;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err20 = {instancePath:instancePath+"/files/" + i0+"/after",schemaPath:"#/$defs/changesetFile/properties/after/type",keyword:"type",params:{type: schema101.properties.after.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/files/" + i0+"/after",schemaPath:"#/$defs/changesetFile/properties/after/type",keyword:"type",params:{type: schema104.properties.after.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -8591,29 +8793,29 @@ vErrors.push(err48);
 }
 errors++;
 }
-validate80.errors = vErrors;
+validate83.errors = vErrors;
 return errors === 0;
 }
-validate80.evaluated = {"props":{"query/id":true,"proposal/ref":true,"execution/ref":true,"environment/ref":true,"baseline":true,"baseline/dir":true,"files":true,"complete":true,"skipped":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
+validate83.evaluated = {"props":{"query/id":true,"proposal/ref":true,"execution/ref":true,"environment/ref":true,"baseline":true,"baseline/dir":true,"files":true,"complete":true,"skipped":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="urn:warrant:ledger-record-body:changeset" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate79.evaluated;
+const evaluated0 = validate82.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate80(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
+if(!(validate83(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate83.errors : vErrors.concat(validate83.errors);
 errors = vErrors.length;
 }
-validate79.errors = vErrors;
+validate82.errors = vErrors;
 return errors === 0;
 }
-validate79.evaluated = {"props":{"query/id":true,"proposal/ref":true,"execution/ref":true,"environment/ref":true,"baseline":true,"baseline/dir":true,"files":true,"complete":true,"skipped":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
+validate82.evaluated = {"props":{"query/id":true,"proposal/ref":true,"execution/ref":true,"environment/ref":true,"baseline":true,"baseline/dir":true,"files":true,"complete":true,"skipped":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
 

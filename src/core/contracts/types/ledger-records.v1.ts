@@ -358,14 +358,23 @@ export interface KeyRotation {
   signature?: Signature;
 }
 /**
- * A signed chain head (`warrant-chain-head:…`): the loop's last fact and its chain hash when a drive stopped, blocked or concluded a run.
+ * A signed chain head (`warrant-chain-head:…`): the loop's last fact, its chain hash and how many operator acts count, when a run concluded, the loop stopped, an operator acted, a drive blocked or the loop was exported.
  */
 export interface Head {
   "query/id": string;
   sequence: number;
   hash: string;
+  acts?: number;
   "signed-at": string;
-  reason: "stop" | "block" | "conclusion";
+  reason: "stop" | "block" | "conclusion" | "act" | "export";
+  signature?: Signature;
+}
+/**
+ * The host's signature of one operator act (`warrant-act-signature:…`): the act is named by its ref (`warrant-operator-act:sha256:…`, over every field of the act).
+ */
+export interface ActSignature {
+  "query/id": string;
+  "act/ref": string;
   signature?: Signature;
 }
 /**
