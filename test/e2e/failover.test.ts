@@ -150,10 +150,16 @@ describe.skipIf(unavailable !== undefined && process.env.CI !== "true")(
         return (next?.at ?? 0) - killedAt;
       });
 
-      // The frozen worker woke to a refusal: its lease was lost, and it wrote nothing after.
+      // The frozen worker woke to a refusal: its lease was lost, and it wrote nothing under that
+      // lease. (The loop may be queued again later, by a drained worker, and w2 may then take it
+      // afresh: what it writes under that new lease, from its next start, is legitimate.)
       const woke = new Date(wokenAt).toISOString();
       for (const q of heldByFrozen) {
-        const after = w2.lines.filter((l) => l.query === q && l.at >= woke);
+        const retaken = w2.starts().find((s) => s.query === q && s.at >= wokenAt)?.at;
+        const after = w2.lines.filter(
+          (l) =>
+            l.query === q && l.at >= woke && (retaken === undefined || Date.parse(l.at) < retaken),
+        );
         expect(
           after.some((l) => JSON.stringify(l).includes("store/lease-lost")),
           `${q}: lease-lost after waking\n${w2.transcript()}`,

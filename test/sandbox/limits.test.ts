@@ -2,7 +2,7 @@
 // machine has (docs/spec/containment.md). Most tests lower the limits so that a breach costs a few
 // megabytes; one runs at the defaults. A backend that fails its probe is skipped with the reason,
 // unless WARRANT_REQUIRE_BACKENDS names it.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -22,7 +22,13 @@ const MiB = 1 << 20;
 const small = { memoryBytes: 64 * MiB, tmpBytes: 8 * MiB, diskBytes: 16 * MiB };
 // This host can hold memory with a cgroup (the limit is then seen and recorded) or only with
 // RLIMIT_DATA (the allocation fails inside the command; nothing to record).
-const cgroupHere = (await memoryCgroups(true).parent()) !== undefined;
+const cgroupParent = await memoryCgroups(true).parent();
+const cgroupHere = cgroupParent !== undefined;
+/** This process's memory cgroups under the parent. */
+const ownCgroups = () =>
+  readdirSync((cgroupParent as { dir: string }).dir).filter((n) =>
+    n.startsWith(`warrant-${process.pid}-`),
+  );
 
 for (const backend of ["bwrap", "unshare"] as const) {
   const found = await detectSandbox({ only: backend });
@@ -120,6 +126,34 @@ for (const backend of ["bwrap", "unshare"] as const) {
           );
           expect(r.stdout).not.toContain("kept");
           expect(r.limit).toEqual({ resource: "memory", bytes: small.memoryBytes, via: "cgroup" });
+        },
+      );
+
+      it.skipIf(!cgroupHere)(
+        `one memory cgroup per environment: reused command after command, an OOM kill counted for its own command only, removed with the environment${cgroupHere ? "" : " (skipped: no writable memory cgroup here)"}`,
+        async () => {
+          const before = ownCgroups();
+          const env = await (sandbox as Sandbox).createEnvironment(baseline, { resources: small });
+          try {
+            const hog = await env.exec(
+              [
+                "python3",
+                "-c",
+                "b = bytearray(200 * 1024 * 1024)\nb[::4096] = b'x' * len(b[::4096])",
+              ],
+              LIMITS,
+            );
+            expect(hog.limit?.via).toBe("cgroup");
+            const made = ownCgroups().filter((n) => !before.includes(n));
+            expect(made).toHaveLength(1);
+            const next = await env.exec(["true"], LIMITS);
+            expect(next.exitCode).toBe(0);
+            expect(next.limit).toBeUndefined();
+            expect(ownCgroups().filter((n) => !before.includes(n))).toEqual(made);
+          } finally {
+            await env.destroy();
+          }
+          expect(ownCgroups().filter((n) => !before.includes(n))).toEqual([]);
         },
       );
 

@@ -70,6 +70,8 @@ export function createBwrapSandbox(options: BackendOptions = {}): Sandbox {
     async createEnvironment(baseline: string | Baseline, opts: EnvironmentOptions = {}) {
       const defaultNproc = opts.maxProcesses ?? DEFAULT_MAX_PROCESSES;
       const resources = resourcesOf(opts.resources);
+      // The environment's memory cgroups, reused command after command, removed with it.
+      const groups = cgroups.forEnvironment(resources.memoryBytes);
       const env = await host.createEnvironment(baseline, opts, async (dir, binds) => {
         // What the workspace's writable layer holds before any command: its growth is limited.
         const initialUse = await diskUse(writableRoot(dir, binds));
@@ -147,7 +149,7 @@ export function createBwrapSandbox(options: BackendOptions = {}): Sandbox {
           line.push("--remount-ro", "/");
           line.push("--chdir", dir.workspace, "--hostname", "warrant");
           const nproc = String(exec.maxProcesses ?? defaultNproc);
-          const cgroup = await cgroups.make(resources.memoryBytes).catch(() => undefined);
+          const cgroup = await groups.take().catch(() => undefined);
           line.push("--", ...reporterLine(nproc, resources, cgroup !== undefined, argv));
           // In overlay mode bwrap starts where the overlay is mounted at the workspace path.
           const full =
@@ -183,7 +185,17 @@ export function createBwrapSandbox(options: BackendOptions = {}): Sandbox {
           );
         };
       });
-      return { ...env, seccomp: arch !== undefined };
+      return {
+        ...env,
+        seccomp: arch !== undefined,
+        async destroy() {
+          try {
+            return await env.destroy();
+          } finally {
+            await groups.close();
+          }
+        },
+      };
     },
   };
 }

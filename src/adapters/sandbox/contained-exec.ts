@@ -128,7 +128,7 @@ export function runLimited(
         if (hit === undefined && cgroup !== undefined && (await cgroup.oomKilled()))
           hit = { resource: "memory", bytes: resources.memoryBytes, via: "cgroup" };
         hit ??= reportedLimit(report, resources);
-        await cgroup?.remove();
+        await cgroup?.release();
       }
       const out = Buffer.concat(stdout);
       const err = Buffer.concat(stderr);

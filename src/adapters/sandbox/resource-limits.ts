@@ -1,6 +1,7 @@
-// Holding a command to its environment's resource limits: a memory cgroup per command (v2
-// `memory.max`, or v1 `memory.limit_in_bytes`) where the host's own cgroup is delegated and
-// writable, RLIMIT_DATA otherwise; RLIMIT_FSIZE per file; a size-limited /tmp (the backends mount
+// Holding a command to its environment's resource limits: a memory cgroup (v2 `memory.max`, or v1
+// `memory.limit_in_bytes`) made once per environment and reused by each of its commands (one per
+// command running at once; a command's OOM kills counted from its own start) where the host's own
+// cgroup is delegated and writable, RLIMIT_DATA otherwise; RLIMIT_FSIZE per file; a size-limited /tmp (the backends mount
 // it); a watchdog on the workspace's writable layer; and the small reporter that runs in the
 // sandbox around the command to say whether /tmp was left full or the file-size limit was hit.
 import { randomBytes } from "node:crypto";
@@ -82,19 +83,30 @@ export function cgroupCandidates(procCgroup: string, mountinfo: string): CgroupP
   return out.sort((a, b) => b.version - a.version);
 }
 
-/** One command's memory cgroup. */
+/** The memory cgroup one command runs in. */
 export interface MemoryCgroup {
   /** The file a process writes its pid to, to move itself in. */
   readonly procs: string;
-  /** True when the kernel killed a process in it for going over the limit. */
+  /** True when the kernel killed a process in it for going over the limit during this command. */
   oomKilled(): Promise<boolean>;
+  /** The command is over: kill whatever of it is still in the cgroup, and hand the cgroup back. */
+  release(): Promise<void>;
+}
+
+/** A memory cgroup on disk. */
+interface CgroupDir {
+  readonly procs: string;
+  /** How many processes the kernel has killed in it for going over its limit, so far. */
+  oomKills(): Promise<number>;
+  /** Kill whatever is in it (best effort; true when it is empty afterwards). */
+  empty(): Promise<boolean>;
   /** Kill whatever is still in it, then remove it (best effort). */
   remove(): Promise<void>;
 }
 
 const readText = (p: string) => readFile(p, "utf8").catch(() => undefined);
 
-async function makeCgroup(parent: CgroupParent, bytes: number): Promise<MemoryCgroup> {
+async function makeCgroup(parent: CgroupParent, bytes: number): Promise<CgroupDir> {
   const dir = path.join(parent.dir, `warrant-${process.pid}-${randomBytes(6).toString("hex")}`);
   await mkdir(dir);
   try {
@@ -114,30 +126,42 @@ async function makeCgroup(parent: CgroupParent, bytes: number): Promise<MemoryCg
     throw e;
   }
   const counterFile = path.join(dir, parent.version === 2 ? "memory.events" : "memory.oom_control");
+  const procs = path.join(dir, "cgroup.procs");
+  /** Signals what is in the cgroup; true when nothing was. */
+  const killLeft = async () => {
+    const left = ((await readText(procs)) ?? "").split("\n").filter((l) => /^\d+$/.test(l));
+    for (const pid of left) {
+      try {
+        process.kill(Number(pid), "SIGKILL");
+      } catch {
+        // Gone already.
+      }
+    }
+    return left.length === 0;
+  };
+  const pause = () => new Promise((r) => setTimeout(r, 20));
   return {
-    procs: path.join(dir, "cgroup.procs"),
-    async oomKilled() {
+    procs,
+    async oomKills() {
       const text = (await readText(counterFile)) ?? "";
       const m = /^oom_kill (\d+)$/m.exec(text);
-      return m !== null && Number(m[1]) > 0;
+      return m === null ? 0 : Number(m[1]);
+    },
+    async empty() {
+      for (let i = 0; i < 50; i += 1) {
+        if (await killLeft()) return true;
+        await pause();
+      }
+      return false;
     },
     async remove() {
       for (let i = 0; i < 50; i += 1) {
-        const left = ((await readText(path.join(dir, "cgroup.procs"))) ?? "")
-          .split("\n")
-          .filter((l) => /^\d+$/.test(l));
-        for (const pid of left) {
-          try {
-            process.kill(Number(pid), "SIGKILL");
-          } catch {
-            // Gone already.
-          }
-        }
+        await killLeft();
         try {
           await rmdir(dir);
           return;
         } catch {
-          await new Promise((r) => setTimeout(r, 20));
+          await pause();
         }
       }
     },
@@ -165,8 +189,9 @@ async function sweepDeadCgroups(dir: string): Promise<void> {
 }
 
 /**
- * Makes per-command memory cgroups where this host can, proven once by making (and removing) one;
- * `undefined` from `make` means the RLIMIT_DATA fallback. `enabled: false` always falls back.
+ * Makes memory cgroups where this host can, proven once by making (and removing) one; where it
+ * cannot, environments' `take()` gives `undefined`: the RLIMIT_DATA fallback. `enabled: false`
+ * always falls back.
  */
 export function memoryCgroups(enabled: boolean) {
   let parent: Promise<CgroupParent | undefined> | undefined;
@@ -196,16 +221,53 @@ export function memoryCgroups(enabled: boolean) {
   };
   return {
     /** The cgroup parent in use, or undefined (RLIMIT_DATA). */
-    parent(): Promise<CgroupParent | undefined> {
-      parent ??= find();
-      return parent;
-    },
-    async make(bytes: number): Promise<MemoryCgroup | undefined> {
-      const p = await this.parent();
-      return p === undefined ? undefined : makeCgroup(p, bytes);
+    parent: (): Promise<CgroupParent | undefined> => parent_(),
+    /**
+     * One environment's memory cgroups, each limited to `bytes`: made when a command first needs
+     * one and reused by every later command (one per command running at once), removed by
+     * `close()`. `take()` gives `undefined` where this host has no cgroups (RLIMIT_DATA).
+     */
+    forEnvironment(bytes: number) {
+      const idle: CgroupDir[] = [];
+      const all = new Set<CgroupDir>();
+      let closed = false;
+      return {
+        async take(): Promise<MemoryCgroup | undefined> {
+          const p = await parent_();
+          if (p === undefined || closed) return undefined;
+          const dir = idle.pop() ?? (await makeCgroup(p, bytes));
+          all.add(dir);
+          const before = await dir.oomKills();
+          return {
+            procs: dir.procs,
+            oomKilled: async () => (await dir.oomKills()) > before,
+            async release() {
+              // A cgroup something of the command outlived is not handed to the next command.
+              if (!closed && (await dir.empty())) idle.push(dir);
+              else {
+                all.delete(dir);
+                await dir.remove();
+              }
+            },
+          };
+        },
+        async close(): Promise<void> {
+          closed = true;
+          idle.length = 0;
+          const dirs = [...all];
+          all.clear();
+          await Promise.all(dirs.map((d) => d.remove()));
+        },
+      };
     },
   };
+  function parent_(): Promise<CgroupParent | undefined> {
+    parent ??= find();
+    return parent;
+  }
 }
+
+export type EnvironmentCgroups = ReturnType<MemoryCgroups["forEnvironment"]>;
 
 export type MemoryCgroups = ReturnType<typeof memoryCgroups>;
 

@@ -42,25 +42,21 @@ import { filterArch, seccompProgram } from "./seccomp-filter.js";
 import { checkSeccompLoader, type LoaderStatus, openWithoutFilter } from "./seccomp-loader.js";
 
 // Arguments: the seccomp loader and its filter (`-` `-` for none), workspace, stage, nproc, the
-// overlay's mount options (`-` in copy mode), /tmp's size, RLIMIT_DATA (`-` under a memory
-// cgroup), RLIMIT_FSIZE, the limits reporter's script, count of read-only directories, the
-// directories, count of further mounts, each as three words (`overlay OPTIONS TARGET` or
-// `ro SOURCE TARGET`, targets inside the new root: dependencies, toolchains), then the command line
-// to exec in the new root (`env -i` with the command's variables, a cd, the argv). Runs as root of
-// the new user namespace and pid 1
-// of the new pid namespace; mount propagation is already private (unshare's default). A control
+// overlay's mount options (`-` in copy mode), the environment's fstab (the root's fixed mounts,
+// written with the environment: `rootFstab`), RLIMIT_DATA (`-` under a memory cgroup),
+// RLIMIT_FSIZE, the limits reporter's script, count of further mounts, each as three words
+// (`overlay OPTIONS TARGET` or `ro SOURCE TARGET`, targets inside the new root: dependencies,
+// toolchains), then the command line to exec in the new root (`env -i` with the command's
+// variables, its folder, the argv). Runs as root of the new user namespace and pid 1 of the new pid
+// namespace; mount propagation is already private (unshare's default). The fixed mounts are made
+// by one `mount --all` over that fstab, in its order, instead of one process per mount. A control
 // file is bound only when neither it nor .git is a link (nothing runs in these namespaces yet).
 const SETUP_SCRIPT = `set -eu
 L=$1; B=$2; shift 2
-W=$1; S=$2; N=$3; O=$4; T=$5; D=$6; F=$7; R=$8; K=$9; shift 9
+W=$1; S=$2; N=$3; O=$4; X=$5; D=$6; F=$7; R=$8; shift 8
 mount --bind "$S" "$S"
 if command -v ip >/dev/null; then ip link set lo up 2>/dev/null || true; fi
-i=0
-while [ "$i" -lt "$K" ]; do mount -o bind,ro "$1" "$S$1"; shift; i=$((i+1)); done
-for f in "$S"/dev/*; do if [ -f "$f" ] && [ ! -L "$f" ]; then mount --bind "/dev/\${f##*/}" "$f"; fi; done
-mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs "$S/dev/shm"
-mount -t proc -o nosuid,nodev,noexec proc "$S/proc"
-mount -t tmpfs -o "mode=1777,nosuid,nodev,size=$T" tmpfs "$S/tmp"
+mount --all --fstab "$X"
 mkdir -p "$S$W"
 if [ "$O" = - ]; then mount --bind "$W" "$S$W"; else mount -t overlay overlay -o "$O" "$S$W"; fi
 M=$1; shift
@@ -81,12 +77,41 @@ if [ "$L" = - ]; then exec chroot "$S" setpriv $P -- /bin/sh -c "$R" warrant-lim
 exec "$L" "$B" chroot "$S" setpriv $P -- /bin/sh -c "$R" warrant-limits "$N" "$D" "$F" "$@"
 `;
 
-/** The root's skeleton on the host: mountpoints, links, and empty files to bind devices onto. */
+/** A path or word as an fstab field: space, tab, newline and backslash as octal escapes. */
+export function fstabField(text: string): string {
+  return text.replace(/[\\ \t\n]/g, (c) => `\\${c.charCodeAt(0).toString(8).padStart(3, "0")}`);
+}
+
+/**
+ * The new root's fixed mounts as an fstab, in order: the system folders read-only, the device
+ * nodes the skeleton holds, /dev/shm, a new /proc, and a private /tmp of `tmpBytes`.
+ */
+export function rootFstab(
+  stage: string,
+  roDirs: readonly string[],
+  devices: readonly string[],
+  tmpBytes: number,
+): string {
+  const line = (source: string, target: string, type: string, options: string) =>
+    `${fstabField(source)} ${fstabField(path.join(stage, target))} ${type} ${options} 0 0\n`;
+  return [
+    ...roDirs.map((d) => line(d, d, "none", "bind,ro")),
+    ...devices.map((n) => line(`/dev/${n}`, `/dev/${n}`, "none", "bind")),
+    line("tmpfs", "/dev/shm", "tmpfs", "mode=1777,nosuid,nodev"),
+    line("proc", "/proc", "proc", "nosuid,nodev,noexec"),
+    line("tmpfs", "/tmp", "tmpfs", `mode=1777,nosuid,nodev,size=${tmpBytes}`),
+  ].join("");
+}
+
+/**
+ * The root's skeleton on the host: mountpoints, links, and empty files to bind devices onto.
+ * Returns the device nodes it holds.
+ */
 async function buildSkeleton(
   stage: string,
   layout: readonly LayoutEntry[],
   runAs: RunAs | undefined,
-) {
+): Promise<string[]> {
   const made: string[] = [];
   const dir = async (p: string) => {
     await mkdir(p, { recursive: true });
@@ -99,9 +124,8 @@ async function buildSkeleton(
     else await dir(at);
   }
   for (const d of ["dev/shm", "proc", "tmp"]) await dir(path.join(stage, d));
-  for (const n of DEVICE_NODES) {
-    if (existsSync(`/dev/${n}`)) await writeFile(path.join(stage, "dev", n), "");
-  }
+  const devices = DEVICE_NODES.filter((n) => existsSync(`/dev/${n}`));
+  for (const n of devices) await writeFile(path.join(stage, "dev", n), "");
   await symlink("/proc/self/fd", path.join(stage, "dev/fd"));
   for (const [i, name] of ["stdin", "stdout", "stderr"].entries()) {
     await symlink(`/proc/self/fd/${i}`, path.join(stage, "dev", name));
@@ -109,6 +133,31 @@ async function buildSkeleton(
   if (runAs !== undefined) {
     for (const p of new Set(made)) await lchown(p, runAs.uid, runAs.gid);
   }
+  return devices;
+}
+
+/**
+ * `env` running `argv` with exactly `vars`, in `folder`: `env -i -C`, or through a shell's `cd`
+ * where the program's name holds `=` (which `env` would read as one more variable).
+ */
+export function inFolder(
+  vars: Readonly<Record<string, string>>,
+  folder: string,
+  argv: readonly string[],
+): string[] {
+  const assignments = Object.entries(vars).map(([k, v]) => `${k}=${v}`);
+  if (!(argv[0] ?? "").includes("="))
+    return ["/usr/bin/env", "-i", "-C", folder, "--", ...assignments, ...argv];
+  return [
+    "/usr/bin/env",
+    "-i",
+    ...assignments,
+    "/bin/sh",
+    "-c",
+    'cd "$0" && exec "$@"',
+    folder,
+    ...argv,
+  ];
 }
 
 export function createUnshareSandbox(options: BackendOptions = {}): Sandbox {
@@ -135,6 +184,8 @@ export function createUnshareSandbox(options: BackendOptions = {}): Sandbox {
     async createEnvironment(baseline: string | Baseline, opts: EnvironmentOptions = {}) {
       const defaultNproc = opts.maxProcesses ?? DEFAULT_MAX_PROCESSES;
       const resources = resourcesOf(opts.resources);
+      // The environment's memory cgroups, reused command after command, removed with it.
+      const groups = cgroups.forEnvironment(resources.memoryBytes);
       const status = await loaderStatus();
       if ("why" in status && options.allowWeakerSandbox !== true) {
         throw new WarrantError(
@@ -148,7 +199,11 @@ export function createUnshareSandbox(options: BackendOptions = {}): Sandbox {
         baseline,
         opts,
         async (dir: EnvironmentDir, binds) => {
-          await buildSkeleton(dir.stage, layout, runAs);
+          const devices = await buildSkeleton(dir.stage, layout, runAs);
+          const fstab = path.join(dir.base, "root.fstab");
+          await writeFile(fstab, rootFstab(dir.stage, roDirs, devices, resources.tmpBytes), {
+            mode: 0o644,
+          });
           const initialUse = await diskUse(writableRoot(dir, binds));
           // The loader and its program, in the environment's own directory (which the commands' uid
           // can reach, unlike the package's folder perhaps); both run before the chroot.
@@ -190,7 +245,7 @@ export function createUnshareSandbox(options: BackendOptions = {}): Sandbox {
               );
             }
             const nproc = String(exec.maxProcesses ?? defaultNproc);
-            const cgroup = await cgroups.make(resources.memoryBytes).catch(() => undefined);
+            const cgroup = await groups.take().catch(() => undefined);
             line.push(
               unshare,
               "--user",
@@ -213,22 +268,13 @@ export function createUnshareSandbox(options: BackendOptions = {}): Sandbox {
               dir.stage,
               nproc,
               mount ?? "-",
-              String(resources.tmpBytes),
+              fstab,
               cgroup === undefined ? String(resources.memoryBytes) : "-",
               String(resources.diskBytes),
               REPORTER_SCRIPT,
-              String(roDirs.length),
-              ...roDirs,
               String(more.length / 3),
               ...more,
-              "/usr/bin/env",
-              "-i",
-              ...Object.entries(env).map(([k, v]) => `${k}=${v}`),
-              "/bin/sh",
-              "-c",
-              'cd "$0" && exec "$@"',
-              dir.workspace,
-              ...argv,
+              ...inFolder(env, dir.workspace, argv),
             );
             // The host-side chain and the setup get only PATH; the command gets exactly `env`.
             return runLimited(
@@ -249,7 +295,17 @@ export function createUnshareSandbox(options: BackendOptions = {}): Sandbox {
           };
         },
       );
-      return { ...env, seccomp: filtered };
+      return {
+        ...env,
+        seccomp: filtered,
+        async destroy() {
+          try {
+            return await env.destroy();
+          } finally {
+            await groups.close();
+          }
+        },
+      };
     },
   };
 }
