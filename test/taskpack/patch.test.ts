@@ -8,6 +8,62 @@ function diff(...lines: string[]): string {
   return `${lines.join("\n")}\n`;
 }
 
+describe("quoted names in headers", () => {
+  it("reads git's quoted names in diff --git, --- and +++ lines", () => {
+    const d = diff(
+      'diff --git "a/na\\303\\257ve file.txt" "b/na\\303\\257ve file.txt"',
+      "index 1111111..2222222 100644",
+      '--- "a/na\\303\\257ve file.txt"',
+      '+++ "b/na\\303\\257ve file.txt"',
+      "@@ -2,1 +2,1 @@",
+      "-two",
+      "+TWO",
+    );
+    const parsed = parseUnifiedDiff(d);
+    expect(parsed.ok && parsed.value.oldPath).toBe("naïve file.txt");
+    expect(parsed.ok && parsed.value.newPath).toBe("naïve file.txt");
+    expect(parsed.ok && parsed.value.headers.gitPaths).toEqual([
+      "a/naïve file.txt",
+      "b/naïve file.txt",
+    ]);
+    expect(applyUnifiedDiff(FILE, d)).toEqual({ ok: true, value: "one\nTWO\nthree\nfour\nfive\n" });
+  });
+
+  it("ends a quoted name at its closing quote, before a tab", () => {
+    const parsed = parseUnifiedDiff(
+      diff('--- "a/x\\ty"\t2024-01-01', '+++ "b/x\\ty"', "@@ -1,1 +1,1 @@", "-one", "+ONE"),
+    );
+    expect(parsed.ok && [parsed.value.oldPath, parsed.value.newPath]).toEqual(["x\ty", "x\ty"]);
+  });
+
+  it("refuses a broken quoted name with patch/malformed at its line", () => {
+    const at = (d: string) => {
+      const r = parseUnifiedDiff(d);
+      return r.ok ? undefined : [r.errors[0]?.code, r.errors[0]?.line, r.errors[0]?.message];
+    };
+    expect(at(diff('--- "a/x', "+++ b/x", "@@ -1,1 +1,1 @@", "-one", "+ONE"))).toEqual([
+      "patch/malformed",
+      1,
+      "the --- line has a quoted name that is not well formed",
+    ]);
+    expect(at(diff("--- a/x", '+++ "b/\\q"', "@@ -1,1 +1,1 @@", "-one", "+ONE"))).toEqual([
+      "patch/malformed",
+      2,
+      "the +++ line has a quoted name that is not well formed",
+    ]);
+    expect(at(diff('--- "a/x" junk', "+++ b/x", "@@ -1,1 +1,1 @@", "-one", "+ONE"))?.[0]).toBe(
+      "patch/malformed",
+    );
+    expect(
+      at(diff('diff --git "a/\\777" b/x', "--- a/x", "+++ b/x", "@@ -1,1 +1,1 @@", "-one", "+ONE")),
+    ).toEqual([
+      "patch/malformed",
+      1,
+      "the diff --git line has a quoted name that is not well formed",
+    ]);
+  });
+});
+
 describe("unified diff application", () => {
   it("applies a hunk at its stated position", () => {
     const d = diff("--- a/f", "+++ b/f", "@@ -2,3 +2,3 @@", " two", "-three", "+THREE", " four");

@@ -205,6 +205,20 @@ describe("checkPlan: workbench/patch-outside-policy", () => {
     expect(refusals(patchStep({ diff: git }))).toEqual([[P, "/steps/2/diff", "other-path"]]);
   });
 
+  it("reads git's quoted header names: a non-ASCII path's own diff passes, a quoted other path does not", () => {
+    const doc = packDoc();
+    doc.patchPolicy.allow = ["**"];
+    const all = validPack(doc);
+    const quoted = (name: string) =>
+      `diff --git "a/${name}" "b/${name}"\n--- "a/${name}"\n+++ "b/${name}"\n@@ -1 +1 @@\n-a\n+b\n`;
+    expect(
+      checkPlan(patchStep({ path: "src/naïve.js", diff: quoted("src/na\\303\\257ve.js") }), all).ok,
+    ).toBe(true);
+    expect(
+      refusals(patchStep({ path: "src/naïve.js", diff: quoted("src/na\\303\\257ve\\nx.js") }), all),
+    ).toEqual([[P, "/steps/2/diff", "other-path"]]);
+  });
+
   it("refuses a diff creating a symlink", () => {
     const diff =
       "diff --git a/src/link b/src/link\nnew file mode 120000\n--- /dev/null\n+++ b/src/link\n@@ -0,0 +1 @@\n+/etc/passwd\n\\ No newline at end of file\n";

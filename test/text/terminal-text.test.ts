@@ -4,7 +4,12 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { gitQuotePath, terminalLine, terminalSafe } from "../../src/core/text/terminal-text.js";
+import {
+  gitQuotePath,
+  gitUnquotePath,
+  terminalLine,
+  terminalSafe,
+} from "../../src/core/text/terminal-text.js";
 
 describe("terminalSafe", () => {
   it("escapes ESC, so a title or erase sequence is shown, not obeyed", () => {
@@ -77,5 +82,38 @@ describe("gitQuotePath", () => {
       .split("\n")
       .filter((l) => l !== "");
     expect(listed.sort()).toEqual(names.map(gitQuotePath).sort());
+  });
+});
+
+describe("gitUnquotePath", () => {
+  it("reads back every name gitQuotePath writes", () => {
+    for (const n of [
+      "plain.txt",
+      "new\nline",
+      'quo"te',
+      "back\\slash",
+      "tab\there",
+      "zażółć",
+      "\x07\x08\v\f\r\x1b\x7f",
+    ]) {
+      expect(gitUnquotePath(gitQuotePath(n))).toBe(n);
+    }
+  });
+
+  it("takes an unquoted name as it is", () => {
+    expect(gitUnquotePath("a/b c.txt")).toBe("a/b c.txt");
+  });
+
+  it("refuses a quoted name that is not well formed", () => {
+    expect(gitUnquotePath('"')).toBeUndefined();
+    expect(gitUnquotePath('"abc')).toBeUndefined();
+    expect(gitUnquotePath('"a"b"')).toBeUndefined();
+    expect(gitUnquotePath('"a\\q"')).toBeUndefined();
+    expect(gitUnquotePath('"a\\"')).toBeUndefined();
+    expect(gitUnquotePath('"\\400"')).toBeUndefined();
+    expect(gitUnquotePath('"\\12"')).toBeUndefined();
+    // Octal bytes that are not UTF-8.
+    expect(gitUnquotePath('"\\377"')).toBeUndefined();
+    expect(gitUnquotePath('"\\303"')).toBeUndefined();
   });
 });

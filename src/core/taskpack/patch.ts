@@ -1,5 +1,6 @@
 // Unified diffs: parsing (headers and hunks) and pure application to a file's text.
 import { fail, ok, type Problem, type Result } from "../result.js";
+import { gitUnquotePath } from "../text/terminal-text.js";
 
 export interface Hunk {
   readonly oldStart: number;
@@ -47,10 +48,25 @@ function malformed(message: string, line?: number): Result<never> {
   return fail([problem]);
 }
 
-function headerPath(raw: string, prefix: "a/" | "b/"): string | null {
-  // `--- a/path\t2024-01-01 …`: a tab ends the name (GNU diff timestamps).
-  const name = raw.split("\t")[0] as string;
-  if (name === "/dev/null") return null;
+/** A name in a header: quoted as git quotes it (`"a/na\303\257ve"`), or plain. */
+const QUOTED_NAME = /^"(?:[^"\\]|\\.)*"/;
+const GIT_HEADER = /^diff --git ("(?:[^"\\]|\\.)*"|\S+) ("(?:[^"\\]|\\.)*"|\S+)$/;
+
+/** The path a `---`/`+++` header names; null for /dev/null; undefined when its quoting is broken. */
+function headerPath(raw: string, prefix: "a/" | "b/"): string | null | undefined {
+  let name: string | undefined;
+  const quoted = QUOTED_NAME.exec(raw);
+  if (quoted !== null) {
+    const rest = raw.slice(quoted[0].length);
+    if (rest !== "" && !rest.startsWith("\t")) return undefined;
+    name = gitUnquotePath(quoted[0]);
+    if (name === undefined) return undefined;
+  } else {
+    // `--- a/path\t2024-01-01 …`: a tab ends the name (GNU diff timestamps).
+    name = raw.split("\t")[0] as string;
+    if (name.startsWith('"')) return undefined;
+    if (name === "/dev/null") return null;
+  }
   return name.startsWith(prefix) ? name.slice(2) : name;
 }
 
@@ -72,10 +88,14 @@ export function parseUnifiedDiff(diff: string): Result<ParsedDiff> {
   // Preamble: anything before `---`, where git puts its extended headers.
   while (i < lines.length && !(lines[i] as string).startsWith("--- ")) {
     const l = lines[i] as string;
-    const git = /^diff --git (\S+) (\S+)$/.exec(l);
+    const git = GIT_HEADER.exec(l);
     if (git !== null) {
       if (gitPaths.length > 0) return malformed("a patch changes exactly one file", i + 1);
-      gitPaths.push(git[1] as string, git[2] as string);
+      const a = gitUnquotePath(git[1] as string);
+      const b = gitUnquotePath(git[2] as string);
+      if (a === undefined || b === undefined)
+        return malformed("the diff --git line has a quoted name that is not well formed", i + 1);
+      gitPaths.push(a, b);
     } else if (l.startsWith("old mode ")) oldMode = l.slice(9).trim();
     else if (l.startsWith("new mode ")) newMode = l.slice(9).trim();
     else if (l.startsWith("new file mode ")) newFileMode = l.slice(14).trim();
@@ -106,6 +126,10 @@ export function parseUnifiedDiff(diff: string): Result<ParsedDiff> {
   }
   const oldPath = headerPath(minus.slice(4), "a/");
   const newPath = headerPath(plus.slice(4), "b/");
+  if (oldPath === undefined)
+    return malformed("the --- line has a quoted name that is not well formed", i + 1);
+  if (newPath === undefined)
+    return malformed("the +++ line has a quoted name that is not well formed", i + 2);
   i += 2;
   const hunks: Hunk[] = [];
   while (i < lines.length) {

@@ -83,3 +83,57 @@ export function gitQuotePath(name: string): string {
   }
   return `${out}"`;
 }
+
+const GIT_UNESCAPES: Readonly<Record<string, number>> = {
+  a: 7,
+  b: 8,
+  t: 9,
+  n: 10,
+  v: 11,
+  f: 12,
+  r: 13,
+  '"': 34,
+  "\\": 92,
+};
+
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * The name a diff header's path stands for: a name in double quotes is read back as
+ * `gitQuotePath` writes it (C escapes, three-digit octal bytes, UTF-8); any other text is the name
+ * itself. `undefined` for a quoted name that is not well formed (an unknown escape, an octal
+ * escape past 377, a stray quote, bytes that are not UTF-8).
+ */
+export function gitUnquotePath(text: string): string | undefined {
+  if (!text.startsWith('"')) return text;
+  if (text.length < 2 || !text.endsWith('"')) return undefined;
+  const bytes: number[] = [];
+  const body = text.slice(1, -1);
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i] as string;
+    if (c === '"') return undefined;
+    if (c !== "\\") {
+      for (const b of utf8.encode(c)) bytes.push(b);
+      continue;
+    }
+    const next = body[i + 1];
+    if (next === undefined) return undefined;
+    const named = GIT_UNESCAPES[next];
+    if (named !== undefined) {
+      bytes.push(named);
+      i += 1;
+      continue;
+    }
+    const octal = /^[0-7]{3}/.exec(body.slice(i + 1, i + 4));
+    if (octal === null) return undefined;
+    const value = Number.parseInt(octal[0], 8);
+    if (value > 0xff) return undefined;
+    bytes.push(value);
+    i += 3;
+  }
+  try {
+    return strictUtf8.decode(new Uint8Array(bytes));
+  } catch {
+    return undefined;
+  }
+}
