@@ -1,5 +1,7 @@
-// src/core does no I/O and imports no adapter; src/runtime sees adapters only through ports: walk
-// their import graphs.
+// src/core does no I/O and imports no adapter; src/runtime sees adapters only through ports;
+// src/adapters imports no library, CLI or server file; src/library imports no CLI or server file;
+// and no files of src/ import each other in a loop (type-only imports included): walk their
+// import graphs.
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -113,4 +115,98 @@ describe("layering", () => {
       "node:net",
     ]);
   });
+
+  it("src/adapters imports no library, CLI or server file; src/library no CLI or server file", () => {
+    expect(
+      violationsUnder("src/adapters", above(["src/library", "src/cli", "src/server"])),
+    ).toEqual([]);
+    expect(violationsUnder("src/library", above(["src/cli", "src/server"]))).toEqual([]);
+  });
+
+  it("the rule above catches an upward import, and not a sibling folder named like one", () => {
+    const rule = above(["src/library", "src/cli"]);
+    const fake = path.join(repoRoot, "src/adapters/store/x.ts");
+    expect(rule(fake, "../../library/compose.js")).toBe("../../library/compose.js");
+    expect(rule(fake, "../../cli/io.js")).toBe("../../cli/io.js");
+    expect(rule(fake, "../../library-extras/x.js")).toBeUndefined();
+    expect(rule(fake, "../fs/host-key.js")).toBeUndefined();
+  });
+
+  it("no files of src/ import each other in a loop", () => {
+    expect(importCircles(graphOf("src"))).toEqual([]);
+  });
+
+  it("the circle check finds a loop of two and of three, type-only imports included", () => {
+    const g = new Map([
+      ["a", ["b"]],
+      ["b", ["a"]],
+      ["c", ["d"]],
+      ["d", ["e"]],
+      ["e", ["c", "f"]],
+      ["f", []],
+    ]);
+    expect(importCircles(g)).toEqual([
+      ["a", "b"],
+      ["c", "d", "e"],
+    ]);
+    expect(importsOf('import type { X } from "./x.js";')).toEqual(["./x.js"]);
+  });
 });
+
+/** A rule refusing relative imports into any of `dirs` (repository-relative). */
+function above(dirs: readonly string[]) {
+  return (file: string, spec: string): string | undefined => {
+    if (!spec.startsWith(".")) return undefined;
+    const target = path.resolve(path.dirname(file), spec);
+    return dirs.some((d) => target.startsWith(path.join(repoRoot, d) + path.sep))
+      ? spec
+      : undefined;
+  };
+}
+
+/** The relative import graph of the `.ts` files under `dir`, by repository-relative path. */
+function graphOf(dir: string): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
+  for (const file of filesUnder(path.join(repoRoot, dir))) {
+    const targets = importsOf(readFileSync(file, "utf8"))
+      .filter((spec) => spec.startsWith("."))
+      .map((spec) =>
+        path.relative(repoRoot, path.resolve(path.dirname(file), spec)).replace(/\.js$/, ".ts"),
+      );
+    graph.set(path.relative(repoRoot, file), targets);
+  }
+  return graph;
+}
+
+/** Every set of two or more files that import each other in a loop (strongly connected), sorted. */
+function importCircles(graph: ReadonlyMap<string, readonly string[]>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const circles: string[][] = [];
+  const visit = (v: string) => {
+    index.set(v, index.size);
+    low.set(v, index.get(v) as number);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!graph.has(w)) continue;
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v) as number, low.get(w) as number));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v) as number, index.get(w) as number));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const circle: string[] = [];
+    for (;;) {
+      const w = stack.pop() as string;
+      onStack.delete(w);
+      circle.push(w);
+      if (w === v) break;
+    }
+    if (circle.length > 1) circles.push(circle.sort());
+  };
+  for (const v of graph.keys()) if (!index.has(v)) visit(v);
+  return circles.sort((a, b) => (a[0] as string).localeCompare(b[0] as string));
+}

@@ -7,8 +7,8 @@
 import { parseModelUri } from "../adapters/models/model-uri.js";
 import { ROLES } from "../core/loop/types.js";
 import { pointer } from "../core/result.js";
-import type { CheckProblem, Env, PreflightCheck } from "./preflight.js";
 import { baseUrlProblem } from "./preflight-models.js";
+import type { CheckProblem, Env, PreflightCheck } from "./preflight-types.js";
 
 const OPENAI_API = "https://api.openai.com/v1";
 const ANTHROPIC_API = "https://api.anthropic.com";

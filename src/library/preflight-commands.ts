@@ -11,7 +11,7 @@ import type { Sandbox } from "../core/sandbox/sandbox-port.js";
 import { placeholderName } from "../core/taskpack/argv.js";
 import { pathWithin } from "../core/taskpack/dependencies.js";
 import type { LoadedPack } from "../runtime/task-pack.js";
-import type { CheckProblem, PreflightCheck } from "./preflight.js";
+import type { CheckProblem, PreflightCheck } from "./preflight-types.js";
 
 /**
  * The toolchains that hold the store's file or the host key (`taskpack/toolchain-forbidden`, at

@@ -9,7 +9,7 @@ import { ROLES } from "../core/loop/types.js";
 import { rootSite } from "../runtime/agent-site.js";
 import { preflightAgent } from "../runtime/definition-preflight.js";
 import { definitionModelUri } from "./definition-models.js";
-import type { CheckProblem, PreflightCheck } from "./preflight.js";
+import type { CheckProblem, PreflightCheck } from "./preflight-types.js";
 
 export const DEFINITION_CHECK: PreflightCheck = {
   name: "definitions",

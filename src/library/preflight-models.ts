@@ -7,7 +7,7 @@ import { readScriptFile } from "../adapters/fs/script-file.js";
 import { parseModelUri } from "../adapters/models/model-uri.js";
 import { ROLES } from "../core/loop/types.js";
 import { pointer } from "../core/result.js";
-import type { CheckProblem, Env, PreflightCheck, PreflightSubject } from "./preflight.js";
+import type { CheckProblem, Env, PreflightCheck, PreflightSubject } from "./preflight-types.js";
 
 const present = (v: string | undefined): v is string => v !== undefined && v !== "";
 

@@ -24,7 +24,7 @@ import { MEMORY_WRITE } from "../runtime/memory-tools.js";
 import { SKILL_READ } from "../runtime/skill-tools.js";
 import { subAgentToolName } from "../runtime/sub-agent-tools.js";
 import type { LoadedPack } from "../runtime/task-pack.js";
-import type { CheckProblem, PreflightCheck } from "./preflight.js";
+import type { CheckProblem, PreflightCheck } from "./preflight-types.js";
 
 /** At most this many problems are reported per script: the first ones say what to fix. */
 const MAX_PER_SCRIPT = 20;

@@ -7,7 +7,7 @@ import path from "node:path";
 import { ROLES } from "../core/loop/types.js";
 import { pointer } from "../core/result.js";
 import type { McpServerDeclaration } from "../runtime/passage-tools.js";
-import type { CheckProblem, Env, PreflightCheck } from "./preflight.js";
+import type { CheckProblem, Env, PreflightCheck } from "./preflight-types.js";
 
 function executable(file: string): boolean {
   try {

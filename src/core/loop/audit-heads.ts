@@ -6,7 +6,7 @@
 // cycle openings and admissions alone is work in flight (a running drive, or a crash) and passes.
 import type { HeadBody } from "../records/host-records.js";
 import { operatorActRef } from "../records/operator-act.js";
-import type { AuditedRecord, Findings } from "./audit.js";
+import type { AuditedRecord, Findings } from "./audit-findings.js";
 import type { OperatorAct, StoredFact } from "./ledger-store.js";
 import type { Fact } from "./types.js";
 

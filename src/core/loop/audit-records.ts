@@ -8,7 +8,7 @@
 import { isSubAgentId } from "../definition/id.js";
 import { canonicalJson } from "../records/canonical.js";
 import { operatorActRef } from "../records/operator-act.js";
-import type { AuditedRecord, Findings, Located } from "./audit.js";
+import type { AuditedRecord, Findings, Located } from "./audit-findings.js";
 import type { OperatorAct } from "./ledger-store.js";
 import type { Fact } from "./types.js";
 

@@ -2,7 +2,6 @@
 // candidate turn. Adapters (scripted, OpenAI, Anthropic) implement it; the core never does I/O.
 import type { Role } from "../loop/types.js";
 import type { Problem } from "../result.js";
-import type { ModelTarget } from "./model-target.js";
 import type { MessageType } from "./types.js";
 
 /** A tool as a provider sees it: the registry's name (unencoded), description and input schema. */
@@ -139,4 +138,13 @@ export interface ModelProvider {
    * with a `model/…` code and a message that carries no credential.
    */
   complete(request: ModelRequest, opts?: { readonly signal?: AbortSignal }): Promise<ModelResponse>;
+}
+
+/** Where a model call goes, as tracing names it (model-target.ts reads it from a provider). */
+export interface ModelTarget {
+  /** `openai`, `anthropic`, a compatible server's host, `scripted`, `function`, or the id's scheme. */
+  readonly provider: string;
+  /** The model asked for (a scripted model's script name). */
+  readonly model: string;
+  readonly server?: { readonly address: string; readonly port: number };
 }

@@ -1,15 +1,9 @@
 // Where a model call goes, as tracing names it: the provider, the model asked for, and the server.
 // Read from the provider's printable id, or from the base URL its adapter actually calls; never
 // from anything that can carry a credential (ids and base URLs refuse user-info).
-import type { ModelProvider } from "./model-provider.js";
+import type { ModelProvider, ModelTarget } from "./model-provider.js";
 
-export interface ModelTarget {
-  /** `openai`, `anthropic`, a compatible server's host, `scripted`, `function`, or the id's scheme. */
-  readonly provider: string;
-  /** The model asked for (a scripted model's script name). */
-  readonly model: string;
-  readonly server?: { readonly address: string; readonly port: number };
-}
+export type { ModelTarget } from "./model-provider.js";
 
 const DEFAULT_BASES: Readonly<Record<string, string>> = {
   openai: "https://api.openai.com/v1",
