@@ -33,6 +33,7 @@ import { codeToolHost } from "./define-tool.js";
 import { definitionModel, effectiveModelUris, runnableModelUri } from "./definition-models.js";
 import { hostKeySigner, operatorBinding } from "./host.js";
 import { type Model, providerOf } from "./model.js";
+import { operatorBindingOf } from "./operators.js";
 import type { ModelResolver, WarrantOptions, WarrantSubscriber } from "./options.js";
 import type { EventLog } from "./run-handle.js";
 import { createTelemetry, type Telemetry } from "./telemetry.js";
@@ -153,7 +154,8 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
       })
     : given;
   const clock = o.clock ?? systemClock;
-  const operator = o.operator ?? operatorBinding();
+  const operator =
+    o.operator === undefined ? operatorBinding() : operatorBindingOf(o.operator, "the operator");
   const resolve = resolverOf(o.models);
   const publish = fanOut(o);
   const telemetry = createTelemetry(o.openTelemetry);
