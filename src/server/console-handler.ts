@@ -11,7 +11,9 @@ import { toQueryId } from "../core/ids.js";
 import type { LedgerStore } from "../core/loop/ledger-store.js";
 import type { LoopDocument } from "../core/loop/types.js";
 import { WarrantError } from "../core/result.js";
+import { approvalContext, loopConclusion } from "../library/approval-context.js";
 import { loopChange } from "../library/changes.js";
+import { changesetDiff } from "../library/changeset-diff.js";
 import type { Warrant } from "../library/create-warrant.js";
 import { loopUsage } from "../library/loop-usage.js";
 import type { ActResult } from "../library/operator-acts.js";
@@ -23,6 +25,7 @@ import {
   packPolicyReader,
   type Waiting,
 } from "../library/pending.js";
+import { readRecordView } from "../library/record-view.js";
 import { normalizeHost } from "./allowed-hosts.js";
 import { createEventHub, type EventHub } from "./event-hub.js";
 import { denyFraming } from "./frame-headers.js";
@@ -361,14 +364,26 @@ export function createConsoleHandler(o: ConsoleOptions): ConsoleHandler {
     if (route("GET", "loops", null)) {
       const query = at(1);
       const s = await status(query);
-      const records = await store.listRecords(query);
+      const [records, conclusion] = await Promise.all([
+        store.listRecords(query),
+        loopConclusion(store, query),
+      ]);
       return json({
         loop: s.document,
         records: records.map((r) => ({ ref: r.ref, kind: r.kind })),
         pending: s.pending,
         ...(s.waiting === undefined ? {} : { waiting: s.waiting }),
         usage: loopUsage(records),
+        ...(conclusion.result === undefined ? {} : { result: conclusion.result }),
+        decisions: conclusion.decisions,
       });
+    }
+    if (route("GET", "loops", null, "approval")) {
+      const run = url.searchParams.get("run");
+      const context = await approvalContext(store, at(1), now(), run ?? undefined);
+      if (context === undefined)
+        throw new ApiError(404, "loop/not-opened", `no loop ${at(1)} in ${store.uri}`);
+      return json(context);
     }
     if (route("GET", "loops", null, "diff")) {
       const run = url.searchParams.get("run");
@@ -379,6 +394,16 @@ export function createConsoleHandler(o: ConsoleOptions): ConsoleHandler {
         const missing = e.code === "loop/not-opened" || e.code === "diff/run-unknown";
         return refusal(missing ? 404 : 409, e.code, e.message);
       }
+    }
+    if (route("GET", "records", null, "view")) {
+      const view = await readRecordView(store, at(1));
+      if (view === undefined)
+        throw new ApiError(404, "record/not-found", `no record ${at(1)} in ${store.uri}`);
+      const diff =
+        view.kind === "changeset"
+          ? changesetDiff(view.body as Parameters<typeof changesetDiff>[0])
+          : undefined;
+      return json({ ...view, ...(diff === undefined ? {} : { diff }) });
     }
     if (route("GET", "records", null)) {
       const record = await store.readRecord(at(1));
