@@ -2,8 +2,8 @@
 // or with `--json` the act's result itself: `{ok, result?, code?, message}`. The plain line is
 // terminal-safe: it may name a step of a model's plan.
 
-import { WarrantError } from "../core/result.js";
 import { terminalLine } from "../core/text/terminal-text.js";
+import { isWarrantError } from "../library/errors.js";
 import type { ActResult } from "../library/operator-acts.js";
 import { defaultOperatorBinding, operatorBindingOf } from "../library/operators.js";
 import { EXIT_INVALID, err, out, printJson, UsageError } from "./io.js";
@@ -43,7 +43,7 @@ export function operatorOf(flag: string | undefined): string {
   try {
     return flag === undefined ? defaultOperatorBinding() : operatorBindingOf(flag, "--operator");
   } catch (e) {
-    if (e instanceof WarrantError) throw new UsageError(e.message, e.code);
+    if (isWarrantError(e)) throw new UsageError(e.message, e.code);
     throw e;
   }
 }

@@ -41,7 +41,7 @@ export interface OperatorTokenOptions {
 }
 
 const fileError = (file: string, message: string) =>
-  new WarrantError("operators/file-invalid", `${terminalLine(file)}: ${message}`, { path: file });
+  new WarrantError("operator/file-invalid", `${terminalLine(file)}: ${message}`, { path: file });
 
 function readMap(file: string): Record<string, unknown> | undefined {
   let stat: ReturnType<typeof lstatSync>;
@@ -74,7 +74,7 @@ function writeMap(file: string, map: Record<string, string>): void {
   } catch (e) {
     rmSync(temp, { force: true });
     throw new WarrantError(
-      "operators/file-unwritable",
+      "operator/file-unwritable",
       `${terminalLine(file)}: the new tokens cannot be written (${(e as NodeJS.ErrnoException).code ?? String(e)})`,
       { path: file },
     );
@@ -83,9 +83,9 @@ function writeMap(file: string, map: Record<string, string>): void {
 
 /**
  * The operators of `file` with their tokens, tokens made for the names that have none (and, when
- * the file does not exist, for the default operator). Refused: `operators/file-invalid` (not a JSON
+ * the file does not exist, for the default operator). Refused: `operator/file-invalid` (not a JSON
  * object, an empty map, a token that is not a string of 16 to 256 of A-Z a-z 0-9 . _ ~ -, a token
- * given to two names), `operator/name-invalid` (a name that is not one), `operators/file-unwritable`.
+ * given to two names), `operator/name-invalid` (a name that is not one), `operator/file-unwritable`.
  */
 export function loadOperatorTokens(file: string, o: OperatorTokenOptions): OperatorTokens {
   const newToken = o.newToken ?? (() => randomBytes(24).toString("base64url"));

@@ -166,6 +166,9 @@ describe("named operators", () => {
         expect(r.stderr).not.toContain("\u001b");
       }
     }
+    // A command that does not act is not refused for it.
+    const loops = await runCli(["loops"], { cwd, env: { WARRANT_OPERATOR: "bad\tname" } });
+    expect(loops.code, loops.stderr).toBe(0);
     // A valid name gets as far as the store: the run is unknown there.
     const valid = await runCli(["approve", unknown, "fix", "--json", "--operator", "al.ice@x"], {
       cwd,
@@ -179,15 +182,15 @@ describe("named operators", () => {
     const store = `sqlite:${path.join(cwd, "ledger.db")}`;
     await ensureStore(store, cwd);
     const cases: [string, string, string][] = [
-      ["not JSON", "{", "operators/file-invalid"],
-      ["an array", "[]", "operators/file-invalid"],
-      ["an empty map", "{}", "operators/file-invalid"],
-      ["a short token", JSON.stringify({ alice: "short" }), "operators/file-invalid"],
-      ["a number", JSON.stringify({ alice: 7 }), "operators/file-invalid"],
+      ["not JSON", "{", "operator/file-invalid"],
+      ["an array", "[]", "operator/file-invalid"],
+      ["an empty map", "{}", "operator/file-invalid"],
+      ["a short token", JSON.stringify({ alice: "short" }), "operator/file-invalid"],
+      ["a number", JSON.stringify({ alice: 7 }), "operator/file-invalid"],
       [
         "a shared token",
         JSON.stringify({ alice: "a".repeat(20), bob: "a".repeat(20) }),
-        "operators/file-invalid",
+        "operator/file-invalid",
       ],
       ["a bad name", JSON.stringify({ "al ice": null }), "operator/name-invalid"],
     ];

@@ -159,12 +159,12 @@ describe("the console's operators file", () => {
     const file = path.join(dir, "ops.json");
     const secret = "s".repeat(24);
     for (const [text, code] of [
-      ["nope", "operators/file-invalid"],
-      ["null", "operators/file-invalid"],
-      ["{}", "operators/file-invalid"],
-      [JSON.stringify({ a: secret, b: secret }), "operators/file-invalid"],
-      [JSON.stringify({ a: "short" }), "operators/file-invalid"],
-      [JSON.stringify({ a: ["x"] }), "operators/file-invalid"],
+      ["nope", "operator/file-invalid"],
+      ["null", "operator/file-invalid"],
+      ["{}", "operator/file-invalid"],
+      [JSON.stringify({ a: secret, b: secret }), "operator/file-invalid"],
+      [JSON.stringify({ a: "short" }), "operator/file-invalid"],
+      [JSON.stringify({ a: ["x"] }), "operator/file-invalid"],
       [JSON.stringify({ "a\u001b": null }), "operator/name-invalid"],
     ] as const) {
       writeFileSync(file, text);

@@ -7,7 +7,7 @@
 import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import type { Command } from "commander";
-import { WarrantError } from "../../core/result.js";
+import { isWarrantError } from "../../library/errors.js";
 import {
   CONSOLE_TOKEN,
   loadOperatorTokens,
@@ -36,7 +36,7 @@ function operatorsOf(file: string): OperatorTokens {
   try {
     return loadOperatorTokens(file, { defaultOperator: operatorOf(undefined) });
   } catch (e) {
-    if (e instanceof WarrantError) throw new UsageError(e.message, e.code);
+    if (isWarrantError(e)) throw new UsageError(e.message, e.code);
     throw e;
   }
 }
