@@ -1,8 +1,8 @@
 // The console's operators: a JSON file mapping each operator's name to the bearer token that person
 // uses (`warrant serve --operators FILE`). A name without a token (null or ""), or a file that does
-// not exist yet (then the default operator is its one name), gets a fresh random token: the file is
-// written back with mode 0600 and the new tokens are handed back once, to be shown once. A token
-// never reaches an error message.
+// not exist yet (then the default operator is its one name), gets a fresh random token, handed back
+// to be shown once; `save()` writes the file back with mode 0600 (called once the console is up, so
+// that a token is never kept that was not shown). A token never reaches an error message.
 import { randomBytes } from "node:crypto";
 import { chmodSync, lstatSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -31,6 +31,12 @@ export interface OperatorTokens {
   readonly operators: readonly ConsoleOperator[];
   /** The file (as it was found) may be read by other users than its owner. */
   readonly readableByOthers: boolean;
+  /**
+   * Writes every token, those made now with them, to the file (mode 0600, through a temporary file
+   * renamed over it); does nothing when no token was made. `operator/file-unwritable` when it
+   * cannot.
+   */
+  save(): void;
 }
 
 export interface OperatorTokenOptions {
@@ -90,8 +96,7 @@ function writeMap(file: string, map: Record<string, string>): void {
 export function loadOperatorTokens(file: string, o: OperatorTokenOptions): OperatorTokens {
   const newToken = o.newToken ?? (() => randomBytes(24).toString("base64url"));
   const found = readMap(file);
-  let readableByOthers = false;
-  if (found !== undefined) readableByOthers = (lstatSync(file).mode & 0o077) !== 0;
+  const readableByOthers = found !== undefined && (lstatSync(file).mode & 0o077) !== 0;
   const given =
     found ?? ({ [o.defaultOperator.replace(/^node-operator-binding:/, "")]: null } as const);
   const names = Object.keys(given);
@@ -117,9 +122,13 @@ export function loadOperatorTokens(file: string, o: OperatorTokenOptions): Opera
     seen.add(token);
     operators.push({ name, binding, token, generated: none });
   }
-  if (operators.some((x) => x.generated)) {
-    writeMap(file, Object.fromEntries(operators.map((x) => [x.name, x.token])));
-    readableByOthers = false;
-  }
-  return { file, operators, readableByOthers };
+  const made = operators.some((x) => x.generated);
+  return {
+    file,
+    operators,
+    readableByOthers,
+    save: () => {
+      if (made) writeMap(file, Object.fromEntries(operators.map((x) => [x.name, x.token])));
+    },
+  };
 }

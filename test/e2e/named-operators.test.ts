@@ -4,7 +4,7 @@
 // --operators FILE`, the file made with a token for carol). `warrant record` names each one, and
 // `apply --git` commits with one `Warrant-Approved-By` trailer for each, in approval order. Names
 // that are not names, and operators files that are not maps of names to tokens, are refused.
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -221,6 +221,15 @@ describe("named operators", () => {
     );
     expect(both.code).toBe(2);
     expect(both.stderr).toContain("--token and --operators exclude each other");
+    // A console that does not start keeps no token it never showed: no file is made.
+    const unsaved = path.join(cwd, "unsaved.json");
+    const missing = await runCli(
+      ["serve", "--store", `sqlite:${path.join(cwd, "none.db")}`, "--operators", unsaved],
+      { cwd },
+    );
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain("store/not-found");
+    expect(existsSync(unsaved)).toBe(false);
   }, 120_000);
 
   it("serve --operators FILE that does not exist makes it for the operator of this host, mode 0600, and prints its token once (--json)", async () => {

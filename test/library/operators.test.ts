@@ -2,7 +2,15 @@
 // the login name, each act of createWarrant recorded as the operator its options name (else the
 // runtime's), and the operators file of the console (tokens made, written 0600, refused when it is
 // not a map of names to tokens).
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -135,23 +143,33 @@ describe("the console's operators file", () => {
         generated: true,
       },
     ]);
+    // Nothing is written before save().
+    expect(existsSync(file)).toBe(false);
+    made.save();
     expect(statSync(file).mode & 0o777).toBe(0o600);
-    writeFileSync(file, JSON.stringify({ zoe: "token-000000000001", yan: "" }), { mode: 0o644 });
+    expect(JSON.parse(readFileSync(file, "utf8"))).toEqual({ zoe: "token-000000000001" });
+    writeFileSync(file, JSON.stringify({ zoe: "token-000000000001", yan: "" }));
+    chmodSync(file, 0o644);
     const more = loadOperatorTokens(file, { defaultOperator: "zoe", newToken });
+    expect(more.readableByOthers).toBe(true);
     expect(more.operators.map((o) => [o.name, o.generated])).toEqual([
       ["zoe", false],
       ["yan", true],
     ]);
+    more.save();
     expect(JSON.parse(readFileSync(file, "utf8"))).toEqual({
       zoe: "token-000000000001",
       yan: "token-000000000002",
     });
     expect(statSync(file).mode & 0o777).toBe(0o600);
     // Nothing to make: the file is left as it is, and said to be readable by others.
-    writeFileSync(file, JSON.stringify({ zoe: "token-000000000001" }), { mode: 0o644 });
+    writeFileSync(file, JSON.stringify({ zoe: "token-000000000001" }));
+    chmodSync(file, 0o644);
     const same = loadOperatorTokens(file, { defaultOperator: "zoe", newToken });
-    expect(same.readableByOthers).toBe((statSync(file).mode & 0o077) !== 0);
+    expect(same.readableByOthers).toBe(true);
     expect(same.operators[0]?.generated).toBe(false);
+    same.save();
+    expect(statSync(file).mode & 0o777).toBe(0o644);
   });
 
   it("refuses what is not a map of names to tokens, naming the file and never a token", () => {

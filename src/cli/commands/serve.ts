@@ -121,6 +121,14 @@ export function registerServeCommand(program: Command): void {
           assetsDir: fileURLToPath(new URL("../../../web/", import.meta.url)),
         });
         const server = await mountFetchHandler((r) => handler.fetch(r), o.host, port);
+        // The console is up: the tokens made now are kept, then shown (once).
+        try {
+          people?.save();
+        } catch (e) {
+          await handler.close();
+          await server.close();
+          throw e;
+        }
         const base = `http://${hostInUrl(o.host)}:${server.port}`;
         hosts = consoleHosts(o.host, server.port, allowHosts);
         origins = hosts.map((h) => `http://${h}`);
@@ -148,7 +156,7 @@ export function registerServeCommand(program: Command): void {
             `warrant: serve: ${people.operators.length} operator(s) from ${people.file}, each ` +
               `with their own token${made.length === 0 ? "" : `; the ${made.length} new token(s) above are shown only this once`}`,
           );
-          if (people.readableByOthers)
+          if (people.readableByOthers && made.length === 0)
             err(`warrant: warning: ${people.file} may be read by other users: chmod 600 it`);
         }
         if (!isLoopback(o.host))
