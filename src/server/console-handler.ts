@@ -383,6 +383,8 @@ export function createConsoleHandler(o: ConsoleOptions): ConsoleHandler {
       const context = await approvalContext(store, at(1), now(), run ?? undefined);
       if (context === undefined)
         throw new ApiError(404, "loop/not-opened", `no loop ${at(1)} in ${store.uri}`);
+      if (run !== null && context.run !== run)
+        throw new ApiError(404, "loop/run-missing", `${at(1)} has no run ${run}`);
       return json(context);
     }
     if (route("GET", "loops", null, "diff")) {

@@ -300,6 +300,14 @@ describe("the console API", () => {
       deadline: exported.deadline,
       state: "open",
     });
+    await expectRefusal(
+      await call(
+        "GET",
+        `/api/loops/${encodeURIComponent(query as string)}/approval?run=corpus-experiment:sha256:none`,
+      ),
+      404,
+      "loop/run-missing",
+    );
     const seen = context.evidence as { kind: string; run: string; text: string }[];
     expect(seen.length).toBeGreaterThan(0);
     for (const e of seen) {
