@@ -74,6 +74,17 @@ export type { ToolCallOptions, ToolHost, ToolResult } from "./core/turn/tool-hos
 export type { ToolEffect, ToolSpec } from "./core/turn/tool-registry.js";
 export type { MessageType, ModelTurn, ValidTurn } from "./core/turn/types.js";
 export {
+  type ApprovalContext,
+  approvalContext,
+  type BudgetLeft,
+  type LoopConclusion,
+  type LoopResult,
+  loopConclusion,
+  type PlannedCheck,
+  type SeenOutput,
+  type StepDecision,
+} from "./library/approval-context.js";
+export {
   type ApplyJson,
   type ApplyOptions,
   applyChange,
@@ -89,6 +100,7 @@ export {
   type TurnCheckOptions,
 } from "./library/checks.js";
 export {
+  type ActOptions,
   createWarrant,
   type LoopListing,
   type LoopStatus,
@@ -131,6 +143,7 @@ export {
   type ModelProvider,
 } from "./library/model.js";
 export type { ActResult } from "./library/operator-acts.js";
+export { OPERATOR_NAME_MAX, operatorBindingOf } from "./library/operators.js";
 export type {
   AskingApprover,
   ModelContext,

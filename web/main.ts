@@ -2,7 +2,16 @@
 // approval queue across loops; a loop's page (facts, records, final diff, operator acts). Live from
 // the API's event stream, read with fetch so the bearer token goes in a header (no cookie, no token
 // in a URL the server sees). The token comes from the page's fragment (#token=…).
-import { diffView, h, planView, recordView, stepChange, verdictView } from "./render.js";
+import {
+  actLine,
+  diffView,
+  h,
+  planView,
+  recordView,
+  stepChange,
+  VIEWED_KINDS,
+  verdictView,
+} from "./render.js";
 
 type Json = Record<string, unknown>;
 
@@ -170,7 +179,77 @@ let pendingNow: readonly Pending[] = [];
 const cards = new Map<string, HTMLElement>();
 const keyOf = (p: Pending) => `${p.run} ${p.step}`;
 
+interface ApprovalContext {
+  readonly task?: string;
+  readonly packChanged?: boolean;
+  readonly packProblem?: string;
+  readonly evidence: readonly { kind: string; name: string; run: string; text: string }[];
+  readonly checks: readonly { name: string; description: string }[];
+  readonly budget: readonly { counter: string; spent: number; limit: number; left: number }[];
+  readonly deadline: string;
+}
+
+/** The task, what the implementer saw, the checks to come, the budget left and the deadline. */
+async function fillContext(card: HTMLElement, p: Pending): Promise<void> {
+  const box = card.querySelector(".context") as HTMLElement;
+  const r = await api<ApprovalContext>(
+    `/api/loops/${encodeURIComponent(p.query)}/approval?run=${encodeURIComponent(p.run)}`,
+  );
+  if (r.status !== 200) return;
+  const c = r.body;
+  const task = h(
+    "div",
+    { "data-testid": "approval-task" },
+    h("strong", {}, "Task: "),
+    c.task ?? h("span", { class: "muted" }, c.packProblem ?? "unknown"),
+    c.packChanged === true
+      ? h("span", { class: "muted" }, " (the pack file changed since the loop opened)")
+      : undefined,
+  );
+  const evidence = h(
+    "div",
+    { "data-testid": "approval-evidence" },
+    h("strong", {}, "What the implementer saw: "),
+  );
+  if (c.evidence.length === 0)
+    evidence.append(h("span", { class: "muted" }, "no earlier run (the first plan of this loop)"));
+  for (const e of c.evidence)
+    evidence.append(
+      h(
+        "div",
+        { class: "seen" },
+        h(
+          "span",
+          { class: "muted" },
+          `${e.kind === "check" ? "failed check" : "observation"} ${e.name} of run ${e.run.slice(-12)}`,
+        ),
+        h("pre", {}, e.text),
+      ),
+    );
+  const checks = h(
+    "div",
+    { "data-testid": "approval-checks" },
+    h("strong", {}, "Checks after approval: "),
+  );
+  if (c.checks.length === 0) checks.append(h("span", { class: "muted" }, "unknown"));
+  const list = h("ul", {});
+  for (const k of c.checks)
+    list.append(h("li", {}, h("span", { class: "mono" }, k.name), ` — ${k.description}`));
+  if (c.checks.length > 0) checks.append(list);
+  const budget = h(
+    "div",
+    { "data-testid": "approval-budget" },
+    h("strong", {}, "Budget left: "),
+    c.budget.map((b) => `${b.counter.replace(/^max\//, "")} ${b.left} of ${b.limit}`).join(", "),
+    h("span", {}, "; deadline "),
+    countdown(c.deadline),
+    h("span", { class: "muted" }, ` (${c.deadline})`),
+  );
+  box.replaceChildren(task, evidence, checks, budget);
+}
+
 async function fillCard(card: HTMLElement, p: Pending): Promise<void> {
+  void fillContext(card, p);
   const detail = card.querySelector(".detail") as HTMLElement;
   const proposal = await api<Json>(`/api/records/${encodeURIComponent(p.run)}`);
   if (proposal.status === 200) {
@@ -250,6 +329,7 @@ function pendingCard(p: Pending): HTMLElement {
       p.summary,
       h("span", { class: "muted" }, `  waiting since ${p.waitingSince}`),
     ),
+    h("div", { class: "context" }),
     h("div", { class: "detail" }),
     h("div", { class: "row" }, approve, reason, deny),
     result,
@@ -394,6 +474,69 @@ function factRow(f: Fact): HTMLElement {
   );
 }
 
+interface Decision {
+  readonly run: string;
+  readonly step: string;
+  readonly kind: string;
+  readonly operator: string;
+  readonly at: string;
+  readonly text?: string;
+}
+
+interface LoopPage {
+  readonly loop: Json & { facts: Fact[] };
+  readonly records: { ref: string; kind: string }[];
+  readonly waiting?: Waiting;
+  readonly result?: { outcome: string; summary: string; evidence: readonly string[] };
+  readonly decisions?: readonly Decision[];
+  readonly ok?: boolean;
+  readonly message?: string;
+}
+
+/** A stopped loop's Result (the summarizer's), and who approved or denied each step. */
+function conclusionView(stopped: boolean, page: LoopPage): HTMLElement {
+  const box = h("div", {});
+  if (stopped) {
+    const res = page.result;
+    box.append(
+      h("h2", {}, "Result"),
+      res === undefined
+        ? h("div", { class: "empty", "data-testid": "loop-result" }, "no Result was written")
+        : h(
+            "div",
+            { class: "card", "data-testid": "loop-result" },
+            h("p", {}, h("strong", {}, `${res.outcome}: `), res.summary),
+            res.evidence.length === 0
+              ? undefined
+              : h("p", { class: "muted" }, `evidence: ${res.evidence.join("; ")}`),
+          ),
+    );
+  }
+  const decisions = page.decisions ?? [];
+  if (stopped || decisions.length > 0) {
+    const list = h("div", { "data-testid": "loop-decisions" });
+    if (decisions.length === 0)
+      list.append(h("div", { class: "empty" }, "no step was approved or denied by an operator"));
+    for (const d of decisions)
+      list.append(
+        h(
+          "div",
+          { class: "decision", "data-testid": "decision", "data-step": d.step },
+          actLine({
+            kind: d.kind,
+            target: `${d.run} ${d.step}`,
+            operator: d.operator,
+            at: d.at,
+            ...(d.text === undefined ? {} : { text: d.text }),
+          }),
+          h("span", { class: "muted mono" }, `  run ${d.run.slice(-12)}`),
+        ),
+      );
+    box.append(h("h2", {}, "Approvals"), list);
+  }
+  return box;
+}
+
 function loopView(query: string): View {
   cards.clear();
   const head = h("div", {});
@@ -434,10 +577,14 @@ function loopView(query: string): View {
   const answerButton = h("button", { "data-testid": "answer" }, "Answer");
   answerButton.addEventListener("click", () => void act("answer", { text: answer.value }));
 
+  // The acts on the loop, shown once it is known not to be stopped: a stopped loop takes none.
+  const controls = h("div", { class: "row", "data-testid": "loop-controls" });
+  const conclusion = h("div", {});
   app.replaceChildren(
     head,
-    h("div", { class: "row" }, "extend by", extend, "minutes", renew, cancel, answer, answerButton),
+    controls,
     result,
+    conclusion,
     h("h2", {}, "Waiting approvals"),
     queue,
     h("h2", {}, "Final diff"),
@@ -460,13 +607,7 @@ function loopView(query: string): View {
 
   const renderedRecords = new Set<string>();
   const load = async () => {
-    const r = await api<{
-      loop: Json & { facts: Fact[] };
-      records: { ref: string; kind: string }[];
-      waiting?: Waiting;
-      ok?: boolean;
-      message?: string;
-    }>(`/api/loops/${encodeURIComponent(query)}`);
+    const r = await api<LoopPage>(`/api/loops/${encodeURIComponent(query)}`);
     if (r.status !== 200) {
       head.replaceChildren(
         h("div", { class: "message error" }, r.body.message ?? `no loop ${query}`),
@@ -479,6 +620,10 @@ function loopView(query: string): View {
       stop?: { reason: string };
       deadline: string;
     };
+    if (doc.state === "stopped") controls.remove();
+    else if (controls.childElementCount === 0)
+      controls.append("extend by", extend, "minutes", renew, cancel, answer, answerButton);
+    conclusion.replaceChildren(conclusionView(doc.state === "stopped", r.body));
     head.replaceChildren(
       h(
         "h2",
@@ -514,8 +659,15 @@ function loopView(query: string): View {
       );
       details.addEventListener("toggle", async () => {
         if (!(details as HTMLDetailsElement).open || body.childElementCount > 0) return;
-        const b = await api<unknown>(`/api/records/${encodeURIComponent(rec.ref)}`);
-        body.append(recordView(rec.kind, b.body));
+        const ref = encodeURIComponent(rec.ref);
+        if (VIEWED_KINDS.has(rec.kind)) {
+          // With what is kept beside it: an execution's report and acts, a changeset's diff.
+          const v = await api<Json>(`/api/records/${ref}/view`);
+          body.append(recordView(rec.kind, v.body.body, v.body));
+        } else {
+          const b = await api<unknown>(`/api/records/${ref}`);
+          body.append(recordView(rec.kind, b.body));
+        }
       });
       records.append(details);
     }
@@ -617,6 +769,17 @@ function dispatch(block: string): void {
   }
 }
 
+/** Whose token this page holds (`serve --operators`): their acts are recorded by that name. */
+async function who(): Promise<void> {
+  const r = await api<{ operator: string | null }>("/api/session");
+  const el = document.getElementById("store");
+  if (r.status === 200 && r.body.operator !== null && el !== null) {
+    el.textContent = `acting as ${r.body.operator}`;
+    el.setAttribute("data-testid", "operator");
+  }
+}
+
 window.addEventListener("hashchange", route);
+void who();
 route();
 void follow();

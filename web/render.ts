@@ -45,13 +45,24 @@ export function diffView(text: string): HTMLElement {
   return pre;
 }
 
+/**
+ * Whether a diff carries its own file headers (`diff --git`, `---`/`+++`) before its first hunk:
+ * then none are added, so no header is shown twice.
+ */
+export function hasHeaders(diff: string): boolean {
+  for (const line of diff.split("\n")) {
+    if (line.startsWith("@@")) return false;
+    if (line.startsWith("diff --git ") || line.startsWith("--- ") || line.startsWith("+++ "))
+      return true;
+  }
+  return false;
+}
+
 /** A plan step's change: its diff, or the content it writes as an all-added diff. */
 export function stepChange(step: Json): HTMLElement | undefined {
   const path = str(step.path);
   if (typeof step.diff === "string") {
-    const d = step.diff.startsWith("---")
-      ? step.diff
-      : `--- a/${path}\n+++ b/${path}\n${step.diff}`;
+    const d = hasHeaders(step.diff) ? step.diff : `--- a/${path}\n+++ b/${path}\n${step.diff}`;
     return diffView(d);
   }
   if (typeof step.content === "string")
@@ -118,8 +129,13 @@ function checksView(checks: unknown): HTMLElement {
     box.append(
       h(
         "div",
-        { class: `check ${c.passed === true ? "passed" : "failed"}` },
-        str(c.name),
+        {
+          class: `check ${c.passed === true ? "passed" : "failed"}`,
+          "data-testid": "check",
+          "data-check": str(c.name ?? c["check/id"]),
+        },
+        // A run report names its checks `name`, an execution record `check/id`.
+        str(c.name ?? c["check/id"]),
         c.detail === undefined
           ? undefined
           : h("span", { class: "muted" }, ` — ${firstLine(c.detail)}`),
@@ -207,17 +223,69 @@ function messageView(body: Json): HTMLElement {
   return box;
 }
 
-/** A record's body, rendered by its kind (JSON for kinds without a view of their own). */
-export function recordView(kind: string, body: unknown): HTMLElement {
+/** One approval or denial: `approve fix of RUN by alice at T: reason`. */
+export function actLine(a: Json): string {
+  const target = str(a.target);
+  const cut = target.lastIndexOf(" ");
+  const text = a.text === undefined ? "" : `: ${str(a.text)}`;
+  const who = str(a.operator).replace(/^node-operator-binding:/, "");
+  return `${str(a.kind)} ${target.slice(cut + 1)} by ${who} at ${str(a.at)}${text}`;
+}
+
+/**
+ * An execution with what `record` shows beside it: each step and check by name, with the details
+ * of the run report kept beside it, and who approved or denied its steps.
+ */
+function executionView(body: Json, view: Json): HTMLElement {
+  const report = isObj(view.report) && isObj(view.report.body) ? view.report.body : undefined;
+  const box = runView(report === undefined ? body : { ...report, outcome: body.outcome });
+  const acts = arr(view.acts).filter(isObj);
+  if (acts.length > 0) {
+    box.append(h("p", {}, h("strong", {}, "Operator acts")));
+    for (const a of acts) box.append(h("div", { "data-testid": "execution-act" }, actLine(a)));
+  }
+  return box;
+}
+
+/** A changeset: its diff when its contents were kept, and each file with its status. */
+function changesetView(body: Json, view: Json): HTMLElement {
+  const box = h("div", {});
+  if (typeof view.diff === "string" && view.diff !== "")
+    box.append(h("div", { "data-testid": "changeset-diff" }, diffView(view.diff)));
+  else
+    box.append(
+      h(
+        "p",
+        { class: "muted" },
+        "kept without its contents (too large, or not only regular files)",
+      ),
+    );
+  for (const f of arr(body.files))
+    if (isObj(f)) box.append(h("div", { class: "mono" }, `${str(f.status)} ${str(f.path)}`));
+  return box;
+}
+
+/** The kinds whose view needs what is stored beside the record (`GET /api/records/REF/view`). */
+export const VIEWED_KINDS: ReadonlySet<string> = new Set(["execution", "changeset"]);
+
+/**
+ * A record's body, rendered by its kind (JSON for kinds without a view of their own); `view` is
+ * what `/api/records/REF/view` answers, for the kinds of VIEWED_KINDS.
+ */
+export function recordView(kind: string, body: unknown, view?: unknown): HTMLElement {
   const b = isObj(body) ? body : {};
+  const v = isObj(view) ? view : {};
   switch (kind) {
     case "proposal":
       return planView(b.candidate);
     case "review":
       return verdictView(b.verdict);
     case "runReport":
-    case "execution":
       return runView(b);
+    case "execution":
+      return executionView(b, v);
+    case "changeset":
+      return changesetView(b, v);
     case "transcript":
       return transcriptView(b);
     case "passageEnd":

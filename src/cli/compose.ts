@@ -109,9 +109,14 @@ export interface DriveFlags {
   readonly json: boolean;
   /** Where runs are contained (see sandbox-option.ts); default: detected on first use. */
   readonly sandbox?: WarrantOptions["sandbox"];
+  /** Who answers the prompt (or approves with --yes): recorded with each approval. */
+  readonly operator?: string;
 }
 
-/** The options of a driving command: models from URIs, the host's sandbox, the view, the approver. */
+/**
+ * The options of a driving command: models from URIs, the host's sandbox, the view, the approver
+ * and who it approves as.
+ */
 export function driveOptions(flags: DriveFlags, view: LiveView): Omit<WarrantOptions, "store"> {
   const approver: WarrantOptions["approver"] = flags.yes
     ? "auto"
@@ -126,6 +131,7 @@ export function driveOptions(flags: DriveFlags, view: LiveView): Omit<WarrantOpt
     sandbox: flags.sandbox ?? hostSandbox,
     approver,
     onEvent: (e) => view.emit(e),
+    ...(flags.operator === undefined ? {} : { operator: flags.operator }),
   };
 }
 

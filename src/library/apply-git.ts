@@ -11,12 +11,16 @@ import {
   gitStatus,
   gitWorkTree,
 } from "../adapters/fs/git.js";
+import { operatorActRef } from "../core/records/operator-act.js";
 import { WarrantError } from "../core/result.js";
 import { terminalLine } from "../core/text/terminal-text.js";
+import { ADMISSION_STEP } from "../runtime/ledger-view.js";
 import { divergedFiles } from "./apply-files.js";
 import type { Found } from "./change-record.js";
 import type { CheckedFile } from "./changeset-check.js";
 import { commitMessage } from "./commit-message.js";
+import { operatorNameOf } from "./operators.js";
+import { actsOnRun } from "./record-view.js";
 
 /** `warrant/<query without its prefix>`, cut to a safe branch name. */
 export function defaultBranch(query: string): string {
@@ -50,6 +54,35 @@ function commitText(found: Found): string {
     : `The verified change of ${found.query}`;
 }
 
+/**
+ * Who approved the run's mutations, in the order of the approvals, each name once: the operators of
+ * the acts its execution names (else of the approvals posted for its steps, admission aside).
+ */
+export function approversOf(found: Found): string[] {
+  const execution = found.records.find(
+    (r) => r.kind === "execution" && r.ref === found.executionRef,
+  );
+  const named = (execution?.body as { approvals?: { "act/ref"?: unknown }[] } | undefined)
+    ?.approvals;
+  const byRef = new Map(found.acts.map((a) => [operatorActRef(a), a]));
+  const acts =
+    named !== undefined && named.length > 0
+      ? named.flatMap((a) => {
+          const act = typeof a["act/ref"] === "string" ? byRef.get(a["act/ref"]) : undefined;
+          return act === undefined ? [] : [act];
+        })
+      : actsOnRun(found.acts, found.run).filter(
+          (a) => a.kind === "approve" && !a.target.endsWith(` ${ADMISSION_STEP}`),
+        );
+  const names: string[] = [];
+  for (const a of acts) {
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it finds.
+    const name = operatorNameOf(a.operator).replace(/[\u0000-\u001f\u007f-\u009f]/g, "?");
+    if (!names.includes(name)) names.push(name);
+  }
+  return names;
+}
+
 function messageOf(found: Found): string {
   return commitMessage(commitText(found), [
     ["Warrant-Query", found.query],
@@ -57,6 +90,8 @@ function messageOf(found: Found): string {
     ...found.roles.map(
       (r) => ["Warrant-Agent", `${r.role} ${r.agent.replace(/^agent:/, "")}`] as [string, string],
     ),
+    // A name holds no white space or control character: one line, never another trailer.
+    ...approversOf(found).map((name) => ["Warrant-Approved-By", name] as [string, string]),
   ]);
 }
 

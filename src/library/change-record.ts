@@ -1,6 +1,6 @@
 // The changeset record of a loop's verified run, found from its facts: which run (the last verified
 // one, or one named by its ref or a prefix), its execution, its body, and the roles that took part.
-import type { LedgerRecord, LedgerStore } from "../core/loop/ledger-store.js";
+import type { LedgerRecord, LedgerStore, OperatorAct } from "../core/loop/ledger-store.js";
 import { readRecordBody } from "../core/records/record-body.js";
 import { WarrantError } from "../core/result.js";
 import type { ChangesetFile } from "./changeset-check.js";
@@ -23,6 +23,8 @@ export interface Found {
   };
   readonly records: readonly LedgerRecord[];
   readonly roles: readonly { readonly role: string; readonly agent: string }[];
+  /** The loop's operator acts (who approved the run's mutations). */
+  readonly acts: readonly OperatorAct[];
 }
 
 /** The prefix of a code (`diff/…` for `warrant diff`, `apply/…` for `warrant apply`). */
@@ -72,7 +74,10 @@ export async function findChange(
   }
   const end = concluded.find((c) => c["proposal/ref"] === run);
   const executionRef = end?.["execution/ref"] as string;
-  const records = await store.listRecords(query);
+  const [records, acts] = await Promise.all([
+    store.listRecords(query),
+    store.readOperatorActs(query),
+  ]);
   const changeset = records.find(
     (r) =>
       r.kind === "changeset" &&
@@ -103,6 +108,7 @@ export async function findChange(
     body: body.value as unknown as Found["body"],
     records,
     roles,
+    acts,
   };
 }
 

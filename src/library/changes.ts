@@ -6,12 +6,12 @@
 import path from "node:path";
 import { ContainedTree } from "../adapters/fs/contained-tree.js";
 import type { LedgerStore } from "../core/loop/ledger-store.js";
-import { unifiedDiff } from "../core/taskpack/unified-diff.js";
 import { auditBeforeApply } from "./apply-audit.js";
 import { applyToFolder } from "./apply-files.js";
 import { applyAsCommit } from "./apply-git.js";
 import { type ChangeOptions, type Found, findChange, incomplete } from "./change-record.js";
 import { type ChangeStatus, checkedFiles } from "./changeset-check.js";
+import { changesetDiff } from "./changeset-diff.js";
 
 export type { ChangeOptions } from "./change-record.js";
 export type { ChangeStatus } from "./changeset-check.js";
@@ -33,9 +33,6 @@ export interface ChangeJson {
   /** Git-style unified diff of every file (no ignored files), paths quoted as git quotes them. */
   readonly diff: string;
 }
-
-const bytesOf = (b64: string | undefined): Uint8Array | null =>
-  b64 === undefined ? null : new Uint8Array(Buffer.from(b64, "base64"));
 
 /**
  * The change a loop's verified run made (by default its last verified run): refused with
@@ -60,13 +57,7 @@ export async function loopChange(
       before: f.before,
       after: f.after,
     })),
-    diff: unifiedDiff(
-      body.files.map((f) => ({
-        path: f.path,
-        before: bytesOf(f["before/content"]),
-        after: bytesOf(f["after/content"]),
-      })),
-    ),
+    diff: changesetDiff(body) ?? "",
   };
 }
 

@@ -33,6 +33,7 @@ import { codeToolHost } from "./define-tool.js";
 import { definitionModel, effectiveModelUris, runnableModelUri } from "./definition-models.js";
 import { hostKeySigner, operatorBinding } from "./host.js";
 import { type Model, providerOf } from "./model.js";
+import { operatorBindingOf } from "./operators.js";
 import type { ModelResolver, WarrantOptions, WarrantSubscriber } from "./options.js";
 import type { EventLog } from "./run-handle.js";
 import { createTelemetry, type Telemetry } from "./telemetry.js";
@@ -153,7 +154,16 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
       })
     : given;
   const clock = o.clock ?? systemClock;
-  const operator = o.operator ?? operatorBinding();
+  // A given operator is checked now; the default ($WARRANT_OPERATOR, else the login name) when it is
+  // first needed, so that a command that never acts is not refused for it.
+  const namedOperator =
+    o.operator === undefined ? undefined : operatorBindingOf(o.operator, "the operator");
+  let defaulted: string | undefined;
+  const operatorNow = (): string => {
+    if (namedOperator !== undefined) return namedOperator;
+    defaulted ??= operatorBinding();
+    return defaulted;
+  };
   const resolve = resolverOf(o.models);
   const publish = fanOut(o);
   const telemetry = createTelemetry(o.openTelemetry);
@@ -236,7 +246,9 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
   return {
     store,
     clock,
-    operator,
+    get operator() {
+      return operatorNow();
+    },
     async pack(pack) {
       if (typeof pack !== "string") return pack;
       const loaded = await loadPack(pack);
@@ -332,7 +344,7 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
           clock,
           sleep,
           emit,
-          operator,
+          operator: operatorNow(),
           autoApprove: o.approver === "auto",
           ...askOf(o.approver),
           ...(o.pollIntervalMs === undefined ? {} : { pollMs: o.pollIntervalMs }),
@@ -340,7 +352,7 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
         clock,
         sleep,
         emit,
-        operator,
+        operator: operatorNow(),
         ...(sign === undefined ? {} : { signer: sign }),
         ...(signing === undefined ? {} : { sealHead: signing.sealHead }),
         ...(tracing === undefined ? {} : { traceparent: (query) => tracing.traceparent(query) }),

@@ -41,6 +41,7 @@ import {
   decideStep,
   renewLoop,
 } from "./operator-acts.js";
+import { operatorBindingOf } from "./operators.js";
 import type { WarrantOptions } from "./options.js";
 import {
   listPending,
@@ -151,6 +152,12 @@ function egressOf(records: readonly LedgerRecord[]): RunEgress[] {
   return out;
 }
 
+/** Who an operator's act is recorded as. */
+export interface ActOptions {
+  /** An operator name, or `node-operator-binding:NAME`; default: the runtime's operator. */
+  readonly operator?: string;
+}
+
 export interface Warrant {
   /** The ledger this runtime writes. */
   readonly store: LedgerStore;
@@ -189,13 +196,22 @@ export interface Warrant {
   record(ref: RecordRef | RunRef): Promise<StoredRecord | undefined>;
   /** Every approval waited for across the loops of the store. */
   pending(): Promise<PendingApproval[]>;
-  /** RUN: a proposal ref, or a unique prefix of at least 8 characters of its digest. */
-  approve(run: string, step: string): Promise<ActResult>;
+  /**
+   * RUN: a proposal ref, or a unique prefix of at least 8 characters of its digest. Each act is
+   * recorded with its operator: `options.operator` (a name, or `node-operator-binding:NAME`), else
+   * the runtime's (`WarrantOptions.operator`, else `$WARRANT_OPERATOR`, else the login name); a
+   * name that is not one is refused `operator/name-invalid`.
+   */
+  approve(run: string, step: string, options?: ActOptions): Promise<ActResult>;
   /** As approve; `reason` is recorded with the denial (the act's `text`). */
-  deny(run: string, step: string, options?: { readonly reason?: string }): Promise<ActResult>;
-  renew(query: QueryId, deadline: Date | string): Promise<ActResult>;
-  cancel(query: QueryId): Promise<ActResult>;
-  answer(query: QueryId, text: string): Promise<ActResult>;
+  deny(
+    run: string,
+    step: string,
+    options?: ActOptions & { readonly reason?: string },
+  ): Promise<ActResult>;
+  renew(query: QueryId, deadline: Date | string, options?: ActOptions): Promise<ActResult>;
+  cancel(query: QueryId, options?: ActOptions): Promise<ActResult>;
+  answer(query: QueryId, text: string, options?: ActOptions): Promise<ActResult>;
   /** OpenTelemetry tracing of the drives: whether it is on, and flushing it. */
   readonly telemetry: WarrantTelemetry;
   /** Flushes telemetry and closes the store when this runtime opened it. */
@@ -225,11 +241,26 @@ export async function createWarrant(options: WarrantOptions = {}): Promise<Warra
   const ttlMs = options.lease?.ttlMs ?? leaseTtlMs();
   const holder = () => options.lease?.holder ?? leaseHolder();
   // Acts are signed by the host key, resolved on the first act.
-  const acts = async (): Promise<ActContext> => ({
+  const acts = async (o?: ActOptions): Promise<ActContext> => ({
     store: await c.actingStore(),
-    operator: c.operator,
+    operator: o?.operator === undefined ? c.operator : operatorBindingOf(o.operator),
     now: () => c.clock.now(),
   });
+  /** The act, or its refusal when the operator it names is not a name. */
+  const act = async (
+    o: ActOptions | undefined,
+    f: (context: ActContext) => Promise<ActResult>,
+  ): Promise<ActResult> => {
+    let context: ActContext;
+    try {
+      context = await acts(o);
+    } catch (e) {
+      if (e instanceof WarrantError && e.code === "operator/name-invalid")
+        return { ok: false, code: e.code, message: e.message };
+      throw e;
+    }
+    return f(context);
+  };
 
   const checked = async (
     loaded: LoadedPack,
@@ -413,11 +444,11 @@ export async function createWarrant(options: WarrantOptions = {}): Promise<Warra
         : { ...r, ref: heldRecordRef(r.ref), query: heldQueryId(r.query) };
     },
     pending: () => listPending(store, c.clock.now()),
-    approve: async (run, step) => decideStep(await acts(), run, step, "approve"),
-    deny: async (run, step, o) => decideStep(await acts(), run, step, "deny", o?.reason),
-    renew: async (query, deadline) => renewLoop(await acts(), query, new Date(deadline)),
-    cancel: async (query) => cancelLoop(await acts(), query),
-    answer: async (query, text) => answerLoop(await acts(), query, text),
+    approve: (run, step, o) => act(o, (x) => decideStep(x, run, step, "approve")),
+    deny: (run, step, o) => act(o, (x) => decideStep(x, run, step, "deny", o?.reason)),
+    renew: (query, deadline, o) => act(o, (x) => renewLoop(x, query, new Date(deadline))),
+    cancel: (query, o) => act(o, (x) => cancelLoop(x, query)),
+    answer: (query, text, o) => act(o, (x) => answerLoop(x, query, text)),
     telemetry: {
       enabled: c.telemetry.enabled,
       flush: () => c.telemetry.flush(),

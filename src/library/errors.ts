@@ -22,7 +22,7 @@ export const CONTRACT_CODE_NAMESPACES = [
 
 /**
  * Namespaces of the host's own codes: its stores, models, tools (agent skills and memory among
- * them), sandboxes and runtime.
+ * them), sandboxes, runtime and operators.
  */
 export const HOST_CODE_NAMESPACES = [
   "store",
@@ -36,6 +36,7 @@ export const HOST_CODE_NAMESPACES = [
   "id",
   "diff",
   "apply",
+  "operator",
   "internal",
 ] as const;
 

@@ -7,14 +7,17 @@ import { WarrantError } from "../core/result.js";
 import type { RecordSigner } from "../runtime/ports.js";
 import { keySigner } from "../runtime/records.js";
 import { DEFAULT_LEASE_TTL_MS } from "../runtime/session.js";
+import { defaultOperatorBinding } from "./operators.js";
 import { type StoreKeyOptions, storeHostKey } from "./store-key.js";
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-/** `node-operator-binding:<user>`: the operator acting for this host, from `$USER`. */
+/**
+ * `node-operator-binding:<name>`: the operator acting for this host, `$WARRANT_OPERATOR` (refused
+ * with `operator/name-invalid` when it is not a name), else the login name.
+ */
 export function operatorBinding(env: Env = process.env): string {
-  const user = (env.USER ?? "local").replace(/[^A-Za-z0-9._-]/g, "-") || "local";
-  return `node-operator-binding:${user}`;
+  return defaultOperatorBinding(env);
 }
 
 /** `host:pid:random`: unique to this process and call. */

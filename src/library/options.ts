@@ -131,7 +131,12 @@ export interface WarrantOptions {
    * `OTEL_*` environment asks for; `false` turns it off whatever the environment says.
    */
   readonly openTelemetry?: TelemetryOptions | false;
-  /** The operator binding acting for this host. Default `node-operator-binding:$USER`. */
+  /**
+   * The operator acting for this host: a name (or `node-operator-binding:NAME`), recorded with
+   * every act and every approval the runtime's approver gives. Default `$WARRANT_OPERATOR`, else
+   * the login name. A name is 1 to 128 characters without white space or control characters
+   * (`operator/name-invalid`).
+   */
   readonly operator?: string;
   /** Hands dispatched loops to workers (warrant/postgres: graphileJobQueue). */
   readonly queue?: JobQueue;

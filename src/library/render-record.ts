@@ -10,6 +10,7 @@ import { operatorActRef } from "../core/records/operator-act.js";
 import { readRecordBody } from "../core/records/record-body.js";
 import { isRecordKind } from "../core/records/record-kinds.js";
 import { terminalLine, terminalSafe } from "../core/text/terminal-text.js";
+import { changesetDiff } from "./changeset-diff.js";
 import { actsOnRun, OPERATOR_ACT_KIND } from "./record-view.js";
 
 /** A record as a reader has it: its ref, its kind and its body. */
@@ -469,7 +470,10 @@ function memoryWrite(lines: Lines, b: Wire.MemoryWrite): void {
   ]);
 }
 
-/** A changeset: each file with its status (the contents are in its body, `--json`). */
+/**
+ * A changeset: each file with its status, then the change as a git-style diff (a changeset kept
+ * without its contents has none; the contents as stored are in its body, `--json`).
+ */
 function changeset(lines: Lines, b: Wire.Changeset): void {
   fields(lines, [
     ["query", b["query/id"]],
@@ -489,6 +493,7 @@ function changeset(lines: Lines, b: Wire.Changeset): void {
     for (const p of b.skipped)
       line(lines, `${INDENT}${INDENT}- ${p.code} ${p.path || "(root)"}: ${p.message}`);
   }
+  block(lines, "diff:", changesetDiff(b), INDENT);
 }
 
 /** A record's fields as `key: value` lines, its signature's key last. */
@@ -510,7 +515,7 @@ function signature(lines: Lines, body: unknown): void {
  * what a reader wants: a plan with its steps and diffs, a review with its findings, an execution or
  * run report with each step's excerpt and each check's detail, a transcript turn by turn with its
  * tool calls and repairs, a passage's end with its message (the Result, a Question…), a changeset
- * with each file's status and path.
+ * with each file's status and path and the change as a diff.
  *
  * The text is terminal-safe: every control character from the record (ESC, CR, C1, DEL…) is written
  * as a visible escape (`\x1b`, `\r`, `\x9b`), and a line feed stands only where the rendering puts

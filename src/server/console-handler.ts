@@ -11,10 +11,13 @@ import { toQueryId } from "../core/ids.js";
 import type { LedgerStore } from "../core/loop/ledger-store.js";
 import type { LoopDocument } from "../core/loop/types.js";
 import { WarrantError } from "../core/result.js";
+import { approvalContext, loopConclusion } from "../library/approval-context.js";
 import { loopChange } from "../library/changes.js";
+import { changesetDiff } from "../library/changeset-diff.js";
 import type { Warrant } from "../library/create-warrant.js";
 import { loopUsage } from "../library/loop-usage.js";
 import type { ActResult } from "../library/operator-acts.js";
+import { operatorBindingOf, operatorNameOf } from "../library/operators.js";
 import {
   type LoopStatus,
   listPending,
@@ -22,13 +25,27 @@ import {
   packPolicyReader,
   type Waiting,
 } from "../library/pending.js";
+import { readRecordView } from "../library/record-view.js";
 import { normalizeHost } from "./allowed-hosts.js";
 import { createEventHub, type EventHub } from "./event-hub.js";
 import { denyFraming } from "./frame-headers.js";
 
+/** A person with a token of their own: their acts are recorded under their name. */
+export interface ConsoleOperatorToken {
+  /** The operator's name (or `node-operator-binding:NAME`). */
+  readonly name: string;
+  readonly token: string;
+}
+
 export interface ConsoleOptions {
   readonly warrant: Warrant;
-  readonly token: string;
+  /**
+   * The one shared bearer token: acts are recorded as the runtime's operator. Ignored when
+   * `operators` is given.
+   */
+  readonly token?: string;
+  /** Each person's token: an act is recorded as the operator whose token the request carries. */
+  readonly operators?: readonly ConsoleOperatorToken[];
   /** Origins a state-changing request may come from (the console's own). */
   readonly origins: readonly string[];
   /**
@@ -101,11 +118,19 @@ function actResponse(result: ActResult): Response {
   return json(result, actStatus(result.code));
 }
 
-/** Equal-length digests compared in constant time: the token's length leaks nothing either. */
-function sameToken(given: string, expected: string): boolean {
-  const a = createHash("sha256").update(given).digest();
-  const b = createHash("sha256").update(expected).digest();
-  return timingSafeEqual(a, b);
+const digest = (token: string) => createHash("sha256").update(token).digest();
+
+/**
+ * Who a token belongs to: the index of the matching entry, or -1. Equal-length digests compared in
+ * constant time, every entry every time: neither the token's length nor which entry matched leaks.
+ */
+function tokenOwner(given: string, expected: readonly Buffer[]): number {
+  const a = digest(given);
+  let owner = -1;
+  expected.forEach((b, i) => {
+    if (timingSafeEqual(a, b) && owner < 0) owner = i;
+  });
+  return owner;
 }
 
 /** The largest request body the API reads: 1 MiB. */
@@ -181,6 +206,12 @@ const ASSET_TYPES: Readonly<Record<string, string>> = {
 export function createConsoleHandler(o: ConsoleOptions): ConsoleHandler {
   const { warrant } = o;
   const store: LedgerStore = warrant.store;
+  // Each person's token, or the one shared token (its acts recorded as the runtime's operator).
+  const people = o.operators ?? [];
+  if (people.length === 0 && (o.token === undefined || o.token === ""))
+    throw new WarrantError("server/no-token", "the console needs a token or operators' tokens");
+  const bindings = people.map((p) => operatorBindingOf(p.name, "a console operator"));
+  const expected = people.length > 0 ? people.map((p) => digest(p.token)) : [digest(o.token ?? "")];
   const now = o.now ?? (() => new Date());
   const heartbeatMs = o.heartbeatMs ?? 15_000;
   const feed = store.changeFeed?.();
@@ -283,7 +314,13 @@ export function createConsoleHandler(o: ConsoleOptions): ConsoleHandler {
     });
   };
 
-  const api = async (request: Request, url: URL): Promise<Response> => {
+  const api = async (
+    request: Request,
+    url: URL,
+    /** The operator the request's token names; undefined with the shared token. */
+    operator: string | undefined,
+  ): Promise<Response> => {
+    const who = operator === undefined ? {} : { operator };
     const parts = url.pathname
       .slice("/api/".length)
       .split("/")
@@ -327,14 +364,28 @@ export function createConsoleHandler(o: ConsoleOptions): ConsoleHandler {
     if (route("GET", "loops", null)) {
       const query = at(1);
       const s = await status(query);
-      const records = await store.listRecords(query);
+      const [records, conclusion] = await Promise.all([
+        store.listRecords(query),
+        loopConclusion(store, query),
+      ]);
       return json({
         loop: s.document,
         records: records.map((r) => ({ ref: r.ref, kind: r.kind })),
         pending: s.pending,
         ...(s.waiting === undefined ? {} : { waiting: s.waiting }),
         usage: loopUsage(records),
+        ...(conclusion.result === undefined ? {} : { result: conclusion.result }),
+        decisions: conclusion.decisions,
       });
+    }
+    if (route("GET", "loops", null, "approval")) {
+      const run = url.searchParams.get("run");
+      const context = await approvalContext(store, at(1), now(), run ?? undefined);
+      if (context === undefined)
+        throw new ApiError(404, "loop/not-opened", `no loop ${at(1)} in ${store.uri}`);
+      if (run !== null && context.run !== run)
+        throw new ApiError(404, "loop/run-missing", `${at(1)} has no run ${run}`);
+      return json(context);
     }
     if (route("GET", "loops", null, "diff")) {
       const run = url.searchParams.get("run");
@@ -346,6 +397,16 @@ export function createConsoleHandler(o: ConsoleOptions): ConsoleHandler {
         return refusal(missing ? 404 : 409, e.code, e.message);
       }
     }
+    if (route("GET", "records", null, "view")) {
+      const view = await readRecordView(store, at(1));
+      if (view === undefined)
+        throw new ApiError(404, "record/not-found", `no record ${at(1)} in ${store.uri}`);
+      const diff =
+        view.kind === "changeset"
+          ? changesetDiff(view.body as Parameters<typeof changesetDiff>[0])
+          : undefined;
+      return json({ ...view, ...(diff === undefined ? {} : { diff }) });
+    }
     if (route("GET", "records", null)) {
       const record = await store.readRecord(at(1));
       if (record === undefined)
@@ -353,6 +414,8 @@ export function createConsoleHandler(o: ConsoleOptions): ConsoleHandler {
       return json(record.body);
     }
     if (route("GET", "pending")) return json(await listPending(store, now()));
+    if (route("GET", "session"))
+      return json({ operator: operator === undefined ? null : operatorNameOf(operator) });
     if (route("GET", "events")) return events(request);
     if (route("POST", "approvals")) {
       const body = await bodyOf(request);
@@ -366,8 +429,8 @@ export function createConsoleHandler(o: ConsoleOptions): ConsoleHandler {
         throw new ApiError(400, "request/invalid", "a reason goes with a denial only");
       return actResponse(
         decision === "approve"
-          ? await warrant.approve(run, step)
-          : await warrant.deny(run, step, reason === undefined ? {} : { reason }),
+          ? await warrant.approve(run, step, who)
+          : await warrant.deny(run, step, reason === undefined ? who : { ...who, reason }),
       );
     }
     if (route("POST", "loops", null, "renew")) {
@@ -394,18 +457,18 @@ export function createConsoleHandler(o: ConsoleOptions): ConsoleHandler {
         deadline = new Date(t);
       }
       await status(query);
-      return actResponse(await warrant.renew(toQueryId(query), deadline));
+      return actResponse(await warrant.renew(toQueryId(query), deadline, who));
     }
     if (route("POST", "loops", null, "cancel")) {
       const query = at(1);
       await status(query);
-      return actResponse(await warrant.cancel(toQueryId(query)));
+      return actResponse(await warrant.cancel(toQueryId(query), who));
     }
     if (route("POST", "loops", null, "answer")) {
       const query = at(1);
       const answer = text(await bodyOf(request), "text", true);
       await status(query);
-      return actResponse(await warrant.answer(toQueryId(query), answer));
+      return actResponse(await warrant.answer(toQueryId(query), answer, who));
     }
     return refusal(404, "api/not-found", `${method} ${url.pathname} is not an API route`);
   };
@@ -458,7 +521,8 @@ export function createConsoleHandler(o: ConsoleOptions): ConsoleHandler {
     // The scheme is case-insensitive (RFC 9110 §11.1); the token is compared as given.
     const auth = request.headers.get("authorization") ?? "";
     const m = /^Bearer +(\S+)$/i.exec(auth);
-    if (m === null || !sameToken(m[1] as string, o.token))
+    const owner = m === null ? -1 : tokenOwner(m[1] as string, expected);
+    if (owner < 0)
       return new Response(
         `${JSON.stringify({ ok: false, code: "auth/token-required", message: "this API needs Authorization: Bearer TOKEN (the token of the console URL)" })}\n`,
         {
@@ -472,7 +536,7 @@ export function createConsoleHandler(o: ConsoleOptions): ConsoleHandler {
         return refusal(403, "auth/foreign-origin", `requests from ${origin} may not change state`);
     }
     try {
-      return await api(request, url);
+      return await api(request, url, bindings[owner]);
     } catch (e) {
       if (e instanceof ApiError) return refusal(e.status, e.code, e.message);
       const code = (e as { code?: unknown }).code;

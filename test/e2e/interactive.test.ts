@@ -130,10 +130,14 @@ describe.skipIf(!hasScript)(
   "approval at a terminal (a real pseudo-terminal)",
   { timeout: RUN_TIMEOUT_MS + 30_000 },
   () => {
-    it("`demo --interactive` answered y: the diff, the prompt, the status line, success, and the act recorded", async () => {
+    it("`demo --interactive --operator NAME` answered y: the diff, the prompt, the status line, success, and the act recorded as NAME's", async () => {
       const cwd = tempDir();
       const store = `sqlite:${path.join(cwd, "ledger.db")}`;
-      const r = await onTerminal(["demo", "--interactive", "--store", store], cwd, ["y"]);
+      const r = await onTerminal(
+        ["demo", "--interactive", "--operator", "frank", "--store", store],
+        cwd,
+        ["y"],
+      );
       expect(r.code, r.screen).toBe(0);
       expect(r.prompts).toBe(1);
       expect(r.screen).not.toContain("approves each mutation itself");
@@ -167,7 +171,10 @@ describe.skipIf(!hasScript)(
       expect((doc as LoopDocument).stop?.reason).toBe("succeeded");
       const answered = (await acts(store, query)).filter((a) => a.kind === "approve");
       expect(answered).toHaveLength(1);
-      expect(answered[0]).toMatchObject({ text: "answered at the terminal" });
+      expect(answered[0]).toMatchObject({
+        text: "answered at the terminal",
+        operator: "node-operator-binding:frank",
+      });
       expect(answered[0]?.target).toContain("fix-slugify");
     });
 

@@ -18,7 +18,7 @@ export async function startServe(
   args: readonly string[],
   cwd: string,
   env: NodeJS.ProcessEnv = {},
-): Promise<{ url: string; stderr: () => string; child: ChildProcess }> {
+): Promise<{ url: string; stderr: () => string; stdout: () => string; child: ChildProcess }> {
   await ensureStore(storeArg(args) ?? env.WARRANT_STORE, cwd);
   const child = spawn(process.execPath, [cliPath, "serve", "--port", "0", ...args], {
     cwd,
@@ -35,7 +35,8 @@ export async function startServe(
     child.stdout?.setEncoding("utf8").on("data", (d: string) => {
       stdout += d;
       const nl = stdout.indexOf("\n");
-      if (nl >= 0) resolve({ url: stdout.slice(0, nl), stderr: () => stderr, child });
+      if (nl >= 0)
+        resolve({ url: stdout.slice(0, nl), stderr: () => stderr, stdout: () => stdout, child });
     });
     child.on("close", (code) => reject(new Error(`serve exited ${code}: ${stderr}`)));
   });

@@ -8,8 +8,14 @@ import { repoRoot } from "./cli.js";
 /** What the check writes to stderr while the file is not fixed. */
 export const STDERR = "FAIL: src/a.txt says broken\nexpected: fixed";
 
-/** Writes the workspace and the pack under `dir`; returns the pack file. */
-export function writeFailingPack(dir: string): string {
+/**
+ * Writes the workspace and the pack under `dir`; returns the pack file. `hil: "each-mutation"`
+ * makes each mutation wait for an operator's approval.
+ */
+export function writeFailingPack(
+  dir: string,
+  o: { readonly hil?: "none" | "each-mutation" } = {},
+): string {
   const ws = path.join(dir, "workspace");
   mkdirSync(path.join(ws, "src"), { recursive: true });
   writeFileSync(path.join(ws, "src/a.txt"), "broken\n");
@@ -43,7 +49,7 @@ export function writeFailingPack(dir: string): string {
       },
       patchPolicy: { allow: ["src/**"], maxBytes: 4096 },
       verifier: { timeoutMs: 30000, checks: [{ name: "tests-pass", command: "run-tests" }] },
-      hil: "none",
+      hil: o.hil ?? "none",
       admission: "auto",
       limits: {
         "max/passages": 12,
@@ -93,10 +99,33 @@ export const FIX_PLAN = turn("Plan", {
 export const ACCEPT = turn("Verdict", { decision: "accept", findings: [] });
 export const RESULT = turn("Result", { summary: "done", outcome: "verified", evidence: [] });
 
-/** The scripts as files under `dir`, and the `--model` flags naming them. */
-export function writeFailingScripts(dir: string): string[] {
+/** The first plan with its diff's git headers (`diff --git`, `index`) before `---`/`+++`. */
+export const STALE_PLAN_GIT_HEADERS = turn("Plan", {
+  hypothesis: "The file says broken; rewrite its line.",
+  steps: [
+    { id: "run-tests", action: "observe", profile: "run-tests" },
+    {
+      id: "stale-diff",
+      action: "patch",
+      path: "src/a.txt",
+      diff:
+        "diff --git a/src/a.txt b/src/a.txt\nindex 1111111..2222222 100644\n" +
+        "--- a/src/a.txt\n+++ b/src/a.txt\n@@ -1 +1 @@\n-wrong\n+fixed\n",
+    },
+  ],
+  expected_checks: ["tests-pass"],
+});
+
+/**
+ * The scripts as files under `dir`, and the `--model` flags naming them; `gitHeaders`: the first
+ * plan's diff carries git's headers.
+ */
+export function writeFailingScripts(
+  dir: string,
+  o: { readonly gitHeaders?: boolean } = {},
+): string[] {
   const scripts: Record<string, unknown[]> = {
-    implementer: [STALE_PLAN, FIX_PLAN],
+    implementer: [o.gitHeaders === true ? STALE_PLAN_GIT_HEADERS : STALE_PLAN, FIX_PLAN],
     reviewer: [ACCEPT, ACCEPT],
     summarizer: [RESULT],
   };

@@ -444,4 +444,42 @@ describe("renderRecord of a changeset", () => {
       `    - added src/odd\\n${SHOWN}.txt (mode 755)`,
     ]);
   });
+
+  it("shows the change as a git diff when its contents are kept, each line terminal-safe", () => {
+    const b64 = (t: string) => Buffer.from(t).toString("base64");
+    const text = renderRecord({
+      ref: "warrant-changeset:sha256:c",
+      kind: "changeset",
+      body: {
+        "query/id": Q,
+        "proposal/ref": RUN,
+        "execution/ref": EXEC,
+        baseline: "sha256:b",
+        files: [
+          {
+            path: "src/a.txt",
+            status: "modified",
+            before: "sha256:1",
+            after: "sha256:2",
+            "before/content": b64("broken\n"),
+            "after/content": b64(`fixed ${HOSTILE}\n`),
+          },
+        ],
+        complete: true,
+      },
+    });
+    expectTerminalSafe(text);
+    const diff = text.slice(text.indexOf("  diff:\n"));
+    expect(diff.split("\n")).toEqual([
+      "  diff:",
+      "    diff --git a/src/a.txt b/src/a.txt",
+      "    --- a/src/a.txt",
+      "    +++ b/src/a.txt",
+      "    @@ -1 +1 @@",
+      "    -broken",
+      `    +fixed ${SHOWN}`,
+    ]);
+    // No base64 anywhere.
+    expect(text).not.toContain(b64("broken\n"));
+  });
 });

@@ -145,6 +145,16 @@ describe("the console API", () => {
     await expectRefusal(await call("GET", "/api/loops/query:none"), 404, "loop/not-opened");
     await expectRefusal(await call("GET", "/api/loops/query:none/diff"), 404, "loop/not-opened");
     await expectRefusal(
+      await call("GET", "/api/loops/query:none/approval"),
+      404,
+      "loop/not-opened",
+    );
+    await expectRefusal(
+      await call("GET", "/api/records/corpus-experiment:sha256:x/view"),
+      404,
+      "record/not-found",
+    );
+    await expectRefusal(
       await call("GET", "/api/records/corpus-experiment:sha256:x"),
       404,
       "record/not-found",
@@ -261,6 +271,52 @@ describe("the console API", () => {
     };
     expect(body.candidate.steps.map((s) => s.id)).toContain(step);
 
+    // What the approver needs: the task, what the implementer saw of earlier runs (the demo's
+    // first plans fail), the checks to come, the budget and the deadline.
+    const context = (await (
+      await call(
+        "GET",
+        `/api/loops/${encodeURIComponent(query as string)}/approval?run=${encodeURIComponent(proposal as string)}`,
+      )
+    ).json()) as Record<string, unknown>;
+    const exported = JSON.parse(
+      (await runCli(["export", query as string, "--store", store], { cwd })).stdout,
+    ) as { deadline: string; spent: { runs: number }; limits: { "max/experiments": number } };
+    expect(context).toMatchObject({
+      query,
+      run: proposal,
+      task: expect.stringContaining("slugify"),
+      checks: expect.arrayContaining([
+        { name: expect.any(String), description: expect.stringMatching(/^command \S+ exits 0$/) },
+      ]),
+      budget: expect.arrayContaining([
+        {
+          counter: "max/experiments",
+          spent: exported.spent.runs,
+          limit: exported.limits["max/experiments"],
+          left: exported.limits["max/experiments"] - exported.spent.runs,
+        },
+      ]),
+      deadline: exported.deadline,
+      state: "open",
+    });
+    await expectRefusal(
+      await call(
+        "GET",
+        `/api/loops/${encodeURIComponent(query as string)}/approval?run=corpus-experiment:sha256:none`,
+      ),
+      404,
+      "loop/run-missing",
+    );
+    const seen = context.evidence as { kind: string; run: string; text: string }[];
+    expect(seen.length).toBeGreaterThan(0);
+    for (const e of seen) {
+      expect(["check", "observation"]).toContain(e.kind);
+      expect(e.run).not.toBe(proposal);
+      expect(e.text).not.toBe("");
+    }
+    expect(context.packChanged).toBeUndefined();
+
     // The loop has no verified run yet: no diff to give.
     await expectRefusal(
       await call("GET", `/api/loops/${encodeURIComponent(query as string)}/diff`),
@@ -290,6 +346,41 @@ describe("the console API", () => {
     };
     expect(diff.files.map((f) => f.path)).toEqual(["src/slugify.js"]);
     expect(diff.diff).toContain("diff --git a/src/slugify.js b/src/slugify.js");
+
+    // The stopped loop: the summarizer's Result, who approved each step (the shared token acts as
+    // the runtime's operator).
+    const stopped = (await (
+      await call("GET", `/api/loops/${encodeURIComponent(query as string)}`)
+    ).json()) as {
+      result: { outcome: string; summary: string };
+      decisions: { run: string; step: string; kind: string; operator: string }[];
+      records: { ref: string; kind: string }[];
+    };
+    expect(stopped.result).toMatchObject({
+      outcome: expect.any(String),
+      summary: expect.any(String),
+    });
+    expect(stopped.decisions).toEqual([
+      {
+        run: proposal,
+        step,
+        kind: "approve",
+        operator: expect.not.stringContaining("node-operator-binding:"),
+        at: expect.any(String),
+      },
+    ]);
+    // A changeset's view carries its diff; an execution's, its report and the acts on its run.
+    const refOf = (kind: string) => stopped.records.findLast((x) => x.kind === kind)?.ref as string;
+    const changeset = (await (
+      await call("GET", `/api/records/${encodeURIComponent(refOf("changeset"))}/view`)
+    ).json()) as { kind: string; diff: string };
+    expect(changeset.kind).toBe("changeset");
+    expect(changeset.diff).toBe(diff.diff);
+    const execution = (await (
+      await call("GET", `/api/records/${encodeURIComponent(refOf("execution"))}/view`)
+    ).json()) as { report: { body: { checks: { name: string }[] } }; acts: { kind: string }[] };
+    expect(execution.report.body.checks.length).toBeGreaterThan(0);
+    expect(execution.acts).toMatchObject([{ kind: "approve", target: `${proposal} ${step}` }]);
 
     // Acts on a stopped loop are refused with the CLI's codes.
     await expectRefusal(
@@ -588,6 +679,61 @@ describe("the console's headers and request checks", () => {
       await post(overByOne.stream, { authorization: `Bearer ${TOKEN}` }),
       413,
       "request/too-large",
+    );
+  });
+
+  it("with operators' tokens: each token acts as its operator, the shared token is not one, a bad name or no token refuses the handler", async () => {
+    const people = createConsoleHandler({
+      warrant,
+      operators: [
+        { name: "alice", token: "alice-token-0123456789" },
+        { name: "bob", token: "bob-token-0123456789" },
+      ],
+      origins: [ORIGIN],
+      hosts: [HOST],
+    });
+    const as = (token: string) =>
+      people.fetch(
+        new Request(`${ORIGIN}/api/session`, { headers: { authorization: `Bearer ${token}` } }),
+      );
+    expect(await (await as("alice-token-0123456789")).json()).toEqual({ operator: "alice" });
+    expect(await (await as("bob-token-0123456789")).json()).toEqual({ operator: "bob" });
+    await expectRefusal(await as(TOKEN), 401, "auth/token-required");
+    await expectRefusal(await as("alice-token-012345678"), 401, "auth/token-required");
+    // The shared token's session names nobody.
+    expect(await (await call("GET", "/api/session")).json()).toEqual({ operator: null });
+    // An act is recorded as the token's operator: a renewal of a loop alice did not open is refused
+    // as another operator's.
+    const cwd = mkdtempSync(path.join(dir, "people-"));
+    const running = run(cwd);
+    const [, query] = await running.waitFor(/opened (query:\S+)/);
+    await running.waitFor(APPROVAL);
+    const cancel = await people.fetch(
+      new Request(`${ORIGIN}/api/loops/${encodeURIComponent(query as string)}/cancel`, {
+        method: "POST",
+        headers: {
+          authorization: "Bearer alice-token-0123456789",
+          "content-type": "application/json",
+        },
+        body: "{}",
+      }),
+    );
+    await expectRefusal(cancel, 409, "loop/not-operator");
+    expect(await runCli(["cancel", query as string, "--store", store], { cwd })).toMatchObject({
+      code: 0,
+    });
+    await running.done;
+    await people.close();
+    expect(() =>
+      createConsoleHandler({
+        warrant,
+        operators: [{ name: "a b", token: "x".repeat(20) }],
+        origins: [ORIGIN],
+        hosts: [HOST],
+      }),
+    ).toThrow(expect.objectContaining({ code: "operator/name-invalid" }));
+    expect(() => createConsoleHandler({ warrant, origins: [ORIGIN], hosts: [HOST] })).toThrow(
+      expect.objectContaining({ code: "server/no-token" }),
     );
   });
 

@@ -1,7 +1,7 @@
 // `warrant answer QUERY TEXT`: answer the question a loop is blocked on.
 import type { Command } from "commander";
 import { toQueryId } from "../../core/ids.js";
-import { ACT_OPTIONS, type ActFlags, reply } from "../act-reply.js";
+import { ACT_OPTIONS, type ActFlags, operatorOf, reply } from "../act-reply.js";
 import { withWarrant } from "../compose.js";
 
 export function registerAnswerCommand(program: Command): void {
@@ -12,8 +12,9 @@ export function registerAnswerCommand(program: Command): void {
     .argument("<text>", "the answer");
   for (const [flag, help] of ACT_OPTIONS) command.option(flag, help);
   command.action(async (query: string, text: string, o: ActFlags) => {
+    const operator = operatorOf(o.operator);
     await withWarrant(o.store, {}, async (warrant) =>
-      reply(await warrant.answer(toQueryId(query), text), o.json === true),
+      reply(await warrant.answer(toQueryId(query), text, { operator }), o.json === true),
     );
   });
 }

@@ -2,7 +2,7 @@
 // (or a run's admission, STEP = admission) from any terminal; the waiting drive polls for it. RUN is
 // the run's proposal ref or any unique prefix of at least 8 characters of its digest.
 import type { Command } from "commander";
-import { ACT_OPTIONS, type ActFlags, reply } from "../act-reply.js";
+import { ACT_OPTIONS, type ActFlags, operatorOf, reply } from "../act-reply.js";
 import { withWarrant } from "../compose.js";
 import { EXIT_USAGE } from "../io.js";
 
@@ -29,15 +29,21 @@ export function registerApproveCommands(program: Command): void {
     for (const [flag, help] of ACT_OPTIONS) command.option(flag, help);
     command.addHelpText(
       "after",
-      "\nExit codes: 0 posted; 1 refused (hil/already-answered, loop/already-stopped, " +
-        "loop/run-missing…); 2 usage (hil/ref-too-short, hil/ambiguous-ref with the candidates).",
+      "\nThe act is recorded with its operator (--operator, else $WARRANT_OPERATOR, else the login " +
+        "name).\nExit codes: 0 posted; 1 refused (hil/already-answered, loop/already-stopped, " +
+        "loop/run-missing…); 2 usage (hil/ref-too-short, hil/ambiguous-ref with the candidates, " +
+        "operator/name-invalid).",
     );
     command.action(async (run: string, step: string, o: DecideFlags) => {
+      const operator = operatorOf(o.operator);
       await withWarrant(o.store, {}, async (warrant) => {
         const result =
           kind === "approve"
-            ? await warrant.approve(run, step)
-            : await warrant.deny(run, step, o.reason === undefined ? {} : { reason: o.reason });
+            ? await warrant.approve(run, step, { operator })
+            : await warrant.deny(run, step, {
+                operator,
+                ...(o.reason === undefined ? {} : { reason: o.reason }),
+              });
         reply(result, o.json === true);
         if (!result.ok && USAGE_CODES.has(result.code)) process.exitCode = EXIT_USAGE;
       });

@@ -1,7 +1,7 @@
 // `warrant cancel QUERY`: stop a loop; a running run stops at its next step boundary.
 import type { Command } from "commander";
 import { toQueryId } from "../../core/ids.js";
-import { ACT_OPTIONS, type ActFlags, reply } from "../act-reply.js";
+import { ACT_OPTIONS, type ActFlags, operatorOf, reply } from "../act-reply.js";
 import { withWarrant } from "../compose.js";
 
 export function registerCancelCommand(program: Command): void {
@@ -11,8 +11,9 @@ export function registerCancelCommand(program: Command): void {
     .argument("<query>", "the loop's query id");
   for (const [flag, help] of ACT_OPTIONS) command.option(flag, help);
   command.action(async (query: string, o: ActFlags) => {
+    const operator = operatorOf(o.operator);
     await withWarrant(o.store, {}, async (warrant) =>
-      reply(await warrant.cancel(toQueryId(query)), o.json === true),
+      reply(await warrant.cancel(toQueryId(query), { operator }), o.json === true),
     );
   });
 }

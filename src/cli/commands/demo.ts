@@ -1,6 +1,7 @@
 // `warrant demo`: the bundled fix-failing-test example end to end with scripted agents, in the real
 // sandbox; it approves each mutation itself unless `--interactive`.
 import type { Command } from "commander";
+import { OPERATOR_OPTION, OPERATOR_OPTION_HELP, operatorOf } from "../act-reply.js";
 import { EXIT_HELP } from "../drive-report.js";
 import { err, out } from "../io.js";
 import { demoPackFile, loadOrFail } from "../packs.js";
@@ -20,6 +21,7 @@ interface DemoFlags {
   readonly json?: boolean;
   readonly sandbox?: string;
   readonly allowWeakerSandbox?: boolean;
+  readonly operator?: string;
 }
 
 export function registerDemoCommand(program: Command): void {
@@ -31,11 +33,13 @@ export function registerDemoCommand(program: Command): void {
     .option(SANDBOX_OPTION, SANDBOX_OPTION_HELP)
     .option(WEAKER_OPTION, WEAKER_OPTION_HELP)
     .option("--interactive", "ask before each mutation instead of approving it")
+    .option(OPERATOR_OPTION, `${OPERATOR_OPTION_HELP}: who approves each mutation`)
     .option(
       "--json",
       "machine output: {query, store, status, stop?, blocked?, spent} (live view on stderr)",
     )
     .action(async (o: DemoFlags) => {
+      const operator = operatorOf(o.operator);
       const sandbox = await sandboxFor(o.sandbox, o.allowWeakerSandbox === true);
       const pack = await loadOrFail(demoPackFile());
       if (pack === undefined) return;
@@ -51,6 +55,7 @@ export function registerDemoCommand(program: Command): void {
         pack,
         {},
         {
+          operator,
           yes: !interactive,
           interactive,
           json,

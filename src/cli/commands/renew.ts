@@ -1,7 +1,7 @@
 // `warrant renew QUERY (--deadline T | --extend MS)`: move a loop's deadline.
 import type { Command } from "commander";
 import { toQueryId } from "../../core/ids.js";
-import { ACT_OPTIONS, type ActFlags, reply } from "../act-reply.js";
+import { ACT_OPTIONS, type ActFlags, operatorOf, reply } from "../act-reply.js";
 import { withWarrant } from "../compose.js";
 import { UsageError } from "../io.js";
 
@@ -43,8 +43,9 @@ export function registerRenewCommand(program: Command): void {
   for (const [flag, help] of ACT_OPTIONS) command.option(flag, help);
   command.action(async (query: string, o: RenewFlags) => {
     const deadline = deadlineOf(o);
+    const operator = operatorOf(o.operator);
     await withWarrant(o.store, {}, async (warrant) =>
-      reply(await warrant.renew(toQueryId(query), deadline), o.json === true),
+      reply(await warrant.renew(toQueryId(query), deadline, { operator }), o.json === true),
     );
   });
 }

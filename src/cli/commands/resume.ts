@@ -2,6 +2,7 @@
 import type { Command } from "commander";
 import { toQueryId } from "../../core/ids.js";
 import { isWarrantError } from "../../library/errors.js";
+import { OPERATOR_OPTION, OPERATOR_OPTION_HELP, operatorOf } from "../act-reply.js";
 import { definitionOptions, driveOptions, liveView, withWarrant } from "../compose.js";
 import { EXIT_HELP, exitCodeOf, reportDrive } from "../drive-report.js";
 import { EXIT_INVALID, err, out, printJson } from "../io.js";
@@ -22,6 +23,7 @@ interface ResumeFlags {
   readonly json?: boolean;
   readonly sandbox?: string;
   readonly allowWeakerSandbox?: boolean;
+  readonly operator?: string;
 }
 
 export function registerResumeCommand(program: Command): void {
@@ -31,6 +33,7 @@ export function registerResumeCommand(program: Command): void {
     .addHelpText("after", EXIT_HELP)
     .argument("<query>", "the loop's query id")
     .option("--yes", "approve every mutation without asking (recorded as such)")
+    .option(OPERATOR_OPTION, `${OPERATOR_OPTION_HELP}: who answers the approval prompt (or --yes)`)
     .option("--skills <dir...>", "more folders holding agent definitions' skills (as given to run)")
     .option(STORE_OPTION, STORE_OPTION_HELP)
     .option(SANDBOX_OPTION, SANDBOX_OPTION_HELP)
@@ -41,9 +44,10 @@ export function registerResumeCommand(program: Command): void {
     )
     .action(async (query: string, o: ResumeFlags) => {
       const json = o.json === true;
+      const operator = operatorOf(o.operator);
       const sandbox = await sandboxFor(o.sandbox, o.allowWeakerSandbox === true);
       const view = liveView(json);
-      const flags = { yes: o.yes === true, interactive: true, json, sandbox };
+      const flags = { yes: o.yes === true, interactive: true, json, sandbox, operator };
       try {
         const options = { ...driveOptions(flags, view), ...definitionOptions(o) };
         await withWarrant(o.store, options, async (warrant) => {

@@ -5,6 +5,7 @@ import type { Command } from "commander";
 import { resolveStoreUri } from "../../adapters/store/store-uri.js";
 import type { WarrantOptions } from "../../library/options.js";
 import type { LoadedPack } from "../../runtime/task-pack.js";
+import { OPERATOR_OPTION, OPERATOR_OPTION_HELP, operatorOf } from "../act-reply.js";
 import { definitionOptions, driveOptions, liveView, withWarrant } from "../compose.js";
 import { EXIT_HELP, isProcessStore, reportDrive } from "../drive-report.js";
 import { EXIT_INVALID, err, formatProblem, out, printJson, UsageError } from "../io.js";
@@ -42,6 +43,7 @@ interface RunFlags {
   readonly probe?: boolean;
   readonly sandbox?: string;
   readonly allowWeakerSandbox?: boolean;
+  readonly operator?: string;
 }
 
 /**
@@ -62,6 +64,8 @@ export async function runPack(
     /** Why mutations are approved without asking, for the live view (default `--yes`). */
     autoApproval?: string;
     sandbox?: WarrantOptions["sandbox"];
+    /** Who approves at the prompt (or with --yes): an operator binding. */
+    operator?: string;
   },
 ): Promise<void> {
   const view = liveView(flags.json, true, {
@@ -100,10 +104,11 @@ async function dispatchPacks(
   storeFlag: string | undefined,
   json: boolean,
   definitions: ReturnType<typeof definitionOptions>,
+  operator: string,
 ): Promise<void> {
   const queue = await postgresQueue(storeFlag);
   const view = liveView(json);
-  const flags = { yes: false, interactive: false, json };
+  const flags = { yes: false, interactive: false, json, operator };
   const options = { ...driveOptions(flags, view), ...definitions, queue, createStore };
   await withWarrant(storeFlag, options, async (warrant) => {
     const uri = warrant.store.uri;
@@ -144,6 +149,7 @@ export function registerRunCommand(program: Command): void {
     .option("--skills <dir...>", "more folders holding agent definitions' skills (<dir>/<name>/)")
     .option("--namespace <name>", "whose memory namespace-scoped agent memory is")
     .option("--yes", "approve every mutation without asking (recorded as such)")
+    .option(OPERATOR_OPTION, `${OPERATOR_OPTION_HELP}: who answers the approval prompt (or --yes)`)
     .option(STORE_OPTION, STORE_OPTION_HELP)
     .option(
       "--dispatch",
@@ -180,7 +186,15 @@ export function registerRunCommand(program: Command): void {
           if (pack === undefined) return;
           packs.push(pack);
         }
-        await dispatchPacks(packs, count, models, o.store, o.json === true, definitionOptions(o));
+        await dispatchPacks(
+          packs,
+          count,
+          models,
+          o.store,
+          o.json === true,
+          definitionOptions(o),
+          operatorOf(o.operator),
+        );
         return;
       }
       const file = files[0] as string;
@@ -199,6 +213,7 @@ export function registerRunCommand(program: Command): void {
       const pack = await loadChecked(file, models, o);
       if (pack === undefined) return;
       await runPack(pack, models, {
+        operator: operatorOf(o.operator),
         yes: o.yes === true,
         interactive: true,
         json: o.json === true,

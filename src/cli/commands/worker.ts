@@ -6,6 +6,7 @@
 import type { Command } from "commander";
 import type { WarrantEvent } from "../../runtime/events.js";
 import { DEFAULT_SHUTDOWN_TIMEOUT_MS } from "../../runtime/worker.js";
+import { OPERATOR_OPTION, OPERATOR_OPTION_HELP, operatorOf } from "../act-reply.js";
 import { driveOptions, liveView, withWarrant } from "../compose.js";
 import { out, printJson, UsageError } from "../io.js";
 import { postgresQueue } from "../job-queue.js";
@@ -28,6 +29,7 @@ interface WorkerFlags {
   readonly json?: boolean;
   readonly sandbox?: string;
   readonly allowWeakerSandbox?: boolean;
+  readonly operator?: string;
 }
 
 export function registerWorkerCommand(program: Command): void {
@@ -47,6 +49,7 @@ export function registerWorkerCommand(program: Command): void {
       String(DEFAULT_SHUTDOWN_TIMEOUT_MS / 1000),
     )
     .option("--yes", "approve every mutation without asking (recorded as such)")
+    .option(OPERATOR_OPTION, `${OPERATOR_OPTION_HELP}: who --yes approves as`)
     .option(
       "--json",
       "machine output: one JSON object a line, {at, query, event: started|start|busy|end|" +
@@ -62,6 +65,7 @@ export function registerWorkerCommand(program: Command): void {
         throw new UsageError("--shutdown-timeout takes a number of seconds (0 or more)");
       }
       const json = o.json === true;
+      const operator = operatorOf(o.operator);
       const sandbox = await sandboxFor(o.sandbox, o.allowWeakerSandbox === true);
       const queue = await postgresQueue(o.store);
       const at = () => new Date().toISOString();
@@ -76,7 +80,7 @@ export function registerWorkerCommand(program: Command): void {
             : humanLine(e.at, query, text),
         );
       };
-      const flags = { yes: o.yes === true, interactive: false, json, sandbox };
+      const flags = { yes: o.yes === true, interactive: false, json, sandbox, operator };
       const options = {
         ...driveOptions(flags, liveView(json, false)),
         onEvent,
