@@ -2,8 +2,20 @@
 // stream, models and tools written in code, the ports' types, and the pure checks (definitions,
 // CIDs, turns, loops). Everything is exported by name; test/index.test.ts pins the list.
 
+export { collectionCidOfPath } from "./adapters/fs/collection-files.js";
 export { loadPack } from "./adapters/fs/pack-loader.js";
+// What the command line and the console are built from, for a program that builds its own: store
+// URIs, sandbox choice, loop documents and bundles, scripted loops, turns, records and model URIs.
+export { parseModelUri } from "./adapters/models/model-uri.js";
+export {
+  chooseSandbox,
+  detectSandbox,
+  isSandboxChoice,
+  SANDBOX_CHOICES,
+  type SandboxChoice,
+} from "./adapters/sandbox/detect-sandbox.js";
 export type { StoreCreation } from "./adapters/store/open-store.js";
+export { parseStoreUri, resolveStoreUri } from "./adapters/store/store-uri.js";
 export { blobCid, decodeCid } from "./core/cid/cid.js";
 export { collectionCid } from "./core/cid/collection.js";
 export { definitionId } from "./core/definition/id.js";
@@ -11,6 +23,7 @@ export type { AgentDefinition } from "./core/definition/types.js";
 export { type ValidDefinition, validateDefinition } from "./core/definition/validate.js";
 export {
   type PassageRef,
+  parseRecordRef,
   type QueryId,
   type RecordRef,
   type RunRef,
@@ -19,15 +32,24 @@ export {
   toRecordRef,
   toRunRef,
 } from "./core/ids.js";
+export type { AuditReport, TrustAnchor } from "./core/loop/audit.js";
+export { auditBundle, isBundle } from "./core/loop/bundle.js";
+export { checkLoopDocument } from "./core/loop/check.js";
 export type {
+  ChangeFeed,
+  FeedFact,
   LedgerRecord,
   LedgerStore,
   LoopSummary,
   OperatorAct,
   StoredFact,
 } from "./core/loop/ledger-store.js";
+export { parseScript } from "./core/loop/script.js";
 export type { Simulation, SimulationOutcome } from "./core/loop/simulate.js";
+export { simulate } from "./core/loop/simulate.js";
 export type { LoopState } from "./core/loop/state.js";
+export { stateNameAt } from "./core/loop/state.js";
+export { parseInstant } from "./core/loop/time.js";
 export type {
   Fact,
   LimitKey,
@@ -40,10 +62,13 @@ export type {
   Step,
   Stop,
 } from "./core/loop/types.js";
+export { ROLES } from "./core/loop/types.js";
 export type { Clock } from "./core/ports.js";
+export { canonicalJson } from "./core/records/canonical.js";
 export { type Problem, type Result, WarrantError } from "./core/result.js";
 export type {
   ChangeBounds,
+  EgressConnection,
   Environment,
   EnvironmentOptions,
   ExecOptions,
@@ -72,7 +97,9 @@ export type {
 export type { ModelTarget } from "./core/turn/model-target.js";
 export type { ToolCallOptions, ToolHost, ToolResult } from "./core/turn/tool-host.js";
 export type { ToolEffect, ToolSpec } from "./core/turn/tool-registry.js";
+export { createToolRegistry, type ToolRegistry } from "./core/turn/tool-registry.js";
 export type { MessageType, ModelTurn, ValidTurn } from "./core/turn/types.js";
+export { validateTurn } from "./core/turn/validate-turn.js";
 export {
   type ApprovalContext,
   approvalContext,
@@ -213,3 +240,4 @@ export type {
 export { keySigner } from "./runtime/records.js";
 export type { LoadedAgent, LoadedPack } from "./runtime/task-pack.js";
 export type { Worker, WorkerEvent } from "./runtime/worker.js";
+export { DEFAULT_SHUTDOWN_TIMEOUT_MS } from "./runtime/worker.js";

@@ -1,5 +1,7 @@
 // src/core does no I/O and imports no adapter; src/runtime sees adapters only through ports;
 // src/adapters imports no library, CLI or server file; src/library imports no CLI or server file;
+// src/cli and src/server are clients of the public library (src/index.ts, src/postgres.ts,
+// src/testing.ts, src/library/) and of their own folder (the CLI may also use the server);
 // and no files of src/ import each other in a loop (type-only imports included): walk their
 // import graphs.
 import { readFileSync } from "node:fs";
@@ -132,6 +134,30 @@ describe("layering", () => {
     expect(rule(fake, "../fs/host-key.js")).toBeUndefined();
   });
 
+  it("src/cli and src/server import only the public library, src/library and their own folder", () => {
+    expect(violationsUnder("src/cli", clientViolation(["src/cli", "src/server"]))).toEqual([]);
+    expect(violationsUnder("src/server", clientViolation(["src/server"]))).toEqual([]);
+  });
+
+  it("the client rule catches core, runtime and adapters, and not the entry points", () => {
+    const rule = clientViolation(["src/cli", "src/server"]);
+    const fake = path.join(repoRoot, "src/cli/commands/x.ts");
+    expect(rule(fake, "../../core/ids.js")).toBe("../../core/ids.js");
+    expect(rule(fake, "../../runtime/worker.js")).toBe("../../runtime/worker.js");
+    expect(rule(fake, "../../adapters/store/store-uri.js")).toBe(
+      "../../adapters/store/store-uri.js",
+    );
+    expect(rule(fake, "../../index.js")).toBeUndefined();
+    expect(rule(fake, "../../postgres.js")).toBeUndefined();
+    expect(rule(fake, "../../library/compose.js")).toBeUndefined();
+    expect(rule(fake, "../io.js")).toBeUndefined();
+    expect(rule(fake, "../../server/node-server.js")).toBeUndefined();
+    const server = clientViolation(["src/server"]);
+    expect(server(path.join(repoRoot, "src/server/x.ts"), "../cli/io.js")).toBe("../cli/io.js");
+    expect(rule(fake, "../../index-extras.js")).toBe("../../index-extras.js");
+    expect(rule(fake, "commander")).toBeUndefined();
+  });
+
   it("no files of src/ import each other in a loop", () => {
     expect(importCircles(graphOf("src"))).toEqual([]);
   });
@@ -152,6 +178,20 @@ describe("layering", () => {
     expect(importsOf('import type { X } from "./x.js";')).toEqual(["./x.js"]);
   });
 });
+
+/** Entry points of the public library a client may import. */
+const ENTRY_POINTS = ["src/index.ts", "src/postgres.ts", "src/testing.ts"];
+
+/** A client's rule: relative imports only of the entry points, src/library/ and `own` folders. */
+function clientViolation(own: readonly string[]) {
+  return (file: string, spec: string): string | undefined => {
+    if (!spec.startsWith(".")) return undefined;
+    const target = path.resolve(path.dirname(file), spec).replace(/\.js$/, ".ts");
+    if (ENTRY_POINTS.some((e) => target === path.join(repoRoot, e))) return undefined;
+    const folders = ["src/library", ...own].map((d) => path.join(repoRoot, d) + path.sep);
+    return folders.some((d) => target.startsWith(d)) ? undefined : spec;
+  };
+}
 
 /** A rule refusing relative imports into any of `dirs` (repository-relative). */
 function above(dirs: readonly string[]) {

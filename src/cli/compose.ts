@@ -3,14 +3,10 @@
 // host's detected sandbox (said on stderr when there is none).
 import path from "node:path";
 import { createInterface } from "node:readline/promises";
-import { detectSandbox } from "../adapters/sandbox/detect-sandbox.js";
-import { resolveStoreUri } from "../adapters/store/store-uri.js";
-import type { Sandbox } from "../core/sandbox/sandbox-port.js";
-import { terminalLine } from "../core/text/terminal-text.js";
+import { type Ask, detectSandbox, resolveStoreUri, type Sandbox, terminalLine } from "../index.js";
 import { createWarrant, type Warrant } from "../library/create-warrant.js";
 import type { WarrantOptions } from "../library/options.js";
 import { uriModels } from "../library/uri-models.js";
-import type { Ask } from "../runtime/hil.js";
 import { err } from "./io.js";
 import { createLiveView, type LineOptions, type LiveView } from "./live-view.js";
 import { exitWhenOnlyTelemetryRemains } from "./telemetry-signals.js";

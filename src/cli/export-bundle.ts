@@ -1,7 +1,7 @@
 // `warrant export QUERY --bundle`: one JSON file with everything `warrant loop check BUNDLE` needs
 // to audit the loop offline (facts and records as stored, signed heads, operator acts, host key,
 // and the head it was exported under).
-import type { LedgerStore } from "../core/loop/ledger-store.js";
+import type { LedgerStore } from "../index.js";
 import { exportBundle } from "../library/bundle.js";
 import { printJson } from "./io.js";
 

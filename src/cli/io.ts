@@ -3,7 +3,7 @@
 // input file: a regular file, bounded in size.
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import type { Command } from "commander";
-import type { Problem } from "../core/result.js";
+import type { Problem } from "../index.js";
 
 export const EXIT_OK = 0;
 export const EXIT_INVALID = 1;

@@ -1,6 +1,7 @@
 // The job queue of a PostgreSQL store, for the commands that dispatch, drive or list its loops.
-import type { GraphileJobQueue } from "../adapters/queue/graphile-job-queue.js";
-import { parseStoreUri, resolveStoreUri } from "../adapters/store/store-uri.js";
+
+import { parseStoreUri, resolveStoreUri } from "../index.js";
+import type { GraphileJobQueue } from "../postgres.js";
 import { UsageError } from "./io.js";
 
 /** The job queue of a PostgreSQL store; graphile-worker and `pg` load only here. */

@@ -4,12 +4,15 @@
 // lines only (and a budget line after each fact). Every line is terminal-safe: what came from a
 // model, a command or a file has its control characters escaped, and a line breaks only where the
 // view breaks it.
-import type { LoopDocument } from "../core/loop/types.js";
-import type { Clock } from "../core/ports.js";
-import type { EgressConnection } from "../core/sandbox/sandbox-port.js";
-import { terminalLine, terminalSafe } from "../core/text/terminal-text.js";
+import {
+  type Clock,
+  type EgressConnection,
+  type LoopDocument,
+  terminalLine,
+  terminalSafe,
+  type WarrantEvent,
+} from "../index.js";
 import type { TokenUsage } from "../library/loop-usage.js";
-import type { WarrantEvent } from "../runtime/events.js";
 
 export interface LiveView {
   emit(event: WarrantEvent): void;

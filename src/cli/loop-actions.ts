@@ -1,14 +1,22 @@
 // What `warrant loop simulate` and `warrant loop check` do: run a command script through the
 // decider; check a loop document, or audit a stored or exported loop (chain, heads, records, keys).
-import { resolveStoreUri } from "../adapters/store/open-store.js";
-import type { AuditReport, TrustAnchor } from "../core/loop/audit.js";
-import { auditBundle, isBundle } from "../core/loop/bundle.js";
-import { checkLoopDocument } from "../core/loop/check.js";
-import { parseScript } from "../core/loop/script.js";
-import { simulate } from "../core/loop/simulate.js";
-import { type LoopState, stateNameAt } from "../core/loop/state.js";
-import { parseInstant } from "../core/loop/time.js";
-import { type Problem, type Result, WarrantError } from "../core/result.js";
+
+import {
+  type AuditReport,
+  auditBundle,
+  checkLoopDocument,
+  isBundle,
+  type LoopState,
+  type Problem,
+  parseInstant,
+  parseScript,
+  type Result,
+  resolveStoreUri,
+  simulate,
+  stateNameAt,
+  type TrustAnchor,
+  WarrantError,
+} from "../index.js";
 import { auditStoredLoop } from "../library/audit.js";
 import { openLedgerToRead } from "../library/open-ledger.js";
 import {

@@ -1,13 +1,9 @@
 // Before any loop opens: the task pack loaded and the preflight run (models, keys, scripts, MCP
 // servers, agent definitions); `run --check` prints the whole report.
 import path from "node:path";
-import { loadPack } from "../adapters/fs/pack-loader.js";
-import { parseModelUri } from "../adapters/models/model-uri.js";
-import { resolveStoreUri } from "../adapters/store/store-uri.js";
-import { ROLES } from "../core/loop/types.js";
+import { type LoadedPack, loadPack, parseModelUri, ROLES, resolveStoreUri } from "../index.js";
 import { effectiveModelUris } from "../library/definition-models.js";
 import { type PreflightReport, preflight } from "../library/preflight.js";
-import type { LoadedPack } from "../runtime/task-pack.js";
 import { definitionOptions } from "./compose.js";
 import { EXIT_INVALID, EXIT_USAGE, err, formatProblem, out, printJson, UsageError } from "./io.js";
 import { loadOrFail } from "./packs.js";

@@ -3,9 +3,7 @@
 import { existsSync, statSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { loadPack } from "../adapters/fs/pack-loader.js";
-import { WarrantError } from "../core/result.js";
-import type { LoadedPack } from "../runtime/task-pack.js";
+import { type LoadedPack, loadPack, WarrantError } from "../index.js";
 import { EXIT_INVALID, err, formatProblem, UsageError } from "./io.js";
 
 /** The package root (where `examples/` lives), found from this file in `src/` or `dist/src/`. */

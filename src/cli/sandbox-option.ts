@@ -1,13 +1,14 @@
 // The `--sandbox bwrap|unshare|auto` option of every command that makes environments (run, resume,
 // demo, worker), with WARRANT_SANDBOX as its default: a named backend that does not work here is
 // `sandbox/unavailable` (exit 2) before anything is opened, never a quiet fallback.
+
 import {
   chooseSandbox,
   isSandboxChoice,
   SANDBOX_CHOICES,
+  type Sandbox,
   type SandboxChoice,
-} from "../adapters/sandbox/detect-sandbox.js";
-import type { Sandbox } from "../core/sandbox/sandbox-port.js";
+} from "../index.js";
 import type { WarrantOptions } from "../library/options.js";
 import { hostSandbox, warnWeaker } from "./compose.js";
 import { UsageError } from "./io.js";

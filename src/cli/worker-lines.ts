@@ -1,7 +1,7 @@
 // What `warrant worker` prints for its own events: a JSON object a line with `at`, `event` and
 // `query`, or a human line that starts with a timestamp and the loop's short id.
-import { terminalSafe } from "../core/text/terminal-text.js";
-import type { WorkerEvent } from "../runtime/worker.js";
+
+import { terminalSafe, type WorkerEvent } from "../index.js";
 
 /** A loop's short id: the random tail of its query id (`query:<pack>-<time>-<hex>` → `<hex>`). */
 export function shortQuery(query: string): string {

@@ -7,10 +7,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { toQueryId } from "../core/ids.js";
-import type { LedgerStore } from "../core/loop/ledger-store.js";
-import type { LoopDocument } from "../core/loop/types.js";
-import { WarrantError } from "../core/result.js";
+import { type LedgerStore, type LoopDocument, toQueryId, WarrantError } from "../index.js";
 import { approvalContext, loopConclusion } from "../library/approval-context.js";
 import { loopChange } from "../library/changes.js";
 import { changesetDiff } from "../library/changeset-diff.js";

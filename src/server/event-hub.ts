@@ -1,7 +1,7 @@
 // The console's live events: one watch on the store's change feed, shared by every open event
 // stream. Each stream follows the feed from its own position (so `Last-Event-ID` resumes without
 // loss), and is told the pending approvals whenever that set changes.
-import type { ChangeFeed, FeedFact } from "../core/loop/ledger-store.js";
+import type { ChangeFeed, FeedFact } from "../index.js";
 import type { PendingApproval } from "../library/pending.js";
 
 export interface HubSubscriber {

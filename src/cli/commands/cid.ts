@@ -1,8 +1,7 @@
 // The `cid` command group (docs/spec/cli.md): BLAKE3 CIDs of a blob file and of a collection directory.
 import { stat } from "node:fs/promises";
 import type { Command } from "commander";
-import { collectionCidOfPath } from "../../adapters/fs/collection-files.js";
-import { blobCid } from "../../core/cid/cid.js";
+import { blobCid, collectionCidOfPath } from "../../index.js";
 import {
   EXIT_OK,
   maxBytesOf,

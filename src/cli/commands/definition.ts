@@ -1,10 +1,14 @@
 // The `definition` command group (docs/spec/cli.md): validate definition files, print a definition's
 // content ID, print its normalised (JCS) form, show it as Warrant would run it.
 import type { Command } from "commander";
-import { type ValidDefinition, validateDefinition } from "../../core/definition/validate.js";
-import { canonicalJson } from "../../core/records/canonical.js";
-import type { Problem, Result } from "../../core/result.js";
-import type { AgentReport } from "../../runtime/definition-preflight.js";
+import {
+  type AgentReport,
+  canonicalJson,
+  type Problem,
+  type Result,
+  type ValidDefinition,
+  validateDefinition,
+} from "../../index.js";
 import {
   EXIT_INVALID,
   EXIT_OK,

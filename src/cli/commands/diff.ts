@@ -1,7 +1,6 @@
 // `warrant diff QUERY`: the change a loop's verified run made to its baseline, as a git-style diff.
 import type { Command } from "commander";
-import { WarrantError } from "../../core/result.js";
-import { terminalLine, terminalSafe } from "../../core/text/terminal-text.js";
+import { terminalLine, terminalSafe, WarrantError } from "../../index.js";
 import { loopChange } from "../../library/changes.js";
 import { withWarrant } from "../compose.js";
 import { EXIT_INVALID, err, printJson } from "../io.js";

@@ -2,8 +2,7 @@
 // attempts (`loops --waiting failed` lists them), or one no job stands for. `warrant workers` lists
 // the workers the store knows, each with the loops it holds.
 import type { Command } from "commander";
-import { resolveStoreUri } from "../../adapters/store/store-uri.js";
-import { toQueryId } from "../../core/ids.js";
+import { resolveStoreUri, toQueryId } from "../../index.js";
 import { requireExistingStore } from "../../library/open-ledger.js";
 import { withWarrant } from "../compose.js";
 import { out, printJson } from "../io.js";

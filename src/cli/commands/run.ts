@@ -2,9 +2,8 @@
 // `--dispatch` queue it for the workers of a PostgreSQL store. Either way the preflight runs first
 // and a failure opens no loop; `--check` runs the preflight alone (`--probe`: reach the endpoints).
 import type { Command } from "commander";
-import { resolveStoreUri } from "../../adapters/store/store-uri.js";
+import { type LoadedPack, resolveStoreUri } from "../../index.js";
 import type { WarrantOptions } from "../../library/options.js";
-import type { LoadedPack } from "../../runtime/task-pack.js";
 import { OPERATOR_OPTION, OPERATOR_OPTION_HELP, operatorOf } from "../act-reply.js";
 import { definitionOptions, driveOptions, liveView, withWarrant } from "../compose.js";
 import { EXIT_HELP, isProcessStore, reportDrive } from "../drive-report.js";

@@ -1,14 +1,16 @@
 // The `turn` command group: `warrant turn check` validates one model turn against a tool list.
 import type { Command } from "commander";
-import { ROLES, type Role } from "../../core/loop/types.js";
-import type { Problem, Result } from "../../core/result.js";
 import {
   createToolRegistry,
+  type Problem,
+  type Result,
+  ROLES,
+  type Role,
   type ToolRegistry,
   type ToolSpec,
-} from "../../core/turn/tool-registry.js";
-import type { ValidTurn } from "../../core/turn/types.js";
-import { validateTurn } from "../../core/turn/validate-turn.js";
+  type ValidTurn,
+  validateTurn,
+} from "../../index.js";
 import {
   EXIT_INVALID,
   EXIT_OK,

@@ -4,8 +4,7 @@
 // SIGINT drains (no more jobs; each drive released at its next step boundary and its loop queued
 // again) and exits 0 within --shutdown-timeout; a second signal stops the drives at once.
 import type { Command } from "commander";
-import type { WarrantEvent } from "../../runtime/events.js";
-import { DEFAULT_SHUTDOWN_TIMEOUT_MS } from "../../runtime/worker.js";
+import { DEFAULT_SHUTDOWN_TIMEOUT_MS, type WarrantEvent } from "../../index.js";
 import { OPERATOR_OPTION, OPERATOR_OPTION_HELP, operatorOf } from "../act-reply.js";
 import { driveOptions, liveView, withWarrant } from "../compose.js";
 import { out, printJson, UsageError } from "../io.js";
