@@ -40,7 +40,7 @@ export type {
   Step,
   Stop,
 } from "./core/loop/types.js";
-export type { Clock } from "./core/ports.js";
+export type { Clock, Sleep, Time, Timer, Timers } from "./core/ports.js";
 export { type Problem, type Result, WarrantError } from "./core/result.js";
 export type {
   ChangeBounds,
