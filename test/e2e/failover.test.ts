@@ -15,7 +15,7 @@ import {
   assertNothingTwice,
   dispatch,
   loopStates,
-  sleep,
+  registered,
   sql,
   takeoverTrial,
   until,
@@ -75,24 +75,25 @@ describe.skipIf(unavailable !== undefined && process.env.CI !== "true")(
       ];
       const others = () => workers.filter((w) => w !== w1);
 
-      // 1. SIGKILL w1 in the middle of a drive.
-      await until("w1 to drive", 60_000, () => w1.inProgress().length > 0);
-      await sleep(1500);
+      // 1. SIGKILL w1 in the middle of a drive (one that wrote a fact already).
+      await until("w1 to be well into a drive", 60_000, () => w1.midDrive().length > 0);
       const heldByKilled = w1.inProgress();
       const killedAt = Date.now();
       w1.signal("SIGKILL");
       expect(heldByKilled.length).toBeGreaterThan(0);
 
-      // 2. Freeze w2 mid-drive for three leases; the server restarts meanwhile.
-      await until("w2 to drive", 60_000, () => w2.inProgress().length > 0);
-      await sleep(500);
+      // 2. Freeze w2 mid-drive until the others have dropped it from the worker registry (silent
+      // for three leases); the server restarts meanwhile.
+      await until("w2 to be well into a drive", 60_000, () => w2.midDrive().length > 0);
       const heldByFrozen = w2.inProgress();
       const frozenAt = Date.now();
       w2.signal("SIGSTOP");
-      await sleep(1000);
       await server.restart();
       const restartedAt = Date.now();
-      await sleep(Math.max(0, frozenAt + 3 * TTL_MS - Date.now()));
+      const w2pid = w2.child.pid as number;
+      await until("w2 to be dropped from the registry", 60_000, async () => {
+        return !(await registered(server.url, schema, w2pid).catch(() => true));
+      });
       // Its loops are taken over while it sleeps.
       await until("w2's loops to be taken over", 60_000, () =>
         heldByFrozen.every((q) =>
