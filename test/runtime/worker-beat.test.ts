@@ -172,9 +172,7 @@ describe("a worker's beat on the process's time", () => {
     const stopping = s.worker.stop(5000);
     expect(s.events).toContainEqual({ kind: "shutdown", phase: "draining", timeoutMs: 5000 });
     await s.time.advance(4999);
-    expect(s.events.filter((e) => e.kind === "shutdown").map((e) => e.phase)).toEqual([
-      "draining",
-    ]);
+    expect(s.events.filter((e) => e.kind === "shutdown").map((e) => e.phase)).toEqual(["draining"]);
     await s.time.advance(1);
     expect(s.events.filter((e) => e.kind === "shutdown").map((e) => e.phase)).toEqual([
       "draining",
