@@ -63,7 +63,7 @@ export type {
   Stop,
 } from "./core/loop/types.js";
 export { ROLES } from "./core/loop/types.js";
-export type { Clock } from "./core/ports.js";
+export type { Clock, Sleep, Time, Timer, Timers } from "./core/ports.js";
 export { canonicalJson } from "./core/records/canonical.js";
 export { type Problem, type Result, WarrantError } from "./core/result.js";
 export type {

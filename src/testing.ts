@@ -1,5 +1,6 @@
 // `warrant/testing`: what tests of code built on Warrant need to run without a network, a database
-// or a containment backend — a scripted model, a memory store, a fake sandbox.
+// or a containment backend — a scripted model, a memory store, a fake sandbox, a clock the test
+// advances.
 import {
   type ScriptedModel as CoreScriptedModel,
   createScriptedModel,
@@ -17,6 +18,7 @@ export {
   type FakeSandboxOptions,
   fakeSandbox,
 } from "./testing/fake-sandbox.js";
+export { MANUAL_CLOCK_START, type ManualClock, manualClock } from "./testing/manual-clock.js";
 
 /** A model that replays fixed answers and records every request it is given. */
 export interface ScriptedModel extends ModelProvider {

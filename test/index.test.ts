@@ -80,7 +80,9 @@ describe("the public exports", () => {
 
   it("warrant/testing and warrant/postgres export exactly these values", () => {
     expect(Object.keys(testing).sort()).toEqual([
+      "MANUAL_CLOCK_START",
       "fakeSandbox",
+      "manualClock",
       "memoryStore",
       "parseModelScript",
       "scriptedModel",

@@ -102,6 +102,28 @@ describe("layering", () => {
     expect(runtimeViolation(fake, "../runtime-extras/x.js")).toBeDefined();
   });
 
+  it("docs/architecture.md states these rules: the modules refused to the core, allowed the runtime", () => {
+    const page = readFileSync(path.join(repoRoot, "docs/architecture.md"), "utf8");
+    const cells = (layer: string) => {
+      const row = page.split("\n").find((l) => l.startsWith(`| \`${layer}\` |`)) ?? "";
+      return row
+        .split(" | ")
+        .map((cell) => [...cell.matchAll(/`([^`]+)`/g)].map((m) => m[1] as string));
+    };
+    const [, coreAllowed, coreRefused] = cells("src/core/**");
+    expect(coreAllowed).toEqual(["src/core/**", "contracts/**"]);
+    // Beside the modules, the cell names the prefix `node:` and the folders outside which nothing is.
+    const folders = ["node:", "src/core", "contracts"];
+    expect(new Set(coreRefused?.filter((m) => !folders.includes(m)))).toEqual(FORBIDDEN_MODULES);
+    const [, runtimeAllowed] = cells("src/runtime/**");
+    expect(runtimeAllowed).toEqual([
+      "src/core/**",
+      "src/runtime/**",
+      ...[...RUNTIME_BUILTINS].map((m) => `node:${m}`),
+      ...RUNTIME_PACKAGES,
+    ]);
+  });
+
   it("src/core imports no Node I/O module, no driver or SDK, and nothing outside core", () => {
     expect(violationsUnder("src/core", violation)).toEqual([]);
   });

@@ -12,7 +12,7 @@ import { createWorkspaceTools, WORKSPACE_TOOL_SPECS } from "../adapters/tools/wo
 import { heldQueryId } from "../core/ids.js";
 import type { LedgerStore } from "../core/loop/ledger-store.js";
 import { ROLES, type Role } from "../core/loop/types.js";
-import type { Clock } from "../core/ports.js";
+import type { Clock, Time } from "../core/ports.js";
 import { WarrantError } from "../core/result.js";
 import type { Sandbox } from "../core/sandbox/sandbox-port.js";
 import { createAgentPassages, type PassageModels } from "../runtime/agent-passages.js";
@@ -28,6 +28,7 @@ import {
 } from "../runtime/passage-tools.js";
 import type { JobQueue, RecordSigner, RuntimeContext, SandboxPort } from "../runtime/ports.js";
 import { signingStore } from "../runtime/signing-store.js";
+import { systemTime } from "../runtime/system-time.js";
 import type { LoadedPack } from "../runtime/task-pack.js";
 import { codeToolHost } from "./define-tool.js";
 import { definitionModel, effectiveModelUris, runnableModelUri } from "./definition-models.js";
@@ -38,8 +39,6 @@ import type { ModelResolver, WarrantOptions, WarrantSubscriber } from "./options
 import type { EventLog } from "./run-handle.js";
 import { createTelemetry, type Telemetry } from "./telemetry.js";
 
-const systemClock: Clock = { now: () => new Date() };
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const WORKSPACE_TOOLS: ReadonlySet<string> = new Set(WORKSPACE_TOOL_SPECS.map((s) => s.name));
 
 /** A drive's context, and what ends the MCP connections its passages opened (idempotent). */
@@ -50,6 +49,8 @@ export interface DriveContext extends RuntimeContext {
 export interface Composition {
   readonly store: LedgerStore;
   readonly clock: Clock;
+  /** The process's time: leases, renewals, heartbeats, polls. */
+  readonly time: Time;
   readonly operator: string;
   /** A pack ready to drive: loaded from its file, or as given. */
   pack(pack: string | LoadedPack): Promise<LoadedPack>;
@@ -153,7 +154,8 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
         ...(o.createStore === undefined ? {} : { create: o.createStore }),
       })
     : given;
-  const clock = o.clock ?? systemClock;
+  const time = o.time ?? systemTime;
+  const clock: Clock = o.clock ?? time;
   // A given operator is checked now; the default ($WARRANT_OPERATOR, else the login name) when it is
   // first needed, so that a command that never acts is not refused for it.
   const namedOperator =
@@ -246,6 +248,7 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
   return {
     store,
     clock,
+    time,
     get operator() {
       return operatorNow();
     },
@@ -322,7 +325,7 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
       // With a signer, everything the drive writes is signed and its chain heads sealed.
       const signing = sign === undefined ? undefined : signingStore(store, sign, clock);
       const ledger = signing ?? store;
-      const loop = new LoopLedger(ledger);
+      const loop = new LoopLedger(ledger, time.sleep);
       return {
         store: ledger,
         loop,
@@ -342,7 +345,7 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
           store: ledger,
           loop,
           clock,
-          sleep,
+          sleep: time.sleep,
           emit,
           operator: operatorNow(),
           autoApprove: o.approver === "auto",
@@ -350,7 +353,7 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
           ...(o.pollIntervalMs === undefined ? {} : { pollMs: o.pollIntervalMs }),
         }),
         clock,
-        sleep,
+        time,
         emit,
         operator: operatorNow(),
         ...(sign === undefined ? {} : { signer: sign }),

@@ -375,6 +375,7 @@ export async function createWarrant(options: WarrantOptions = {}): Promise<Warra
         host: hostname(),
         pid: process.pid,
         ttlMs,
+        time: c.time,
         handleSignals: o.handleSignals ?? false,
         context: (models, namespace) => c.context(models, c.emitter(), namespace),
         onEvent: (e) => o.onJob?.(e),
@@ -405,7 +406,7 @@ export async function createWarrant(options: WarrantOptions = {}): Promise<Warra
         const doc = seen.document;
         const lease = leases.get(l.query);
         const job = jobs.get(l.query);
-        const status = statusOf(doc.state === "stopped", lease?.until, job);
+        const status = statusOf(doc.state === "stopped", lease?.until, job, c.time.now());
         rows.push({
           query: heldQueryId(l.query),
           state: doc.state,
@@ -467,9 +468,10 @@ function statusOf(
   stopped: boolean,
   leaseUntil: Date | undefined,
   job: QueuedJob | undefined,
+  now: Date,
 ): LoopStatus {
   if (stopped) return "stopped";
-  if (leaseUntil !== undefined) return leaseUntil.getTime() > Date.now() ? "driving" : "stuck";
+  if (leaseUntil !== undefined) return leaseUntil.getTime() > now.getTime() ? "driving" : "stuck";
   if (job === undefined) return "waiting";
   return job.failed ? "failed" : "queued";
 }

@@ -5,7 +5,7 @@ import type { MeterProvider, TracerProvider } from "@opentelemetry/api";
 import type { StoreCreation } from "../adapters/store/open-store.js";
 import type { LedgerStore } from "../core/loop/ledger-store.js";
 import type { Role } from "../core/loop/types.js";
-import type { Clock } from "../core/ports.js";
+import type { Clock, Time } from "../core/ports.js";
 import type { Sandbox } from "../core/sandbox/sandbox-port.js";
 import type { WarrantEvent } from "../runtime/events.js";
 import type { Ask } from "../runtime/hil.js";
@@ -111,8 +111,14 @@ export interface WarrantOptions {
    * recorded with), answered while still polling. Default `wait`.
    */
   readonly approver?: "auto" | "wait" | Ask | AskingApprover;
-  /** The loop's clock (deadlines, record times). Default: the system clock. */
+  /** The loop's clock (deadlines, record times). Default: `time`'s clock. */
   readonly clock?: Clock;
+  /**
+   * The process's time: leases, their renewals and waits, workers' heartbeats, approval polls and
+   * the shutdown timeout run on it (leases bind processes: wall-clock time). Default: the system's.
+   * A test passes warrant/testing's `manualClock()` and advances it.
+   */
+  readonly time?: Time;
   /**
    * Signs proposals and execution records: a signer, `none`, or a function that makes one on first
    * use. Default: the Ed25519 host key kept beside the store (`host.key`, created mode 0600).

@@ -103,7 +103,7 @@ export async function underLease<T>(
   const fenced: RuntimeContext = {
     ...ctx,
     store,
-    loop: new LoopLedger(store),
+    loop: new LoopLedger(store, ctx.time.sleep),
     sandbox: tracked(
       ctx.sandbox,
       environments,
@@ -135,7 +135,7 @@ export async function underLease<T>(
   const renew = async (): Promise<void> => {
     let reason: WarrantError | undefined;
     try {
-      if (!(await ctx.store.renewLease(query, holder, token, ttlMs, new Date()))) {
+      if (!(await ctx.store.renewLease(query, holder, token, ttlMs, ctx.time.now()))) {
         reason = new WarrantError(
           "store/lease-lost",
           `loop ${query}: the lease renewal was refused: the loop was taken over or released`,
@@ -150,13 +150,12 @@ export async function underLease<T>(
     }
     if (reason !== undefined && !stopped) store.revoke(reason);
   };
-  const timer = setInterval(() => {
+  const timer = ctx.time.every(ttlMs / 3, () => {
     if (renewal !== undefined || stopped || store.lost !== undefined) return;
     renewal = renew().finally(() => {
       renewal = undefined;
     });
-  }, ttlMs / 3);
-  timer.unref();
+  });
 
   const work = body(fenced);
   // Once the lease is lost the abandoned drive ends in a refused write or wait: expected, not news.
@@ -171,7 +170,7 @@ export async function underLease<T>(
   } finally {
     stopped = true;
     stop.force?.removeEventListener("abort", onForce);
-    clearInterval(timer);
+    timer.cancel();
     await renewal;
   }
 }

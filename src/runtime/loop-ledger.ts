@@ -5,7 +5,9 @@ import type { LedgerRecord, LedgerStore } from "../core/loop/ledger-store.js";
 import { project } from "../core/loop/project.js";
 import { evolve, fold, type LoopState } from "../core/loop/state.js";
 import type { Decision, LoopCommand, LoopDocument } from "../core/loop/types.js";
+import type { Sleep } from "../core/ports.js";
 import { WarrantError } from "../core/result.js";
+import { systemSleep } from "./system-time.js";
 
 /** Appends lost to other writers before giving up: each loss means another fact was appended. */
 export const MAX_APPEND_ATTEMPTS = 64;
@@ -14,22 +16,24 @@ export const MAX_APPEND_ATTEMPTS = 64;
  * After a lost append, wait a random time that grows with the losses (capped), so that writers
  * racing for one loop spread out instead of colliding again at once.
  */
-function backoff(losses: number): Promise<void> {
+function backoff(losses: number, sleep: Sleep): Promise<void> {
   if (losses < 2) return Promise.resolve();
-  const ms = Math.random() * Math.min(100, 2 ** losses);
-  return new Promise((resolve) => setTimeout(resolve, ms));
+  return sleep(Math.random() * Math.min(100, 2 ** losses));
 }
 
 export class LoopLedger {
   readonly #store: LedgerStore;
+  readonly #sleep: Sleep;
   /**
    * Per query, the folded state of the facts read so far. It only ever grows by evolve over facts
    * read from the store in sequence order after its lastSequence, so it equals fold(all facts read).
    */
   readonly #cache = new Map<string, LoopState>();
 
-  constructor(store: LedgerStore) {
+  /** `sleep`: how a writer that lost an append waits before it re-reads (the process's time). */
+  constructor(store: LedgerStore, sleep: Sleep = systemSleep) {
     this.#store = store;
+    this.#sleep = sleep;
   }
 
   /** The current state of a loop: the cached fold brought up to date with the store. */
@@ -84,7 +88,7 @@ export class LoopLedger {
       }
       // A sequence conflict: another writer appended first. A charge-key conflict: the same charge
       // landed meanwhile. Either way the re-read finds what happened and the re-decision sees it.
-      await backoff(attempt + 1);
+      await backoff(attempt + 1, this.#sleep);
     }
     throw new WarrantError(
       "store/contention",

@@ -3,7 +3,7 @@
 // job queue and the event stream. createWarrant (src/library) composes them from adapters.
 import type { LedgerRecord, LedgerStore } from "../core/loop/ledger-store.js";
 import type { Decision, LoopCommand, LoopDocument, Role } from "../core/loop/types.js";
-import type { Clock } from "../core/ports.js";
+import type { Clock, Time } from "../core/ports.js";
 import type { HostSigner } from "../core/records/host-records.js";
 import type { Problem, Result } from "../core/result.js";
 import type {
@@ -263,8 +263,13 @@ export interface RuntimeContext {
   readonly passages: PassageRunner;
   readonly sandbox: SandboxPort;
   readonly approver: Approver;
+  /** The loop's clock: deadlines, record times (a test moves it). */
   readonly clock: Clock;
-  readonly sleep: (ms: number) => Promise<void>;
+  /**
+   * The process's time: the lease's acquisition, waits and renewals (leases bind processes, so it
+   * is wall-clock time, not the loop's clock).
+   */
+  readonly time: Time;
   readonly emit: Emit;
   /** The operator binding acting for this host (`node-operator-binding:…`). */
   readonly operator: string;

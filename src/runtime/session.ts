@@ -44,15 +44,16 @@ export async function driveUnderLease(
   const { holder } = opts;
   const ttl = opts.ttlMs ?? DEFAULT_LEASE_TTL_MS;
   // Leases are wall-clock: they bind processes, not the loop's (possibly injected) clock.
-  const giveUpAt = Date.now() + (opts.waitMs ?? 0);
-  let grant = await ctx.store.acquireLease(query, holder, ttl, new Date());
+  const { time } = ctx;
+  const giveUpAt = time.now().getTime() + (opts.waitMs ?? 0);
+  let grant = await ctx.store.acquireLease(query, holder, ttl, time.now());
   while (grant === undefined) {
-    if (Date.now() >= giveUpAt) {
+    if (time.now().getTime() >= giveUpAt) {
       ctx.emit({ kind: "drive-end", query, status: "leased-elsewhere" });
       return "leased-elsewhere";
     }
-    await ctx.sleep(Math.min(500, ttl / 4));
-    grant = await ctx.store.acquireLease(query, holder, ttl, new Date());
+    await time.sleep(Math.min(500, ttl / 4));
+    grant = await ctx.store.acquireLease(query, holder, ttl, time.now());
   }
   opts.onLeased?.();
   try {

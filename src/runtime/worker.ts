@@ -11,6 +11,7 @@
 // boundary, its lease is released and its loop dispatched again; past the timeout the drives are
 // stopped as if their leases were lost, and their loops still dispatched again.
 import type { LedgerStore, WorkerInfo } from "../core/loop/ledger-store.js";
+import type { Time, Timer } from "../core/ports.js";
 import { WarrantError } from "../core/result.js";
 import type { DriveResult } from "./driver.js";
 import type { JobQueue, RuntimeContext, WorkerRunner } from "./ports.js";
@@ -59,6 +60,8 @@ export interface WorkerOptions {
   readonly host: string;
   readonly pid: number;
   readonly ttlMs: number;
+  /** The process's time: the beat (heartbeat and sweep) and the shutdown timeout run on it. */
+  readonly time: Time;
   readonly onEvent: (event: WorkerEvent) => void;
   readonly handleSignals: boolean;
 }
@@ -96,7 +99,8 @@ export async function startWorker(o: WorkerOptions): Promise<Worker> {
   const drain = new AbortController();
   const force = new AbortController();
   const ttl = o.ttlMs;
-  const started = new Date();
+  const { time } = o;
+  const started = time.now();
   // Set once the queue says who this worker is; a job waits for the registration.
   let id = "";
   let registered: () => void = () => {};
@@ -122,7 +126,7 @@ export async function startWorker(o: WorkerOptions): Promise<Worker> {
 
   // The beat: heartbeat, then sweep for loops no live worker drives.
   const beat = async (): Promise<void> => {
-    const now = new Date();
+    const now = time.now();
     if (!(await o.store.heartbeatWorker(id, now))) await o.store.registerWorker(entry());
     if (drain.signal.aborted) return;
     // A worker silent for three leases is gone from the registry (it registers again if it wakes).
@@ -150,9 +154,9 @@ export async function startWorker(o: WorkerOptions): Promise<Worker> {
     }
   };
   let beating: Promise<void> | undefined;
-  let timer: NodeJS.Timeout | undefined;
+  let timer: Timer | undefined;
   const startBeat = () => {
-    timer = setInterval(() => {
+    timer = time.every(ttl / 3, () => {
       if (beating !== undefined) return;
       // A store that is away (restarting) is tried again at the next beat.
       beating = beat()
@@ -160,8 +164,7 @@ export async function startWorker(o: WorkerOptions): Promise<Worker> {
         .finally(() => {
           beating = undefined;
         });
-    }, ttl / 3);
-    timer.unref();
+    });
   };
 
   const runner = await o.queue.start({
@@ -230,7 +233,7 @@ export async function startWorker(o: WorkerOptions): Promise<Worker> {
   startBeat();
 
   let stopping: Promise<void> | undefined;
-  let forceTimer: NodeJS.Timeout | undefined;
+  let forceTimer: Timer | undefined;
   const abort = (): void => {
     if (force.signal.aborted) return;
     drain.abort();
@@ -238,8 +241,8 @@ export async function startWorker(o: WorkerOptions): Promise<Worker> {
     force.abort();
   };
   const finish = async (): Promise<void> => {
-    if (timer !== undefined) clearInterval(timer);
-    if (forceTimer !== undefined) clearTimeout(forceTimer);
+    timer?.cancel();
+    forceTimer?.cancel();
     await beating;
     await o.store.deregisterWorker(id).catch(() => undefined);
     o.onEvent({ kind: "shutdown", phase: "stopped" });
@@ -248,8 +251,7 @@ export async function startWorker(o: WorkerOptions): Promise<Worker> {
     if (stopping === undefined) {
       drain.abort();
       o.onEvent({ kind: "shutdown", phase: "draining", timeoutMs });
-      forceTimer = setTimeout(abort, timeoutMs);
-      forceTimer.unref();
+      forceTimer = time.after(timeoutMs, abort);
       stopping = runner.stop().then(finish, async (e) => {
         await finish();
         throw e;

@@ -269,7 +269,8 @@ describe.skipIf(!haveBrowser)("the console in a browser (SQLite)", () => {
 
   it("resumes the event stream from Last-Event-ID without losing a fact", async () => {
     const cwd = tempDir();
-    const store = `sqlite:${path.join(cwd, "ledger.db")}`;
+    const file = path.join(cwd, "ledger.db");
+    const store = `sqlite:${file}`;
     const { url } = await startServe(["--store", store], cwd);
     const run = startRun([demoPack, ...models, "--store", store], cwd);
     const [, proposal, step] = await run.waitFor(APPROVAL);
@@ -278,43 +279,48 @@ describe.skipIf(!haveBrowser)("the console in a browser (SQLite)", () => {
         .code,
     ).toBe(0);
     await run.done;
+    // The loop has stopped: the store holds every fact the stream can tell.
+    const ledger = openSqliteLedgerStore(file);
+    let stored = 0;
+    for (const l of await ledger.listLoops()) stored += (await ledger.readFacts(l.query)).length;
+    await ledger.close();
+    expect(stored).toBeGreaterThan(10);
     const page = await open_(url);
     const token = url.slice(url.indexOf("#token=") + "#token=".length);
-    // Read the stream in the page as the console does: all facts from 0, then from the 5th again.
-    const read = (after: string) =>
+    // Read the stream in the page as the console does: all facts from 0, then from the 5th again;
+    // each read until the pending set and `expected` facts came, or a deadline passed.
+    const read = (after: string, expected: number) =>
       page.evaluate(
-        async ({ token, after }) => {
+        async ({ token, after, expected }) => {
           const res = await fetch("/api/events", {
             headers: { authorization: `Bearer ${token}`, "last-event-id": after },
           });
           const reader = (res.body as ReadableStream<Uint8Array>).getReader();
           const decoder = new TextDecoder();
           let text = "";
-          const ids: string[] = [];
-          while (!text.includes("event: pending")) {
-            const { value } = await reader.read();
-            text += decoder.decode(value, { stream: true });
-          }
-          // The stream sends the pending set once caught up; read a little longer for facts.
-          const until = Date.now() + 1500;
-          while (Date.now() < until) {
+          const facts = () => text.split("\n\n").filter((b) => b.includes("event: fact"));
+          const deadline = Date.now() + 20_000;
+          while (!text.includes("event: pending") || facts().length < expected) {
+            const left = deadline - Date.now();
+            if (left <= 0) break;
             const chunk = await Promise.race([
               reader.read(),
-              new Promise<{ value?: undefined }>((r) => setTimeout(() => r({}), 300)),
+              new Promise<{ value?: undefined; done?: undefined }>((r) =>
+                setTimeout(() => r({}), left),
+              ),
             ]);
             if (chunk.value !== undefined) text += decoder.decode(chunk.value, { stream: true });
+            if (chunk.done === true) break;
           }
           await reader.cancel();
-          for (const block of text.split("\n\n"))
-            if (block.includes("event: fact")) ids.push(/^id: (\d+)/m.exec(block)?.[1] ?? "?");
-          return ids;
+          return facts().map((block) => /^id: (\d+)/m.exec(block)?.[1] ?? "?");
         },
-        { token, after },
+        { token, after, expected },
       );
-    const all = await read("0");
-    expect(all.length).toBeGreaterThan(10);
+    const all = await read("0", stored);
+    expect(all).toHaveLength(stored);
     expect(all.map(Number)).toEqual([...all.map(Number)].sort((a, b) => a - b));
-    const rest = await read(all[4] as string);
+    const rest = await read(all[4] as string, stored - 5);
     expect(rest).toEqual(all.slice(5));
     await page.close();
   });

@@ -5,6 +5,7 @@ import { readdirSync } from "node:fs";
 import pg from "pg";
 import { expect } from "vitest";
 import { cliPath, runCli } from "../helpers/cli.js";
+import { waitFor } from "../helpers/wait-for.js";
 import { demoPack, scripted } from "./cli-run.js";
 
 export const MODELS = ["implementer", "reviewer", "summarizer"].flatMap((r) => [
@@ -80,14 +81,25 @@ export class WorkerProcess {
 
   /** Loops whose drive started here and has not ended (nor been released or lost). */
   inProgress(): string[] {
-    const open = new Set<string>();
+    return [...this.#drives().keys()];
+  }
+
+  /** Loops in progress here whose drive has written a fact since it started: well into a drive. */
+  midDrive(): string[] {
+    return [...this.#drives()].filter(([, wrote]) => wrote).map(([query]) => query);
+  }
+
+  /** The drives in progress, each with whether it wrote a fact yet. */
+  #drives(): Map<string, boolean> {
+    const open = new Map<string, boolean>();
     for (const l of this.lines) {
       if (l.query === null) continue;
-      if (l.event === "start") open.add(l.query);
+      if (l.event === "start") open.set(l.query, false);
+      if (l.event === "drive" && l.kind === "fact" && open.has(l.query)) open.set(l.query, true);
       if (["end", "requeued", "lease-lost", "failed", "busy"].includes(l.event))
         open.delete(l.query);
     }
-    return [...open];
+    return open;
   }
 
   /** `start` events: which loop, when. */
@@ -107,15 +119,19 @@ export class WorkerProcess {
   }
 }
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 /** Polls `cond` every 100 ms until it holds; fails with `what` past `ms`. */
 export async function until(what: string, ms: number, cond: () => boolean | Promise<boolean>) {
-  const deadline = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
+  await waitFor(cond, { what, timeoutMs: ms, intervalMs: 100 });
+}
+
+/** Whether the store's worker registry lists a worker of process `pid`. */
+export async function registered(url: string, schema: string, pid: number): Promise<boolean> {
+  const rows = await sql<{ pid: number }>(
+    url,
+    `SELECT pid FROM "${schema}".warrant_workers WHERE pid = $1`,
+    [pid],
+  );
+  return rows.length > 0;
 }
 
 /** Opens and queues `count` loops of the demo pack in one process; their queries. */
@@ -217,8 +233,8 @@ export interface TakeoverTimes {
 }
 
 /**
- * One trial: two workers (one slot each) and one loop; the worker driving it is SIGKILLed a second
- * into its drive; the other takes the loop over and drives it to its stop, with no operator. The
+ * One trial: two workers (one slot each) and one loop; the worker driving it is SIGKILLed once its
+ * drive wrote a fact; the other takes the loop over and drives it to its stop, with no operator. The
  * dead worker's environment and lease row are gone afterwards. `prefixes` run each worker under a
  * command (`ip netns exec NS`), `storeUrls` are the server as each worker reaches it.
  */
@@ -247,7 +263,9 @@ export async function takeoverTrial(
   await until("a drive to start", 60_000, () => pair.some((w) => w.inProgress().length > 0));
   const victim = pair[0].inProgress().length > 0 ? pair[0] : pair[1];
   const survivor = victim === pair[0] ? pair[1] : pair[0];
-  await sleep(1000);
+  await until(`${victim.name}'s drive to write`, 60_000, () =>
+    victim.midDrive().includes(query as string),
+  );
   const killedAt = Date.now();
   victim.signal("SIGKILL");
   await until(`${query} to stop under the other worker`, 120_000, () =>

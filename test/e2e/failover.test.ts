@@ -15,7 +15,7 @@ import {
   assertNothingTwice,
   dispatch,
   loopStates,
-  sleep,
+  registered,
   sql,
   takeoverTrial,
   until,
@@ -75,24 +75,27 @@ describe.skipIf(unavailable !== undefined && process.env.CI !== "true")(
       ];
       const others = () => workers.filter((w) => w !== w1);
 
-      // 1. SIGKILL w1 in the middle of a drive.
-      await until("w1 to drive", 60_000, () => w1.inProgress().length > 0);
-      await sleep(1500);
+      // 1. SIGKILL w1 in the middle of a drive (one that wrote a fact already).
+      await until("w1 to be well into a drive", 60_000, () => w1.midDrive().length > 0);
       const heldByKilled = w1.inProgress();
       const killedAt = Date.now();
       w1.signal("SIGKILL");
       expect(heldByKilled.length).toBeGreaterThan(0);
 
-      // 2. Freeze w2 mid-drive for three leases; the server restarts meanwhile.
-      await until("w2 to drive", 60_000, () => w2.inProgress().length > 0);
-      await sleep(500);
+      // 2. Freeze w2 mid-drive until the others have dropped it from the worker registry (silent
+      // for three leases); the server restarts meanwhile.
+      await until("w2 to be well into a drive", 60_000, () => w2.midDrive().length > 0);
       const heldByFrozen = w2.inProgress();
       const frozenAt = Date.now();
       w2.signal("SIGSTOP");
-      await sleep(1000);
+      // A stopped process runs nothing more: whatever it decided, it decided before this.
+      const stoppedAt = Date.now();
       await server.restart();
       const restartedAt = Date.now();
-      await sleep(Math.max(0, frozenAt + 3 * TTL_MS - Date.now()));
+      const w2pid = w2.child.pid as number;
+      await until("w2 to be dropped from the registry", 60_000, async () => {
+        return !(await registered(server.url, schema, w2pid).catch(() => true));
+      });
       // Its loops are taken over while it sleeps.
       await until("w2's loops to be taken over", 60_000, () =>
         heldByFrozen.every((q) =>
@@ -150,22 +153,35 @@ describe.skipIf(unavailable !== undefined && process.env.CI !== "true")(
         return (next?.at ?? 0) - killedAt;
       });
 
-      // The frozen worker woke to a refusal: its lease was lost, and it wrote nothing under that
-      // lease. (The loop may be queued again later, by a drained worker, and w2 may then take it
-      // afresh: what it writes under that new lease, from its next start, is legitimate.)
+      // The frozen worker woke to a refusal: its lease was lost, and its abandoned drive decided
+      // nothing after. A fact it reports on waking is one it appended before it was stopped (the
+      // report was still to be printed). The loop's job may come back to it later: a drive it
+      // starts then is a new one.
       const woke = new Date(wokenAt).toISOString();
+      let reportedOnWaking = 0;
       for (const q of heldByFrozen) {
-        const retaken = w2.starts().find((s) => s.query === q && s.at >= wokenAt)?.at;
-        const after = w2.lines.filter(
-          (l) =>
-            l.query === q && l.at >= woke && (retaken === undefined || Date.parse(l.at) < retaken),
-        );
+        const after = w2.lines.filter((l) => l.query === q && l.at >= woke);
+        const again = after.findIndex((l) => l.event === "start");
+        const abandoned = again < 0 ? after : after.slice(0, again);
         expect(
-          after.some((l) => JSON.stringify(l).includes("store/lease-lost")),
+          abandoned.some((l) => JSON.stringify(l).includes("store/lease-lost")),
           `${q}: lease-lost after waking\n${w2.transcript()}`,
         ).toBe(true);
-        expect(after.filter((l) => l.event === "drive" && l.kind === "fact")).toEqual([]);
-        expect(after.filter((l) => l.event === "end")).toEqual([]);
+        for (const l of abandoned.filter((x) => x.event === "drive" && x.kind === "fact")) {
+          reportedOnWaking++;
+          const sequence = Number(/^fact (\d+) /.exec(String(l.text))?.[1]);
+          const [row] = await sql<{ fact: string }>(
+            server.url,
+            `SELECT fact FROM "${schema}".warrant_facts WHERE query = $1 AND sequence = $2`,
+            [q, sequence],
+          );
+          const fact = JSON.parse(row?.fact ?? "{}") as { "recorded-at"?: string };
+          expect(
+            Date.parse(fact["recorded-at"] ?? ""),
+            `${q}: fact ${sequence}, reported after waking, decided before the stop\n${transcripts()}`,
+          ).toBeLessThanOrEqual(stoppedAt);
+        }
+        expect(abandoned.filter((l) => l.event === "end")).toEqual([]);
       }
 
       // Nothing charged or run twice; every ledger checks.
@@ -183,6 +199,7 @@ describe.skipIf(unavailable !== undefined && process.env.CI !== "true")(
       process.stdout.write(
         `failover: takeover after SIGKILL ${takeovers.map((t) => `${t} ms`).join(", ")}; ` +
           `server restarted ${restartedAt - frozenAt} ms into the freeze; ` +
+          `${reportedOnWaking} fact(s) reported on waking, each decided before the stop; ` +
           `stops: ${[...new Set([...states.values()].map((s) => s.stop))].join(", ")}\n`,
       );
     });

@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
+import { waitFor } from "../helpers/wait-for.js";
 import { startServe, stopServes } from "./serve-process.js";
 
 const dirs: string[] = [];
@@ -57,7 +58,10 @@ describe("warrant serve", () => {
     const token = "given-token-abcdefghijklmnop";
     const { url, stderr, child } = await startServe(["--host", "0.0.0.0", "--token", token], cwd);
     expect(url).toMatch(new RegExp(`^http://0\\.0\\.0\\.0:\\d+/#token=${token}$`));
-    await new Promise((r) => setTimeout(r, 100));
+    await waitFor(() => stderr().includes("not loopback"), {
+      what: "the warning",
+      timeoutMs: 10_000,
+    }).catch(() => undefined);
     expect(stderr()).toContain("not loopback");
     child.kill("SIGTERM");
     await new Promise((r) => child.once("close", r));

@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { postgresJobQueue } from "../../src/postgres.js";
 import { cliPath, runCli } from "../helpers/cli.js";
 import { postgresForTests, TestSchemas } from "../helpers/postgres.js";
+import { waitFor } from "../helpers/wait-for.js";
 import { demoPack, scripted } from "./cli-run.js";
 
 const pg = await postgresForTests();
@@ -58,13 +59,15 @@ describe.skipIf(!pg.enabled)("warrant worker over a shared PostgreSQL", () => {
       });
       workers.push(child);
     }
-    const deadline = Date.now() + 150_000;
     let states: { query: string; state: string; stop?: { reason: string } }[] = [];
-    while (Date.now() < deadline) {
-      states = JSON.parse((await runCli(["loops", "--json", "--store", store], { cwd })).stdout);
-      if (states.length === LOOPS && states.every((s) => s.state === "stopped")) break;
-      await new Promise((r) => setTimeout(r, 1000));
-    }
+    // Past the deadline the assertions below say which loops did not stop.
+    await waitFor(
+      async () => {
+        states = JSON.parse((await runCli(["loops", "--json", "--store", store], { cwd })).stdout);
+        return states.length === LOOPS && states.every((s) => s.state === "stopped");
+      },
+      { what: "every loop to stop", timeoutMs: 150_000, intervalMs: 1000 },
+    ).catch(() => undefined);
     for (const w of workers) w.kill("SIGTERM");
     await Promise.all(
       workers.map((w) => new Promise((r) => (w.exitCode === null ? w.on("close", r) : r(0)))),

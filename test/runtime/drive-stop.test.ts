@@ -11,6 +11,7 @@ import type {
   RuntimeContext,
   SandboxPort,
 } from "../../src/runtime/ports.js";
+import { manualClock } from "../../src/testing.js";
 
 const QUERY = "query:drive-stop";
 
@@ -19,21 +20,30 @@ interface Stub {
   readonly destroyed: string[];
   /** Resolves the pending approval or passage. */
   release: () => void;
+  /** Settles once a passage or an approval waits (is pending). */
+  readonly waiting: Promise<void>;
 }
 
 async function stub(): Promise<{ stub: Stub; token: number }> {
   const store = new MemoryLedgerStore();
-  const grant = await store.acquireLease(QUERY, "worker-a", 60_000, new Date());
+  // Time stands still: the lease is never renewed while these drives run.
+  const time = manualClock();
+  const grant = await store.acquireLease(QUERY, "worker-a", 60_000, time.now());
   if (grant === undefined) throw new Error("no lease");
   const destroyed: string[] = [];
+  let waits: () => void = () => {};
   const s: Stub = {
     destroyed,
     release: () => {},
+    waiting: new Promise<void>((resolve) => {
+      waits = resolve;
+    }),
     ctx: undefined as unknown as RuntimeContext,
   };
   const pending = () =>
     new Promise<void>((resolve) => {
       s.release = resolve;
+      waits();
     });
   const sandbox: SandboxPort = {
     backend: "stub",
@@ -68,14 +78,15 @@ async function stub(): Promise<{ stub: Stub; token: number }> {
       },
     },
     emit: () => {},
-    clock: { now: () => new Date() },
-    sleep: (ms: number) => new Promise((r) => setTimeout(r, ms)),
+    clock: time,
+    time,
   } as unknown as RuntimeContext;
   return { stub: s, token: grant.token };
 }
 
 const lease = (token: number) => ({ query: QUERY, holder: "worker-a", token, ttlMs: 60_000 });
-const tick = () => new Promise((r) => setTimeout(r, 10));
+/** Lets every promise chain started so far run its course (a turn of the event loop, not a delay). */
+const settled = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 describe("a drive under a worker's shutdown", () => {
   it("a drain lets the passage in progress end and refuses the next one", async () => {
@@ -92,9 +103,8 @@ describe("a drive under a worker's shutdown", () => {
       },
       { drain: drain.signal },
     );
-    await tick();
+    await s.waiting;
     drain.abort();
-    await tick();
     s.release(); // the first passage ends: its result is kept
     await expect(drive).rejects.toMatchObject({ code: "runtime/shutting-down" });
     expect(first).toEqual({ ok: true });
@@ -116,7 +126,7 @@ describe("a drive under a worker's shutdown", () => {
         }),
       { drain: drain.signal },
     );
-    await tick();
+    await s.waiting;
     drain.abort();
     await expect(drive).rejects.toMatchObject({ code: "runtime/shutting-down" });
 
@@ -146,9 +156,11 @@ describe("a drive under a worker's shutdown", () => {
         }),
       { drain: drain.signal },
     );
-    await tick();
+    await s.waiting;
     drain.abort();
-    await tick();
+    // The drain ends nothing by itself: the approval still waits.
+    await settled();
+    expect(await Promise.race([drive, Promise.resolve("waits")])).toBe("waits");
     s.release();
     await expect(drive).resolves.toBe("approved");
   });
@@ -166,7 +178,8 @@ describe("a drive under a worker's shutdown", () => {
       },
       { force: force.signal },
     );
-    await tick();
+    await s.waiting;
+    expect(s.destroyed).toEqual([]);
     force.abort();
     await expect(drive).rejects.toMatchObject({ code: "runtime/shutting-down" });
     expect(s.destroyed).toEqual(["env-1"]);

@@ -21,7 +21,7 @@ import type { WarrantEvent } from "../../src/runtime/events.js";
 import { LoopLedger } from "../../src/runtime/loop-ledger.js";
 import { keySigner } from "../../src/runtime/records.js";
 import type { LoadedPack } from "../../src/runtime/task-pack.js";
-import { type ScriptedModel, scriptedModel } from "../../src/testing.js";
+import { type ManualClock, type ScriptedModel, scriptedModel } from "../../src/testing.js";
 import { repoRoot } from "../helpers/cli.js";
 
 export const fixtures = path.join(repoRoot, "test/fixtures/runtime");
@@ -141,6 +141,11 @@ export interface HarnessOptions {
   readonly tools?: WarrantOptions["tools"];
   /** The drive's lease (default: a 60 s ttl and a random holder). */
   readonly lease?: WarrantOptions["lease"];
+  /**
+   * The process's time (leases, renewals, approval polls): a manual clock the test advances.
+   * Default: the system's (the loop's clock is the harness's own either way).
+   */
+  readonly time?: ManualClock;
   /** OpenTelemetry (default off, whatever the environment of the test says). */
   readonly openTelemetry?: WarrantOptions["openTelemetry"];
   /** Roles that run on their agent definitions' models (no scripted override). */
@@ -195,6 +200,7 @@ export async function harness(
     },
     pollIntervalMs: 5,
     lease: opts.lease ?? { ttlMs: 60_000 },
+    ...(opts.time === undefined ? {} : { time: opts.time }),
     openTelemetry: opts.openTelemetry ?? false,
     ...(opts.mcp === undefined ? {} : { mcp: opts.mcp }),
     ...(opts.tools === undefined ? {} : { tools: opts.tools }),
