@@ -207,6 +207,7 @@ export {
 export type { LoopOutcome, RunHandle } from "./library/run-handle.js";
 export { releaseSandboxes } from "./library/shutdown.js";
 export type { WarrantTelemetry } from "./library/telemetry.js";
+export type { RecordDisplay, WarrantViews } from "./library/views.js";
 export type { AgentReport, ModelReport } from "./runtime/definition-preflight.js";
 export type {
   ApprovalAnswer,

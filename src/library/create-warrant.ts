@@ -53,6 +53,7 @@ import {
 import { toolchainHoldings } from "./preflight-commands.js";
 import { EventLog, type LoopOutcome, type RunHandle, startHandle } from "./run-handle.js";
 import type { WarrantTelemetry } from "./telemetry.js";
+import { storeViews, type WarrantViews } from "./views.js";
 
 export interface RunOptions {
   /** The loop's query id (default `query:<pack>-<time>-<random>`). */
@@ -161,6 +162,11 @@ export interface ActOptions {
 export interface Warrant {
   /** The ledger this runtime writes. */
   readonly store: LedgerStore;
+  /**
+   * What a reader shows of the store (statuses, records, the approval card's context, the verified
+   * change, pending approvals, the change feed), without touching the store: the console's source.
+   */
+  readonly views: WarrantViews;
   /** Opens a loop for a task pack (a file, or a pack loaded with loadPack) and drives it. */
   run(pack: string | LoadedPack, options?: RunOptions): RunHandle;
   /** Drives a loop on from where its ledger stands (after a crash, a renewal, an answer). */
@@ -292,6 +298,7 @@ export async function createWarrant(options: WarrantOptions = {}): Promise<Warra
 
   return {
     store,
+    views: storeViews(store, c.clock),
     run(pack, o = {}) {
       const log = new EventLog();
       const emit = c.emitter(log);
