@@ -36,10 +36,21 @@ import { type Model, providerOf } from "./model.js";
 import type { ModelResolver, WarrantOptions, WarrantSubscriber } from "./options.js";
 import type { EventLog } from "./run-handle.js";
 import { createTelemetry, type Telemetry } from "./telemetry.js";
+import { uriModels } from "./uri-models.js";
 
 const systemClock: Clock = { now: () => new Date() };
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const WORKSPACE_TOOLS: ReadonlySet<string> = new Set(WORKSPACE_TOOL_SPECS.map((s) => s.name));
+
+/**
+ * What one drive sets in place of the options: an approver (an eval's approval policy), and
+ * whether a role's recorded model URI is resolved as a URI when the options' models do not answer
+ * for it (an eval's cells name their models by URI).
+ */
+export interface DriveSettings {
+  readonly approver?: WarrantOptions["approver"];
+  readonly modelUris?: boolean;
+}
 
 /** A drive's context, and what ends the MCP connections its passages opened (idempotent). */
 export interface DriveContext extends RuntimeContext {
@@ -49,6 +60,8 @@ export interface DriveContext extends RuntimeContext {
 export interface Composition {
   readonly store: LedgerStore;
   readonly clock: Clock;
+  /** Waits `ms` (the runtime's sleep port: what drives and evals wait with). */
+  readonly sleep: (ms: number) => Promise<void>;
   readonly operator: string;
   /** A pack ready to drive: loaded from its file, or as given. */
   pack(pack: string | LoadedPack): Promise<LoadedPack>;
@@ -69,6 +82,7 @@ export interface Composition {
     overrides: Readonly<Record<string, string>>,
     emit: Emit,
     namespace?: string,
+    drive?: DriveSettings,
   ): Promise<DriveContext>;
   /** Every check of the pack's agent definitions before a loop opens or a drive starts. */
   preflight(
@@ -196,14 +210,26 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
   const files = createDefinitionFiles();
   const skillDirs = o.skills ?? [];
   /** A role's model when the run names one (the library's `models`, `--model`), else none. */
-  const overrideOf = (role: Role, priorCalls: number, query: string, recorded?: string) => {
-    const model = resolve(role, { query, priorCalls, recorded });
+  const byUri = uriModels(env);
+  const overrideOf = (
+    role: Role,
+    priorCalls: number,
+    query: string,
+    recorded?: string,
+    modelUris = false,
+  ) => {
+    const asked = { query, priorCalls, recorded };
+    const model = resolve(role, asked) ?? (modelUris ? byUri(role, asked) : undefined);
     if (model === undefined) return undefined;
     const provider = providerOf(model, role);
     return { provider, uri: recorded ?? provider.id };
   };
-  const passageModels = (overrides: Readonly<Record<string, string>>): PassageModels => ({
-    override: (role, priorCalls, query) => overrideOf(role, priorCalls, query, overrides[role]),
+  const passageModels = (
+    overrides: Readonly<Record<string, string>>,
+    modelUris?: boolean,
+  ): PassageModels => ({
+    override: (role, priorCalls, query) =>
+      overrideOf(role, priorCalls, query, overrides[role], modelUris),
     definition: (site, index, priorCalls, pack) =>
       definitionModel(site, index, priorCalls, pack, env),
   });
@@ -236,6 +262,7 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
   return {
     store,
     clock,
+    sleep,
     operator,
     async pack(pack) {
       if (typeof pack !== "string") return pack;
@@ -300,7 +327,8 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
         await tools.close();
       }
     },
-    async context(overrides, emit, recordedNamespace) {
+    async context(overrides, emit, recordedNamespace, drive) {
+      const approver = drive?.approver ?? o.approver;
       const tracing = await telemetry.start();
       const found = await sandbox();
       const tools = await passageTools();
@@ -315,7 +343,7 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
         store: ledger,
         loop,
         passages: createAgentPassages({
-          models: passageModels(overrides),
+          models: passageModels(overrides, drive?.modelUris),
           tools: tools.toolsFor,
           files: { files, skillDirs },
           ...((recordedNamespace ?? o.namespace) === undefined
@@ -333,8 +361,8 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
           sleep,
           emit,
           operator,
-          autoApprove: o.approver === "auto",
-          ...askOf(o.approver),
+          autoApprove: approver === "auto",
+          ...askOf(approver),
           ...(o.pollIntervalMs === undefined ? {} : { pollMs: o.pollIntervalMs }),
         }),
         clock,

@@ -29,8 +29,9 @@ import {
 } from "../runtime/session.js";
 import type { LoadedPack } from "../runtime/task-pack.js";
 import { startWorker, type Worker, type WorkerEvent } from "../runtime/worker.js";
-import { type Composition, compose } from "./compose.js";
+import { type Composition, compose, type DriveSettings } from "./compose.js";
 import { type DefinitionCheck, definitionCheckOf, refuseProblems } from "./definition-checks.js";
+import { createEvals, type Evals } from "./evals/evals.js";
 import { leaseHolder, leaseTtlMs } from "./host.js";
 import { type LoopUsage, loopUsage } from "./loop-usage.js";
 import {
@@ -198,6 +199,8 @@ export interface Warrant {
   answer(query: QueryId, text: string): Promise<ActResult>;
   /** OpenTelemetry tracing of the drives: whether it is on, and flushing it. */
   readonly telemetry: WarrantTelemetry;
+  /** Eval sets: run them, report and compare evals, certify tasks (docs/evals.md). */
+  readonly evals: Evals;
   /** Flushes telemetry and closes the store when this runtime opened it. */
   close(): Promise<void>;
 }
@@ -259,59 +262,64 @@ export async function createWarrant(options: WarrantOptions = {}): Promise<Warra
     }
   };
 
-  return {
+  /** Opens a loop and drives it; `drive` sets an approver and model URIs for this drive (an eval's). */
+  const runWith = (pack: string | LoadedPack, o: RunOptions, drive?: DriveSettings): RunHandle => {
+    const log = new EventLog();
+    const emit = c.emitter(log);
+    return startHandle(log, async (opened) => {
+      const loaded = await c.pack(pack);
+      const { models, overrides } = c.recordedModels(loaded, o.models);
+      refuseProblems(await checked(loaded, overrides));
+      const ctx = await c.context(overrides, emit, undefined, drive);
+      try {
+        const query = await startLoop(ctx, loaded, models, o.query, overrides, options.namespace);
+        opened(toQueryId(query));
+        const result = await driveUnderLease(ctx, query, loaded, { holder: holder(), ttlMs });
+        return outcomeOf(query, result);
+      } finally {
+        await ctx.close();
+      }
+    });
+  };
+
+  /** Drives a loop on from its ledger, with `drive`'s settings. */
+  const resumeWith = (query: QueryId, o: ResumeOptions, drive?: DriveSettings): RunHandle => {
+    const log = new EventLog();
+    const emit = c.emitter(log);
+    return startHandle(log, async (opened) => {
+      const probe = await new LoopLedger(store).document(query, c.clock.now());
+      if (probe === undefined)
+        throw new WarrantError("loop/not-opened", `no loop ${query} in ${store.uri}`);
+      opened(query);
+      if (probe.state === "stopped" && (await unconcludedRuns(store, query)) === 0) {
+        const stop = probe.stop;
+        if (stop !== undefined) emit({ kind: "stop", query, reason: stop.reason, document: probe });
+        return outcomeOf(query, { status: "stopped", document: probe });
+      }
+      const binding = await bindingOf(c, query);
+      const overrides = modelOverridesOf(binding);
+      const namespace = binding["memory/namespace"];
+      const ctx = await c.context(overrides, emit, namespace, drive);
+      try {
+        const pack = await packOf(ctx, binding);
+        // A skill or memory edited since the loop opened is refused before any further charge.
+        refuseProblems(await checked(pack, overrides, namespace));
+        const result = await driveUnderLease(ctx, query, pack, {
+          holder: holder(),
+          ttlMs,
+          waitMs: o.waitMs ?? ttlMs + 1000,
+        });
+        return outcomeOf(query, result);
+      } finally {
+        await ctx.close();
+      }
+    });
+  };
+
+  const warrant: Warrant = {
     store,
-    run(pack, o = {}) {
-      const log = new EventLog();
-      const emit = c.emitter(log);
-      return startHandle(log, async (opened) => {
-        const loaded = await c.pack(pack);
-        const { models, overrides } = c.recordedModels(loaded, o.models);
-        refuseProblems(await checked(loaded, overrides));
-        const ctx = await c.context(overrides, emit);
-        try {
-          const query = await startLoop(ctx, loaded, models, o.query, overrides, options.namespace);
-          opened(toQueryId(query));
-          const result = await driveUnderLease(ctx, query, loaded, { holder: holder(), ttlMs });
-          return outcomeOf(query, result);
-        } finally {
-          await ctx.close();
-        }
-      });
-    },
-    resume(query, o = {}) {
-      const log = new EventLog();
-      const emit = c.emitter(log);
-      return startHandle(log, async (opened) => {
-        const probe = await new LoopLedger(store).document(query, c.clock.now());
-        if (probe === undefined)
-          throw new WarrantError("loop/not-opened", `no loop ${query} in ${store.uri}`);
-        opened(query);
-        if (probe.state === "stopped" && (await unconcludedRuns(store, query)) === 0) {
-          const stop = probe.stop;
-          if (stop !== undefined)
-            emit({ kind: "stop", query, reason: stop.reason, document: probe });
-          return outcomeOf(query, { status: "stopped", document: probe });
-        }
-        const binding = await bindingOf(c, query);
-        const overrides = modelOverridesOf(binding);
-        const namespace = binding["memory/namespace"];
-        const ctx = await c.context(overrides, emit, namespace);
-        try {
-          const pack = await packOf(ctx, binding);
-          // A skill or memory edited since the loop opened is refused before any further charge.
-          refuseProblems(await checked(pack, overrides, namespace));
-          const result = await driveUnderLease(ctx, query, pack, {
-            holder: holder(),
-            ttlMs,
-            waitMs: o.waitMs ?? ttlMs + 1000,
-          });
-          return outcomeOf(query, result);
-        } finally {
-          await ctx.close();
-        }
-      });
-    },
+    run: (pack, o = {}) => runWith(pack, o),
+    resume: (query, o = {}) => resumeWith(query, o),
     async open(pack, o = {}) {
       return (await openWith(pack, o, c.emitter())).query;
     },
@@ -424,7 +432,21 @@ export async function createWarrant(options: WarrantOptions = {}): Promise<Warra
       interrupted: () => c.telemetry.interrupted(),
     },
     close: () => c.close(),
+    get evals() {
+      evals ??= createEvals({
+        warrant,
+        runWith,
+        resumeWith,
+        sleep: c.sleep,
+        clock: c.clock,
+        actingStore: () => c.actingStore(),
+        cwd: options.cwd,
+      });
+      return evals;
+    },
   };
+  let evals: Evals | undefined;
+  return warrant;
 }
 
 /**
