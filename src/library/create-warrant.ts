@@ -439,7 +439,7 @@ export async function createWarrant(options: WarrantOptions = {}): Promise<Warra
         resumeWith,
         sleep: c.sleep,
         clock: c.clock,
-        actingStore: () => c.actingStore(),
+        context: () => c.context({}, c.emitter()),
         cwd: options.cwd,
       });
       return evals;

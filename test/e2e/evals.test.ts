@@ -137,6 +137,28 @@ describe("warrant eval", () => {
     for (const c of report.cells) expect(page).toContain(c.query);
   });
 
+  it("certify --json proves every example task real; the report then marks them certified", async () => {
+    const r = await runCli(["eval", "certify", SET, "--store", store, "--json", "--epochs", "1"], {
+      cwd: dir,
+      timeoutMs: 120_000,
+    });
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout) as { tasks: { task: string; status: string }[] };
+    expect(out.tasks).toHaveLength(6);
+    for (const t of out.tasks)
+      expect(t).toEqual({
+        task: t.task,
+        status: "certified",
+        baseline: { passed: 0, runs: 1 },
+        oracle: { passed: 1, runs: 1 },
+      });
+    const rep = await runCli(["eval", "report", report.eval, "--store", store, "--json"], {
+      cwd: dir,
+    });
+    const after = JSON.parse(rep.stdout) as EvalReport;
+    expect(after.tasks.every((t) => t.certified && !t.quarantined)).toBe(true);
+  }, 130_000);
+
   it("refuses an invalid set with exit 1, naming the pointer and line of each problem", async () => {
     const bad = path.join(dir, "bad.json");
     writeFileSync(

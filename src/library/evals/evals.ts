@@ -6,7 +6,12 @@ import { heldQueryId } from "../../core/ids.js";
 import type { Result } from "../../core/result.js";
 import { WarrantError } from "../../core/result.js";
 import { certifications, type EvalManifest, manifestOf, manifests } from "./book.js";
-import { type CertifyOptions, type CertifyReport, certifySet } from "./certify.js";
+import {
+  type CertifyOptions,
+  type CertifyReport,
+  type CertifyRuntime,
+  certifySet,
+} from "./certify.js";
 import { type LoadedEvalSet, loadEvalSet } from "./load.js";
 import {
   buildReport,
@@ -15,13 +20,7 @@ import {
   type EvalReport,
   sideAgent,
 } from "./report.js";
-import {
-  type EvalHandle,
-  type EvalRunOptions,
-  type EvalRuntime,
-  manifestOfSet,
-  startEval,
-} from "./run.js";
+import { type EvalHandle, type EvalRunOptions, manifestOfSet, startEval } from "./run.js";
 
 export interface EvalListing {
   readonly eval: string;
@@ -46,12 +45,8 @@ export interface Evals {
   list(): Promise<EvalListing[]>;
 }
 
-export interface EvalsRuntime extends EvalRuntime {
+export interface EvalsRuntime extends CertifyRuntime {
   readonly cwd?: string | undefined;
-  readonly actingStore?: () => Promise<import("../../core/loop/ledger-store.js").LedgerStore>;
-  readonly sign?: (
-    bytes: Uint8Array,
-  ) => Promise<{ alg: string; keyId: string; sig: string } | undefined>;
 }
 
 /** A set that did not load, as one error naming every problem. */
