@@ -152,6 +152,10 @@ async function evalRun(file: string, o: RunFlags): Promise<void> {
       return;
     }
     const set: LoadedEvalSet = loaded.value;
+    if (o.dispatch === true && set.set.approval === "auto")
+      err(
+        "warrant: note: with --dispatch the workers approve mutations as they were started: `warrant worker --yes` for a set whose approval is auto",
+      );
     const tty = o.json !== true && process.stdout.isTTY === true;
     const startedAt = Date.now();
     const report = await flushingOnSignals(warrant, async () => {
