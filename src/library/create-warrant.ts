@@ -440,6 +440,8 @@ export async function createWarrant(options: WarrantOptions = {}): Promise<Warra
         sleep: c.sleep,
         clock: c.clock,
         context: () => c.context({}, c.emitter()),
+        evalSpan: async (attributes) =>
+          c.telemetry.enabled ? (await c.telemetry.start())?.evalSpan(attributes) : undefined,
         cwd: options.cwd,
       });
       return evals;

@@ -12,6 +12,7 @@ import type { Clock } from "../../core/ports.js";
 import { digestOfBytes } from "../../core/records/canonical.js";
 import { WarrantError } from "../../core/result.js";
 import type { LoadedPack } from "../../runtime/task-pack.js";
+import type { EvalSpan } from "../../runtime/telemetry/tracing-subscriber.js";
 import type { DriveSettings } from "../compose.js";
 import type { ResumeOptions, RunOptions, Warrant } from "../create-warrant.js";
 import { EventLog, type RunHandle } from "../run-handle.js";
@@ -103,7 +104,12 @@ export interface EvalRuntime {
   resumeWith(query: QueryId, o: ResumeOptions, drive?: DriveSettings): RunHandle;
   readonly sleep: (ms: number) => Promise<void>;
   readonly clock: Clock;
+  /** The eval's `warrant.eval` span when drives are traced (each cell a span under it). */
+  readonly evalSpan?: (attributes: SpanAttributes) => Promise<EvalSpan | undefined>;
 }
+
+/** Span attributes, as the tracing subscriber takes them. */
+export type SpanAttributes = Readonly<Record<string, string | number | boolean>>;
 
 export function manifestOfSet(loaded: LoadedEvalSet): EvalManifest {
   return {
@@ -308,7 +314,13 @@ export function startEval(
     };
   };
 
+  let span: EvalSpan | undefined;
   const result = (async (): Promise<EvalReport> => {
+    span = await rt.evalSpan?.({
+      "warrant.eval.id": loaded.id,
+      "warrant.eval.set": loaded.set.name,
+      "warrant.eval.cells": loaded.cells.length,
+    });
     await putManifest(store, manifest);
     const certs = await certifications(store);
     const quarantined = new Set(
@@ -331,6 +343,12 @@ export function startEval(
     let stopped: "tokens" | "costUsd" | null = null;
     const pending = loaded.cells.filter((c) => !quarantined.has(c.task));
     const settle = async (cell: PlannedCell) => {
+      const cellSpan = span?.cell(cell.query, {
+        "warrant.eval.task": cell.task,
+        "warrant.eval.agent": cell.agent,
+        "warrant.eval.epoch": cell.epoch,
+        "warrant.eval.key": cell.key,
+      });
       let last: Attempt = { kind: "settled" };
       for (let retry = 0; ; retry++) {
         try {
@@ -366,6 +384,10 @@ export function startEval(
         false,
         known.get(cell.key),
       );
+      cellSpan?.end(
+        { "warrant.eval.outcome": row.outcome, "warrant.eval.attempts": row.attempts },
+        row.outcome === "error" ? (row.error?.code ?? "eval/error") : undefined,
+      );
       done++;
       if (row.outcome === "passed") passed++;
       tokens += row.tokens.input + row.tokens.output;
@@ -394,9 +416,14 @@ export function startEval(
     };
     await Promise.all(Array.from({ length: Math.min(concurrency, pending.length) }, lane));
     const report = await buildReport({ show, store }, manifest, certs, known);
+    span?.end({
+      "warrant.eval.status": report.status,
+      "warrant.eval.passed": report.totals.passed,
+    });
     log.push({ kind: "eval-end", ...base, at: at(), report });
     return report;
   })();
+  result.catch((e: unknown) => span?.end({}, errorOf(e).code));
   const evalId = Promise.resolve(loaded.id);
   const settled = result.then(
     (r) => {
