@@ -27,7 +27,9 @@ const scripted = (agent: string) =>
 describe("an eval's spans", () => {
   it("puts every cell under one warrant.eval span and each cell's drive under its cell", async () => {
     const exporter = new InMemorySpanExporter();
-    const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
+    const provider = new TracerProvider({
+      spanProcessors: [new SimpleSpanProcessor({ exporter })],
+    });
     const set = path.join(dir, "set.json");
     writeFileSync(
       set,
