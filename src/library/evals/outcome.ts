@@ -29,9 +29,14 @@ export function isInfrastructureModelCode(code: string): boolean {
   return INFRASTRUCTURE_MODEL_CODES.has(code);
 }
 
-/** A stopped loop's outcome. */
+/**
+ * A stopped loop's outcome. A loop stops `unknown` only when its host died while a step ran (the
+ * step is never repeated): that is the infrastructure's failure, so the cell is tried again in a
+ * fresh loop.
+ */
 export function outcomeOfStop(stop: Stop): CellOutcome {
   if (stop.reason === "succeeded") return "passed";
+  if (stop.reason === "unknown") return "error";
   if (stop.reason === "safety-refused" && INFRASTRUCTURE_REFUSALS.has(stop["refusal/code"]))
     return "error";
   return "failed";

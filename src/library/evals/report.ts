@@ -202,8 +202,11 @@ export async function reportCell(
       doc.stop.reason === "safety-refused"
         ? `safety-refused: ${doc.stop["refusal/code"]}`
         : doc.stop.reason;
-    if (outcome === "error" && doc.stop.reason === "safety-refused")
-      error = { code: doc.stop["refusal/code"], message: "the host could not contain the run" };
+    if (outcome === "error")
+      error =
+        doc.stop.reason === "safety-refused"
+          ? { code: doc.stop["refusal/code"], message: "the host could not contain the run" }
+          : { code: "eval/interrupted", message: "the host died while a step of its run ran" };
   } else {
     const judged = judgeWaiting(view.waiting);
     stop = view.waiting === undefined ? doc.state : `waiting: ${view.waiting.reason}`;

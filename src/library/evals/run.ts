@@ -4,7 +4,8 @@
 // passed, failed (the eval closes a loop that waits on what nobody will give it, and records why) or
 // error (retried with backoff through the runtime's sleep port, unscored when the retries run out).
 // The set's spend limits stop new cells from starting once reached; cells in flight finish.
-import { writeFile } from "node:fs/promises";
+import { readFileSync } from "node:fs";
+import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { cellAttemptQuery } from "../../core/eval/eval-set.js";
 import { heldQueryId, type QueryId } from "../../core/ids.js";
@@ -16,7 +17,13 @@ import type { EvalSpan } from "../../runtime/telemetry/tracing-subscriber.js";
 import type { DriveSettings } from "../compose.js";
 import type { ResumeOptions, RunOptions, Warrant } from "../create-warrant.js";
 import { EventLog, type RunHandle } from "../run-handle.js";
-import { certifications, type EvalManifest, putClosed, putManifest } from "./book.js";
+import {
+  certifications,
+  closedReasons,
+  type EvalManifest,
+  putClosed,
+  putManifest,
+} from "./book.js";
 import type { LoadedEvalSet, PlannedCell } from "./load.js";
 import { judgeWaiting, outcomeOfStop } from "./outcome.js";
 import {
@@ -137,8 +144,6 @@ export function manifestOfSet(loaded: LoadedEvalSet): EvalManifest {
   };
 }
 
-import { readFileSync } from "node:fs";
-
 /** The digest of an oracle diff's bytes (a certification holds for these bytes only). */
 export function oracleDigestOf(file: string): string {
   return digestOfBytes(new Uint8Array(readFileSync(file)));
@@ -161,9 +166,7 @@ async function cellPackFile(loaded: LoadedEvalSet, cell: PlannedCell): Promise<s
   const suffix = cell.config.digest.slice("sha256:".length, "sha256:".length + 12);
   const file = path.join(dir, `.eval-${suffix.replace(/[^A-Za-z0-9]/g, "x")}.task-pack.json`);
   const text = `${JSON.stringify(doc, null, 2)}\n`;
-  const current = await import("node:fs/promises").then((fs) =>
-    fs.readFile(file, "utf8").catch(() => undefined),
-  );
+  const current = await readFile(file, "utf8").catch(() => undefined);
   if (current !== text) await writeFile(file, text);
   return file;
 }
@@ -295,11 +298,17 @@ export function startEval(
     if (after.loop.stop !== undefined) {
       if (outcomeOfStop(after.loop.stop) !== "error") return { kind: "settled" };
       const stop = after.loop.stop;
-      return {
-        kind: "error",
-        code: stop.reason === "safety-refused" ? stop["refusal/code"] : "eval/error",
-        message: "the host could not contain the run",
-      };
+      return stop.reason === "safety-refused"
+        ? {
+            kind: "error",
+            code: stop["refusal/code"],
+            message: "the host could not contain the run",
+          }
+        : {
+            kind: "error",
+            code: "eval/interrupted",
+            message: "the host died while a step of its run ran",
+          };
     }
     const judged = judgeWaiting(after.waiting);
     if (judged.kind === "close") {
@@ -375,7 +384,7 @@ export function startEval(
       }
       if (last.kind === "error") known.set(cell.key, { code: last.code, message: last.message });
       else known.delete(cell.key);
-      const closed = await import("./book.js").then((b) => b.closedReasons(store));
+      const closed = await closedReasons(store);
       const row = await reportCell(
         { show, store },
         manifest,
