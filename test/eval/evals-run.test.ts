@@ -2,10 +2,19 @@
 // agent passes every cell and the wrong-fix agent none, with the report's statistics; running again
 // opens no loop; an interrupted cell is driven on from its ledger; an unreachable model endpoint
 // ends `error`, is retried, and leaves the pass rate alone; the set's limits stop new cells.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { toQueryId } from "../../src/core/ids.js";
 import type { Role } from "../../src/core/loop/types.js";
 import {
   createWarrant,
@@ -174,6 +183,63 @@ describe("warrant.evals.run", () => {
       const report = await handle.result;
       expect(report.cells[0]).toMatchObject({ outcome: "passed", query: cell.query, attempts: 1 });
       expect((await warrant.loops()).length).toBe(1);
+    } finally {
+      await warrant.close();
+    }
+  }, 60_000);
+
+  it("runs a configuration's own definition for a role from a pack written beside its task's", async () => {
+    // A copy of a task (the configuration's pack is written beside its task's).
+    const taskDir = path.join(dir, "defs-task");
+    cpSync(path.join(EXAMPLE, "tasks/clamp"), taskDir, { recursive: true });
+    const packFile = path.join(taskDir, "task-pack.json");
+    const pack = JSON.parse(readFileSync(packFile, "utf8"));
+    for (const role of Object.keys(pack.agents))
+      pack.agents[role] = path.join(repoRoot, "examples/agents", `${role}.json`);
+    writeFileSync(packFile, JSON.stringify(pack));
+    const careful = JSON.parse(
+      readFileSync(path.join(repoRoot, "examples/agents/reviewer.json"), "utf8"),
+    );
+    careful.description =
+      "A careful reviewer: judges each proposed experiment before anything runs.";
+    const carefulFile = path.join(dir, "careful-reviewer.json");
+    writeFileSync(carefulFile, JSON.stringify(careful));
+    const file = writeSet("definitions", {
+      tasks: [{ id: "clamp", pack: packFile }],
+      agents: [
+        { id: "plain", models: scripted("fixer") },
+        { id: "careful", models: scripted("fixer"), definitions: { reviewer: carefulFile } },
+      ],
+    });
+    const warrant = await warrantOn();
+    try {
+      const loaded = await warrant.evals.load(file);
+      if (!loaded.ok) throw new Error(JSON.stringify(loaded.errors));
+      const [plain, withDef] = loaded.value.cells;
+      expect(plain?.key).not.toBe(withDef?.key);
+      const reviewerId = withDef?.config.agents.reviewer?.id;
+      expect(reviewerId).toMatch(/^agent:/);
+      const handle = warrant.evals.run(loaded.value);
+      const report = await handle.result;
+      expect(report.cells.map((c) => c.outcome)).toEqual(["passed", "passed"]);
+      const derived = readdirSync(taskDir).filter((f) => f.startsWith(".eval-"));
+      expect(derived).toHaveLength(1);
+      const view = await warrant.show(toQueryId(withDef?.query));
+      const reviewers = (view?.loop.facts ?? []).flatMap((f) =>
+        f.step.kind === "passage-charged" && f.step.role === "reviewer" ? [f.step["agent/id"]] : [],
+      );
+      expect(reviewers.length).toBeGreaterThan(0);
+      for (const id of reviewers) expect(id).toBe(reviewerId);
+      const plainView = await warrant.show(toQueryId(plain?.query));
+      const plainReviewer = (plainView?.loop.facts ?? []).find(
+        (f) => f.step.kind === "passage-charged" && f.step.role === "reviewer",
+      );
+      expect(plainReviewer?.step).not.toMatchObject({ "agent/id": reviewerId });
+      // Running again opens nothing and finds the same cells.
+      const again = await warrant.evals.run(loaded.value).result;
+      expect(again.cells).toEqual(report.cells);
+      expect((await warrant.loops()).length).toBe(2);
+      expect(existsSync(path.join(taskDir, derived[0] as string))).toBe(true);
     } finally {
       await warrant.close();
     }
