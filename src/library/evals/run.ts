@@ -25,7 +25,7 @@ import {
   putManifest,
 } from "./book.js";
 import type { LoadedEvalSet, PlannedCell } from "./load.js";
-import { judgeWaiting, outcomeOfStop } from "./outcome.js";
+import { type CloseReason, judgeWaiting, outcomeOfStop } from "./outcome.js";
 import {
   buildReport,
   type EvalReport,
@@ -205,8 +205,11 @@ export function startEval(
   const at = () => rt.clock.now().toISOString();
   const base = { eval: loaded.id };
 
-  const close = async (query: string, key: string, why: Parameters<typeof putClosed>[1]["why"]) => {
+  /** Why the eval closed each loop it closed (read once from the store, then kept up here). */
+  let closed = new Map<string, CloseReason>();
+  const close = async (query: string, key: string, why: CloseReason) => {
     await putClosed(store, { schema: "warrant-eval-cell-closed.v1", query, key, why });
+    closed.set(query, why);
     const r = await rt.warrant.cancel(heldQueryId(query));
     if (!r.ok) throw new WarrantError(r.code, r.message);
   };
@@ -331,6 +334,7 @@ export function startEval(
       "warrant.eval.cells": loaded.cells.length,
     });
     await putManifest(store, manifest);
+    closed = new Map([...(await closedReasons(store)), ...closed]);
     const certs = await certifications(store);
     const quarantined = new Set(
       taskSummaries(manifest, certs)
@@ -384,7 +388,6 @@ export function startEval(
       }
       if (last.kind === "error") known.set(cell.key, { code: last.code, message: last.message });
       else known.delete(cell.key);
-      const closed = await closedReasons(store);
       const row = await reportCell(
         { show, store },
         manifest,
