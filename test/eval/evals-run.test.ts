@@ -245,6 +245,36 @@ describe("warrant.evals.run", () => {
     }
   }, 60_000);
 
+  it("with approval operator, a cell's mutation waits for a person's approval", async () => {
+    const warrant = await warrantOn();
+    try {
+      const file = path.join(dir, "operator.json");
+      writeFileSync(
+        file,
+        JSON.stringify({
+          schema: "warrant-eval-set.v1",
+          name: "operator",
+          approval: "operator",
+          tasks: [task("clamp")],
+          agents: [{ id: "fixer", models: scripted("fixer") }],
+        }),
+      );
+      const handle = warrant.evals.run(file);
+      let pending = await warrant.pending();
+      while (pending.length === 0) {
+        await new Promise((r) => setTimeout(r, 100));
+        pending = await warrant.pending();
+      }
+      expect(pending[0]).toMatchObject({ kind: "mutation", step: "fix" });
+      const act = await warrant.approve(pending[0]?.run as string, "fix");
+      expect(act.ok).toBe(true);
+      const report = await handle.result;
+      expect(report.cells[0]).toMatchObject({ outcome: "passed", stop: "succeeded" });
+    } finally {
+      await warrant.close();
+    }
+  }, 60_000);
+
   it("ends a cell whose model endpoint is unreachable `error`, retries it, and leaves it unscored", async () => {
     const warrant = await warrantOn();
     try {
