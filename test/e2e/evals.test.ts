@@ -2,12 +2,13 @@
 // tasks, a fixing and a wrong-fix scripted agent, three epochs): the report's JSON, the exit codes,
 // a second run that opens no loop, the comparison that flags the wrong-fix agent (and exits 1 with
 // --fail-on-regression), a zero comparison of an agent with itself, and the self-contained HTML.
+import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Comparison, EvalReport } from "../../src/index.js";
-import { repoRoot, runCli } from "../helpers/cli.js";
+import { cliPath, repoRoot, runCli } from "../helpers/cli.js";
 
 const SET = path.join(repoRoot, "examples/evals/eval-set.json");
 const dir = mkdtempSync(path.join(tmpdir(), "warrant-eval-e2e-"));
@@ -15,6 +16,7 @@ const store = `sqlite:${path.join(dir, "ledger.db")}`;
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 let report: EvalReport;
+const hasScript = spawnSync("script", ["--version"], { stdio: "ignore" }).status === 0;
 
 describe("warrant eval", () => {
   beforeAll(async () => {
@@ -158,6 +160,58 @@ describe("warrant eval", () => {
     const after = JSON.parse(rep.stdout) as EvalReport;
     expect(after.tasks.every((t) => t.certified && !t.quarantined)).toBe(true);
   }, 130_000);
+
+  it.skipIf(!hasScript)(
+    "on a terminal: one progress line (done/total, passed, tokens, cost, elapsed, eta)",
+    async () => {
+      const set = path.join(dir, "tty.json");
+      const doc = JSON.parse(readFileSync(SET, "utf8"));
+      writeFileSync(
+        set,
+        JSON.stringify({
+          ...doc,
+          name: "tty",
+          epochs: 1,
+          tasks: doc.tasks.slice(0, 2).map((t: { id: string; pack: string; oracle: string }) => ({
+            ...t,
+            pack: path.join(repoRoot, "examples/evals", t.pack),
+            oracle: path.join(repoRoot, "examples/evals", t.oracle),
+          })),
+          agents: doc.agents.map((a: { id: string; models: Record<string, string> }) => ({
+            ...a,
+            models: Object.fromEntries(
+              Object.entries(a.models).map(([r, u]) => [
+                r,
+                `scripted:${path.join(repoRoot, "examples/evals", u.slice("scripted:".length))}`,
+              ]),
+            ),
+          })),
+        }),
+      );
+      const q = (a: string) => `'${a.replaceAll("'", "'\\''")}'`;
+      const command = `exec ${[process.execPath, cliPath, "eval", "run", set, "--store", `sqlite:${path.join(dir, "tty.db")}`].map(q).join(" ")}`;
+      const proc = spawn("script", ["-qefc", command, "/dev/null"], {
+        cwd: dir,
+        env: { ...process.env, NO_COLOR: "1", TERM: "xterm" },
+        stdio: ["pipe", "pipe", "pipe"],
+      });
+      let screen = "";
+      proc.stdout.setEncoding("utf8").on("data", (d: string) => {
+        screen += d;
+      });
+      const code = await new Promise<number | null>((resolve) => proc.on("close", resolve));
+      expect(code, screen).toBe(0);
+      // The line is redrawn in place (carriage return, erase line), never printed once per cell.
+      expect(screen).toContain("\r\x1b[2Kcells 1/4  passed ");
+      expect(screen).toMatch(
+        /cells 4\/4 {2}passed 2 {2}tokens 0 {2}cost \$0\.0000 {2}elapsed \d+s/,
+      );
+      expect(screen).toMatch(/cells [123]\/4 .*eta \d+s/);
+      expect(screen).not.toMatch(/median × fixer epoch 1: passed/);
+      expect(screen).toContain("fixer        2       2");
+    },
+    120_000,
+  );
 
   it("refuses an invalid set with exit 1, naming the pointer and line of each problem", async () => {
     const bad = path.join(dir, "bad.json");
