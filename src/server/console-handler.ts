@@ -65,6 +65,19 @@ export interface LoopRow {
   readonly updatedAt: string;
 }
 
+/** An eval as the console lists it: its set, and how far its cells are. */
+export interface EvalRow {
+  readonly eval: string;
+  readonly set: { readonly name: string; readonly digest: string };
+  readonly agents: readonly string[];
+  readonly tasks: readonly string[];
+  readonly cells: number;
+  /** Cells scored or ended in error. */
+  readonly done: number;
+  readonly passed: number;
+  readonly status: string;
+}
+
 const JSON_HEADERS = {
   "content-type": "application/json; charset=utf-8",
   "cache-control": "no-store",
@@ -177,6 +190,7 @@ function text(body: Record<string, unknown>, field: string, required: boolean) {
 }
 
 const STATES = new Set(["open", "deadline-passed", "stopped"]);
+const EVAL_ID = /^eval:[a-z0-9][a-z0-9-]{0,63}-[A-Za-z0-9_-]{16}$/;
 const WAITING = new Set(["approval", "answer", "budget", "deadline", "any", "none"]);
 const ASSETS: Readonly<Record<string, string>> = {
   "/": "index.html",
@@ -210,6 +224,26 @@ export function createConsoleHandler(o: ConsoleOptions): ConsoleHandler {
     if (s === undefined)
       throw new ApiError(404, "loop/not-opened", `no loop ${query} in ${views.storeUri}`);
     return s;
+  };
+
+  /** Every eval of the store with its progress: cells scored or in error of all, passed. */
+  const evalRows = async (): Promise<EvalRow[]> => {
+    const rows: EvalRow[] = [];
+    for (const e of await warrant.evals.list()) {
+      const report = await warrant.evals.report(e.eval);
+      const t = report.totals;
+      rows.push({
+        eval: e.eval,
+        set: { name: e.set.name, digest: e.set.digest },
+        agents: e.agents,
+        tasks: e.tasks,
+        cells: t.cells,
+        done: t.scored + t.errors,
+        passed: t.passed,
+        status: report.status,
+      });
+    }
+    return rows;
   };
 
   const loopRows = async (): Promise<LoopRow[]> => {
@@ -396,6 +430,20 @@ export function createConsoleHandler(o: ConsoleOptions): ConsoleHandler {
     if (route("GET", "pending")) return json(await views.pending(now()));
     if (route("GET", "session"))
       return json({ operator: operator === undefined ? null : operatorNameOf(operator) });
+    if (route("GET", "evals")) return json(await evalRows());
+    if (route("GET", "evals", null)) {
+      const id = at(1);
+      // An eval's id only: a set file's path would read the server's files.
+      if (!EVAL_ID.test(id))
+        throw new ApiError(400, "eval/id-invalid", "an eval id is eval:<set name>-<16 characters>");
+      try {
+        return json(await warrant.evals.report(id));
+      } catch (e) {
+        if (e instanceof WarrantError && e.code === "eval/not-found")
+          throw new ApiError(404, e.code, e.message);
+        throw e;
+      }
+    }
     if (route("GET", "events")) return events(request);
     if (route("POST", "approvals")) {
       const body = await bodyOf(request);
