@@ -1,7 +1,8 @@
 // The `cid` command group (docs/spec/cli.md): BLAKE3 CIDs of a blob file and of a collection directory.
 import { stat } from "node:fs/promises";
 import type { Command } from "commander";
-import { blobCid, collectionCidOfPath } from "../../index.js";
+import { collectionCidOfPath } from "../../library/folder-cid.js";
+import { blobCid } from "../../library/pure.js";
 import {
   EXIT_OK,
   maxBytesOf,

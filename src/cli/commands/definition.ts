@@ -1,14 +1,8 @@
 // The `definition` command group (docs/spec/cli.md): validate definition files, print a definition's
 // content ID, print its normalised (JCS) form, show it as Warrant would run it.
 import type { Command } from "commander";
-import {
-  type AgentReport,
-  canonicalJson,
-  type Problem,
-  type Result,
-  type ValidDefinition,
-  validateDefinition,
-} from "../../index.js";
+import type { AgentReport, Problem, Result, ValidDefinition } from "../../index.js";
+import { canonicalJson, validateDefinition } from "../../library/pure.js";
 import {
   EXIT_INVALID,
   EXIT_OK,

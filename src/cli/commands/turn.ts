@@ -1,16 +1,7 @@
 // The `turn` command group: `warrant turn check` validates one model turn against a tool list.
 import type { Command } from "commander";
-import {
-  createToolRegistry,
-  type Problem,
-  type Result,
-  ROLES,
-  type Role,
-  type ToolRegistry,
-  type ToolSpec,
-  type ValidTurn,
-  validateTurn,
-} from "../../index.js";
+import type { Problem, Result, Role, ToolRegistry, ToolSpec, ValidTurn } from "../../index.js";
+import { createToolRegistry, ROLES, validateTurn } from "../../library/pure.js";
 import {
   EXIT_INVALID,
   EXIT_OK,
