@@ -12,6 +12,7 @@ import { approvalContext, loopConclusion } from "../library/approval-context.js"
 import { loopChange } from "../library/changes.js";
 import { changesetDiff } from "../library/changeset-diff.js";
 import type { Warrant } from "../library/create-warrant.js";
+import { httpStatusOf } from "../library/errors.js";
 import { loopUsage } from "../library/loop-usage.js";
 import type { ActResult } from "../library/operator-acts.js";
 import { operatorBindingOf, operatorNameOf } from "../library/operators.js";
@@ -99,15 +100,12 @@ function refusal(status: number, code: string, message: string): Response {
 }
 
 /**
- * The HTTP status of a refused act: the loop or run is unknown (404), the request names it badly (a
- * run prefix too short, malformed or ambiguous: 400), or its state forbids (409).
+ * The HTTP status of a refused act, the registry's (src/core/codes.ts): the loop or run is unknown
+ * (404), the request names it badly (a run prefix too short, malformed or ambiguous: 400), or, for
+ * any code the registry gives no status, its state forbids (409).
  */
 function actStatus(code: string): number {
-  if (code === "loop/not-opened" || code === "loop/run-missing") return 404;
-  if (code === "loop/renewal-invalid" || code === "loop/command-invalid") return 400;
-  if (code === "hil/ref-too-short" || code === "hil/ref-invalid" || code === "hil/ambiguous-ref")
-    return 400;
-  return 409;
+  return httpStatusOf(code) ?? 409;
 }
 
 function actResponse(result: ActResult): Response {
@@ -390,8 +388,7 @@ export function createConsoleHandler(o: ConsoleOptions): ConsoleHandler {
         return json(await loopChange(store, at(1), run === null ? {} : { run }));
       } catch (e) {
         if (!(e instanceof WarrantError)) throw e;
-        const missing = e.code === "loop/not-opened" || e.code === "diff/run-unknown";
-        return refusal(missing ? 404 : 409, e.code, e.message);
+        return refusal(httpStatusOf(e.code) ?? 409, e.code, e.message);
       }
     }
     if (route("GET", "records", null, "view")) {
