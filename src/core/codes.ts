@@ -91,22 +91,25 @@ const OTC = "operator-task-common.v1";
 export const CODES = {
   // definition
   "definition/ambiguous-array": {
-    meaning: "a field is spelled both as one value and as a list: keep one spelling",
+    meaning: "a field written as an array is ambiguous: write it as an object",
     exit: 1,
   },
   "definition/base-url-missing": {
     meaning:
-      "an openai-compatible model has no base URL: set OPENAI_COMPATIBLE_BASE_URL or the pack's openaiCompatibleBaseUrl",
+      "an openai-compatible model has no base URL: set WARRANT_OPENAI_COMPATIBLE_BASE_URL or the pack's openaiCompatibleBaseUrl",
     exit: 1,
   },
-  "definition/betas-order": { meaning: "the model's betas are not in order: sort them", exit: 1 },
+  "definition/betas-order": {
+    meaning: "the model's betas repeat or are not sorted ascending: sort them",
+    exit: 1,
+  },
   "definition/blank": { meaning: "a required text is empty or only spaces: write it", exit: 1 },
   "definition/cid": { meaning: "a CID in the definition is malformed: recompute it", exit: 1 },
   "definition/credential": {
     meaning: "a URL carries a user name, password or query: move the credential to the environment",
     exit: 1,
   },
-  "definition/depth": { meaning: "the definition nests deeper than allowed: flatten it", exit: 1 },
+  "definition/depth": { meaning: "sub-agents nest deeper than allowed: flatten them", exit: 1 },
   "definition/duplicate-key": {
     meaning: "a JSON object repeats a key: keep one",
     exit: 1,
@@ -136,7 +139,8 @@ export const CODES = {
     exit: 1,
   },
   "definition/memory-cid": {
-    meaning: "memory states a cid and scope that do not fit its writability: fix the entry",
+    meaning:
+      "writable memory has a scope and no cid, read-only memory a cid and no scope: fix the entry",
     exit: 1,
   },
   "definition/memory-cid-mismatch": {
@@ -176,7 +180,7 @@ export const CODES = {
     exit: 1,
   },
   "definition/prompt-source": {
-    meaning: "a prompt's source is not one Warrant reads: give inline text or a file",
+    meaning: "a prompt has exactly one of content and contentCid: give one",
     exit: 1,
   },
   "definition/provider-unknown": {
@@ -193,11 +197,13 @@ export const CODES = {
     exit: 1,
   },
   "definition/setting-unhonoured": {
-    meaning: "a model setting would be ignored by its provider: remove it or change provider",
+    meaning:
+      "a model setting is not sent to its provider (a warning): remove it or change provider",
     exit: 1,
   },
   "definition/setting-weakens": {
-    meaning: "a setting would weaken what the definition asks for: remove it",
+    meaning:
+      "with thinking on, a tool call cannot be forced (a warning): turns use tool_choice auto",
     exit: 1,
   },
   "definition/skill-cid-mismatch": {
@@ -206,7 +212,11 @@ export const CODES = {
   },
   "definition/skill-missing": { meaning: "a named skill is not there: add it", exit: 1 },
   "definition/skill-name": { meaning: "a skill's name is not a folder name: rename it", exit: 1 },
-  "definition/thinking": { meaning: "the thinking setting is not valid for the model", exit: 1 },
+  "definition/thinking": {
+    meaning:
+      "the thinking setting is not enabled, disabled or adaptive, or its budget does not fit the type",
+    exit: 1,
+  },
   "definition/too-long": { meaning: "a text is longer than allowed: shorten it", exit: 1 },
   "definition/tool-schema-wider": {
     meaning: "a declared tool's input schema accepts more than the bound tool: narrow it",
@@ -361,7 +371,8 @@ export const CODES = {
     exit: 1,
   },
   "taskpack/env-secret": {
-    meaning: "the pack's environment holds what looks like a secret: pass it another way",
+    meaning:
+      "a command's environment names what looks like a credential: a pack never carries secrets",
     exit: 1,
   },
   "taskpack/glob-invalid": { meaning: "a glob pattern is malformed", exit: 1 },
@@ -389,12 +400,16 @@ export const CODES = {
   "taskpack/read": { meaning: "the task pack file cannot be read", exit: 1 },
   "taskpack/schema": { meaning: "the task pack does not match its schema", exit: 1 },
   "taskpack/toolchain-forbidden": {
-    meaning: "a toolchain path is one the sandbox may not bind (a system or secret folder)",
+    meaning:
+      "a toolchain may not be bound into the sandbox (a system or home folder, the workspace, the temp folder)",
     exit: 1,
   },
   "taskpack/toolchain-missing": { meaning: "a toolchain folder is missing", exit: 1 },
   "taskpack/toolchain-overlap": { meaning: "two toolchains overlap: keep one", exit: 1 },
-  "taskpack/toolchain-path": { meaning: "a toolchain path is not an absolute clean path", exit: 1 },
+  "taskpack/toolchain-path": {
+    meaning: "a toolchain is not an absolute path in normal form (no .., ., // or trailing /)",
+    exit: 1,
+  },
   "taskpack/unknown-command": { meaning: "a check or step names no command of the pack", exit: 1 },
   "taskpack/workspace-missing": { meaning: "the pack's workspace folder is missing", exit: 1 },
   // plan
@@ -729,13 +744,14 @@ export const CODES = {
   "sandbox/empty-argv": { meaning: "a command to run is empty", exit: 1 },
   "sandbox/host-error": { meaning: "the sandbox's host failed while running a step", exit: 1 },
   "sandbox/invalid-choice": {
-    meaning: "--sandbox or WARRANT_SANDBOX names no backend (auto, bwrap, unshare, none)",
+    meaning: "--sandbox or WARRANT_SANDBOX names no backend: auto, bwrap or unshare",
     exit: 2,
   },
   "sandbox/invalid-name": { meaning: "an environment name is not [a-z0-9-]{1,64}", exit: 1 },
   "sandbox/leftover": { meaning: "a leftover environment cannot be removed", exit: 1 },
   "sandbox/no-seccomp": {
-    meaning: "the sandbox runs without its seccomp filter on this host",
+    meaning:
+      "the unshare sandbox's seccomp filter cannot be loaded here: fix its loader, or pass --allow-weaker-sandbox",
     exit: 1,
   },
   "sandbox/not-found": { meaning: "no such file in the environment", exit: 1 },
@@ -883,7 +899,7 @@ export const CODES = {
   "operator/file-invalid": { meaning: "the operators' token file is invalid", exit: 1 },
   "operator/file-unwritable": { meaning: "the operators' token file cannot be written", exit: 1 },
   "operator/name-invalid": {
-    meaning: "the operator name is not a valid name (letters, digits, . _ -)",
+    meaning: "the operator name is empty, too long, or holds white space or a control character",
     exit: 2,
   },
   // internal
