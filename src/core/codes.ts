@@ -1047,6 +1047,16 @@ export function exitCodeOf(code: unknown): CodeExit {
   return (typeof code === "string" ? KNOWN.get(code)?.exit : undefined) ?? 1;
 }
 
+/** A code the console's API answers with a status of its own. */
+export type HttpCode = {
+  [K in Code]: (typeof CODES)[K] extends { readonly http: number } ? K : never;
+}[Code];
+
+/** The console API's status for a code that has one. */
+export function httpStatus(code: HttpCode): number {
+  return KNOWN.get(code)?.http ?? 500;
+}
+
 /** The console API's status for `code`, undefined where the registry gives none. */
 export function httpStatusOf(code: string): number | undefined {
   return KNOWN.get(code)?.http;

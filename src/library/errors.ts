@@ -10,8 +10,8 @@ import {
 } from "../core/codes.js";
 import { WarrantError } from "../core/result.js";
 
-export type { Code, CodeExit, CodeSpec } from "../core/codes.js";
-export { CODES, codeSpec, exitCodeOf, httpStatusOf, isCode } from "../core/codes.js";
+export type { Code, CodeExit, CodeSpec, HttpCode } from "../core/codes.js";
+export { CODES, codeSpec, exitCodeOf, httpStatus, httpStatusOf, isCode } from "../core/codes.js";
 
 type NamespacesOf<K extends CodeNamespaceKind> = {
   [N in CodeNamespace]: (typeof CODE_NAMESPACES)[N]["kind"] extends K ? N : never;

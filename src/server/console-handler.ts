@@ -12,7 +12,7 @@ import { approvalContext, loopConclusion } from "../library/approval-context.js"
 import { loopChange } from "../library/changes.js";
 import { changesetDiff } from "../library/changeset-diff.js";
 import type { Warrant } from "../library/create-warrant.js";
-import { httpStatusOf } from "../library/errors.js";
+import { type HttpCode, httpStatus, httpStatusOf } from "../library/errors.js";
 import { loopUsage } from "../library/loop-usage.js";
 import type { ActResult } from "../library/operator-acts.js";
 import { operatorBindingOf, operatorNameOf } from "../library/operators.js";
@@ -81,13 +81,15 @@ const JSON_HEADERS = {
   "cache-control": "no-store",
 } as const;
 
+/** A refusal of the API, its status the registry's for its code. */
 class ApiError extends Error {
+  readonly status: number;
   constructor(
-    readonly status: number,
-    readonly code: string,
+    readonly code: HttpCode,
     message: string,
   ) {
     super(message);
+    this.status = httpStatus(code);
   }
 }
 
@@ -97,6 +99,11 @@ function json(value: unknown, status = 200): Response {
 
 function refusal(status: number, code: string, message: string): Response {
   return json({ ok: false, code, message }, status);
+}
+
+/** A refusal with a code of the registry's, at its status. */
+function refusalOf(code: HttpCode, message: string): Response {
+  return refusal(httpStatus(code), code, message);
 }
 
 /**
@@ -132,7 +139,7 @@ function tokenOwner(given: string, expected: readonly Buffer[]): number {
 const MAX_BODY_BYTES = 1024 * 1024;
 
 function tooLarge(): ApiError {
-  return new ApiError(413, "request/too-large", `the body is over ${MAX_BODY_BYTES} bytes (1 MiB)`);
+  return new ApiError("request/too-large", `the body is over ${MAX_BODY_BYTES} bytes (1 MiB)`);
 }
 
 /**
@@ -167,10 +174,10 @@ async function bodyOf(request: Request): Promise<Record<string, unknown>> {
   try {
     value = JSON.parse(body);
   } catch {
-    throw new ApiError(400, "request/invalid", "the body is not JSON");
+    throw new ApiError("request/invalid", "the body is not JSON");
   }
   if (typeof value !== "object" || value === null || Array.isArray(value))
-    throw new ApiError(400, "request/invalid", "the body is a JSON object");
+    throw new ApiError("request/invalid", "the body is a JSON object");
   return value as Record<string, unknown>;
 }
 
@@ -180,7 +187,7 @@ function text(body: Record<string, unknown>, field: string, required: boolean) {
   const v = body[field];
   if (v === undefined && !required) return undefined;
   if (typeof v !== "string" || v === "")
-    throw new ApiError(400, "request/invalid", `${field} is a non-empty string`);
+    throw new ApiError("request/invalid", `${field} is a non-empty string`);
   return v;
 }
 
@@ -215,8 +222,7 @@ export function createConsoleHandler(o: ConsoleOptions): ConsoleHandler {
 
   const status = async (query: string): Promise<LoopStatus> => {
     const s = await loopStatus(store, query, now());
-    if (s === undefined)
-      throw new ApiError(404, "loop/not-opened", `no loop ${query} in ${store.uri}`);
+    if (s === undefined) throw new ApiError("loop/not-opened", `no loop ${query} in ${store.uri}`);
     return s;
   };
 
@@ -244,14 +250,14 @@ export function createConsoleHandler(o: ConsoleOptions): ConsoleHandler {
 
   const events = async (request: Request): Promise<Response> => {
     if (feed === undefined)
-      throw new ApiError(404, "store/no-change-feed", `${store.uri} keeps no change feed`);
+      throw new ApiError("store/no-change-feed", `${store.uri} keeps no change feed`);
     hub ??= createEventHub(feed, () => listPending(store, now()));
     const h = hub;
     const header = request.headers.get("last-event-id");
     let from: number;
     if (header === null || header === "") from = await h.lastPosition();
     else if (/^\d{1,15}$/.test(header)) from = Number(header);
-    else throw new ApiError(400, "request/invalid", "Last-Event-ID is a position (an integer)");
+    else throw new ApiError("request/invalid", "Last-Event-ID is a position (an integer)");
     const encoder = new TextEncoder();
     let stop: (() => void) | undefined;
     let beat: NodeJS.Timeout | undefined;
@@ -324,7 +330,6 @@ export function createConsoleHandler(o: ConsoleOptions): ConsoleHandler {
           return decodeURIComponent(p);
         } catch {
           throw new ApiError(
-            400,
             "request/bad-escape",
             `${url.pathname} holds a malformed %-escape (each % starts two hex digits, and the escapes spell UTF-8)`,
           );
@@ -341,9 +346,9 @@ export function createConsoleHandler(o: ConsoleOptions): ConsoleHandler {
       const state = url.searchParams.get("state");
       const waiting = url.searchParams.get("waiting");
       if (state !== null && !STATES.has(state))
-        throw new ApiError(400, "request/invalid", `state is one of ${[...STATES].join(", ")}`);
+        throw new ApiError("request/invalid", `state is one of ${[...STATES].join(", ")}`);
       if (waiting !== null && !WAITING.has(waiting))
-        throw new ApiError(400, "request/invalid", `waiting is one of ${[...WAITING].join(", ")}`);
+        throw new ApiError("request/invalid", `waiting is one of ${[...WAITING].join(", ")}`);
       const rows = (await loopRows()).filter(
         (r) =>
           (state === null || r.state === state) &&
@@ -377,9 +382,9 @@ export function createConsoleHandler(o: ConsoleOptions): ConsoleHandler {
       const run = url.searchParams.get("run");
       const context = await approvalContext(store, at(1), now(), run ?? undefined);
       if (context === undefined)
-        throw new ApiError(404, "loop/not-opened", `no loop ${at(1)} in ${store.uri}`);
+        throw new ApiError("loop/not-opened", `no loop ${at(1)} in ${store.uri}`);
       if (run !== null && context.run !== run)
-        throw new ApiError(404, "loop/run-missing", `${at(1)} has no run ${run}`);
+        throw new ApiError("loop/run-missing", `${at(1)} has no run ${run}`);
       return json(context);
     }
     if (route("GET", "loops", null, "diff")) {
@@ -394,7 +399,7 @@ export function createConsoleHandler(o: ConsoleOptions): ConsoleHandler {
     if (route("GET", "records", null, "view")) {
       const view = await readRecordView(store, at(1));
       if (view === undefined)
-        throw new ApiError(404, "record/not-found", `no record ${at(1)} in ${store.uri}`);
+        throw new ApiError("record/not-found", `no record ${at(1)} in ${store.uri}`);
       const diff =
         view.kind === "changeset"
           ? changesetDiff(view.body as Parameters<typeof changesetDiff>[0])
@@ -404,7 +409,7 @@ export function createConsoleHandler(o: ConsoleOptions): ConsoleHandler {
     if (route("GET", "records", null)) {
       const record = await store.readRecord(at(1));
       if (record === undefined)
-        throw new ApiError(404, "record/not-found", `no record ${at(1)} in ${store.uri}`);
+        throw new ApiError("record/not-found", `no record ${at(1)} in ${store.uri}`);
       return json(record.body);
     }
     if (route("GET", "pending")) return json(await listPending(store, now()));
@@ -418,9 +423,9 @@ export function createConsoleHandler(o: ConsoleOptions): ConsoleHandler {
       const decision = body.decision;
       const reason = text(body, "reason", false);
       if (decision !== "approve" && decision !== "deny")
-        throw new ApiError(400, "request/invalid", 'decision is "approve" or "deny"');
+        throw new ApiError("request/invalid", 'decision is "approve" or "deny"');
       if (decision === "approve" && reason !== undefined)
-        throw new ApiError(400, "request/invalid", "a reason goes with a denial only");
+        throw new ApiError("request/invalid", "a reason goes with a denial only");
       return actResponse(
         decision === "approve"
           ? await warrant.approve(run, step, who)
@@ -433,21 +438,16 @@ export function createConsoleHandler(o: ConsoleOptions): ConsoleHandler {
       const hasDeadline = body.deadline !== undefined;
       const hasExtend = body.extendMs !== undefined;
       if (hasDeadline === hasExtend)
-        throw new ApiError(
-          400,
-          "request/invalid",
-          "renew takes exactly one of deadline and extendMs",
-        );
+        throw new ApiError("request/invalid", "renew takes exactly one of deadline and extendMs");
       let deadline: Date;
       if (hasExtend) {
         const ms = body.extendMs;
         if (typeof ms !== "number" || !Number.isSafeInteger(ms) || ms <= 0)
-          throw new ApiError(400, "request/invalid", "extendMs is a positive integer (from now)");
+          throw new ApiError("request/invalid", "extendMs is a positive integer (from now)");
         deadline = new Date(now().getTime() + ms);
       } else {
         const t = Date.parse(text(body, "deadline", true));
-        if (Number.isNaN(t))
-          throw new ApiError(400, "request/invalid", "deadline is an RFC 3339 time");
+        if (Number.isNaN(t)) throw new ApiError("request/invalid", "deadline is an RFC 3339 time");
         deadline = new Date(t);
       }
       await status(query);
@@ -464,7 +464,7 @@ export function createConsoleHandler(o: ConsoleOptions): ConsoleHandler {
       await status(query);
       return actResponse(await warrant.answer(toQueryId(query), answer, who));
     }
-    return refusal(404, "api/not-found", `${method} ${url.pathname} is not an API route`);
+    return refusalOf("api/not-found", `${method} ${url.pathname} is not an API route`);
   };
 
   const asset = async (pathname: string): Promise<Response> => {
@@ -502,8 +502,7 @@ export function createConsoleHandler(o: ConsoleOptions): ConsoleHandler {
   const answer = async (request: Request): Promise<Response> => {
     const url = new URL(request.url);
     if (!hostAllowed(url))
-      return refusal(
-        403,
+      return refusalOf(
         "auth/foreign-host",
         `this console does not answer to Host ${url.host}: it answers to ${o.hosts.join(", ")} (warrant serve --allow-host NAME adds one)`,
       );
@@ -520,14 +519,14 @@ export function createConsoleHandler(o: ConsoleOptions): ConsoleHandler {
       return new Response(
         `${JSON.stringify({ ok: false, code: "auth/token-required", message: "this API needs Authorization: Bearer TOKEN (the token of the console URL)" })}\n`,
         {
-          status: 401,
+          status: httpStatus("auth/token-required"),
           headers: { ...JSON_HEADERS, "www-authenticate": 'Bearer realm="warrant"' },
         },
       );
     if (request.method !== "GET" && request.method !== "HEAD") {
       const origin = request.headers.get("origin");
       if (origin !== null && !o.origins.includes(origin))
-        return refusal(403, "auth/foreign-origin", `requests from ${origin} may not change state`);
+        return refusalOf("auth/foreign-origin", `requests from ${origin} may not change state`);
     }
     try {
       return await api(request, url, bindings[owner]);
@@ -536,7 +535,7 @@ export function createConsoleHandler(o: ConsoleOptions): ConsoleHandler {
       const code = (e as { code?: unknown }).code;
       if (typeof code === "string" && code.includes("/"))
         return refusal(500, code, e instanceof Error ? e.message : String(e));
-      return refusal(500, "server/internal", e instanceof Error ? e.message : String(e));
+      return refusalOf("server/internal", e instanceof Error ? e.message : String(e));
     }
   };
 
