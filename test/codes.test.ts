@@ -3,7 +3,9 @@
 // whatever its namespace) is listed; every listed code is used in src/ or named by a contract. What
 // derives from it holds: isWarrantError's namespaces, the CLI's usage exits, the console's
 // statuses (those written in src/server and the table in docs/api.md), and docs/errors.md.
-import { readdirSync, readFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import {
@@ -321,5 +323,27 @@ describe("what derives from the registry", () => {
       "docs/errors.md is stale: run npm run build:errors-doc",
     ).toBe(true);
     for (const [code] of entries) expect(page, code).toContain(`| \`${code}\` |`);
+  });
+
+  it("`npm run build:errors-doc --check` passes on the page and names the fix on a stale one", () => {
+    const script = path.join(repoRoot, "scripts/build-errors-doc.mjs");
+    const run = (...args: string[]) =>
+      spawnSync(process.execPath, [script, "--check", ...args], { encoding: "utf8" });
+    const current = run();
+    expect(current.stderr).toBe("");
+    expect(current.status).toBe(0);
+    const dir = mkdtempSync(path.join(os.tmpdir(), "warrant-errors-doc-"));
+    try {
+      const stale = path.join(dir, "errors.md");
+      writeFileSync(stale, renderErrorsDoc().replace("| `store/busy` |", "| `store/bsy` |"));
+      const r = run("--page", stale);
+      expect(r.status).toBe(1);
+      expect(r.stderr).toContain("differs from the registry: run `npm run build:errors-doc`");
+      const none = run("--page", path.join(dir, "absent.md"));
+      expect(none.status).toBe(1);
+      expect(none.stderr).toContain("is missing");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
