@@ -196,21 +196,30 @@ describe("every code literal in src/ is in the registry", () => {
 });
 
 describe("every registered code is given or named by a contract", () => {
-  it("each entry is used in src/, built there at run time, or named by the contract it cites", () => {
+  it("each entry is used in src/ (or built there at run time), else reserved by the contract it cites", () => {
     const used = new Set(sourceLiterals().map(({ literal }) => literal.code));
     const built = templateNames();
     const { codes: named } = contractNames();
+    const given = (code: string) => used.has(code) || built.has(code.slice(code.indexOf("/") + 1));
     const unused = entries
-      .filter(([code, spec]) => {
-        if (used.has(code)) return false;
-        const name = code.slice(code.indexOf("/") + 1);
-        if (built.has(name)) return false;
-        return !(spec.contract !== undefined && named.get(code)?.has(spec.contract) === true);
-      })
+      .filter(([code, spec]) => spec.reserved !== true && !given(code))
       .map(([code]) => code);
     expect(
       unused,
-      `codes registered but used nowhere in src/ (remove them, or cite the contract that names them):\n${unused.join("\n")}`,
+      `codes registered but used nowhere in src/ (remove them, or mark them reserved by the contract that names them):\n${unused.join("\n")}`,
+    ).toEqual([]);
+    const wronglyReserved = entries
+      .filter(
+        ([code, spec]) =>
+          spec.reserved === true &&
+          (given(code) ||
+            spec.contract === undefined ||
+            named.get(code)?.has(spec.contract) !== true),
+      )
+      .map(([code]) => code);
+    expect(
+      wronglyReserved,
+      `codes marked reserved that src/ gives, or that their contract does not name:\n${wronglyReserved.join("\n")}`,
     ).toEqual([]);
   });
 

@@ -83,6 +83,8 @@ export interface CodeSpec {
   readonly http?: number;
   /** The contract that names the code (a refusal a record or a loop document can carry). */
   readonly contract?: "operator-task-common.v1";
+  /** Named by its contract for hosts that have the concept; this host does not give it yet. */
+  readonly reserved?: true;
 }
 
 const OTC = "operator-task-common.v1";
@@ -429,8 +431,8 @@ export const CODES = {
   },
   "plan/recovery-class-not-admitted": {
     meaning: "a step's recovery class is not admitted",
-    exit: 1,
     contract: OTC,
+    reserved: true,
   },
   "plan/unknown-action-kind": {
     meaning: "a step names an action kind Warrant does not know",
@@ -462,7 +464,11 @@ export const CODES = {
     exit: 2,
     http: 400,
   },
-  "hil/attention-unavailable": { meaning: "no human attention is available", contract: OTC },
+  "hil/attention-unavailable": {
+    meaning: "no human attention is available",
+    contract: OTC,
+    reserved: true,
+  },
   "hil/denied": { meaning: "an operator denied the step", contract: OTC },
   "hil/expired": { meaning: "the approval request expired", contract: OTC },
   "hil/ref-invalid": { meaning: "the run ref is malformed", exit: 2, http: 400 },
@@ -473,16 +479,20 @@ export const CODES = {
   },
   // run
   "run/budget-exhausted": { meaning: "the run spent its budget", contract: OTC },
-  "run/cancelled": { meaning: "the run was cancelled", contract: OTC },
+  "run/cancelled": { meaning: "the run was cancelled", contract: OTC, reserved: true },
   // verifier
   "verifier/check-missing": { meaning: "a check the verifier needs is missing", contract: OTC },
-  "verifier/effect-mode-missing": { meaning: "the verifier has no effect mode", contract: OTC },
+  "verifier/effect-mode-missing": {
+    meaning: "the verifier has no effect mode",
+    contract: OTC,
+    reserved: true,
+  },
   "verifier/mutation-not-admitted": {
     meaning: "a mutation ran without admission: the run is refused for safety",
     contract: OTC,
   },
   "verifier/timeout": { meaning: "the verifier timed out", contract: OTC },
-  "verifier/unavailable": { meaning: "no verifier is available", contract: OTC },
+  "verifier/unavailable": { meaning: "no verifier is available", contract: OTC, reserved: true },
   // environment
   "environment/findings-dropped": {
     meaning: "more findings than are kept: the rest were dropped",
@@ -491,6 +501,7 @@ export const CODES = {
   "environment/image-mismatch": {
     meaning: "the environment's image is not the one bound",
     contract: OTC,
+    reserved: true,
   },
   "environment/impact-class-exceeded": {
     meaning: "the run's impact goes beyond its admitted class: refused for safety",
@@ -509,6 +520,7 @@ export const CODES = {
   "environment/prepared-system-unavailable": {
     meaning: "the prepared system is not available",
     contract: OTC,
+    reserved: true,
   },
   "environment/runtime-egress-denied": {
     meaning: "the run reached for the network beyond its policy: refused for safety",
@@ -530,8 +542,13 @@ export const CODES = {
   "workbench/command-profile-missing": {
     meaning: "the workbench has no command profile",
     contract: OTC,
+    reserved: true,
   },
-  "workbench/effect-mode-missing": { meaning: "the workbench has no effect mode", contract: OTC },
+  "workbench/effect-mode-missing": {
+    meaning: "the workbench has no effect mode",
+    contract: OTC,
+    reserved: true,
+  },
   "workbench/patch-outside-policy": {
     meaning: "a step writes outside the paths the pack allows: refused for safety",
     exit: 1,
@@ -542,9 +559,13 @@ export const CODES = {
     meaning: "the environment's destruction was not confirmed",
     contract: OTC,
   },
-  "rollback/unavailable": { meaning: "no rollback is available", contract: OTC },
+  "rollback/unavailable": { meaning: "no rollback is available", contract: OTC, reserved: true },
   // interface
-  "interface/grant-missing": { meaning: "the interface holds no grant", contract: OTC },
+  "interface/grant-missing": {
+    meaning: "the interface holds no grant",
+    contract: OTC,
+    reserved: true,
+  },
   "interface/lease-lost": {
     meaning: "another process drives the loop: wait for it, or resume when its lease ends",
     exit: 1,
@@ -554,37 +575,68 @@ export const CODES = {
   "package/conformance-missing": {
     meaning: "the package has no conformance record",
     contract: OTC,
+    reserved: true,
   },
-  "package/generation-stale": { meaning: "the package's generation is stale", contract: OTC },
-  "package/not-active": { meaning: "the package is not active", contract: OTC },
+  "package/generation-stale": {
+    meaning: "the package's generation is stale",
+    contract: OTC,
+    reserved: true,
+  },
+  "package/not-active": { meaning: "the package is not active", contract: OTC, reserved: true },
   "package/profile-digest-mismatch": {
     meaning: "the package's profile digest differs",
     contract: OTC,
+    reserved: true,
   },
-  "local-binding/conflict": { meaning: "the local binding conflicts with another", contract: OTC },
+  "local-binding/conflict": {
+    meaning: "the local binding conflicts with another",
+    contract: OTC,
+    reserved: true,
+  },
   "local-binding/incomplete": {
     meaning: "no layer of limits states a limit the loop needs: state it in the pack",
     exit: 1,
     contract: OTC,
   },
-  "local-binding/missing": { meaning: "there is no local binding", contract: OTC },
+  "local-binding/missing": { meaning: "there is no local binding", contract: OTC, reserved: true },
   "local-binding/outside-package-ceiling": {
     meaning: "a limit is above the ceiling an outer layer sets: lower it",
     exit: 1,
     contract: OTC,
   },
-  "local-binding/paused": { meaning: "the local binding is paused", contract: OTC },
-  "local-binding/profile-changed": { meaning: "the binding's profile changed", contract: OTC },
-  "local-binding/revision-stale": { meaning: "the binding's revision is stale", contract: OTC },
+  "local-binding/paused": { meaning: "the local binding is paused", contract: OTC, reserved: true },
+  "local-binding/profile-changed": {
+    meaning: "the binding's profile changed",
+    contract: OTC,
+    reserved: true,
+  },
+  "local-binding/revision-stale": {
+    meaning: "the binding's revision is stale",
+    contract: OTC,
+    reserved: true,
+  },
   "deliberation/flow-unavailable": {
     meaning: "the deliberation flow is not available",
     contract: OTC,
+    reserved: true,
   },
-  "capability/missing": { meaning: "a capability the task needs is not granted", contract: OTC },
-  "capability/revoked": { meaning: "a capability was revoked", contract: OTC },
-  "publication/disabled": { meaning: "publication is disabled", contract: OTC },
-  "publication/policy-missing": { meaning: "there is no publication policy", contract: OTC },
-  "offer/withdrawal-pending": { meaning: "the offer's withdrawal is pending", contract: OTC },
+  "capability/missing": {
+    meaning: "a capability the task needs is not granted",
+    contract: OTC,
+    reserved: true,
+  },
+  "capability/revoked": { meaning: "a capability was revoked", contract: OTC, reserved: true },
+  "publication/disabled": { meaning: "publication is disabled", contract: OTC, reserved: true },
+  "publication/policy-missing": {
+    meaning: "there is no publication policy",
+    contract: OTC,
+    reserved: true,
+  },
+  "offer/withdrawal-pending": {
+    meaning: "the offer's withdrawal is pending",
+    contract: OTC,
+    reserved: true,
+  },
   // store
   "store/batch-invalid": {
     meaning: "a batch of writes is malformed (a fault in the caller)",
@@ -895,7 +947,11 @@ export const CODES = {
   "apply/target-missing": { meaning: "the target is not a folder", exit: 1 },
   "apply/write-failed": { meaning: "writing the change failed: see what was written", exit: 1 },
   // operator
-  "operator/binding-lost": { meaning: "the operator's binding was lost", contract: OTC },
+  "operator/binding-lost": {
+    meaning: "the operator's binding was lost",
+    contract: OTC,
+    reserved: true,
+  },
   "operator/file-invalid": { meaning: "the operators' token file is invalid", exit: 1 },
   "operator/file-unwritable": { meaning: "the operators' token file cannot be written", exit: 1 },
   "operator/name-invalid": {

@@ -17,7 +17,11 @@ function cell(text: string): string {
 
 function row(code: string, spec: CodeSpec): string {
   const meaning =
-    spec.contract === undefined ? spec.meaning : `${spec.meaning} (named by \`${spec.contract}\`)`;
+    spec.contract === undefined
+      ? spec.meaning
+      : spec.reserved === true
+        ? `${spec.meaning} (reserved by \`${spec.contract}\`: not given by this host yet)`
+        : `${spec.meaning} (named by \`${spec.contract}\`)`;
   const exit = spec.exit === undefined ? "" : String(spec.exit);
   const http = spec.http === undefined ? "" : String(spec.http);
   return `| \`${code}\` | ${cell(meaning)} | ${exit} | ${http} |`;
@@ -52,12 +56,13 @@ export function renderErrorsDoc(): string {
     "- **exit**: the exit status of a command that fails with the code: `1` invalid or refused, `2` a",
     "  usage error (fix the command line or its input). A driving command (`run`, `resume`, `demo`)",
     "  exits `3` when its loop is blocked or waiting instead ([cli.md](cli.md#exit-codes-of-run-resume-and-demo)).",
-    "  Empty where the code never reaches the command line.",
+    "  Empty where no command fails with it: a run's refusal recorded in the ledger (the driving",
+    "  command then exits as the loop's stop says), the egress log's reasons, the console's own.",
     "- **HTTP**: the status the console's API answers with it; empty where it does not answer with",
     "  it. A refused operator act the table gives no status is `409`; any other failure with a code",
     "  is `500`.",
     "- Codes **named by a contract** (`operator-task-common.v1`) are refusals a record or a loop",
-    "  document may carry; some are reserved there and not given by this host yet.",
+    "  document may carry; those **reserved** there are not given by this host yet.",
     "",
     "Namespaces:",
     "",
