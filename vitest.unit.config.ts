@@ -31,6 +31,9 @@ const NEEDS_MORE = [
   "test/server/**", // the built CLI drives the loops the console reads
   "test/browser/**", // chromium, the built CLI and UI, PostgreSQL
   "test/library/host-key-processes.test.ts", // the built module in separate processes
+  "test/eval/evals-run.test.ts", // a detected backend (the example tasks' runs)
+  "test/eval/certify.test.ts", // a detected backend (the verifier's runs)
+  "test/eval/eval-trace.test.ts", // a detected backend
 ];
 
 export default defineConfig({

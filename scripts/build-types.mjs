@@ -26,6 +26,7 @@ const CONTRACTS_TABLE = [
   ["model-turn.schema.json", "ModelTurnV1"],
   ["ledger-records.v1.json", undefined],
   ["operator-task-common.v1.schema.json", undefined],
+  ["eval-set.v1.json", "EvalSetV1"],
   ["task-pack.v1.json", "TaskPackV1"],
   ["messages/dead-end.v1.json", "DeadEndV1"],
   ["messages/finding.v1.json", "FindingV1"],

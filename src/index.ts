@@ -169,6 +169,25 @@ export {
   isWarrantError,
   type WarrantErrorCode,
 } from "./library/errors.js";
+export type { CertifyOptions, CertifyReport } from "./library/evals/certify.js";
+export type { EvalListing, Evals } from "./library/evals/evals.js";
+export type { CellConfiguration, LoadedEvalSet, PlannedCell } from "./library/evals/load.js";
+export type { CellOutcome, CloseReason } from "./library/evals/outcome.js";
+export type {
+  AgentSummary,
+  CompareSide,
+  Comparison,
+  EvalReport,
+  ReportCell,
+  ReportOutcome,
+  TaskSummary,
+} from "./library/evals/report.js";
+export type {
+  EvalEvent,
+  EvalHandle,
+  EvalProgress,
+  EvalRunOptions,
+} from "./library/evals/run.js";
 export type { LoopUsage, TokenUsage } from "./library/loop-usage.js";
 export {
   MODEL_SPECIFICATION_VERSION,
@@ -215,6 +234,7 @@ export {
 export type { LoopOutcome, RunHandle } from "./library/run-handle.js";
 export { releaseSandboxes } from "./library/shutdown.js";
 export type { WarrantTelemetry } from "./library/telemetry.js";
+export type { RecordDisplay, WarrantViews } from "./library/views.js";
 export type { AgentReport, ModelReport } from "./runtime/definition-preflight.js";
 export type {
   ApprovalAnswer,

@@ -5,8 +5,12 @@ import { describe, expectTypeOf, it } from "vitest";
 import { z } from "zod";
 import {
   type CodeTool,
+  type Comparison,
   createWarrant,
   defineTool,
+  type EvalEvent,
+  type EvalHandle,
+  type EvalReport,
   isWarrantError,
   type LoopOutcome,
   type Model,
@@ -30,6 +34,14 @@ describe("the public API's types", () => {
   it("createWarrant builds a Warrant from options, all of them optional", () => {
     expectTypeOf(createWarrant).parameter(0).toEqualTypeOf<WarrantOptions | undefined>();
     expectTypeOf(createWarrant).returns.toEqualTypeOf<Promise<Warrant>>();
+  });
+
+  it("evals.run returns a handle: an async iterable of cell events with the report as result", () => {
+    expectTypeOf<Warrant["evals"]["run"]>().returns.toEqualTypeOf<EvalHandle>();
+    expectTypeOf<EvalHandle>().toExtend<AsyncIterable<EvalEvent>>();
+    expectTypeOf<EvalHandle["result"]>().toEqualTypeOf<Promise<EvalReport>>();
+    expectTypeOf<Warrant["evals"]["report"]>().returns.toEqualTypeOf<Promise<EvalReport>>();
+    expectTypeOf<Warrant["evals"]["compare"]>().returns.toEqualTypeOf<Promise<Comparison>>();
   });
 
   it("run and resume return a handle: an async iterable of events with a result", () => {

@@ -161,6 +161,15 @@ describe("layering", () => {
     expect(violationsUnder("src/server", clientViolation(["src/server"]))).toEqual([]);
   });
 
+  it("the console server reads the store only through warrant.views, never warrant.store", () => {
+    const touching = filesUnder(path.join(repoRoot, "src/server")).filter((file) =>
+      readFileSync(file, "utf8")
+        .split("\n")
+        .some((line) => !line.trim().startsWith("//") && /\.store\b/.test(line)),
+    );
+    expect(touching.map((f) => path.relative(repoRoot, f))).toEqual([]);
+  });
+
   it("the client rule catches core, runtime and adapters, and not the entry points", () => {
     const rule = clientViolation(["src/cli", "src/server"]);
     const fake = path.join(repoRoot, "src/cli/commands/x.ts");

@@ -55,6 +55,7 @@ describe("CLI start-up", () => {
         "definition",
         "demo",
         "diff",
+        "eval",
         "inspect",
         "loop",
         "pending",

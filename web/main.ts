@@ -699,9 +699,234 @@ function loopView(query: string): View {
   };
 }
 
+// --- evals -----------------------------------------------------------------------------------
+
+interface EvalRow {
+  readonly eval: string;
+  readonly set: { readonly name: string };
+  readonly agents: readonly string[];
+  readonly tasks: readonly string[];
+  readonly cells: number;
+  readonly done: number;
+  readonly passed: number;
+  readonly status: string;
+}
+
+interface EvalCell {
+  readonly task: string;
+  readonly agent: string;
+  readonly epoch: number;
+  readonly query: string;
+  readonly outcome: string;
+  readonly stop: string | null;
+}
+
+interface EvalAgent {
+  readonly agent: string;
+  readonly scored: number;
+  readonly passed: number;
+  readonly errors: number;
+  readonly passRate: number | null;
+  readonly ci95: readonly [number, number];
+  readonly passAtK: Record<string, number | null>;
+}
+
+interface EvalReport {
+  readonly eval: string;
+  readonly set: { readonly name: string };
+  readonly epochs: number;
+  readonly status: string;
+  readonly cells: readonly EvalCell[];
+  readonly agents: readonly EvalAgent[];
+  readonly tasks: readonly { task: string; certified: boolean; quarantined: boolean }[];
+}
+
+const evalHref = (id: string) => `#/eval/${encodeURIComponent(id)}`;
+const pct = (v: number | null) => (v === null ? "—" : `${(v * 100).toFixed(1)}%`);
+
+function evalsView(): View {
+  cards.clear();
+  const tbody = h("tbody", {});
+  app.replaceChildren(
+    h("h2", {}, "Evals"),
+    h(
+      "table",
+      {},
+      h(
+        "thead",
+        {},
+        h(
+          "tr",
+          {},
+          ...["eval", "set", "agents", "tasks", "progress", "passed", "status"].map((t) =>
+            h("th", {}, t),
+          ),
+        ),
+      ),
+      tbody,
+    ),
+  );
+  const refresh = async () => {
+    const r = await api<EvalRow[]>("/api/evals");
+    if (r.status !== 200) return;
+    tbody.replaceChildren(
+      ...r.body.map((row) =>
+        h(
+          "tr",
+          { "data-testid": "eval-row", "data-eval": row.eval },
+          h("td", {}, h("a", { href: evalHref(row.eval), class: "mono" }, row.eval)),
+          h("td", {}, row.set.name),
+          h("td", {}, row.agents.join(", ")),
+          h("td", {}, String(row.tasks.length)),
+          h("td", { "data-testid": "eval-progress" }, `${row.done}/${row.cells}`),
+          h("td", {}, String(row.passed)),
+          h("td", { "data-testid": "eval-status" }, row.status),
+        ),
+      ),
+    );
+    if (r.body.length === 0)
+      tbody.replaceChildren(
+        h("tr", {}, h("td", { colspan: "7", class: "empty" }, "No eval in this store yet.")),
+      );
+  };
+  const later = debounce(() => void refresh(), 250);
+  void refresh();
+  return { onFact: () => later(), onPending: () => undefined };
+}
+
+function evalView(id: string): View {
+  cards.clear();
+  const head = h("div", {});
+  const matrix = h("div", {});
+  const agents = h("div", {});
+  app.replaceChildren(head, h("h2", {}, "Tasks × agents"), matrix, h("h2", {}, "Agents"), agents);
+  const refresh = async () => {
+    const r = await api<EvalReport & { message?: string }>(`/api/evals/${encodeURIComponent(id)}`);
+    if (r.status !== 200) {
+      head.replaceChildren(h("div", { class: "message error" }, r.body.message ?? `no eval ${id}`));
+      return;
+    }
+    const rep = r.body;
+    const done = rep.cells.filter((c) => c.outcome !== "pending" && c.outcome !== "not-run").length;
+    head.replaceChildren(
+      h(
+        "h2",
+        { "data-testid": "eval-head", "data-eval": rep.eval },
+        h("span", { class: "mono" }, rep.eval),
+        ` ${rep.set.name} · ${rep.epochs} epoch(s) · `,
+        h("span", { "data-testid": "eval-status" }, rep.status),
+        ` · ${done}/${rep.cells.length} cells`,
+      ),
+    );
+    const names = rep.agents.map((a) => a.agent);
+    const rows = rep.tasks.map((t) =>
+      h(
+        "tr",
+        {},
+        h(
+          "th",
+          {},
+          t.task,
+          t.quarantined ? h("span", { class: "muted" }, " quarantined") : undefined,
+        ),
+        ...names.map((a) => {
+          const mine = rep.cells.filter((c) => c.task === t.task && c.agent === a);
+          const passed = mine.filter((c) => c.outcome === "passed").length;
+          const scored = mine.filter(
+            (c) => c.outcome === "passed" || c.outcome === "failed",
+          ).length;
+          return h(
+            "td",
+            {
+              "data-testid": "eval-cell",
+              "data-task": t.task,
+              "data-agent": a,
+              class: "eval-cell",
+            },
+            h("strong", { "data-testid": "eval-count" }, `${passed}/${scored}`),
+            " ",
+            ...mine.map((c) =>
+              h(
+                "a",
+                {
+                  href: loopHref(c.query),
+                  class: `epoch ${c.outcome}`,
+                  title: `epoch ${c.epoch}: ${c.outcome}${c.stop === null ? "" : ` (${c.stop})`} — ${c.query}`,
+                  "data-testid": "eval-epoch",
+                  "data-outcome": c.outcome,
+                },
+                String(c.epoch),
+              ),
+            ),
+          );
+        }),
+      ),
+    );
+    matrix.replaceChildren(
+      h(
+        "table",
+        {},
+        h("thead", {}, h("tr", {}, h("th", {}, "task"), ...names.map((a) => h("th", {}, a)))),
+        h("tbody", {}, ...rows),
+      ),
+    );
+    agents.replaceChildren(
+      h(
+        "table",
+        {},
+        h(
+          "thead",
+          {},
+          h(
+            "tr",
+            {},
+            ...["agent", "scored", "passed", "errors", "pass rate", "95% (Wilson)", "pass@k"].map(
+              (x) => h("th", {}, x),
+            ),
+          ),
+        ),
+        h(
+          "tbody",
+          {},
+          ...rep.agents.map((a) =>
+            h(
+              "tr",
+              { "data-testid": "eval-agent", "data-agent": a.agent },
+              h("td", {}, a.agent),
+              h("td", {}, String(a.scored)),
+              h("td", {}, String(a.passed)),
+              h("td", {}, String(a.errors)),
+              h("td", {}, pct(a.passRate)),
+              h("td", {}, `${pct(a.ci95[0])} – ${pct(a.ci95[1])}`),
+              h(
+                "td",
+                {},
+                Object.entries(a.passAtK)
+                  .map(([k, v]) => `@${k} ${pct(v)}`)
+                  .join("  "),
+              ),
+            ),
+          ),
+        ),
+      ),
+    );
+  };
+  const later = debounce(() => void refresh(), 250);
+  void refresh();
+  return { onFact: () => later(), onPending: () => undefined };
+}
+
 function route(): void {
   const m = /^#\/loop\/(.+)$/.exec(location.hash);
-  view = m?.[1] !== undefined ? loopView(decodeURIComponent(m[1])) : homeView();
+  const e = /^#\/eval\/(.+)$/.exec(location.hash);
+  view =
+    m?.[1] !== undefined
+      ? loopView(decodeURIComponent(m[1]))
+      : e?.[1] !== undefined
+        ? evalView(decodeURIComponent(e[1]))
+        : location.hash === "#/evals"
+          ? evalsView()
+          : homeView();
 }
 
 // --- the event stream ------------------------------------------------------------------------

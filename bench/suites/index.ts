@@ -3,6 +3,7 @@ import { cliSuite } from "./cli.js";
 import { definitionSuite } from "./definition.js";
 import { demoSuite } from "./demo.js";
 import { dispatchSuite } from "./dispatch.js";
+import { evalSuite } from "./eval.js";
 import { inputSuite } from "./input.js";
 import { loopSuite } from "./loop.js";
 import { passageSuite } from "./passage.js";
@@ -30,4 +31,5 @@ export const suites: readonly BenchSuite[] = [
   storeSuite,
   dispatchSuite,
   cliSuite,
+  evalSuite,
 ];

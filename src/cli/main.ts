@@ -31,6 +31,10 @@ const GROUPS: readonly { readonly commands: readonly string[]; load(): Promise<R
   },
   { commands: ["run"], load: async () => (await import("./commands/run.js")).registerRunCommand },
   {
+    commands: ["eval"],
+    load: async () => (await import("./commands/eval.js")).registerEvalCommands,
+  },
+  {
     commands: ["worker"],
     load: async () => (await import("./commands/worker.js")).registerWorkerCommand,
   },
@@ -116,7 +120,7 @@ export async function buildProgram(argv: readonly string[] = []): Promise<Comman
 }
 
 /** Commands that drive a loop: a reader closing their output does not stop the drive. */
-const DRIVING = new Set(["run", "resume", "demo", "worker"]);
+const DRIVING = new Set(["run", "resume", "demo", "worker", "eval"]);
 
 export async function main(argv: readonly string[]): Promise<void> {
   handleBrokenPipes(!DRIVING.has(argv[0] ?? ""));

@@ -66,6 +66,7 @@ export const CODE_NAMESPACES = {
   preflight: { kind: "host", about: "the checks before a loop opens" },
   input: { kind: "host", about: "input files a command reads" },
   path: { kind: "host", about: "relative paths in packs and plans" },
+  eval: { kind: "host", about: "eval sets: loading, running, reporting and certifying" },
 } as const satisfies Record<string, CodeNamespaceSpec>;
 
 export type CodeNamespace = keyof typeof CODE_NAMESPACES;
@@ -1067,6 +1068,61 @@ export const CODES = {
   // input
   "input/not-regular-file": { meaning: "the input is not a regular file", exit: 2 },
   "input/too-large": { meaning: "the input file is over --max-bytes", exit: 2 },
+  // eval
+  "eval/agent-required": {
+    meaning: "the eval has several agents: name one as EVAL:AGENT",
+    exit: 1,
+  },
+  "eval/agent-unknown": { meaning: "the eval has no agent of that name", exit: 1 },
+  "eval/concurrency": { meaning: "concurrency is not a positive integer", exit: 2 },
+  "eval/definition-invalid": { meaning: "an agent's definition does not validate", exit: 1 },
+  "eval/definition-missing": { meaning: "an agent's definition cannot be read", exit: 1 },
+  "eval/drive-failed": { meaning: "a cell's drive failed (the cell is in error, retried)" },
+  "eval/duplicate-id": { meaning: "a task or agent id is given twice", exit: 1 },
+  "eval/epochs": { meaning: "certify takes a positive number of epochs", exit: 2 },
+  "eval/error": { meaning: "a cell is in error without a code of its own" },
+  "eval/id-invalid": {
+    meaning: "the text is not an eval id (eval:NAME-16 characters, as eval run prints it)",
+    http: 400,
+  },
+  "eval/interrupted": {
+    meaning: "the host died while a step of the cell's run ran (the cell is retried)",
+  },
+  "eval/invalid": { meaning: "the eval set was refused: see its problems", exit: 1 },
+  "eval/job-failed": { meaning: "a dispatched cell's job used up its attempts" },
+  "eval/json": { meaning: "the set file is not JSON (its line and column say where)", exit: 1 },
+  "eval/leased-elsewhere": { meaning: "another driver holds the cell's loop" },
+  "eval/model-invalid": { meaning: "an agent's model is not a model URI for a task", exit: 1 },
+  "eval/not-found": { meaning: "no eval with that id in the store", exit: 1, http: 404 },
+  "eval/not-opened": { meaning: "a cell's loop did not open" },
+  "eval/not-settled": { meaning: "a cell's loop neither stopped nor waits" },
+  "eval/oracle-missing": { meaning: "a task's oracle diff cannot be read", exit: 1 },
+  "eval/pack-invalid": {
+    meaning: "a task's pack does not load (its own problem in the message)",
+    exit: 1,
+  },
+  "eval/placeholder-unknown": { meaning: "a placeholder other than {task}", exit: 1 },
+  "eval/price-missing": {
+    meaning: "with limits.costUsd, a model the pricing table does not price: add its price",
+    exit: 1,
+  },
+  "eval/pricing-invalid": { meaning: "the pricing table is malformed", exit: 1 },
+  "eval/pricing-json": { meaning: "the pricing table is not JSON", exit: 1 },
+  "eval/pricing-read": { meaning: "the pricing table cannot be read", exit: 1 },
+  "eval/pricing-required": { meaning: "a cost limit needs a pricing table: give one", exit: 1 },
+  "eval/read": { meaning: "the set file cannot be read", exit: 1 },
+  "eval/regression": {
+    meaning: "compare --fail-on-regression: the head is worse than the base",
+    exit: 1,
+  },
+  "eval/retries": { meaning: "retries is not an integer ≥ 0", exit: 2 },
+  "eval/role-unknown": { meaning: "the task's pack names no agent for that role", exit: 1 },
+  "eval/schema": {
+    meaning: "the set does not match its schema (a close name is offered)",
+    exit: 1,
+  },
+  "eval/script-missing": { meaning: "a scripted model's file is not there for a task", exit: 1 },
+  "eval/side-invalid": { meaning: "a side is neither EVAL nor EVAL:AGENT", exit: 1 },
   // path
   "path/refused": { meaning: "the path is empty, absolute or leaves its folder", exit: 1 },
 } as const satisfies Record<`${CodeNamespace}/${string}`, CodeSpec>;

@@ -38,8 +38,19 @@ import { operatorBindingOf } from "./operators.js";
 import type { ModelResolver, WarrantOptions, WarrantSubscriber } from "./options.js";
 import type { EventLog } from "./run-handle.js";
 import { createTelemetry, type Telemetry } from "./telemetry.js";
+import { uriModels } from "./uri-models.js";
 
 const WORKSPACE_TOOLS: ReadonlySet<string> = new Set(WORKSPACE_TOOL_SPECS.map((s) => s.name));
+
+/**
+ * What one drive sets in place of the options: an approver (an eval's approval policy), and
+ * whether a role's recorded model URI is resolved as a URI when the options' models do not answer
+ * for it (an eval's cells name their models by URI).
+ */
+export interface DriveSettings {
+  readonly approver?: WarrantOptions["approver"];
+  readonly modelUris?: boolean;
+}
 
 /** A drive's context, and what ends the MCP connections its passages opened (idempotent). */
 export interface DriveContext extends RuntimeContext {
@@ -51,6 +62,8 @@ export interface Composition {
   readonly clock: Clock;
   /** The process's time: leases, renewals, heartbeats, polls. */
   readonly time: Time;
+  /** Waits `ms` (the runtime's sleep port: what drives and evals wait with). */
+  readonly sleep: (ms: number) => Promise<void>;
   readonly operator: string;
   /** A pack ready to drive: loaded from its file, or as given. */
   pack(pack: string | LoadedPack): Promise<LoadedPack>;
@@ -71,6 +84,7 @@ export interface Composition {
     overrides: Readonly<Record<string, string>>,
     emit: Emit,
     namespace?: string,
+    drive?: DriveSettings,
   ): Promise<DriveContext>;
   /** Every check of the pack's agent definitions before a loop opens or a drive starts. */
   preflight(
@@ -208,14 +222,26 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
   const files = createDefinitionFiles();
   const skillDirs = o.skills ?? [];
   /** A role's model when the run names one (the library's `models`, `--model`), else none. */
-  const overrideOf = (role: Role, priorCalls: number, query: string, recorded?: string) => {
-    const model = resolve(role, { query, priorCalls, recorded });
+  const byUri = uriModels(env);
+  const overrideOf = (
+    role: Role,
+    priorCalls: number,
+    query: string,
+    recorded?: string,
+    modelUris = false,
+  ) => {
+    const asked = { query, priorCalls, recorded };
+    const model = resolve(role, asked) ?? (modelUris ? byUri(role, asked) : undefined);
     if (model === undefined) return undefined;
     const provider = providerOf(model, role);
     return { provider, uri: recorded ?? provider.id };
   };
-  const passageModels = (overrides: Readonly<Record<string, string>>): PassageModels => ({
-    override: (role, priorCalls, query) => overrideOf(role, priorCalls, query, overrides[role]),
+  const passageModels = (
+    overrides: Readonly<Record<string, string>>,
+    modelUris?: boolean,
+  ): PassageModels => ({
+    override: (role, priorCalls, query) =>
+      overrideOf(role, priorCalls, query, overrides[role], modelUris),
     definition: (site, index, priorCalls, pack) =>
       definitionModel(site, index, priorCalls, pack, env),
   });
@@ -249,6 +275,7 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
     store,
     clock,
     time,
+    sleep: (ms: number) => time.sleep(ms),
     get operator() {
       return operatorNow();
     },
@@ -315,7 +342,8 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
         await tools.close();
       }
     },
-    async context(overrides, emit, recordedNamespace) {
+    async context(overrides, emit, recordedNamespace, drive) {
+      const approver = drive?.approver ?? o.approver;
       const tracing = await telemetry.start();
       const found = await sandbox();
       const tools = await passageTools();
@@ -330,7 +358,7 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
         store: ledger,
         loop,
         passages: createAgentPassages({
-          models: passageModels(overrides),
+          models: passageModels(overrides, drive?.modelUris),
           tools: tools.toolsFor,
           files: { files, skillDirs },
           ...((recordedNamespace ?? o.namespace) === undefined
@@ -348,8 +376,8 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
           sleep: time.sleep,
           emit,
           operator: operatorNow(),
-          autoApprove: o.approver === "auto",
-          ...askOf(o.approver),
+          autoApprove: approver === "auto",
+          ...askOf(approver),
           ...(o.pollIntervalMs === undefined ? {} : { pollMs: o.pollIntervalMs }),
         }),
         clock,

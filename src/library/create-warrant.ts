@@ -13,7 +13,7 @@ import {
   toQueryId,
 } from "../core/ids.js";
 import type { LedgerRecord, LedgerStore } from "../core/loop/ledger-store.js";
-import type { LoopDocument, LoopStateName, Role, Stop } from "../core/loop/types.js";
+import type { LoopStateName, Stop } from "../core/loop/types.js";
 import { WarrantError } from "../core/result.js";
 import type { DriveResult } from "../runtime/driver.js";
 import type { WarrantEventBody } from "../runtime/events.js";
@@ -29,10 +29,11 @@ import {
 } from "../runtime/session.js";
 import type { LoadedPack } from "../runtime/task-pack.js";
 import { startWorker, type Worker, type WorkerEvent } from "../runtime/worker.js";
-import { type Composition, compose } from "./compose.js";
+import { type Composition, compose, type DriveSettings } from "./compose.js";
 import { type DefinitionCheck, definitionCheckOf, refuseProblems } from "./definition-checks.js";
+import { createEvals, type Evals } from "./evals/evals.js";
 import { leaseHolder, leaseTtlMs } from "./host.js";
-import { type LoopUsage, loopUsage } from "./loop-usage.js";
+import { loopUsage } from "./loop-usage.js";
 import {
   type ActContext,
   type ActResult,
@@ -53,21 +54,10 @@ import {
 import { toolchainHoldings } from "./preflight-commands.js";
 import { EventLog, type LoopOutcome, type RunHandle, startHandle } from "./run-handle.js";
 import type { WarrantTelemetry } from "./telemetry.js";
+import { storeViews, type WarrantViews } from "./views.js";
+import type { LoopView, ResumeOptions, RunEgress, RunOptions } from "./warrant-types.js";
 
-export interface RunOptions {
-  /** The loop's query id (default `query:<pack>-<time>-<random>`). */
-  readonly query?: string;
-  /**
-   * What the loop's binding records for each role's model (a model URI, say), read back on resume
-   * as `ModelContext.recorded`. Default: each role's model id. Never a key.
-   */
-  readonly models?: Readonly<Partial<Record<Role, string>>>;
-}
-
-export interface ResumeOptions {
-  /** How long to wait for a lease another driver holds (default: the lease's ttl and a second). */
-  readonly waitMs?: number;
-}
+export type { LoopView, ResumeOptions, RunEgress, RunOptions } from "./warrant-types.js";
 
 export interface WorkOptions {
   /** Loops driven at once. */
@@ -113,31 +103,10 @@ export interface WorkerListing {
   readonly loops: readonly string[];
 }
 
-export interface LoopView {
-  /** The seed-valid loop document. */
-  readonly loop: LoopDocument;
-  /** Each record's ref, as `record()` takes it, and kind. */
-  readonly records: readonly { readonly ref: RecordRef; readonly kind: string }[];
-  /** Model calls and tokens, summed from the passage transcripts, per role and in all. */
-  readonly usage: LoopUsage;
-  /** Each run of a pack with network: its report's egress record (absent when there is none). */
-  readonly egress?: readonly RunEgress[];
-  /**
-   * What the open loop waits on, as `loops()` says it (a failed passage's code and message, its
-   * model's last refused answer among them); absent once stopped or when nothing holds it.
-   */
-  readonly waiting?: Waiting;
-}
-
 /** A record as `record()` hands it out: its ref and its loop's query typed as ids. */
 export interface StoredRecord extends LedgerRecord {
   readonly ref: RecordRef;
   readonly query: QueryId;
-}
-
-export interface RunEgress {
-  readonly "proposal/ref": string;
-  readonly network: NetworkReport;
 }
 
 /** The egress records of the run reports among `records`. */
@@ -161,6 +130,11 @@ export interface ActOptions {
 export interface Warrant {
   /** The ledger this runtime writes. */
   readonly store: LedgerStore;
+  /**
+   * What a reader shows of the store (statuses, records, the approval card's context, the verified
+   * change, pending approvals, the change feed), without touching the store: the console's source.
+   */
+  readonly views: WarrantViews;
   /** Opens a loop for a task pack (a file, or a pack loaded with loadPack) and drives it. */
   run(pack: string | LoadedPack, options?: RunOptions): RunHandle;
   /** Drives a loop on from where its ledger stands (after a crash, a renewal, an answer). */
@@ -214,6 +188,8 @@ export interface Warrant {
   answer(query: QueryId, text: string, options?: ActOptions): Promise<ActResult>;
   /** OpenTelemetry tracing of the drives: whether it is on, and flushing it. */
   readonly telemetry: WarrantTelemetry;
+  /** Eval sets: run them, report and compare evals, certify tasks (docs/evals.md). */
+  readonly evals: Evals;
   /** Flushes telemetry and closes the store when this runtime opened it. */
   close(): Promise<void>;
 }
@@ -290,59 +266,65 @@ export async function createWarrant(options: WarrantOptions = {}): Promise<Warra
     }
   };
 
-  return {
+  /** Opens a loop and drives it; `drive` sets an approver and model URIs for this drive (an eval's). */
+  const runWith = (pack: string | LoadedPack, o: RunOptions, drive?: DriveSettings): RunHandle => {
+    const log = new EventLog();
+    const emit = c.emitter(log);
+    return startHandle(log, async (opened) => {
+      const loaded = await c.pack(pack);
+      const { models, overrides } = c.recordedModels(loaded, o.models);
+      refuseProblems(await checked(loaded, overrides));
+      const ctx = await c.context(overrides, emit, undefined, drive);
+      try {
+        const query = await startLoop(ctx, loaded, models, o.query, overrides, options.namespace);
+        opened(toQueryId(query));
+        const result = await driveUnderLease(ctx, query, loaded, { holder: holder(), ttlMs });
+        return outcomeOf(query, result);
+      } finally {
+        await ctx.close();
+      }
+    });
+  };
+
+  /** Drives a loop on from its ledger, with `drive`'s settings. */
+  const resumeWith = (query: QueryId, o: ResumeOptions, drive?: DriveSettings): RunHandle => {
+    const log = new EventLog();
+    const emit = c.emitter(log);
+    return startHandle(log, async (opened) => {
+      const probe = await new LoopLedger(store).document(query, c.clock.now());
+      if (probe === undefined)
+        throw new WarrantError("loop/not-opened", `no loop ${query} in ${store.uri}`);
+      opened(query);
+      if (probe.state === "stopped" && (await unconcludedRuns(store, query)) === 0) {
+        const stop = probe.stop;
+        if (stop !== undefined) emit({ kind: "stop", query, reason: stop.reason, document: probe });
+        return outcomeOf(query, { status: "stopped", document: probe });
+      }
+      const binding = await bindingOf(c, query);
+      const overrides = modelOverridesOf(binding);
+      const namespace = binding["memory/namespace"];
+      const ctx = await c.context(overrides, emit, namespace, drive);
+      try {
+        const pack = await packOf(ctx, binding);
+        // A skill or memory edited since the loop opened is refused before any further charge.
+        refuseProblems(await checked(pack, overrides, namespace));
+        const result = await driveUnderLease(ctx, query, pack, {
+          holder: holder(),
+          ttlMs,
+          waitMs: o.waitMs ?? ttlMs + 1000,
+        });
+        return outcomeOf(query, result);
+      } finally {
+        await ctx.close();
+      }
+    });
+  };
+
+  const warrant: Warrant = {
     store,
-    run(pack, o = {}) {
-      const log = new EventLog();
-      const emit = c.emitter(log);
-      return startHandle(log, async (opened) => {
-        const loaded = await c.pack(pack);
-        const { models, overrides } = c.recordedModels(loaded, o.models);
-        refuseProblems(await checked(loaded, overrides));
-        const ctx = await c.context(overrides, emit);
-        try {
-          const query = await startLoop(ctx, loaded, models, o.query, overrides, options.namespace);
-          opened(toQueryId(query));
-          const result = await driveUnderLease(ctx, query, loaded, { holder: holder(), ttlMs });
-          return outcomeOf(query, result);
-        } finally {
-          await ctx.close();
-        }
-      });
-    },
-    resume(query, o = {}) {
-      const log = new EventLog();
-      const emit = c.emitter(log);
-      return startHandle(log, async (opened) => {
-        const probe = await new LoopLedger(store).document(query, c.clock.now());
-        if (probe === undefined)
-          throw new WarrantError("loop/not-opened", `no loop ${query} in ${store.uri}`);
-        opened(query);
-        if (probe.state === "stopped" && (await unconcludedRuns(store, query)) === 0) {
-          const stop = probe.stop;
-          if (stop !== undefined)
-            emit({ kind: "stop", query, reason: stop.reason, document: probe });
-          return outcomeOf(query, { status: "stopped", document: probe });
-        }
-        const binding = await bindingOf(c, query);
-        const overrides = modelOverridesOf(binding);
-        const namespace = binding["memory/namespace"];
-        const ctx = await c.context(overrides, emit, namespace);
-        try {
-          const pack = await packOf(ctx, binding);
-          // A skill or memory edited since the loop opened is refused before any further charge.
-          refuseProblems(await checked(pack, overrides, namespace));
-          const result = await driveUnderLease(ctx, query, pack, {
-            holder: holder(),
-            ttlMs,
-            waitMs: o.waitMs ?? ttlMs + 1000,
-          });
-          return outcomeOf(query, result);
-        } finally {
-          await ctx.close();
-        }
-      });
-    },
+    views: storeViews(store, c.clock),
+    run: (pack, o = {}) => runWith(pack, o),
+    resume: (query, o = {}) => resumeWith(query, o),
     async open(pack, o = {}) {
       return (await openWith(pack, o, c.emitter())).query;
     },
@@ -456,7 +438,23 @@ export async function createWarrant(options: WarrantOptions = {}): Promise<Warra
       interrupted: () => c.telemetry.interrupted(),
     },
     close: () => c.close(),
+    get evals() {
+      evals ??= createEvals({
+        warrant,
+        runWith,
+        resumeWith,
+        sleep: c.sleep,
+        clock: c.clock,
+        context: () => c.context({}, c.emitter()),
+        evalSpan: async (attributes) =>
+          c.telemetry.enabled ? (await c.telemetry.start())?.evalSpan(attributes) : undefined,
+        cwd: options.cwd,
+      });
+      return evals;
+    },
   };
+  let evals: Evals | undefined;
+  return warrant;
 }
 
 /**

@@ -31,14 +31,14 @@ export interface RunHandle extends AsyncIterable<WarrantEvent> {
   readonly result: Promise<LoopOutcome>;
 }
 
-/** The events of one drive, appended as they happen and read by any number of iterators. */
-export class EventLog implements AsyncIterable<WarrantEvent> {
-  readonly #events: WarrantEvent[] = [];
+/** The events of one drive (or one eval), appended as they happen and read by any number of iterators. */
+export class EventLog<E = WarrantEvent> implements AsyncIterable<E> {
+  readonly #events: E[] = [];
   #ended = false;
   #failure: { readonly error: unknown } | undefined;
   #wake: (() => void)[] = [];
 
-  push(event: WarrantEvent): void {
+  push(event: E): void {
     if (this.#ended) return;
     this.#events.push(event);
     this.#notify();
@@ -58,7 +58,7 @@ export class EventLog implements AsyncIterable<WarrantEvent> {
     for (const w of wake) w();
   }
 
-  async *[Symbol.asyncIterator](): AsyncIterator<WarrantEvent> {
+  async *[Symbol.asyncIterator](): AsyncIterator<E> {
     let next = 0;
     for (;;) {
       const event = this.#events[next];

@@ -11,7 +11,7 @@ import type { Problem } from "../core/result.js";
 import type { ChangeBounds, EnvironmentChanges } from "../core/sandbox/sandbox-port.js";
 import { withoutIgnored } from "../core/taskpack/ignore.js";
 import { targetKey } from "../core/taskpack/network.js";
-import { applyParsedDiff } from "../core/taskpack/patch.js";
+import { applyParsedDiff, type ParsedDiff } from "../core/taskpack/patch.js";
 import { type AdmittedPlan, type AdmittedStep, stepEffect } from "../core/taskpack/plan-check.js";
 import {
   changedOutside,
@@ -680,4 +680,75 @@ async function verify(
     checks,
     ...(current === undefined ? {} : { changes: current }),
   };
+}
+
+/** What the verifier found on a certification run: every check, and whether the patches applied. */
+export interface VerifierRun {
+  readonly passed: boolean;
+  /** False when a patch did not apply (nothing was verified then). */
+  readonly applied: boolean;
+  readonly checks: readonly CheckRecord[];
+  readonly refusal?: string;
+  readonly detail?: string;
+}
+
+/**
+ * The verifier alone, as a run's verdict is reached (a certification of a task): a fresh contained
+ * environment of the pack's baseline, each file's diff applied, then every check; the environment
+ * is destroyed after. No step is journaled and nothing is written to the ledger; no model is called.
+ */
+export async function verifyPatched(
+  ctx: Pick<RuntimeContext, "sandbox" | "clock" | "emit">,
+  pack: LoadedPack,
+  patches: readonly { readonly path: string; readonly diff: ParsedDiff }[],
+  ref: string,
+): Promise<VerifierRun> {
+  if (ctx.sandbox.backend === undefined)
+    return {
+      passed: false,
+      applied: false,
+      checks: [],
+      refusal: "environment/not-contained",
+      detail: "no containment backend works here",
+    };
+  const network = pack.pack.network;
+  const env = await ctx.sandbox.create(pack.baselineDir, ref, environmentNameOf("certify", ref), {
+    resources: pack.pack.resources,
+    ...(network === undefined ? {} : { network }),
+    dependencies: pack.pack.dependencies,
+    toolchains: pack.pack.toolchains,
+  });
+  try {
+    for (const p of patches) {
+      const current = await env.read(p.path, PATCH_READ_MAX_BYTES);
+      const original = current.ok ? decoder.decode(current.value.bytes) : null;
+      const applied = applyParsedDiff(original, p.diff);
+      if (!applied.ok || applied.value === null)
+        return {
+          passed: false,
+          applied: false,
+          checks: [],
+          detail: `${p.path}: ${applied.ok ? "a removal is not applied" : applied.errors.map((e) => e.message).join("; ")}`,
+        };
+      const refused = await env.writeFile(p.path, encoder.encode(applied.value));
+      if (refused !== undefined)
+        return { passed: false, applied: false, checks: [], detail: refused.message };
+    }
+    const input: RunInput = {
+      query: "query:certify",
+      proposalRef: ref,
+      plan: { hypothesis: "certification", steps: [], expectedChecks: [] },
+      pack,
+      boundary: async () => undefined,
+    };
+    const verdict = await verify(ctx as RuntimeContext, env, input, false, () => undefined);
+    return {
+      passed: verdict.outcome === "verified",
+      applied: true,
+      checks: verdict.checks,
+      ...(verdict.refusal === undefined ? {} : { refusal: verdict.refusal }),
+    };
+  } finally {
+    await env.destroy().catch(() => false);
+  }
 }

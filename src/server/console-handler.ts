@@ -7,23 +7,13 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { type LedgerStore, type LoopDocument, toQueryId, WarrantError } from "../index.js";
-import { approvalContext, loopConclusion } from "../library/approval-context.js";
-import { loopChange } from "../library/changes.js";
-import { changesetDiff } from "../library/changeset-diff.js";
+import { type LoopDocument, toQueryId, WarrantError } from "../index.js";
 import type { Warrant } from "../library/create-warrant.js";
 import { type HttpCode, httpStatus, httpStatusOf } from "../library/errors.js";
 import { loopUsage } from "../library/loop-usage.js";
 import type { ActResult } from "../library/operator-acts.js";
 import { operatorBindingOf, operatorNameOf } from "../library/operators.js";
-import {
-  type LoopStatus,
-  listPending,
-  loopStatus,
-  packPolicyReader,
-  type Waiting,
-} from "../library/pending.js";
-import { readRecordView } from "../library/record-view.js";
+import type { LoopStatus, Waiting } from "../library/pending.js";
 import { normalizeHost } from "./allowed-hosts.js";
 import { createEventHub, type EventHub } from "./event-hub.js";
 import { denyFraming } from "./frame-headers.js";
@@ -74,6 +64,19 @@ export interface LoopRow {
   readonly limits: LoopDocument["limits"];
   readonly deadline: string;
   readonly updatedAt: string;
+}
+
+/** An eval as the console lists it: its set, and how far its cells are. */
+export interface EvalRow {
+  readonly eval: string;
+  readonly set: { readonly name: string; readonly digest: string };
+  readonly agents: readonly string[];
+  readonly tasks: readonly string[];
+  readonly cells: number;
+  /** Cells scored or ended in error. */
+  readonly done: number;
+  readonly passed: number;
+  readonly status: string;
 }
 
 const JSON_HEADERS = {
@@ -192,6 +195,7 @@ function text(body: Record<string, unknown>, field: string, required: boolean) {
 }
 
 const STATES = new Set(["open", "deadline-passed", "stopped"]);
+const EVAL_ID = /^eval:[a-z0-9][a-z0-9-]{0,63}-[A-Za-z0-9_-]{16}$/;
 const WAITING = new Set(["approval", "answer", "budget", "deadline", "any", "none"]);
 const ASSETS: Readonly<Record<string, string>> = {
   "/": "index.html",
@@ -207,7 +211,7 @@ const ASSET_TYPES: Readonly<Record<string, string>> = {
 
 export function createConsoleHandler(o: ConsoleOptions): ConsoleHandler {
   const { warrant } = o;
-  const store: LedgerStore = warrant.store;
+  const views = warrant.views;
   // Each person's token, or the one shared token (its acts recorded as the runtime's operator).
   const people = o.operators ?? [];
   if (people.length === 0 && (o.token === undefined || o.token === ""))
@@ -216,25 +220,43 @@ export function createConsoleHandler(o: ConsoleOptions): ConsoleHandler {
   const expected = people.length > 0 ? people.map((p) => digest(p.token)) : [digest(o.token ?? "")];
   const now = o.now ?? (() => new Date());
   const heartbeatMs = o.heartbeatMs ?? 15_000;
-  const feed = store.changeFeed?.();
+  const feed = views.watch();
   let hub: EventHub | undefined;
   const streams = new Set<() => void>();
 
   const status = async (query: string): Promise<LoopStatus> => {
-    const s = await loopStatus(store, query, now());
-    if (s === undefined) throw new ApiError("loop/not-opened", `no loop ${query} in ${store.uri}`);
+    const s = await views.status(query, now());
+    if (s === undefined)
+      throw new ApiError("loop/not-opened", `no loop ${query} in ${views.storeUri}`);
     return s;
   };
 
+  /** Every eval of the store with its progress: cells scored or in error of all, passed. */
+  const evalRows = async (): Promise<EvalRow[]> => {
+    const rows: EvalRow[] = [];
+    for (const e of await warrant.evals.list()) {
+      const report = await warrant.evals.report(e.eval);
+      const t = report.totals;
+      rows.push({
+        eval: e.eval,
+        set: { name: e.set.name, digest: e.set.digest },
+        agents: e.agents,
+        tasks: e.tasks,
+        cells: t.cells,
+        done: t.scored + t.errors,
+        passed: t.passed,
+        status: report.status,
+      });
+    }
+    return rows;
+  };
+
   const loopRows = async (): Promise<LoopRow[]> => {
-    const policies = packPolicyReader();
     const rows: LoopRow[] = [];
-    for (const l of await store.listLoops()) {
-      const s = await loopStatus(store, l.query, now(), policies);
-      if (s === undefined) continue;
+    for (const s of await views.statuses(now())) {
       const d = s.document;
       rows.push({
-        query: l.query,
+        query: s.query,
         task: s.task ?? d["binding/ref"],
         state: d.state,
         ...(d.stop === undefined ? {} : { stop: d.stop }),
@@ -250,8 +272,8 @@ export function createConsoleHandler(o: ConsoleOptions): ConsoleHandler {
 
   const events = async (request: Request): Promise<Response> => {
     if (feed === undefined)
-      throw new ApiError("store/no-change-feed", `${store.uri} keeps no change feed`);
-    hub ??= createEventHub(feed, () => listPending(store, now()));
+      throw new ApiError("store/no-change-feed", `${views.storeUri} keeps no change feed`);
+    hub ??= createEventHub(feed, () => views.pending(now()));
     const h = hub;
     const header = request.headers.get("last-event-id");
     let from: number;
@@ -365,8 +387,8 @@ export function createConsoleHandler(o: ConsoleOptions): ConsoleHandler {
       const query = at(1);
       const s = await status(query);
       const [records, conclusion] = await Promise.all([
-        store.listRecords(query),
-        loopConclusion(store, query),
+        views.records(query),
+        views.conclusion(query),
       ]);
       return json({
         loop: s.document,
@@ -380,9 +402,9 @@ export function createConsoleHandler(o: ConsoleOptions): ConsoleHandler {
     }
     if (route("GET", "loops", null, "approval")) {
       const run = url.searchParams.get("run");
-      const context = await approvalContext(store, at(1), now(), run ?? undefined);
+      const context = await views.approvalContext(at(1), run ?? undefined, now());
       if (context === undefined)
-        throw new ApiError("loop/not-opened", `no loop ${at(1)} in ${store.uri}`);
+        throw new ApiError("loop/not-opened", `no loop ${at(1)} in ${views.storeUri}`);
       if (run !== null && context.run !== run)
         throw new ApiError("loop/run-missing", `${at(1)} has no run ${run}`);
       return json(context);
@@ -390,31 +412,41 @@ export function createConsoleHandler(o: ConsoleOptions): ConsoleHandler {
     if (route("GET", "loops", null, "diff")) {
       const run = url.searchParams.get("run");
       try {
-        return json(await loopChange(store, at(1), run === null ? {} : { run }));
+        return json(await views.change(at(1), run === null ? {} : { run }));
       } catch (e) {
         if (!(e instanceof WarrantError)) throw e;
         return refusal(httpStatusOf(e.code) ?? 409, e.code, e.message);
       }
     }
     if (route("GET", "records", null, "view")) {
-      const view = await readRecordView(store, at(1));
+      const view = await views.recordView(at(1));
       if (view === undefined)
-        throw new ApiError("record/not-found", `no record ${at(1)} in ${store.uri}`);
-      const diff =
-        view.kind === "changeset"
-          ? changesetDiff(view.body as Parameters<typeof changesetDiff>[0])
-          : undefined;
-      return json({ ...view, ...(diff === undefined ? {} : { diff }) });
+        throw new ApiError("record/not-found", `no record ${at(1)} in ${views.storeUri}`);
+      return json(view);
     }
     if (route("GET", "records", null)) {
-      const record = await store.readRecord(at(1));
-      if (record === undefined)
-        throw new ApiError("record/not-found", `no record ${at(1)} in ${store.uri}`);
-      return json(record.body);
+      const body = await views.recordBody(at(1));
+      if (body === undefined)
+        throw new ApiError("record/not-found", `no record ${at(1)} in ${views.storeUri}`);
+      return json(body);
     }
-    if (route("GET", "pending")) return json(await listPending(store, now()));
+    if (route("GET", "pending")) return json(await views.pending(now()));
     if (route("GET", "session"))
       return json({ operator: operator === undefined ? null : operatorNameOf(operator) });
+    if (route("GET", "evals")) return json(await evalRows());
+    if (route("GET", "evals", null)) {
+      const id = at(1);
+      // An eval's id only: a set file's path would read the server's files.
+      if (!EVAL_ID.test(id))
+        throw new ApiError("eval/id-invalid", "an eval id is eval:<set name>-<16 characters>");
+      try {
+        return json(await warrant.evals.report(id));
+      } catch (e) {
+        if (e instanceof WarrantError && e.code === "eval/not-found")
+          throw new ApiError(e.code, e.message);
+        throw e;
+      }
+    }
     if (route("GET", "events")) return events(request);
     if (route("POST", "approvals")) {
       const body = await bodyOf(request);

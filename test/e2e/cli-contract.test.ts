@@ -44,6 +44,10 @@ const COMMANDS = [
   "apply",
   "workers",
   "requeue",
+  "eval run",
+  "eval report",
+  "eval compare",
+  "eval certify",
 ] as const;
 
 /** Commands that take arguments: run bare, each is a usage error. */
@@ -105,7 +109,7 @@ describe("every command of docs/spec/cli.md", { timeout: 120_000 }, () => {
         .map((m) => m[1] as string)
         .filter((c) => c !== "help");
     };
-    const groups = ["definition", "cid", "turn", "loop"];
+    const groups = ["definition", "cid", "turn", "loop", "eval"];
     const top = await listed([]);
     const leaves = top.filter((c) => !groups.includes(c));
     for (const g of groups) leaves.push(...(await listed([g])).map((c) => `${g} ${c}`));

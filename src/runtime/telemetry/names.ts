@@ -22,6 +22,9 @@ export const SPAN = {
   run: (proposalRef: string) => `warrant.run ${proposalRef}`,
   step: (stepId: string) => `warrant.step ${stepId}`,
   check: (name: string) => `warrant.check ${name}`,
+  eval: "warrant.eval",
+  cell: (task: string, agent: string, epoch: number) =>
+    `warrant.eval.cell ${task} ${agent} ${epoch}`,
 } as const;
 
 export const GEN_AI = {
@@ -110,6 +113,17 @@ export const WARRANT = {
   factKind: "warrant.fact.kind",
   factSequence: "warrant.fact.sequence",
   detail: "warrant.detail",
+  evalId: "warrant.eval.id",
+  evalSet: "warrant.eval.set",
+  evalCells: "warrant.eval.cells",
+  evalStatus: "warrant.eval.status",
+  evalPassed: "warrant.eval.passed",
+  cellTask: "warrant.eval.task",
+  cellAgent: "warrant.eval.agent",
+  cellEpoch: "warrant.eval.epoch",
+  cellKey: "warrant.eval.key",
+  cellOutcome: "warrant.eval.outcome",
+  cellAttempts: "warrant.eval.attempts",
 } as const;
 
 export const EVENT = {

@@ -47,9 +47,21 @@ export interface TracingOptions {
   readonly captureContent?: boolean;
 }
 
+/** An eval's span (`warrant.eval`): each cell a span under it, each cell's drives under the cell. */
+export interface EvalSpan {
+  /** Starts the span of a cell whose loop is `query`: a drive of that loop is its child. */
+  cell(
+    query: string,
+    attributes: Attributes,
+  ): { end(attributes: Attributes, error?: string): void };
+  end(attributes: Attributes, error?: string): void;
+}
+
 export interface TracingSubscriber {
   /** The subscriber: turns each event into span starts, ends, attributes and events. */
   readonly observe: (event: WarrantEvent) => void;
+  /** Starts an eval's span. */
+  evalSpan(attributes: Attributes): EvalSpan;
   /** The W3C `traceparent` of the root span of the drive of `query` now traced, if any. */
   traceparent(query: string): string | undefined;
   /** Ends every open span as interrupted (the process is stopping mid-drive). */
@@ -155,6 +167,8 @@ export function createTracingSubscriber(options: TracingOptions): TracingSubscri
     options.meterProvider === undefined ? undefined : createDriveMetrics(options.meterProvider);
   const capture = options.captureContent === true;
   const drives = new Map<string, DriveSpans>();
+  /** The span of the eval cell each loop's drives belong under, while the cell runs. */
+  const cellParents = new Map<string, Context>();
 
   const child = (
     parent: Context,
@@ -241,6 +255,7 @@ export function createTracingSubscriber(options: TracingOptions): TracingSubscri
       case "drive-start": {
         if (d !== undefined) endDrive(e.query, d, true);
         const links = (e.earlierTraces ?? []).flatMap((t) => linkOf(t) ?? []);
+        const parent = cellParents.get(e.query) ?? context.active();
         const root = tracer.startSpan(
           SPAN.workflow(e.pack),
           {
@@ -255,11 +270,11 @@ export function createTracingSubscriber(options: TracingOptions): TracingSubscri
             },
             links,
           },
-          context.active(),
+          parent,
         );
         drives.set(e.query, {
           root,
-          ctx: trace.setSpan(context.active(), root),
+          ctx: trace.setSpan(parent, root),
           passage: undefined,
           run: undefined,
           stopCounted: false,
@@ -574,6 +589,41 @@ export function createTracingSubscriber(options: TracingOptions): TracingSubscri
 
   return {
     observe,
+    evalSpan(attributes) {
+      const span = tracer.startSpan(
+        SPAN.eval,
+        { kind: SpanKind.INTERNAL, attributes },
+        context.active(),
+      );
+      const ctx = trace.setSpan(context.active(), span);
+      const close = (s: Span, attrs: Attributes, error?: string) => {
+        s.setAttributes(attrs);
+        if (error !== undefined) fail(s, error);
+        s.end();
+      };
+      return {
+        cell(query, attrs) {
+          const name = SPAN.cell(
+            String(attrs[WARRANT.cellTask] ?? ""),
+            String(attrs[WARRANT.cellAgent] ?? ""),
+            Number(attrs[WARRANT.cellEpoch] ?? 0),
+          );
+          const cell = tracer.startSpan(
+            name,
+            { kind: SpanKind.INTERNAL, attributes: { ...attrs, [WARRANT.query]: query } },
+            ctx,
+          );
+          cellParents.set(query, trace.setSpan(ctx, cell));
+          return {
+            end(a, error) {
+              if (cellParents.get(query) !== undefined) cellParents.delete(query);
+              close(cell, a, error);
+            },
+          };
+        },
+        end: (a, error) => close(span, a, error),
+      };
+    },
     traceparent(query) {
       const span = drives.get(query)?.root;
       if (span === undefined) return undefined;

@@ -1,0 +1,94 @@
+// warrant.views: what a reader shows of the store without touching it — a loop's status, every
+// loop's, its records and conclusion, the approval context, the change, a record's view and body,
+// the pending approvals and the change feed — the same answers as the functions over the store,
+// and undefined (never a throw) for a loop or record the store does not hold.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import {
+  approvalContext,
+  createWarrant,
+  listPending,
+  loopConclusion,
+  type ModelFunction,
+} from "../../src/index.js";
+import { fakeSandbox, memoryStore } from "../../src/testing.js";
+import { accept, fixtures, plan, result, turn } from "../runtime/harness.js";
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+function answers(...turns: readonly unknown[]): ModelFunction {
+  let next = 0;
+  return async () => turns[next++] as never;
+}
+
+function packCopy(): string {
+  const dir = mkdtempSync(path.join(tmpdir(), "warrant-views-"));
+  dirs.push(dir);
+  const doc = JSON.parse(readFileSync(path.join(fixtures, "task-pack.json"), "utf8"));
+  doc.workspace = path.resolve(fixtures, doc.workspace);
+  for (const [role, file] of Object.entries(doc.agents as Record<string, string>))
+    doc.agents[role] = path.resolve(fixtures, file);
+  const file = path.join(dir, "task-pack.json");
+  writeFileSync(file, JSON.stringify(doc));
+  return file;
+}
+
+describe("warrant.views", () => {
+  it("answers as the functions over the store do, and undefined for what the store does not hold", async () => {
+    const store = memoryStore();
+    const fix = turn("Plan", plan("good-fix"));
+    const warrant = await createWarrant({
+      store,
+      sandbox: fakeSandbox({ exec: () => ({ exitCode: 0, stdout: "ok" }) }),
+      signer: "none",
+      approver: "auto",
+      operator: "otto",
+      models: {
+        implementer: answers(fix),
+        reviewer: answers(accept),
+        summarizer: answers(result),
+      },
+    });
+    try {
+      const handle = warrant.run(packCopy());
+      await handle.result;
+      const query = await handle.query;
+      const views = warrant.views;
+      const now = new Date();
+
+      const status = await views.status(query, now);
+      expect(status?.document.state).toBe("stopped");
+      expect((await views.statuses(now)).map((s) => [s.query, s.document.state])).toEqual([
+        [query, "stopped"],
+      ]);
+      expect(await views.status("no-such-loop", now)).toBeUndefined();
+
+      const records = await views.records(query);
+      expect(records).toEqual(await store.listRecords(query));
+      expect(await views.conclusion(query)).toEqual(await loopConclusion(store, query));
+      expect(await views.approvalContext(query, undefined, now)).toEqual(
+        await approvalContext(store, query, now),
+      );
+      expect(await views.approvalContext("no-such-loop")).toBeUndefined();
+      expect(await views.pending(now)).toEqual(await listPending(store, now));
+
+      const first = records[0];
+      expect(first).toBeDefined();
+      expect(await views.recordBody(first?.ref as string)).toEqual(first?.body);
+      expect((await views.recordView(first?.ref as string))?.ref).toBe(first?.ref);
+      expect(await views.recordBody("sha256:nothing")).toBeUndefined();
+      expect(await views.recordView("sha256:nothing")).toBeUndefined();
+
+      await expect(views.change("no-such-loop")).rejects.toMatchObject({ code: "loop/not-opened" });
+      expect(views.storeUri).toBe(store.uri);
+      expect(views.watch() === undefined).toBe(store.changeFeed === undefined);
+    } finally {
+      await warrant.close();
+    }
+  });
+});
