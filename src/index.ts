@@ -156,8 +156,16 @@ export {
   describeDefinition,
 } from "./library/definition-show.js";
 export {
+  CODES,
+  type Code,
+  type CodeExit,
+  type CodeSpec,
   type ContractErrorCode,
+  codeSpec,
+  exitCodeOf,
   type HostErrorCode,
+  httpStatusOf,
+  isCode,
   isWarrantError,
   type WarrantErrorCode,
 } from "./library/errors.js";

@@ -15,6 +15,7 @@ import { repoRoot } from "./helpers/cli.js";
 describe("the public exports", () => {
   it("warrant exports exactly these values", () => {
     expect(Object.keys(warrant).sort()).toEqual([
+      "CODES",
       "DEFAULT_SHUTDOWN_TIMEOUT_MS",
       "MODEL_SPECIFICATION_VERSION",
       "OPERATOR_NAME_MAX",
@@ -32,6 +33,7 @@ describe("the public exports", () => {
       "checkLoopDocument",
       "checkTurn",
       "chooseSandbox",
+      "codeSpec",
       "collectionCid",
       "collectionCidOfPath",
       "createToolRegistry",
@@ -41,8 +43,11 @@ describe("the public exports", () => {
       "definitionId",
       "describeDefinition",
       "detectSandbox",
+      "exitCodeOf",
       "gitQuotePath",
+      "httpStatusOf",
       "isBundle",
+      "isCode",
       "isSandboxChoice",
       "isWarrantError",
       "keySigner",

@@ -2,7 +2,7 @@
 // The command line, a client of the library (createWarrant): each command registers itself from its
 // own file; this file parses the arguments and turns errors into exit codes.
 import { Command, CommanderError } from "commander";
-import { EXIT_INVALID, EXIT_USAGE, err, handleBrokenPipes, UsageError } from "./io.js";
+import { EXIT_USAGE, err, handleBrokenPipes, UsageError } from "./io.js";
 
 type Register = (program: Command) => void;
 
@@ -140,8 +140,11 @@ export async function main(argv: readonly string[]): Promise<void> {
     }
     const code = (e as { code?: unknown }).code;
     err(`warrant: ${typeof code === "string" ? `${code}: ` : ""}${(e as Error).message}`);
-    // A store URI that names no store (from --store or WARRANT_STORE) is a usage error.
-    process.exitCode = code === "store/uri-invalid" ? EXIT_USAGE : EXIT_INVALID;
+    // The registry says which codes are usage errors (a store URI that names no store, from
+    // --store or WARRANT_STORE, among them); any other failure is 1. Loaded only on failure, so
+    // start-up stays as small as the command.
+    const { exitCodeOf } = await import("../library/errors.js");
+    process.exitCode = exitCodeOf(code);
   }
 }
 

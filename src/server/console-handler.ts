@@ -9,6 +9,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { type LoopDocument, toQueryId, WarrantError } from "../index.js";
 import type { Warrant } from "../library/create-warrant.js";
+import { type HttpCode, httpStatus, httpStatusOf } from "../library/errors.js";
 import { loopUsage } from "../library/loop-usage.js";
 import type { ActResult } from "../library/operator-acts.js";
 import { operatorBindingOf, operatorNameOf } from "../library/operators.js";
@@ -83,13 +84,15 @@ const JSON_HEADERS = {
   "cache-control": "no-store",
 } as const;
 
+/** A refusal of the API, its status the registry's for its code. */
 class ApiError extends Error {
+  readonly status: number;
   constructor(
-    readonly status: number,
-    readonly code: string,
+    readonly code: HttpCode,
     message: string,
   ) {
     super(message);
+    this.status = httpStatus(code);
   }
 }
 
@@ -101,16 +104,18 @@ function refusal(status: number, code: string, message: string): Response {
   return json({ ok: false, code, message }, status);
 }
 
+/** A refusal with a code of the registry's, at its status. */
+function refusalOf(code: HttpCode, message: string): Response {
+  return refusal(httpStatus(code), code, message);
+}
+
 /**
- * The HTTP status of a refused act: the loop or run is unknown (404), the request names it badly (a
- * run prefix too short, malformed or ambiguous: 400), or its state forbids (409).
+ * The HTTP status of a refused act, the registry's (src/core/codes.ts): the loop or run is unknown
+ * (404), the request names it badly (a run prefix too short, malformed or ambiguous: 400), or, for
+ * any code the registry gives no status, its state forbids (409).
  */
 function actStatus(code: string): number {
-  if (code === "loop/not-opened" || code === "loop/run-missing") return 404;
-  if (code === "loop/renewal-invalid" || code === "loop/command-invalid") return 400;
-  if (code === "hil/ref-too-short" || code === "hil/ref-invalid" || code === "hil/ambiguous-ref")
-    return 400;
-  return 409;
+  return httpStatusOf(code) ?? 409;
 }
 
 function actResponse(result: ActResult): Response {
@@ -137,7 +142,7 @@ function tokenOwner(given: string, expected: readonly Buffer[]): number {
 const MAX_BODY_BYTES = 1024 * 1024;
 
 function tooLarge(): ApiError {
-  return new ApiError(413, "request/too-large", `the body is over ${MAX_BODY_BYTES} bytes (1 MiB)`);
+  return new ApiError("request/too-large", `the body is over ${MAX_BODY_BYTES} bytes (1 MiB)`);
 }
 
 /**
@@ -172,10 +177,10 @@ async function bodyOf(request: Request): Promise<Record<string, unknown>> {
   try {
     value = JSON.parse(body);
   } catch {
-    throw new ApiError(400, "request/invalid", "the body is not JSON");
+    throw new ApiError("request/invalid", "the body is not JSON");
   }
   if (typeof value !== "object" || value === null || Array.isArray(value))
-    throw new ApiError(400, "request/invalid", "the body is a JSON object");
+    throw new ApiError("request/invalid", "the body is a JSON object");
   return value as Record<string, unknown>;
 }
 
@@ -185,7 +190,7 @@ function text(body: Record<string, unknown>, field: string, required: boolean) {
   const v = body[field];
   if (v === undefined && !required) return undefined;
   if (typeof v !== "string" || v === "")
-    throw new ApiError(400, "request/invalid", `${field} is a non-empty string`);
+    throw new ApiError("request/invalid", `${field} is a non-empty string`);
   return v;
 }
 
@@ -222,7 +227,7 @@ export function createConsoleHandler(o: ConsoleOptions): ConsoleHandler {
   const status = async (query: string): Promise<LoopStatus> => {
     const s = await views.status(query, now());
     if (s === undefined)
-      throw new ApiError(404, "loop/not-opened", `no loop ${query} in ${views.storeUri}`);
+      throw new ApiError("loop/not-opened", `no loop ${query} in ${views.storeUri}`);
     return s;
   };
 
@@ -267,14 +272,14 @@ export function createConsoleHandler(o: ConsoleOptions): ConsoleHandler {
 
   const events = async (request: Request): Promise<Response> => {
     if (feed === undefined)
-      throw new ApiError(404, "store/no-change-feed", `${views.storeUri} keeps no change feed`);
+      throw new ApiError("store/no-change-feed", `${views.storeUri} keeps no change feed`);
     hub ??= createEventHub(feed, () => views.pending(now()));
     const h = hub;
     const header = request.headers.get("last-event-id");
     let from: number;
     if (header === null || header === "") from = await h.lastPosition();
     else if (/^\d{1,15}$/.test(header)) from = Number(header);
-    else throw new ApiError(400, "request/invalid", "Last-Event-ID is a position (an integer)");
+    else throw new ApiError("request/invalid", "Last-Event-ID is a position (an integer)");
     const encoder = new TextEncoder();
     let stop: (() => void) | undefined;
     let beat: NodeJS.Timeout | undefined;
@@ -347,7 +352,6 @@ export function createConsoleHandler(o: ConsoleOptions): ConsoleHandler {
           return decodeURIComponent(p);
         } catch {
           throw new ApiError(
-            400,
             "request/bad-escape",
             `${url.pathname} holds a malformed %-escape (each % starts two hex digits, and the escapes spell UTF-8)`,
           );
@@ -364,9 +368,9 @@ export function createConsoleHandler(o: ConsoleOptions): ConsoleHandler {
       const state = url.searchParams.get("state");
       const waiting = url.searchParams.get("waiting");
       if (state !== null && !STATES.has(state))
-        throw new ApiError(400, "request/invalid", `state is one of ${[...STATES].join(", ")}`);
+        throw new ApiError("request/invalid", `state is one of ${[...STATES].join(", ")}`);
       if (waiting !== null && !WAITING.has(waiting))
-        throw new ApiError(400, "request/invalid", `waiting is one of ${[...WAITING].join(", ")}`);
+        throw new ApiError("request/invalid", `waiting is one of ${[...WAITING].join(", ")}`);
       const rows = (await loopRows()).filter(
         (r) =>
           (state === null || r.state === state) &&
@@ -400,9 +404,9 @@ export function createConsoleHandler(o: ConsoleOptions): ConsoleHandler {
       const run = url.searchParams.get("run");
       const context = await views.approvalContext(at(1), run ?? undefined, now());
       if (context === undefined)
-        throw new ApiError(404, "loop/not-opened", `no loop ${at(1)} in ${views.storeUri}`);
+        throw new ApiError("loop/not-opened", `no loop ${at(1)} in ${views.storeUri}`);
       if (run !== null && context.run !== run)
-        throw new ApiError(404, "loop/run-missing", `${at(1)} has no run ${run}`);
+        throw new ApiError("loop/run-missing", `${at(1)} has no run ${run}`);
       return json(context);
     }
     if (route("GET", "loops", null, "diff")) {
@@ -411,20 +415,19 @@ export function createConsoleHandler(o: ConsoleOptions): ConsoleHandler {
         return json(await views.change(at(1), run === null ? {} : { run }));
       } catch (e) {
         if (!(e instanceof WarrantError)) throw e;
-        const missing = e.code === "loop/not-opened" || e.code === "diff/run-unknown";
-        return refusal(missing ? 404 : 409, e.code, e.message);
+        return refusal(httpStatusOf(e.code) ?? 409, e.code, e.message);
       }
     }
     if (route("GET", "records", null, "view")) {
       const view = await views.recordView(at(1));
       if (view === undefined)
-        throw new ApiError(404, "record/not-found", `no record ${at(1)} in ${views.storeUri}`);
+        throw new ApiError("record/not-found", `no record ${at(1)} in ${views.storeUri}`);
       return json(view);
     }
     if (route("GET", "records", null)) {
       const body = await views.recordBody(at(1));
       if (body === undefined)
-        throw new ApiError(404, "record/not-found", `no record ${at(1)} in ${views.storeUri}`);
+        throw new ApiError("record/not-found", `no record ${at(1)} in ${views.storeUri}`);
       return json(body);
     }
     if (route("GET", "pending")) return json(await views.pending(now()));
@@ -435,12 +438,12 @@ export function createConsoleHandler(o: ConsoleOptions): ConsoleHandler {
       const id = at(1);
       // An eval's id only: a set file's path would read the server's files.
       if (!EVAL_ID.test(id))
-        throw new ApiError(400, "eval/id-invalid", "an eval id is eval:<set name>-<16 characters>");
+        throw new ApiError("eval/id-invalid", "an eval id is eval:<set name>-<16 characters>");
       try {
         return json(await warrant.evals.report(id));
       } catch (e) {
         if (e instanceof WarrantError && e.code === "eval/not-found")
-          throw new ApiError(404, e.code, e.message);
+          throw new ApiError(e.code, e.message);
         throw e;
       }
     }
@@ -452,9 +455,9 @@ export function createConsoleHandler(o: ConsoleOptions): ConsoleHandler {
       const decision = body.decision;
       const reason = text(body, "reason", false);
       if (decision !== "approve" && decision !== "deny")
-        throw new ApiError(400, "request/invalid", 'decision is "approve" or "deny"');
+        throw new ApiError("request/invalid", 'decision is "approve" or "deny"');
       if (decision === "approve" && reason !== undefined)
-        throw new ApiError(400, "request/invalid", "a reason goes with a denial only");
+        throw new ApiError("request/invalid", "a reason goes with a denial only");
       return actResponse(
         decision === "approve"
           ? await warrant.approve(run, step, who)
@@ -467,21 +470,16 @@ export function createConsoleHandler(o: ConsoleOptions): ConsoleHandler {
       const hasDeadline = body.deadline !== undefined;
       const hasExtend = body.extendMs !== undefined;
       if (hasDeadline === hasExtend)
-        throw new ApiError(
-          400,
-          "request/invalid",
-          "renew takes exactly one of deadline and extendMs",
-        );
+        throw new ApiError("request/invalid", "renew takes exactly one of deadline and extendMs");
       let deadline: Date;
       if (hasExtend) {
         const ms = body.extendMs;
         if (typeof ms !== "number" || !Number.isSafeInteger(ms) || ms <= 0)
-          throw new ApiError(400, "request/invalid", "extendMs is a positive integer (from now)");
+          throw new ApiError("request/invalid", "extendMs is a positive integer (from now)");
         deadline = new Date(now().getTime() + ms);
       } else {
         const t = Date.parse(text(body, "deadline", true));
-        if (Number.isNaN(t))
-          throw new ApiError(400, "request/invalid", "deadline is an RFC 3339 time");
+        if (Number.isNaN(t)) throw new ApiError("request/invalid", "deadline is an RFC 3339 time");
         deadline = new Date(t);
       }
       await status(query);
@@ -498,7 +496,7 @@ export function createConsoleHandler(o: ConsoleOptions): ConsoleHandler {
       await status(query);
       return actResponse(await warrant.answer(toQueryId(query), answer, who));
     }
-    return refusal(404, "api/not-found", `${method} ${url.pathname} is not an API route`);
+    return refusalOf("api/not-found", `${method} ${url.pathname} is not an API route`);
   };
 
   const asset = async (pathname: string): Promise<Response> => {
@@ -536,8 +534,7 @@ export function createConsoleHandler(o: ConsoleOptions): ConsoleHandler {
   const answer = async (request: Request): Promise<Response> => {
     const url = new URL(request.url);
     if (!hostAllowed(url))
-      return refusal(
-        403,
+      return refusalOf(
         "auth/foreign-host",
         `this console does not answer to Host ${url.host}: it answers to ${o.hosts.join(", ")} (warrant serve --allow-host NAME adds one)`,
       );
@@ -554,14 +551,14 @@ export function createConsoleHandler(o: ConsoleOptions): ConsoleHandler {
       return new Response(
         `${JSON.stringify({ ok: false, code: "auth/token-required", message: "this API needs Authorization: Bearer TOKEN (the token of the console URL)" })}\n`,
         {
-          status: 401,
+          status: httpStatus("auth/token-required"),
           headers: { ...JSON_HEADERS, "www-authenticate": 'Bearer realm="warrant"' },
         },
       );
     if (request.method !== "GET" && request.method !== "HEAD") {
       const origin = request.headers.get("origin");
       if (origin !== null && !o.origins.includes(origin))
-        return refusal(403, "auth/foreign-origin", `requests from ${origin} may not change state`);
+        return refusalOf("auth/foreign-origin", `requests from ${origin} may not change state`);
     }
     try {
       return await api(request, url, bindings[owner]);
@@ -570,7 +567,7 @@ export function createConsoleHandler(o: ConsoleOptions): ConsoleHandler {
       const code = (e as { code?: unknown }).code;
       if (typeof code === "string" && code.includes("/"))
         return refusal(500, code, e instanceof Error ? e.message : String(e));
-      return refusal(500, "server/internal", e instanceof Error ? e.message : String(e));
+      return refusalOf("server/internal", e instanceof Error ? e.message : String(e));
     }
   };
 

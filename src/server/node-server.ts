@@ -6,6 +6,7 @@
 // response, its own and the handler's, carries the headers that forbid framing.
 import http from "node:http";
 import type { AddressInfo, Socket } from "node:net";
+import { type HttpCode, httpStatus } from "../library/errors.js";
 import { normalizeHost } from "./allowed-hosts.js";
 import { denyFraming } from "./frame-headers.js";
 
@@ -51,18 +52,18 @@ function plain(headers: Headers): Record<string, string> {
 }
 
 /** A refusal written by this layer: JSON, framing forbidden, the connection closed after it. */
-function refusalHead(status: number, code: string, message: string): [number, Headers, string] {
+function refusalHead(code: HttpCode, message: string): [number, Headers, string] {
   const headers = new Headers({
     "content-type": "application/json; charset=utf-8",
     "cache-control": "no-store",
     connection: "close",
   });
   denyFraming(headers);
-  return [status, headers, `${JSON.stringify({ ok: false, code, message })}\n`];
+  return [httpStatus(code), headers, `${JSON.stringify({ ok: false, code, message })}\n`];
 }
 
-function refuse(res: http.ServerResponse, status: number, code: string, message: string): void {
-  const [s, headers, body] = refusalHead(status, code, message);
+function refuse(res: http.ServerResponse, code: HttpCode, message: string): void {
+  const [s, headers, body] = refusalHead(code, message);
   res.writeHead(s, plain(headers));
   res.end(body);
 }
@@ -87,13 +88,12 @@ export function mountFetchHandler(
       const method = req.method ?? "GET";
       const target = req.url ?? "/";
       const why = badTarget(target);
-      if (why !== undefined) return refuse(res, 400, "request/bad-target", why);
+      if (why !== undefined) return refuse(res, "request/bad-target", why);
       const hostHeader = req.headers.host;
       const authority = hostHeader === undefined ? undefined : normalizeHost(hostHeader);
       if (authority === undefined)
         return refuse(
           res,
-          400,
           "request/bad-host",
           hostHeader === undefined
             ? "the request has no Host header"
@@ -103,7 +103,7 @@ export function mountFetchHandler(
       try {
         url = new URL(`http://${authority}${target}`);
       } catch {
-        return refuse(res, 400, "request/bad-target", "the request target is not a URL path");
+        return refuse(res, "request/bad-target", "the request target is not a URL path");
       }
       const hasBody = method !== "GET" && method !== "HEAD";
       const request = new Request(url, {
@@ -136,7 +136,7 @@ export function mountFetchHandler(
       }
       res.end();
     } catch (e) {
-      if (!res.headersSent) refuse(res, 500, "server/internal", String(e));
+      if (!res.headersSent) refuse(res, "server/internal", String(e));
       else res.destroy();
     }
   });
@@ -149,8 +149,8 @@ export function mountFetchHandler(
     }
     const [status, headers, body] =
       e.code === "HPE_HEADER_OVERFLOW"
-        ? refusalHead(431, "request/headers-too-large", "the request's headers are too large")
-        : refusalHead(400, "request/malformed", "the request is not well-formed HTTP/1.1");
+        ? refusalHead("request/headers-too-large", "the request's headers are too large")
+        : refusalHead("request/malformed", "the request is not well-formed HTTP/1.1");
     headers.set("content-length", String(Buffer.byteLength(body)));
     const head = [`HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? ""}`];
     headers.forEach((v, k) => {

@@ -2,12 +2,10 @@
 // (or a run's admission, STEP = admission) from any terminal; the waiting drive polls for it. RUN is
 // the run's proposal ref or any unique prefix of at least 8 characters of its digest.
 import type { Command } from "commander";
+import { exitCodeOf } from "../../library/errors.js";
 import { ACT_OPTIONS, type ActFlags, operatorOf, reply } from "../act-reply.js";
 import { withWarrant } from "../compose.js";
 import { EXIT_USAGE } from "../io.js";
-
-/** Refusals that are the caller's input at fault: a prefix too short, malformed or ambiguous. */
-const USAGE_CODES = new Set(["hil/ref-too-short", "hil/ref-invalid", "hil/ambiguous-ref"]);
 
 interface DecideFlags extends ActFlags {
   readonly reason?: string;
@@ -45,7 +43,9 @@ export function registerApproveCommands(program: Command): void {
                 ...(o.reason === undefined ? {} : { reason: o.reason }),
               });
         reply(result, o.json === true);
-        if (!result.ok && USAGE_CODES.has(result.code)) process.exitCode = EXIT_USAGE;
+        // A refusal that is the caller's input at fault (a run prefix too short, malformed or
+        // ambiguous) is a usage error: the registry says which.
+        if (!result.ok && exitCodeOf(result.code) === EXIT_USAGE) process.exitCode = EXIT_USAGE;
       });
     });
   }

@@ -77,12 +77,15 @@ export function priceOf(
   return pricing?.[model];
 }
 
-async function readJson(file: string, code: string): Promise<Result<unknown>> {
+async function readJson(
+  file: string,
+  codes: { readonly read: string; readonly json: string },
+): Promise<Result<unknown>> {
   let text: string;
   try {
     text = await readFile(file, "utf8");
   } catch (e) {
-    return fail([{ code: `${code}-read`, path: "", message: `${file}: ${(e as Error).message}` }]);
+    return fail([{ code: codes.read, path: "", message: `${file}: ${(e as Error).message}` }]);
   }
   try {
     return ok(JSON.parse(text));
@@ -90,7 +93,7 @@ async function readJson(file: string, code: string): Promise<Result<unknown>> {
     const at = jsonSyntaxError(text, e);
     return fail([
       {
-        code: `${code}-json`,
+        code: codes.json,
         path: "",
         message: `${at.line === undefined ? file : `${file}:${at.line}:${at.column ?? 1}`}: ${at.message}`,
         ...(at.line === undefined ? {} : { line: at.line, column: at.column ?? 1 }),
@@ -176,7 +179,10 @@ export async function loadEvalSet(file: string): Promise<Result<LoadedEvalSet>> 
   let pricing: PricingTable | undefined;
   if (set.pricing !== undefined) {
     const pricingFile = path.resolve(dir, set.pricing);
-    const read = await readJson(pricingFile, "eval/pricing");
+    const read = await readJson(pricingFile, {
+      read: "eval/pricing-read",
+      json: "eval/pricing-json",
+    });
     if (!read.ok) for (const p of read.errors) at({ ...p, path: "/pricing" });
     else {
       const table = validatePricing(read.value);
