@@ -116,6 +116,66 @@ describe("createToolRegistry", () => {
     expect(validate?.({ pair: [1, "a"] })).toBe(false);
   });
 
+  it("compiles a schema once per process: a later registry of the same tools reuses its validator", () => {
+    const schema = { type: "object", properties: { q: { type: "string", minLength: 2 } } };
+    const first = createToolRegistry([spec({ name: "c.one", inputSchema: schema })]);
+    const again = createToolRegistry([
+      spec({ name: "c.other", inputSchema: JSON.parse(JSON.stringify(schema)) }),
+    ]);
+    if (!first.ok || !again.ok) throw new Error("registry");
+    const v1 = first.value.get("c.one")?.validate;
+    const v2 = again.value.get("c.other")?.validate;
+    expect(v2).toBe(v1);
+    expect(v2?.({ q: "ab" })).toBe(true);
+    expect(v2?.({ q: "a" })).toBe(false);
+    // Another schema, another validator; the dialect named by $schema is part of the schema.
+    const other = createToolRegistry([
+      spec({ name: "c.one", inputSchema: { ...schema, required: ["q"] } }),
+    ]);
+    if (!other.ok) throw new Error("registry");
+    expect(other.value.get("c.one")?.validate).not.toBe(v1);
+    expect(other.value.get("c.one")?.validate?.({})).toBe(false);
+  });
+
+  it("compiles, in later registries, two schemas whose nested $ids clash", () => {
+    const nested = (t: string) => ({
+      type: "object",
+      properties: { v: { $ref: "urn:shared-def" } },
+      $defs: { d: { $id: "urn:shared-def", type: t } },
+    });
+    const a = createToolRegistry([spec({ name: "d.one", inputSchema: nested("string") })]);
+    const b = createToolRegistry([spec({ name: "d.two", inputSchema: nested("number") })]);
+    if (!a.ok || !b.ok) throw new Error(JSON.stringify([a, b]));
+    expect(a.value.get("d.one")?.validate?.({ v: "x" })).toBe(true);
+    expect(a.value.get("d.one")?.validate?.({ v: 1 })).toBe(false);
+    expect(b.value.get("d.two")?.validate?.({ v: 1 })).toBe(true);
+    expect(b.value.get("d.two")?.validate?.({ v: "x" })).toBe(false);
+    // A schema that does not compile is still refused, cached or not.
+    const broken = { type: "object", properties: { v: { $ref: "urn:nowhere" } } };
+    expect(codes([spec({ inputSchema: broken })])).toEqual([
+      ["tool/input-schema", "/0/inputSchema"],
+    ]);
+    expect(codes([spec({ inputSchema: broken })])).toEqual([
+      ["tool/input-schema", "/0/inputSchema"],
+    ]);
+  });
+
+  it("keeps at most 512 compiled schemas: past them it starts again and compiles anew", () => {
+    const schemaN = (n: number) => ({ type: "object", properties: { [`p${n}`]: { const: n } } });
+    const validatorOf = (n: number) => {
+      const r = createToolRegistry([spec({ name: "e.tool", inputSchema: schemaN(n) })]);
+      if (!r.ok) throw new Error("registry");
+      return r.value.get("e.tool")?.validate;
+    };
+    const first = validatorOf(0);
+    expect(validatorOf(0)).toBe(first);
+    for (let n = 1; n <= 512; n++) validatorOf(n);
+    const again = validatorOf(0);
+    expect(again).not.toBe(first);
+    expect(again?.({ p0: 0 })).toBe(true);
+    expect(again?.({ p0: 1 })).toBe(false);
+  });
+
   it("reports every broken spec at once", () => {
     expect(
       codes([spec({ name: "X" }), spec({ name: "b.c", inputSchema: { type: "array" } })]),

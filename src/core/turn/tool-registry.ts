@@ -1,9 +1,10 @@
 // The tool registry of a passage: names, descriptions, effect classes and input schemas compiled
-// once at registration. Schemas come from agent definitions and MCP servers, so they are compiled
+// at registration (once per process for each distinct schema). Schemas come from agent definitions and MCP servers, so they are compiled
 // tolerantly: unknown keywords and formats are ignored; draft-07 schemas (declared, or undeclared
 // and only valid as draft-07) use a draft-07 validator, all others draft 2020-12.
 
 import { createAjv, type ValidateFunction } from "../contracts/ajv-factory.js";
+import { canonicalJson } from "../records/canonical.js";
 import { fail, ok, type Problem, pointer, type Result } from "../result.js";
 
 type AnyAjv = ReturnType<typeof createAjv>;
@@ -68,6 +69,32 @@ class TolerantCompiler {
   }
 }
 
+/** Compiled validators kept across registries, by schema; past this many, all are dropped. */
+const COMPILED_MAX = 512;
+const compiled = new Map<string, ValidateFunction>();
+let shared: TolerantCompiler | undefined;
+
+/**
+ * A schema's validator, compiled once per process for each distinct schema (its canonical JSON):
+ * every passage of every drive registers the same tools, and compiling them again each time costs
+ * tens of milliseconds. One compiler is shared (schemas whose nested `$id`s clash still compile,
+ * each against its own). The cache is bounded: once it holds COMPILED_MAX schemas it starts again
+ * with a fresh compiler, so that schemas come and go without the compiler growing.
+ */
+function compileOnce(schema: Readonly<Record<string, unknown>>): ValidateFunction {
+  const key = canonicalJson(schema);
+  const known = compiled.get(key);
+  if (known !== undefined) return known;
+  if (compiled.size >= COMPILED_MAX) {
+    compiled.clear();
+    shared = undefined;
+  }
+  shared ??= new TolerantCompiler();
+  const validate = shared.compile(schema);
+  compiled.set(key, validate);
+  return validate;
+}
+
 function acceptsObjects(schema: Readonly<Record<string, unknown>>): boolean {
   const t = schema.type;
   if (t === undefined) return true;
@@ -97,7 +124,6 @@ function makeRegistry(tools: readonly RegisteredTool[]): ToolRegistry {
 export function createToolRegistry(specs: readonly ToolSpec[]): Result<ToolRegistry> {
   const errors: Problem[] = [];
   const seen = new Set<string>();
-  const compiler = new TolerantCompiler();
   const tools: RegisteredTool[] = [];
   specs.forEach((spec, i) => {
     const before = errors.length;
@@ -138,7 +164,7 @@ export function createToolRegistry(specs: readonly ToolSpec[]): Result<ToolRegis
       });
     } else {
       try {
-        validate = compiler.compile(spec.inputSchema);
+        validate = compileOnce(spec.inputSchema);
       } catch (e) {
         errors.push({
           code: "tool/input-schema",
