@@ -2,45 +2,21 @@
 // from the pack file (packProblem when it is gone, packChanged when it was edited), the failed
 // checks of the latest earlier run (else its observations' output; nothing for a first run), each
 // budget counter's remainder and the deadline; the summarizer's Result and who decided each step.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
-import {
-  approvalContext,
-  createWarrant,
-  loopConclusion,
-  type ModelFunction,
-} from "../../src/index.js";
+import { approvalContext, createWarrant, loopConclusion } from "../../src/index.js";
 import { fakeSandbox, memoryStore } from "../../src/testing.js";
-import { accept, fixtures, plan, result, turn } from "../runtime/harness.js";
+import { answers, fixturePackCopy } from "../helpers/fixture-pack.js";
+import { accept, plan, result, turn } from "../runtime/harness.js";
 
 const dirs: string[] = [];
 afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-function answers(...turns: readonly unknown[]): ModelFunction {
-  let next = 0;
-  return async () => turns[next++] as never;
-}
-
-/** The runtime fixture pack, copied so that the test may edit or remove it. */
-function packCopy(): string {
-  const dir = mkdtempSync(path.join(tmpdir(), "warrant-context-"));
-  dirs.push(dir);
-  const doc = JSON.parse(readFileSync(path.join(fixtures, "task-pack.json"), "utf8"));
-  doc.workspace = path.resolve(fixtures, doc.workspace);
-  for (const [role, file] of Object.entries(doc.agents as Record<string, string>))
-    doc.agents[role] = path.resolve(fixtures, file);
-  const file = path.join(dir, "task-pack.json");
-  writeFileSync(file, JSON.stringify(doc));
-  return file;
-}
-
 describe("approvalContext and loopConclusion", () => {
   it("a second run's approver sees the first run's failed check; a stopped loop gives its Result and approvers", async () => {
-    const pack = packCopy();
+    const pack = fixturePackCopy(dirs, "warrant-context-");
     let testRuns = 0;
     const sandbox = fakeSandbox({
       // The first run's tests fail, writing to stderr only; the second's pass.

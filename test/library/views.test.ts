@@ -2,41 +2,17 @@
 // loop's, its records and conclusion, the approval context, the change, a record's view and body,
 // the pending approvals and the change feed — the same answers as the functions over the store,
 // and undefined (never a throw) for a loop or record the store does not hold.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
+import { rmSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
-import {
-  approvalContext,
-  createWarrant,
-  listPending,
-  loopConclusion,
-  type ModelFunction,
-} from "../../src/index.js";
+import { approvalContext, createWarrant, listPending, loopConclusion } from "../../src/index.js";
 import { fakeSandbox, memoryStore } from "../../src/testing.js";
-import { accept, fixtures, plan, result, turn } from "../runtime/harness.js";
+import { answers, fixturePackCopy } from "../helpers/fixture-pack.js";
+import { accept, plan, result, turn } from "../runtime/harness.js";
 
 const dirs: string[] = [];
 afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
-
-function answers(...turns: readonly unknown[]): ModelFunction {
-  let next = 0;
-  return async () => turns[next++] as never;
-}
-
-function packCopy(): string {
-  const dir = mkdtempSync(path.join(tmpdir(), "warrant-views-"));
-  dirs.push(dir);
-  const doc = JSON.parse(readFileSync(path.join(fixtures, "task-pack.json"), "utf8"));
-  doc.workspace = path.resolve(fixtures, doc.workspace);
-  for (const [role, file] of Object.entries(doc.agents as Record<string, string>))
-    doc.agents[role] = path.resolve(fixtures, file);
-  const file = path.join(dir, "task-pack.json");
-  writeFileSync(file, JSON.stringify(doc));
-  return file;
-}
 
 describe("warrant.views", () => {
   it("answers as the functions over the store do, and undefined for what the store does not hold", async () => {
@@ -55,7 +31,7 @@ describe("warrant.views", () => {
       },
     });
     try {
-      const handle = warrant.run(packCopy());
+      const handle = warrant.run(fixturePackCopy(dirs, "warrant-views-"));
       await handle.result;
       const query = await handle.query;
       const views = warrant.views;
