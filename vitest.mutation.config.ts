@@ -18,6 +18,8 @@ export const MUTATION_TESTS = [
   "test/library/changes.test.ts",
   "test/library/apply-*.test.ts",
   "test/adapters/contained-tree.test.ts",
+  // The console's Host, token and Origin gates.
+  "test/server/console-gates.test.ts",
 ];
 
 export default defineConfig({

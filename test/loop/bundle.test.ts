@@ -10,7 +10,7 @@ import type { LoopDocument } from "../../src/core/loop/types.js";
 import { canonicalJson } from "../../src/core/records/canonical.js";
 import { headRecord } from "../../src/core/records/host-records.js";
 import { LoopLedger } from "../../src/runtime/loop-ledger.js";
-import { type Built, body, built, KEY, pub } from "./audited-loop.js";
+import { type Built, body, built, KEY, OTHER, pub } from "./audited-loop.js";
 import { at, QUERY } from "./gwt.js";
 
 type Bundle = Record<string, unknown>;
@@ -32,18 +32,18 @@ function lastHead(b: Built) {
   return { sequence: last?.sequence ?? 0, hash: last?.hash ?? "", acts: b.acts.length };
 }
 
-async function firstProblem(bundle: unknown, key?: string) {
-  const r = await auditBundle(bundle, key);
+async function firstProblem(bundle: unknown, options?: Parameters<typeof auditBundle>[1]) {
+  const r = await auditBundle(bundle, options);
   if (r.ok) throw new Error("expected the bundle to be refused");
   return r.errors[0];
 }
 
 describe("a bundle's shape (bundle/invalid at the part that is wrong)", () => {
   it("not a bundle: no object, or another format", async () => {
-    for (const v of [null, [], "x", { format: "warrant-loop-bundle.v2" }])
+    for (const v of [undefined, null, [], "x", { format: "warrant-loop-bundle.v2" }])
       expect(await firstProblem(v)).toMatchObject({ code: "bundle/invalid", path: "/format" });
     expect(isBundle({ format: "warrant-loop-bundle.v1" })).toBe(true);
-    for (const v of [null, "warrant-loop-bundle.v1", { format: "v1" }, 1])
+    for (const v of [undefined, null, "warrant-loop-bundle.v1", { format: "v1" }, 1])
       expect(isBundle(v)).toBe(false);
   });
 
@@ -245,11 +245,46 @@ describe("the head a bundle is exported under", () => {
     expect(headOf([row("b", h(3, 2, 1)), row("a", h(3, 1, 5))])).toBe("b");
     expect(headOf([row("a", h(3, 1, 1)), row("b", h(3, 1, 5))])).toBe("b");
     expect(headOf([row("b", h(3, 1, 5)), row("a", h(3, 1, 1))])).toBe("b");
+    // A head without signed-at is signed before any that has one.
+    const { "signed-at": _s, ...undated } = h(3, 1, 1);
+    expect(headOf([row("b", h(3, 1, 1)), row("a", undated)])).toBe("b");
     // Equal in all three: the later row.
     expect(headOf([row("a", h(3, 1, 1)), row("b", h(3, 1, 1))])).toBe("b");
     // A head whose body is not JSON is passed over; no head at all: null.
     expect(headOf([row("b", h(1, 0, 1)), { ...row("a", {}), text: "{" }])).toBe("b");
     expect(headOf([{ ...row("p", h(9, 9, 9)), kind: "proposal" }])).toBeNull();
+  });
+});
+
+describe("the keys a bundle is audited against", () => {
+  it("a key named as a string or as {key}: the loop must be vouched for by it", async () => {
+    const bundle = await bundleOf(await built());
+    for (const options of [await pub(OTHER), { key: await pub(OTHER) }])
+      expect(await firstProblem(bundle, options)).toMatchObject({
+        code: "records/key-not-trusted",
+        path: "/facts/0",
+      });
+    const r = await auditBundle(bundle, { key: await pub(KEY), requirePinned: true });
+    expect(r.ok && r.value.pinnedBy).toBe("--key");
+  });
+
+  it("trusted keys from a file: another key refused, the loop's key pins it by that file", async () => {
+    const bundle = await bundleOf(await built());
+    const trusted = (k: string) => ({ trusted: { keys: [k], source: "/etc/keys.json" } });
+    expect(await firstProblem(bundle, trusted(await pub(OTHER)))).toMatchObject({
+      code: "records/key-not-trusted",
+    });
+    const r = await auditBundle(bundle, trusted(await pub(KEY)));
+    expect(r.ok && r.value.pinnedBy).toBe("/etc/keys.json");
+  });
+
+  it("requirePinned without any trusted key: audit/key-not-pinned; without requirePinned it audits", async () => {
+    const bundle = await bundleOf(await built());
+    expect(await firstProblem(bundle, { requirePinned: true })).toMatchObject({
+      code: "audit/key-not-pinned",
+    });
+    const r = await auditBundle(bundle, { requirePinned: false });
+    expect(r.ok && r.value.pinnedBy).toBeUndefined();
   });
 });
 
@@ -278,6 +313,31 @@ describe("the bundled loop document", () => {
     expect(await firstProblem({ ...bundle, loop: other })).toMatchObject({
       code: "bundle/loop-mismatch",
       path: "/loop",
+    });
+  });
+
+  it("a document of the same facts whose deadline is written otherwise (the same instant): bundle/loop-mismatch", async () => {
+    const bundle = await bundleOf(await built());
+    const loop = bundle.loop as { deadline: string };
+    const deadline = loop.deadline.replace(/Z$/, ".000Z");
+    expect(deadline).not.toBe(loop.deadline);
+    expect(await firstProblem({ ...bundle, loop: { ...loop, deadline } })).toMatchObject({
+      code: "bundle/loop-mismatch",
+      path: "/loop",
+    });
+  });
+
+  it("the document's state is checked as of the export: one projected after the deadline is refused at /loop/state", async () => {
+    const b = await built();
+    const bundle = await bundleOf(b);
+    const late = await docOf(
+      b,
+      new Date(Date.parse((bundle.loop as { deadline: string }).deadline) + 1),
+    );
+    expect((late as { state: string }).state).toBe("deadline-passed");
+    expect(await firstProblem({ ...bundle, loop: late })).toMatchObject({
+      code: "loop/projection-mismatch",
+      path: "/loop/state",
     });
   });
 
