@@ -18,6 +18,7 @@ import {
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { signRecord } from "../../src/core/records/signature.js";
 import {
   applyChange,
   createWarrant,
@@ -592,6 +593,53 @@ describe("a changeset that is not what the run wrote", () => {
     await expect(applyChange(swapped, query)).rejects.toMatchObject({ code: "apply/audit-failed" });
     expect(await readFile(path.join(workspace, "src/slugify.js"))).toEqual(before);
     await expect(stat(path.join(workspace, "src/zz"))).rejects.toMatchObject({ code: "ENOENT" });
+  });
+
+  it("a changeset read with its content intact but not as the audit vouched for it: apply/audit-failed, each rule alone", async () => {
+    const { store, query } = await verifiedLoop();
+    const before = await readFile(path.join(workspace, "src/slugify.js"));
+    const other = new Uint8Array(32).fill(8);
+    type Signature = { "key/public": string; value: string };
+    const edits: [string, (body: Body) => Promise<void> | void][] = [
+      // Each keeps the content (its ref reproduces) and changes only what the rule looks at.
+      ["a ref field inside the body", (body) => void (body.ref = "corpus-changeset:x")],
+      ["the signature removed", (body) => void delete body.signature],
+      [
+        "re-signed by a key that is not the loop's",
+        async (body) => {
+          const { signature: _s, ...rest } = body;
+          body.signature = (await signRecord(rest, other)).signature;
+        },
+      ],
+      [
+        "a signature in the loop key's name made by another key",
+        async (body) => {
+          const { signature: own, ...rest } = body;
+          const forged = (await signRecord(rest, other)).signature;
+          body.signature = { ...forged, "key/public": (own as Signature)["key/public"] };
+        },
+      ],
+    ];
+    for (const [name, edit] of edits) {
+      const copyOf = async () => {
+        const [record] = (await store.listRecords(query)).filter((r) => r.kind === "changeset");
+        const body = structuredClone(record?.body) as Body;
+        await edit(body);
+        return body;
+      };
+      const edited = await copyOf();
+      const tampered = editedChangeset(store, (body) => {
+        for (const k of Object.keys(body)) delete body[k];
+        Object.assign(body, structuredClone(edited));
+      });
+      const err = await applyChange(tampered, query).catch((e: WarrantError) => e);
+      expect(err, name).toMatchObject({ code: "apply/audit-failed" });
+      expect((err as Error).message, name).toContain("not the record the audit vouched for");
+    }
+    // Untouched, the same read is vouched for and applied.
+    const same = editedChangeset(store, () => undefined);
+    expect((await applyChange(same, query)).result).toBe("applied");
+    expect(await readFile(path.join(workspace, "src/slugify.js"))).not.toEqual(before);
   });
 
   it("the stored record edited to ../../x.txt: the audit finds it first (apply/audit-failed naming the problem)", async () => {
