@@ -14,6 +14,7 @@ const MESSAGE_ARGS = new Map([
   ["missing", [0]], // missing(message)
   ["mismatch", [0]], // mismatch(message)
   ["failed", [1]], // failed(query, what, path)
+  ["refusal", [2]], // refusal(status, code, message)
 ]);
 
 function calleeName(callee) {

@@ -109,7 +109,10 @@ describe("the token gate", () => {
       );
       expect(r.status, authorization).toBe(401);
       expect(r.headers.get("www-authenticate"), authorization).toBe('Bearer realm="warrant"');
-      expect(await code(r), authorization).toBe("auth/token-required");
+      expect(await r.json(), authorization).toMatchObject({
+        ok: false,
+        code: "auth/token-required",
+      });
     }
   });
 
@@ -124,6 +127,18 @@ describe("the token gate", () => {
     const r = await call("GET", `${ORIGIN}/index.html`, {});
     expect(r.status).not.toBe(401);
     expect(r.status).not.toBe(403);
+  });
+
+  it("outside /api/, only GET and HEAD: another method is 405 method not allowed", async () => {
+    for (const method of ["POST", "PUT", "DELETE"]) {
+      const r = await call(method, `${ORIGIN}/index.html`, {});
+      expect(r.status, method).toBe(405);
+      expect(await r.text(), method).toBe("method not allowed\n");
+    }
+    for (const method of ["GET", "HEAD"]) {
+      const r = await call(method, `${ORIGIN}/index.html`, {});
+      expect(r.status, method).not.toBe(405);
+    }
   });
 
   it("a path that only looks like the API (/apix, /api without a slash) is not an API route", async () => {
@@ -160,9 +175,14 @@ describe("the Origin gate (state-changing requests only)", () => {
     }
   });
 
-  it("a read from a foreign origin is not refused by the Origin gate (reads change nothing)", async () => {
-    const r = await call("GET", `${ORIGIN}/api/loops`, { ...auth, origin: "http://evil.example" });
-    expect(r.status).toBe(200);
+  it("a read (GET or HEAD) from a foreign origin is not refused by the Origin gate (reads change nothing)", async () => {
+    for (const method of ["GET", "HEAD"]) {
+      const r = await call(method, `${ORIGIN}/api/loops`, {
+        ...auth,
+        origin: "http://evil.example",
+      });
+      expect(r.status, method).not.toBe(403);
+    }
   });
 
   it("without the token, a foreign origin is refused by the token gate first", async () => {
@@ -185,6 +205,10 @@ describe("allowed hosts", () => {
     expect(parseAllowHost("box.lan:8080")).toEqual({ name: "box.lan", port: 8080 });
     expect(parseAllowHost("[::1]:65535")).toEqual({ name: "[::1]", port: 65535 });
     expect(parseAllowHost("box.lan:0")).toEqual({ name: "box.lan", port: 0 });
+    // Without a port, no port field at all.
+    expect(Object.keys(parseAllowHost("box.lan") ?? {})).toEqual(["name"]);
+    // Of the shape NAME or [ADDRESS], but not a host the URL parser takes.
+    for (const bad of ["[1]", "[1]:80", "[:::]"]) expect(parseAllowHost(bad), bad).toBeUndefined();
     for (const bad of ["box.lan:65536", "box.lan:123456", "http://box", "a b", "::1", "box:", ""])
       expect(parseAllowHost(bad), bad).toBeUndefined();
   });
@@ -192,6 +216,7 @@ describe("allowed hosts", () => {
   it("consoleHosts: the bound address and the loopback names it is reached through", () => {
     expect(consoleHosts("127.0.0.1", 4180)).toEqual(["127.0.0.1:4180", "localhost:4180"]);
     expect(consoleHosts("127.1.2.3", 4180)).toEqual(["127.1.2.3:4180", "localhost:4180"]);
+    expect(consoleHosts("127.10.200.30", 4180)).toEqual(["127.10.200.30:4180", "localhost:4180"]);
     expect(consoleHosts("localhost", 4180)).toEqual([
       "localhost:4180",
       "127.0.0.1:4180",
@@ -212,6 +237,8 @@ describe("allowed hosts", () => {
     // Another address is only itself; a name like a loopback address is not one.
     expect(consoleHosts("10.0.0.5", 4180)).toEqual(["10.0.0.5:4180"]);
     expect(consoleHosts("127.0.0.1.example", 4180)).toEqual(["127.0.0.1.example:4180"]);
+    // An octal 0127 is not 127: no loopback name is added (the URL parser writes it 87.0.0.1).
+    expect(consoleHosts("0127.0.0.1", 4180)).toEqual(["87.0.0.1:4180"]);
     // The default port is left out as the URL parser leaves it out.
     expect(consoleHosts("127.0.0.1", 80)).toEqual(["127.0.0.1", "localhost"]);
   });
@@ -224,5 +251,10 @@ describe("allowed hosts", () => {
         { name: "LOCALHOST" },
       ]),
     ).toEqual(["127.0.0.1:4180", "localhost:4180", "box.lan:4180", "proxy.lan:443"]);
+    // A name the URL parser does not take is left out.
+    expect(consoleHosts("127.0.0.1", 4180, [{ name: "a b" }])).toEqual([
+      "127.0.0.1:4180",
+      "localhost:4180",
+    ]);
   });
 });
