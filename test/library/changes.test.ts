@@ -602,8 +602,18 @@ describe("a changeset that is not what the run wrote", () => {
     type Signature = { "key/public": string; value: string };
     const edits: [string, (body: Body) => Promise<void> | void][] = [
       // Each keeps the content (its ref reproduces) and changes only what the rule looks at.
-      ["a ref field inside the body", (body) => void (body.ref = "corpus-changeset:x")],
-      ["the signature removed", (body) => void delete body.signature],
+      [
+        "a ref field inside the body",
+        (body) => {
+          body.ref = "corpus-changeset:x";
+        },
+      ],
+      [
+        "the signature removed",
+        (body) => {
+          delete body.signature;
+        },
+      ],
       [
         "re-signed by a key that is not the loop's",
         async (body) => {
