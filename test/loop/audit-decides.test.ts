@@ -3,6 +3,7 @@
 // the one that refuses (a forged rotation signed by the key it introduces, a signature that names
 // a key of the loop but was made by another, a record signed by a key the loop never reached).
 import { describe, expect, it } from "vitest";
+import { auditLoop } from "../../src/core/loop/audit.js";
 import type { RawLoop } from "../../src/core/loop/ledger-store.js";
 import { base64url, contentRef } from "../../src/core/records/canonical.js";
 import { hostKeyRecord, keyRotationRecord } from "../../src/core/records/host-records.js";
@@ -108,6 +109,54 @@ describe("key rotations: only a rotation the previous key signed reaches the nex
     const r = await audit(await reSigned(b, third, [second, first]));
     expect(r.ok, JSON.stringify(r.ok ? [] : r.errors)).toBe(true);
     if (r.ok) expect(r.value.keys).toHaveLength(3);
+  });
+});
+
+describe("trusted keys", () => {
+  const trustedAudit = (b: Built, keys: string[]) =>
+    auditLoop({
+      query: QUERY,
+      rows: b.rows,
+      acts: b.acts,
+      now: at(100),
+      trusted: { keys, source: "/etc/warrant/keys.json" },
+    });
+
+  it("none of several trusted keys vouches for the loop: records/key-not-trusted naming how many and where from", async () => {
+    const b = await built();
+    const third = base64url(await publicKeyOf(new Uint8Array(32).fill(9)));
+    const r = await trustedAudit(b, [await pub(OTHER), third]);
+    expect(!r.ok && r.errors[0]).toMatchObject({
+      code: "records/key-not-trusted",
+      path: "/facts/0",
+    });
+    const message = r.ok ? "" : (r.errors[0]?.message ?? "");
+    expect(message).toContain(await pub(KEY));
+    expect(message).toContain("any of 2 keys trusted by /etc/warrant/keys.json");
+    expect(message).not.toContain("rotated");
+  });
+
+  it("one trusted key that is not the loop's: the message names it", async () => {
+    const b = await built();
+    const r = await trustedAudit(b, [await pub(OTHER)]);
+    expect(r.ok ? "" : r.errors[0]?.message).toContain(`not to ${await pub(OTHER)} trusted by`);
+  });
+
+  it("a loop rotated to another key, trusting neither: the message says keys were rotated to", async () => {
+    const b = await built();
+    const genuine = await rotation(await pub(KEY), await pub(NEXT), KEY);
+    const r = await trustedAudit(await reSigned(b, NEXT, [genuine]), [await pub(OTHER)]);
+    expect(r.ok ? "" : r.errors[0]?.message).toContain("(and keys rotated to from it)");
+  });
+
+  it("one of several trusted keys is a key the loop rotated to: vouched for, pinned by that source", async () => {
+    const b = await built();
+    const genuine = await rotation(await pub(KEY), await pub(NEXT), KEY);
+    const r = await trustedAudit(await reSigned(b, NEXT, [genuine]), [
+      await pub(OTHER),
+      await pub(NEXT),
+    ]);
+    expect(r.ok && r.value.pinnedBy).toBe("/etc/warrant/keys.json");
   });
 });
 
