@@ -20,6 +20,7 @@ import {
   OTHER,
   pub,
   type Row,
+  withRecords,
 } from "./audited-loop.js";
 import { at, QUERY } from "./gwt.js";
 
@@ -100,6 +101,58 @@ describe("key rotations: only a rotation the previous key signed reaches the nex
     }
   });
 
+  it("a rotation to a malformed key, signed by the pinned key, adds no key", async () => {
+    const b = await built();
+    const nextKey = await pub(NEXT);
+    const r = await audit({
+      ...b,
+      rows: {
+        ...b.rows,
+        records: [
+          ...b.rows.records,
+          await rotation(await pub(KEY), `${nextKey.slice(0, 42)}+`, KEY),
+        ],
+      },
+    });
+    expect(r.ok && r.value.keys).toEqual([await pub(KEY)]);
+  });
+
+  it("a rotation signed by the pinned key but stored under another ref (not sound) admits nothing", async () => {
+    const b = await built();
+    const genuine = await rotation(await pub(KEY), await pub(NEXT), KEY);
+    const moved = { ...genuine, ref: `${genuine.ref.slice(0, -4)}AAAA` };
+    const r = await audit(await reSigned(b, NEXT, [moved]));
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.errors).toContainEqual(
+      expect.objectContaining({ code: "records/signature-key", path: "/facts/1" }),
+    );
+  });
+
+  it("a record of another kind carrying rotation fields, signed by the pinned key, admits nothing", async () => {
+    const b = await built();
+    const fields = {
+      "query/id": QUERY,
+      "key/previous": await pub(KEY),
+      "key/next": await pub(NEXT),
+      "at/sequence": 3,
+      "rotated-at": at(9).toISOString(),
+    };
+    const ref = contentRef(RECORD_KIND_TABLE.head.prefix, fields, OUTSIDE_REF_FIELD);
+    const head = {
+      ref,
+      kind: "head",
+      query: QUERY,
+      text: JSON.stringify(await signRecord(fields, KEY)),
+    };
+    const r = await audit(await reSigned(b, NEXT, [head]));
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.errors).toContainEqual(
+      expect.objectContaining({ code: "records/signature-key", path: "/facts/1" }),
+    );
+  });
+
   it("a chain of rotations is followed whatever their order among the records", async () => {
     const b = await built();
     const third = new Uint8Array(32).fill(9);
@@ -177,10 +230,14 @@ describe("the host key record", () => {
       ...b,
       rows: { ...b.rows, records: b.rows.records.map((r) => (r === genuine ? forged : r)) },
     };
-    expect(await firstError(t)).toMatchObject({
-      code: "records/signature-invalid",
-      path: "/facts/0",
-    });
+    const r = await audit(t);
+    // Refused at the pin: no key of the loop, so no record counts as signed (nor the heads, nor the act).
+    expect(r.ok ? [] : r.errors.map((e) => [e.code, e.path])).toEqual([
+      ["records/signature-invalid", "/facts/0"],
+      ["audit/unsigned-tail", "/facts/5"],
+      ["audit/unsigned-tail", "/facts/5"],
+      ["records/act-unsigned", "/facts/5"],
+    ]);
   });
 
   it("two host keys pinned, each well formed and self-signed: records/key-conflict", async () => {
@@ -197,6 +254,40 @@ describe("the host key record", () => {
       },
     };
     expect(await firstError(t)).toMatchObject({ code: "records/key-conflict", path: "/facts/0" });
+  });
+});
+
+describe("what is checked for a signature", () => {
+  it("the report counts every record row", async () => {
+    const b = await built();
+    const r = await audit(b);
+    expect(r.ok && r.value.records).toBe(b.rows.records.length);
+  });
+
+  it("no key pinned: no record is checked for a signature (only the missing key is reported)", async () => {
+    const b = await built();
+    const r = await audit(withRecords(b, (x) => (x.kind === "hostKey" ? undefined : x)));
+    expect(r.ok ? [] : r.errors.map((e) => [e.code, e.path])).toEqual([
+      ["records/key-missing", "/facts/0"],
+      ["audit/unsigned-tail", "/facts/5"],
+      ["audit/unsigned-tail", "/facts/5"],
+      ["records/act-unsigned", "/facts/5"],
+    ]);
+  });
+
+  it("a row that is not JSON, or whose kind column is not its ref's: reported once, not checked for a signature", async () => {
+    const b = await built();
+    const cases: [(r: Row) => Row, string][] = [
+      [(r) => ({ ...r, text: "{" }), "store/row-invalid"],
+      [(r) => ({ ...r, kind: "review" }), "store/kind-mismatch"],
+    ];
+    for (const [edit, code] of cases) {
+      const r = await audit(withRecords(b, (x) => (x.kind === "transcript" ? edit(x) : x)));
+      expect(r.ok ? [] : r.errors.map((e) => [e.code, e.path]), code).toEqual([
+        [code, "/facts/1"],
+        ["records/missing", "/facts/1"],
+      ]);
+    }
   });
 });
 
