@@ -22,14 +22,16 @@ export const GROUPS = [
     ],
   },
   {
+    name: "containment",
+    // The contained tree apply writes through, judged by its own unit tests.
+    mutate: ["src/adapters/fs/contained-tree.ts"],
+    tests: ["test/adapters/contained-tree.test.ts"],
+  },
+  {
     name: "apply",
-    // Apply: the audit before it, the contained target.
-    mutate: [
-      "src/library/apply-audit.ts",
-      "src/library/changes.ts",
-      "src/adapters/fs/contained-tree.ts",
-    ],
-    tests: ["test/adapters/contained-tree.test.ts", "test/library/changes.test.ts"],
+    // Apply: the audit before it, the order of its checks.
+    mutate: ["src/library/apply-audit.ts", "src/library/changes.ts"],
+    tests: ["test/library/changes.test.ts"],
   },
   {
     name: "records",

@@ -200,3 +200,105 @@ describe("removing", () => {
     });
   });
 });
+
+describe("what a tree holds open, and names that look like its own rules", () => {
+  const openFds = async () => (await readdir("/proc/self/fd")).length;
+
+  it("close releases every folder it opened, however often a path was walked", async () => {
+    const before = await openFds();
+    await withTree(async (t) => {
+      await t.read("src/a.txt");
+      await t.read("src/a.txt");
+      await t.read("src/none/x.txt");
+      await t.write("made/deep/x.txt", new TextEncoder().encode("x"));
+      await t.write("made/deep/y.txt", new TextEncoder().encode("y"));
+    });
+    expect(await openFds()).toBe(before);
+  });
+
+  it("a read never makes a folder; a remove never makes one either", async () => {
+    await withTree(async (t) => {
+      expect(await t.read("none/x.txt")).toEqual({ kind: "absent" });
+      await expect(t.remove("gone/x.txt")).rejects.toMatchObject({ code: "ENOENT" });
+    });
+    expect((await readdir(root)).sort()).toEqual(["src"]);
+  });
+
+  it("folders whose names end or start with a dot are folders like any other", async () => {
+    await mkdir(path.join(root, "dir."));
+    await mkdir(path.join(root, ".hidden"));
+    await mkdir(path.join(root, "dir"));
+    await mkdir(path.join(root, "hidden"));
+    await writeFile(path.join(root, "dir./f"), "dot-end");
+    await writeFile(path.join(root, ".hidden/f"), "dot-start");
+    await withTree(async (t) => {
+      const text = async (rel: string) => {
+        const c = await t.read(rel);
+        return c.kind === "file" ? new TextDecoder().decode(c.bytes) : c.kind;
+      };
+      expect(await text("dir./f")).toBe("dot-end");
+      expect(await text(".hidden/f")).toBe("dot-start");
+      await t.remove("dir./f");
+      await t.remove(".hidden/f");
+      await t.write("made./g", new TextEncoder().encode("g"));
+      await t.remove("made./g");
+      await t.removeMade();
+    });
+    expect((await readdir(path.join(root, "dir."))).length).toBe(0);
+    expect((await readdir(path.join(root, ".hidden"))).length).toBe(0);
+    expect((await readdir(root)).sort()).toEqual([".hidden", "dir", "dir.", "hidden", "src"]);
+  });
+
+  it("a file at the top is removed; a folder made at the top is removed again", async () => {
+    await writeFile(path.join(root, "top.txt"), "top");
+    await withTree(async (t) => {
+      await t.remove("top.txt");
+      await t.write("made/c.txt", new TextEncoder().encode("c"));
+      await t.remove("made/c.txt");
+      await t.removeMade();
+    });
+    expect(await readdir(root)).toEqual(["src"]);
+  });
+
+  it("a name too long for the file system is that error, not a link nor an absent file", async () => {
+    const long = "n".repeat(300);
+    await withTree(async (t) => {
+      await expect(t.read(long)).rejects.toMatchObject({ code: "ENAMETOOLONG" });
+      await expect(t.read(`${long}/x.txt`)).rejects.toMatchObject({ code: "ENAMETOOLONG" });
+    });
+  });
+
+  it("a write over a folder fails and leaves no temporary file behind", async () => {
+    await withTree(async (t) => {
+      await expect(t.write("src", new TextEncoder().encode("x"))).rejects.toBeTruthy();
+    });
+    expect((await readdir(root)).sort()).toEqual(["src"]);
+    expect(await readdir(path.join(root, "src"))).toEqual(["a.txt"]);
+  });
+
+  it("the target that is a link says so: nothing is written through a link", async () => {
+    const link = path.join(base, "link");
+    await symlink(root, link);
+    await expect(ContainedTree.open(link)).rejects.toThrow(/^the target .* is a symbolic link/);
+  });
+});
+
+describe("modes, whatever the umask", () => {
+  let umask = 0;
+  beforeEach(() => {
+    umask = process.umask();
+  });
+  afterEach(() => {
+    process.umask(umask);
+  });
+
+  it("a new file is 0644 under umask 0; a modified one keeps its mode under umask 077", async () => {
+    process.umask(0);
+    await withTree(async (t) => t.write("src/new.txt", new TextEncoder().encode("n")));
+    expect((await stat(path.join(root, "src/new.txt"))).mode & 0o7777).toBe(0o644);
+    process.umask(0o077);
+    await chmod(path.join(root, "src/a.txt"), 0o755);
+    await withTree(async (t) => t.write("src/a.txt", new TextEncoder().encode("m")));
+    expect((await stat(path.join(root, "src/a.txt"))).mode & 0o7777).toBe(0o755);
+  });
+});
