@@ -249,6 +249,17 @@ describe("what a tree holds open, and names that look like its own rules", () =>
     expect((await readdir(root)).sort()).toEqual([".hidden", "dir", "dir.", "hidden", "src"]);
   });
 
+  it("folders made under folders whose names end or start with a dot are removed again", async () => {
+    await withTree(async (t) => {
+      for (const rel of ["made./sub/g", ".made/sub/g"]) {
+        await t.write(rel, new TextEncoder().encode("g"));
+        await t.remove(rel);
+      }
+      await t.removeMade();
+    });
+    expect(await readdir(root)).toEqual(["src"]);
+  });
+
   it("a file at the top is removed; a folder made at the top is removed again", async () => {
     await writeFile(path.join(root, "top.txt"), "top");
     await withTree(async (t) => {
