@@ -1,11 +1,13 @@
 // The mutation score of each module in reports/mutation/mutation.json (Stryker's JSON report):
 // killed + timed out over valid mutants (ignored and not compiling left out; survived and not
 // covered count against). `--survivors` lists each surviving or uncovered mutant.
-// Usage: node scripts/stryker/scores.mjs [--survivors] [REPORT]
+// `--markdown` prints the scores as the table of docs/testing.md.
+// Usage: node scripts/stryker/scores.mjs [--survivors] [--markdown] [REPORT]
 import { readFileSync } from "node:fs";
 
 const args = process.argv.slice(2);
 const survivors = args.includes("--survivors");
+const markdown = args.includes("--markdown");
 const file = args.find((a) => !a.startsWith("--")) ?? "reports/mutation/mutation.json";
 const report = JSON.parse(readFileSync(file, "utf8"));
 const rows = [];
@@ -27,7 +29,14 @@ for (const [name, f] of Object.entries(report.files).sort(([a], [b]) => a.locale
     }
   }
 }
-for (const r of rows)
+if (markdown) {
+  console.log("| Module | Score | Killed | Timed out | Survived | No coverage | Valid |");
+  console.log("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
+  for (const r of rows)
+    console.log(
+      `| \`${r.name}\` | ${r.score.toFixed(1)} % | ${r.killed} | ${r.timedOut} | ${r.survived} | ${r.noCoverage} | ${r.valid} |`,
+    );
+} else for (const r of rows)
   console.log(
     `${r.score.toFixed(1).padStart(6)} %  ${r.name}  (killed ${r.killed}, timed out ${r.timedOut}, survived ${r.survived}, no coverage ${r.noCoverage}, valid ${r.valid})`,
   );
