@@ -86,6 +86,9 @@ describe("canonicalJson", () => {
     cyclic.self = cyclic;
     expect(() => canonicalJson(cyclic)).toThrow();
     expect(() => canonicalJson(undefined)).toThrow(/no JSON form/);
+    expect(() => canonicalJson(undefined)).toThrow(
+      expect.objectContaining({ code: "records/not-json" }),
+    );
     expect(() => canonicalJson(1n)).toThrow();
   });
 
