@@ -9,6 +9,7 @@ import {
   CODEC_RAW,
   cidFromDigest,
   decodeCid,
+  jsonJcsCid,
 } from "../../src/core/cid/cid.js";
 import {
   collectionCid,
@@ -145,5 +146,33 @@ describe("decodeCid", () => {
     const dagPb = cidFromDigest(0x70, blake3Digest(enc.encode("x")));
     expect(decodeCid(dagPb).ok).toBe(false);
     expect(decodeCid(dagPb, 0x70).ok).toBe(true);
+  });
+});
+
+describe("decodeCid, each check alone", () => {
+  it("a BLAKE3 multihash of 16 bytes in a well-formed CIDv1: cid/invalid at the root", () => {
+    const short = cidFromDigest(CODEC_RAW, new Uint8Array(16).fill(1));
+    const r = decodeCid(short);
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.errors[0]).toMatchObject({ code: "cid/invalid", path: "" });
+  });
+
+  it("the same bytes spelled with non-zero padding bits: not the canonical spelling", () => {
+    const alphabet = "abcdefghijklmnopqrstuvwxyz234567";
+    const cid = blobCid(enc.encode("hello"));
+    const last = alphabet.indexOf(cid.at(-1) as string);
+    // 36 bytes are 288 bits: the last of 58 characters carries 2 padding bits.
+    const padded = `${cid.slice(0, -1)}${alphabet[last | 1]}`;
+    expect(padded).not.toBe(cid);
+    expect(decodeCid(cid).ok).toBe(true);
+    const r = decodeCid(padded);
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.errors[0]?.code).toBe("cid/invalid");
+  });
+
+  it("jsonJcsCid is the json-jcs CID of BLAKE3 over the bytes given", () => {
+    const bytes = enc.encode('{"a":1}');
+    const r = decodeCid(jsonJcsCid(bytes), CODEC_JSON_JCS);
+    expect(r.ok && r.value.digest).toEqual(blake3Digest(bytes));
   });
 });

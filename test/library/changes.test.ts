@@ -18,6 +18,7 @@ import {
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { signRecord } from "../../src/core/records/signature.js";
 import {
   applyChange,
   createWarrant,
@@ -26,6 +27,7 @@ import {
   type ModelFunction,
   WarrantError,
 } from "../../src/index.js";
+import { auditStoredLoop } from "../../src/library/audit.js";
 import { findChange } from "../../src/library/change-record.js";
 import { applyAuditedChange } from "../../src/library/changes.js";
 import { fakeSandbox, memoryStore } from "../../src/testing.js";
@@ -104,7 +106,12 @@ afterEach(async () => {
 async function verifiedLoop(
   plan: unknown = twoFiles,
   testsPass = true,
-  opts: { readonly summary?: string; readonly signed?: boolean } = {},
+  opts: {
+    readonly summary?: string;
+    readonly signed?: boolean;
+    /** The host key's secret (default: a random one). */
+    readonly secret?: Uint8Array;
+  } = {},
 ) {
   const store = memoryStore();
   const warrant = await createWarrant({
@@ -134,7 +141,8 @@ async function verifiedLoop(
     }),
     approver: "auto",
     // Signed by a host key: apply audits the loop first, and an unsigned loop fails that audit.
-    signer: opts.signed === false ? "none" : keySigner(new Uint8Array(randomBytes(32))),
+    signer:
+      opts.signed === false ? "none" : keySigner(opts.secret ?? new Uint8Array(randomBytes(32))),
   });
   const handle = warrant.run(pack);
   const outcome = await handle.result;
@@ -245,8 +253,15 @@ describe("a change that is not only regular files", () => {
 describe("applyChange", () => {
   it("writes the change into the workspace, then reports the same run already applied", async () => {
     const { store, query } = await verifiedLoop();
+    const fds = (await readdir("/proc/self/fd")).length;
     const r = await applyChange(store, query);
     expect(r).toMatchObject({ query, to: workspace, result: "applied" });
+    expect(r.files.map((f) => [f.path, f.status])).toEqual([
+      ["src/slugify.js", "modified"],
+      ["src/zz/new.js", "added"],
+    ]);
+    // The target's folders are closed again.
+    expect((await readdir("/proc/self/fd")).length).toBe(fds);
     expect(await readFile(path.join(workspace, "src/slugify.js"), "utf8")).toBe(FIXED);
     expect(await readFile(path.join(workspace, "src/zz/new.js"), "utf8")).toBe(
       "export const x = 1;\n",
@@ -594,6 +609,76 @@ describe("a changeset that is not what the run wrote", () => {
     await expect(stat(path.join(workspace, "src/zz"))).rejects.toMatchObject({ code: "ENOENT" });
   });
 
+  it("a changeset read with its content intact but not as the audit vouched for it: apply/audit-failed, each rule alone", async () => {
+    const secret = new Uint8Array(32).fill(3);
+    const { store, query } = await verifiedLoop(twoFiles, true, { secret });
+    const before = await readFile(path.join(workspace, "src/slugify.js"));
+    const other = new Uint8Array(32).fill(8);
+    const reSigned = async (body: Body, key: Uint8Array) => {
+      const { signature: _s, ...rest } = body;
+      body.signature = (await signRecord(rest, key)).signature;
+    };
+    type Signature = { "key/public": string; value: string };
+    const edits: [string, (body: Body) => Promise<void> | void][] = [
+      // Each keeps the content (its ref reproduces) and changes only what the rule looks at.
+      [
+        "a ref field inside the body, signed by the loop's key with it",
+        async (body) => {
+          body.ref = "corpus-changeset:x";
+          await reSigned(body, secret);
+        },
+      ],
+      [
+        "its content edited and signed by the loop's key again",
+        async (body) => {
+          body.baseline = "sha256:other";
+          await reSigned(body, secret);
+        },
+      ],
+      [
+        "the signature removed",
+        (body) => {
+          delete body.signature;
+        },
+      ],
+      [
+        "re-signed by a key that is not the loop's",
+        async (body) => {
+          const { signature: _s, ...rest } = body;
+          body.signature = (await signRecord(rest, other)).signature;
+        },
+      ],
+      [
+        "a signature in the loop key's name made by another key",
+        async (body) => {
+          const { signature: own, ...rest } = body;
+          const forged = (await signRecord(rest, other)).signature;
+          body.signature = { ...forged, "key/public": (own as Signature)["key/public"] };
+        },
+      ],
+    ];
+    for (const [name, edit] of edits) {
+      const copyOf = async () => {
+        const [record] = (await store.listRecords(query)).filter((r) => r.kind === "changeset");
+        const body = structuredClone(record?.body) as Body;
+        await edit(body);
+        return body;
+      };
+      const edited = await copyOf();
+      const tampered = editedChangeset(store, (body) => {
+        for (const k of Object.keys(body)) delete body[k];
+        Object.assign(body, structuredClone(edited));
+      });
+      const err = await applyChange(tampered, query).catch((e: WarrantError) => e);
+      expect(err, name).toMatchObject({ code: "apply/audit-failed" });
+      expect((err as Error).message, name).toContain("not the record the audit vouched for");
+    }
+    // Untouched, the same read is vouched for and applied.
+    const same = editedChangeset(store, () => undefined);
+    expect((await applyChange(same, query)).result).toBe("applied");
+    expect(await readFile(path.join(workspace, "src/slugify.js"))).not.toEqual(before);
+  });
+
   it("the stored record edited to ../../x.txt: the audit finds it first (apply/audit-failed naming the problem)", async () => {
     const { store, query } = await verifiedLoop();
     const tampered = editedChangeset(
@@ -606,6 +691,9 @@ describe("a changeset that is not what the run wrote", () => {
     const err = await applyChange(tampered, query).catch((e: WarrantError) => e);
     expect(err).toMatchObject({ code: "apply/audit-failed" });
     expect((err as Error).message).toContain("store/record-mismatch");
+    const audited = await auditStoredLoop(tampered, query);
+    const n = audited.ok ? 0 : audited.errors.length;
+    expect((err as Error).message.includes(" more)")).toBe(n > 1);
     await expect(stat(path.join(dir, "x.txt"))).rejects.toMatchObject({ code: "ENOENT" });
   });
 
@@ -615,6 +703,11 @@ describe("a changeset that is not what the run wrote", () => {
     const err = await applyChange(store, query).catch((e: WarrantError) => e);
     expect(err).toMatchObject({ code: "apply/audit-failed", path: "/facts/0" });
     expect((err as Error).message).toContain("records/key-missing at /facts/0");
+    // The first problem is named, with how many more the audit found.
+    const audited = await auditStoredLoop(store, query);
+    const more = audited.ok ? 0 : audited.errors.length - 1;
+    expect(more).toBeGreaterThan(0);
+    expect((err as Error).message).toContain(`(and ${more} more)`);
     expect(await readFile(path.join(workspace, "src/slugify.js"))).toEqual(before);
     // The diff is still shown: only taking the change needs the audit.
     expect((await loopChange(store, query)).files).toHaveLength(2);

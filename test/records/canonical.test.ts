@@ -3,7 +3,7 @@
 import canonicalize from "canonicalize";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { canonicalJson } from "../../src/core/records/canonical.js";
+import { canonicalJson, digestOfBytes, hex } from "../../src/core/records/canonical.js";
 
 const wellFormed = (s: string): boolean =>
   (s as unknown as { isWellFormed(): boolean }).isWellFormed();
@@ -86,6 +86,9 @@ describe("canonicalJson", () => {
     cyclic.self = cyclic;
     expect(() => canonicalJson(cyclic)).toThrow();
     expect(() => canonicalJson(undefined)).toThrow(/no JSON form/);
+    expect(() => canonicalJson(undefined)).toThrow(
+      expect.objectContaining({ code: "records/not-json" }),
+    );
     expect(() => canonicalJson(1n)).toThrow();
   });
 
@@ -93,5 +96,23 @@ describe("canonicalJson", () => {
     let deep: unknown = { b: 1, a: 0 };
     for (let i = 0; i < 400; i++) deep = { z: deep, a: [i] };
     expect(canonicalJson(deep)).toBe(canonicalize(deep));
+  });
+});
+
+describe("digests and hex", () => {
+  it("digestOfBytes is sha256: and the unpadded base64url of SHA-256 over the bytes", () => {
+    expect(digestOfBytes(new Uint8Array())).toBe(
+      "sha256:47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU",
+    );
+  });
+
+  it("hex is lower case, two digits a byte", () => {
+    expect(hex(new Uint8Array([0, 15, 16, 255]))).toBe("000f10ff");
+    expect(hex(new Uint8Array())).toBe("");
+  });
+
+  it("a bigint anywhere in the value is refused, as JSON refuses it", () => {
+    expect(() => canonicalJson({ a: 1n })).toThrow();
+    expect(() => canonicalJson([1n])).toThrow();
   });
 });
