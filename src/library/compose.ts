@@ -62,8 +62,6 @@ export interface Composition {
   readonly clock: Clock;
   /** The process's time: leases, renewals, heartbeats, polls. */
   readonly time: Time;
-  /** Waits `ms` (the runtime's sleep port: what drives and evals wait with). */
-  readonly sleep: (ms: number) => Promise<void>;
   readonly operator: string;
   /** A pack ready to drive: loaded from its file, or as given. */
   pack(pack: string | LoadedPack): Promise<LoadedPack>;
@@ -275,7 +273,6 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
     store,
     clock,
     time,
-    sleep: (ms: number) => time.sleep(ms),
     get operator() {
       return operatorNow();
     },

@@ -443,7 +443,7 @@ export async function createWarrant(options: WarrantOptions = {}): Promise<Warra
         warrant,
         runWith,
         resumeWith,
-        sleep: c.sleep,
+        sleep: c.time.sleep,
         clock: c.clock,
         context: () => c.context({}, c.emitter()),
         evalSpan: async (attributes) =>
