@@ -21,6 +21,12 @@ import { dispatch, MODELS, until, WorkerProcess } from "./failover-harness.js";
 
 const pg = await postgresForTests();
 
+/** What a worker said before it exited, for the message of a failed exit check. */
+function exitContext(w: WorkerProcess): string {
+  const last = w.lines.slice(-8).map((l) => JSON.stringify(l));
+  return `stderr:\n${w.stderr.slice(-2000)}\nlast lines:\n${last.join("\n")}`;
+}
+
 describe.skipIf(!pg.enabled)("workers, loops and requeue over a shared PostgreSQL", () => {
   const schemas = new TestSchemas(pg.url, "queue_ops");
   const cwd = mkdtempSync(path.join(tmpdir(), "warrant-queue-ops-"));
@@ -77,7 +83,7 @@ describe.skipIf(!pg.enabled)("workers, loops and requeue over a shared PostgreSQ
     const plain = await runCli(["workers", "--store", uri], { cwd });
     expect(plain.stdout).toContain(`${id}  host `);
     w.signal("SIGTERM");
-    expect(await w.exited).toEqual({ code: 0, signal: null });
+    expect(await w.exited, exitContext(w)).toEqual({ code: 0, signal: null });
     expect(w.lines.map((l) => l.phase).filter(Boolean)).toEqual(["draining", "stopped"]);
     // Every line says when and which loop (null for the worker's own).
     for (const l of w.lines) {
@@ -208,7 +214,7 @@ describe.skipIf(!pg.enabled)("workers, loops and requeue over a shared PostgreSQ
         stop: { reason: "succeeded" },
       });
     w.signal("SIGTERM");
-    expect(await w.exited).toEqual({ code: 0, signal: null });
+    expect(await w.exited, exitContext(w)).toEqual({ code: 0, signal: null });
   });
 
   it("SIGTERM releases a loop that waits for an approval at once and queues it again", {
@@ -236,7 +242,7 @@ describe.skipIf(!pg.enabled)("workers, loops and requeue over a shared PostgreSQ
       ),
     );
     w.signal("SIGTERM");
-    expect(await w.exited).toEqual({ code: 0, signal: null });
+    expect(await w.exited, exitContext(w)).toEqual({ code: 0, signal: null });
     // Released at once, not after the 30 s timeout: no forcing phase.
     expect(w.lines.some((l) => l.phase === "forcing")).toBe(false);
     expect(w.lines).toEqual(
