@@ -1,11 +1,13 @@
 // The tool registry of a passage: names, descriptions, effect classes and input schemas compiled
-// at registration (once per process for each distinct schema). Schemas come from agent definitions and MCP servers, so they are compiled
+// at registration (once per process for each distinct schema; the plainest ones only when they
+// first refuse arguments, see simple-schema.ts). Schemas come from agent definitions and MCP servers, so they are compiled
 // tolerantly: unknown keywords and formats are ignored; draft-07 schemas (declared, or undeclared
 // and only valid as draft-07) use a draft-07 validator, all others draft 2020-12.
 
 import { createAjv, type ValidateFunction } from "../contracts/ajv-factory.js";
 import { canonicalJson } from "../records/canonical.js";
 import { fail, ok, type Problem, pointer, type Result } from "../result.js";
+import { simpleSchemaOf, simpleValidator } from "./simple-schema.js";
 
 type AnyAjv = ReturnType<typeof createAjv>;
 
@@ -89,8 +91,19 @@ function compileOnce(schema: Readonly<Record<string, unknown>>): ValidateFunctio
     compiled.clear();
     shared = undefined;
   }
-  shared ??= new TolerantCompiler();
-  const validate = shared.compile(schema);
+  const { $id: _id, $schema: _schema, ...rest } = schema;
+  const simple = simpleSchemaOf(rest);
+  let validate: ValidateFunction;
+  if (simple === undefined) {
+    shared ??= new TolerantCompiler();
+    validate = shared.compile(schema);
+  } else {
+    // Compiled by Ajv only when arguments are refused (see simple-schema.ts).
+    validate = simpleValidator(simple, () => {
+      shared ??= new TolerantCompiler();
+      return shared.compile(schema);
+    });
+  }
   compiled.set(key, validate);
   return validate;
 }
