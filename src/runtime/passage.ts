@@ -229,16 +229,17 @@ function toolCallEnd(
   latencyMs: number,
   content: boolean,
 ): PassageEvent {
-  const end = {
-    kind: "tool-call-end",
-    turn,
-    call,
-    name,
-    isError: result.isError,
-    latencyMs,
-  } as const;
-  const coded = result.code === undefined ? end : { ...end, code: result.code };
-  return content ? { ...coded, result: result.content } : coded;
+  // Literals, not spreads (an object spread with more properties after it is slow in V8).
+  const { isError, code } = result;
+  const kind = "tool-call-end";
+  if (code === undefined) {
+    return content
+      ? { kind, turn, call, name, isError, latencyMs, result: result.content }
+      : { kind, turn, call, name, isError, latencyMs };
+  }
+  return content
+    ? { kind, turn, call, name, isError, latencyMs, code, result: result.content }
+    : { kind, turn, call, name, isError, latencyMs, code };
 }
 
 export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
@@ -256,6 +257,17 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
   const log = new TranscriptLog();
   const digests = new RequestDigests({ system: input.system, tools, messageTypes }, log.known);
   const perCall = outputTokensOf(input);
+  // What does not change from turn to turn is made once per passage.
+  const turnChecks: Parameters<typeof validateTurn>[1] = {
+    registry,
+    role: input.role,
+    ...(input.messageTypes === undefined ? {} : { messageTypes: input.messageTypes }),
+    ...(input.resolvePaperRef === undefined ? {} : { resolvePaperRef: input.resolvePaperRef }),
+  };
+  const toolOptions = {
+    ...(signal === undefined ? {} : { signal }),
+    ...(input.toolTimeoutMs === undefined ? {} : { timeoutMs: input.toolTimeoutMs }),
+  };
 
   let usage = NO_USAGE;
   let latencyMs = 0;
@@ -364,12 +376,7 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
         : failed("turn/truncated", "the model's answer was cut at its output token limit");
     }
 
-    const checked = validateTurn(response.candidate, {
-      registry,
-      role: input.role,
-      ...(input.messageTypes === undefined ? {} : { messageTypes: input.messageTypes }),
-      ...(input.resolvePaperRef === undefined ? {} : { resolvePaperRef: input.resolvePaperRef }),
-    });
+    const checked = validateTurn(response.candidate, turnChecks);
     const message = checked.ok ? checked.value.message : undefined;
     const refused =
       message === undefined || input.checkMessage === undefined
@@ -446,10 +453,7 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
       const started = performance.now();
       let result: ToolResult;
       try {
-        result = await toolHost.call(call.name, call.args, {
-          ...(signal === undefined ? {} : { signal }),
-          ...(input.toolTimeoutMs === undefined ? {} : { timeoutMs: input.toolTimeoutMs }),
-        });
+        result = await toolHost.call(call.name, call.args, toolOptions);
       } catch (e) {
         // A tool that could not write the ledger (a memory write, a sub-agent's charge) ends the
         // drive as a crash would: resume redoes the passage, and its writes replay.
