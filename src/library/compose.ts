@@ -394,11 +394,11 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
     actingStore,
     emitter(log) {
       return (body: WarrantEventBody) => {
-        const event: WarrantEvent = {
-          ...body,
-          query: heldQueryId(body.query),
-          at: clock.now().toISOString(),
-        };
+        // Copied and added to, not spread: a spread followed by more properties costs several
+        // microseconds in V8, and this runs for every event of every turn. Same keys, same order.
+        const event = Object.assign({}, body) as WarrantEvent & { query: string; at: string };
+        event.query = heldQueryId(body.query);
+        event.at = clock.now().toISOString();
         log?.push(event);
         publish(event);
         traced?.observe(event);
