@@ -1,11 +1,14 @@
 // Passage overhead per model turn with an instantly answering scripted model: N−1 calls of an
-// `add` tool, then a message, then the transcript record. Reports µs/turn (warm), how a late turn
-// costs against an early one, peak RSS of a 1 000-turn passage in a fresh process, and the floor
-// (JSON.parse + the precompiled seed validator per turn) with the ratio to it.
+// `add` tool, then a message, then the transcript record. Reports µs/turn (warm), bare (the passage
+// executor alone) and with an agent definition's features on (middleware, a declared tool, skills,
+// memory: ./passage-features.ts, through the agent passage runner), how a late turn costs against
+// an early one, the RSS of a 1 000-turn passage in a fresh process (before its first turn, after
+// its last, and the peak), and the floor (JSON.parse + the precompiled seed validator per turn)
+// with the ratio of each figure to it, all measured in the same run.
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { createScriptedModel } from "../../src/adapters/models/scripted-model.js";
-import { contractValidators } from "../../src/core/contracts/ajv.js";
+import { validate as modelTurnValidator } from "../../src/core/contracts/generated/model-turn.js";
 import { toolAnswer } from "../../src/core/turn/tool-host.js";
 import { createToolRegistry, type ToolRegistry } from "../../src/core/turn/tool-registry.js";
 import { runPassage } from "../../src/runtime/passage.js";
@@ -104,27 +107,41 @@ async function lateVsEarly(turns: number, window: number, repeats: number) {
 }
 
 /**
- * Peak RSS of one passage in a fresh process, and what part of it the turns add: `beforeTurnsMB`
- * is the peak after the imports and a 1-turn passage (validators compiled, code warm).
+ * The RSS of one `turns`-turn passage in a fresh process, bare or with the definition's features:
+ * `rssBeforeFirstTurnMB` once the modules are imported and the workload set up (no turn run yet),
+ * `rssAfterLastTurnMB` after the passage and its transcript record, `peakRssMB` the process's
+ * peak; `turnsAddMB` is the peak over the RSS before the first turn.
  */
-function peakRssInFreshProcess(turns: number) {
+function rssInFreshProcess(turns: number, features: boolean) {
   const self = fileURLToPath(import.meta.url);
+  const setup = features
+    ? [
+        `const { featuresPassage } = await import(${JSON.stringify(self.replace(/passage\.js$/, "passage-features.js"))});`,
+        `const once = await featuresPassage(${turns});`,
+      ]
+    : [
+        `const { scriptedPassage, script } = await import(${JSON.stringify(self)});`,
+        `const answers = script(${turns});`,
+        `const once = () => scriptedPassage(${turns}, undefined, answers);`,
+      ];
   const program = [
-    `const { scriptedPassage } = await import(${JSON.stringify(self)});`,
-    "await scriptedPassage(1);",
-    "const before = process.resourceUsage().maxRSS;",
-    `await scriptedPassage(${turns});`,
-    "process.stdout.write(JSON.stringify({ before, peak: process.resourceUsage().maxRSS }));",
+    ...setup,
+    "const before = process.memoryUsage().rss;",
+    "await once();",
+    "const after = process.memoryUsage().rss;",
+    "process.stdout.write(JSON.stringify({ before, after, peak: process.resourceUsage().maxRSS * 1024 }));",
   ].join("\n");
   const child = spawnSync(process.execPath, ["--input-type=module", "-e", program], {
     encoding: "utf8",
   });
   if (child.status !== 0) throw new Error(`RSS child failed: ${child.stderr}`);
-  const { before, peak } = JSON.parse(child.stdout) as { before: number; peak: number };
+  const { before, after, peak } = JSON.parse(child.stdout) as Record<string, number>;
+  const mb = (bytes: number) => round(bytes / 2 ** 20, 1);
   return {
-    peakRssMB: round(peak / 1024, 1),
-    beforeTurnsMB: round(before / 1024, 1),
-    turnsAddMB: round((peak - before) / 1024, 1),
+    rssBeforeFirstTurnMB: mb(before as number),
+    rssAfterLastTurnMB: mb(after as number),
+    peakRssMB: mb(peak as number),
+    turnsAddMB: mb((peak as number) - (before as number)),
   };
 }
 
@@ -141,24 +158,37 @@ async function cpuUsPerPassage(fn: () => Promise<void>, iterations: number): Pro
   return median(per);
 }
 
-async function run(): Promise<Record<string, unknown>> {
-  const reg = registry();
+const SIZES = [
+  [10, 200],
+  [100, 20],
+  [1000, 3],
+] as const;
+
+/** µs per turn (wall and CPU) of `make(turns)`'s passages at each size. */
+async function perTurnFigures(make: (turns: number) => Promise<() => Promise<void>>) {
   const perTurn: Record<string, number> = {};
   const cpuPerTurn: Record<string, number> = {};
-  for (const [turns, iterations] of [
-    [10, 200],
-    [100, 20],
-    [1000, 3],
-  ] as const) {
-    const answers = script(turns);
-    const once = () => scriptedPassage(turns, reg, answers);
+  for (const [turns, iterations] of SIZES) {
+    const once = await make(turns);
     const t = await measureAsync(once, { iterations, repeats: 7, warmup: iterations });
     perTurn[`turns${turns}`] = round(t.medianUs / turns);
     cpuPerTurn[`turns${turns}`] = round((await cpuUsPerPassage(once, iterations)) / turns);
   }
+  return { perTurn, cpuPerTurn };
+}
+
+async function run(): Promise<Record<string, unknown>> {
+  const reg = registry();
+  const { perTurn, cpuPerTurn } = await perTurnFigures(async (turns) => {
+    const answers = script(turns);
+    return () => scriptedPassage(turns, reg, answers);
+  });
+  // Imported here: a fresh process measuring the bare passage loads none of the runner's modules.
+  const { featuresPassage } = await import("./passage-features.js");
+  const features = await perTurnFigures(featuresPassage);
   const { earlyUs, lateUs } = await lateVsEarly(1000, 100, 5);
 
-  const validate = contractValidators().modelTurn;
+  const validate = modelTurnValidator;
   const text = JSON.stringify(addTurn(7));
   const floor = measureSync(
     () => {
@@ -174,10 +204,15 @@ async function run(): Promise<Record<string, unknown>> {
         if (!validate(v)) throw new Error("floor turn invalid");
       }
     }, 5)) / 1000;
-  const rss = peakRssInFreshProcess(1000);
+  const rss = rssInFreshProcess(1000, false);
+  const featuresRss = rssInFreshProcess(1000, true);
   const warm = perTurn.turns100 as number;
+  const ratios = (figures: Record<string, number>, floorUs: number) =>
+    Object.fromEntries(Object.entries(figures).map(([k, v]) => [k, round(v / floorUs, 1)]));
   return {
     usPerTurnWarm: perTurn,
+    featuresUsPerTurnWarm: features.perTurn,
+    featuresCpuUsPerTurnWarm: features.cpuPerTurn,
     cpuUsPerTurnWarm: cpuPerTurn,
     targetUsPerTurn: 12,
     turn1000VsTurn10: round((perTurn.turns1000 as number) / (perTurn.turns10 as number)),
@@ -185,11 +220,17 @@ async function run(): Promise<Record<string, unknown>> {
     lateTurnsVsEarlyTurnsIn1000: { earlyUs, lateUs, ratio: round(lateUs / earlyUs) },
     targetLateRatio: 1.5,
     ...rss,
+    features: featuresRss,
     targetPeakRssMB: 64,
     floorUsPerTurn: floor.medianUs,
     ratioToFloor: round(warm / floor.medianUs, 1),
     floorCpuUsPerTurn: round(floorCpuUs),
     cpuRatioToFloor: round((cpuPerTurn.turns100 as number) / floorCpuUs, 1),
+    ratiosToFloor: ratios(perTurn, floor.medianUs),
+    cpuRatiosToFloor: ratios(cpuPerTurn, floorCpuUs),
+    featuresRatiosToFloor: ratios(features.perTurn, floor.medianUs),
+    featuresCpuRatiosToFloor: ratios(features.cpuPerTurn, floorCpuUs),
+    targetRatioToFloor: 6,
   };
 }
 
