@@ -71,3 +71,77 @@ describe("CLI start-up", () => {
     );
   });
 });
+
+/**
+ * What importing `modules` (paths under dist/, in one process, in order) and then running `then`
+ * (a module body, may await) loads: the packages under node_modules and the project's modules,
+ * both through ESM imports and CommonJS requires.
+ */
+function loadedByScript(
+  modules: readonly string[],
+  then = "",
+): { packages: string[]; own: string[] } {
+  const program = [
+    'import { createRequire } from "node:module";',
+    ...modules.map(
+      (m, i) => `const m${i} = await import(${JSON.stringify(path.join(repoRoot, "dist", m))});`,
+    ),
+    then,
+    "const cjs = Object.keys(createRequire(import.meta.url).cache);",
+    "process.stderr.write(cjs.map((f) => 'LOADED file://' + f + '\\n').join(''));",
+  ].join("\n");
+  const r = spawnSync(process.execPath, ["--import", HOOK, "--input-type=module", "-e", program], {
+    cwd: repoRoot,
+    encoding: "utf8",
+  });
+  expect(r.status, r.stderr).toBe(0);
+  const urls = r.stderr
+    .split("\n")
+    .filter((l) => l.startsWith("LOADED file://"))
+    .map((l) => l.slice("LOADED file://".length));
+  const packages = new Set<string>();
+  for (const u of urls) {
+    const at = u.lastIndexOf("/node_modules/");
+    if (at < 0) continue;
+    const rest = u.slice(at + "/node_modules/".length).split("/");
+    packages.add(rest[0]?.startsWith("@") ? `${rest[0]}/${rest[1]}` : (rest[0] as string));
+  }
+  const dist = `${path.join(repoRoot, "dist/src")}/`;
+  return {
+    packages: [...packages].sort(),
+    own: urls.filter((u) => u.startsWith(dist)).map((u) => u.slice(dist.length)),
+  };
+}
+
+const HEAVY = [
+  "@opentelemetry/sdk-trace",
+  "@opentelemetry/sdk-metrics",
+  "pg",
+  "@modelcontextprotocol/sdk",
+];
+
+describe("library start-up", () => {
+  it("importing the library entry loads neither the OpenTelemetry SDK, pg, the MCP SDK nor the console", () => {
+    const { packages, own } = loadedByScript(["src/index.js"]);
+    expect(packages.filter((p) => HEAVY.includes(p) || p.startsWith("@opentelemetry/sdk"))).toEqual(
+      [],
+    );
+    expect(own.filter((m) => m.startsWith("server/"))).toEqual([]);
+    // The control: the same probe sees a package the entry does load.
+    expect(packages).toContain("canonicalize");
+  });
+
+  it("a passage whose tools have plain schemas runs without loading Ajv or the other contracts' validators", () => {
+    const { packages, own } = loadedByScript(
+      ["bench/suites/passage.js"],
+      "await m0.scriptedPassage(3);",
+    );
+    expect(packages).not.toContain("ajv-formats");
+    expect(packages.filter((p) => p === "fast-uri" || p === "json-schema-traverse")).toEqual([]);
+    expect(own).toContain("runtime/passage.js");
+    expect(own.filter((m) => m.startsWith("core/contracts/generated/"))).toEqual([
+      "core/contracts/generated/model-turn.js",
+      "core/contracts/generated/payloads.js",
+    ]);
+  });
+});
