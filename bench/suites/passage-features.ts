@@ -26,7 +26,11 @@ const QUERY = "query:bench";
  */
 function packageRoot(): string {
   let dir = path.dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(path.join(dir, "package.json"))) dir = path.dirname(dir);
+  while (!existsSync(path.join(dir, "package.json"))) {
+    const up = path.dirname(dir);
+    if (up === dir) throw new Error("the bench finds no package root");
+    dir = up;
+  }
   return dir;
 }
 
