@@ -5,9 +5,10 @@
 // the hook of a runtime whose tracing is off (what every untraced drive does); `on`, traced by the
 // SDK with spans and metrics sent over OTLP/HTTP protobuf to a local collector in another process,
 // each passage followed by a flush, so serialising and sending count too. Targets: `off` within
-// noise of `events`; `on` at most 15 µs per turn above `off`. With WARRANT_BENCH_BASELINE naming
-// another build's `dist/src` (the main branch's, say), its passage loop and event path run in the
-// same rounds, so `bare` and `events` are compared with the code before a change in one run.
+// noise of `events`; `on` at most 15 µs per turn above `off`, and at most 1.5× `off` (`onVsOff`).
+// With WARRANT_BENCH_BASELINE naming another build's `dist/src` (the main branch's, say), its
+// passage loop and event path run in the same rounds, so `bare` and `events` are compared with the
+// code before a change in one run.
 import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
 import { loadPack } from "../../src/adapters/fs/pack-loader.js";
@@ -153,11 +154,14 @@ async function run(): Promise<Record<string, unknown>> {
   const agentId = pack.agents.implementer?.id ?? "agent:bench";
   const answers = withUsage(TURNS);
 
-  /** The composition's emitter: each event stamped, then handed to `observe`. */
+  /** The composition's emitter: each event copied and stamped, then handed to `observe`. */
   const emitter =
     (observe: (e: WarrantEvent) => void): Emit =>
-    (body: WarrantEventBody) =>
-      observe({ ...body, at: new Date().toISOString() } as WarrantEvent);
+    (body: WarrantEventBody) => {
+      const event = Object.assign({}, body) as WarrantEvent & { at: string };
+      event.at = new Date().toISOString();
+      observe(event);
+    };
   const passageWith = (emit: Emit) => {
     const passages = createAgentPassages({
       models: passageModels(() => createScriptedModel(answers as never)),
@@ -321,6 +325,9 @@ async function run(): Promise<Record<string, unknown>> {
       onAddedUsPerTurn: round(m(wall, "on") - m(wall, "off")),
       onAddedCpuUsPerTurn: round(m(cpu, "on") - m(cpu, "off")),
       targetOnAddedUsPerTurn: 15,
+      onVsOff: round(m(wall, "on") / m(wall, "off"), 2),
+      cpuOnVsOff: round(m(cpu, "on") / m(cpu, "off"), 2),
+      targetOnVsOff: 1.5,
     };
   } finally {
     collector.child.kill();
