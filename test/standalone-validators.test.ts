@@ -175,9 +175,25 @@ describe("Ajv is loaded only to compile", () => {
     const loaded = ajvLoadedAfter(`
       const { createToolRegistry } = await import(dist + "/core/turn/tool-registry.js");
       const r = createToolRegistry([{ name: "t.x", description: "d", effect: "observation",
-        inputSchema: { type: "object", properties: { a: { type: "integer" } } } }]);
+        inputSchema: { type: "object", properties: { a: { type: "integer", minimum: 0 } } } }]);
       if (!r.ok) throw new Error("registry invalid");
     `);
     expect(loaded.length).toBeGreaterThan(0);
+  });
+
+  it("a tool's plain input schema is compiled only when it first refuses arguments", () => {
+    const registry = `
+      const { createToolRegistry } = await import(dist + "/core/turn/tool-registry.js");
+      const r = createToolRegistry([{ name: "t.x", description: "d", effect: "observation",
+        inputSchema: { type: "object", properties: { a: { type: "integer" } } } }]);
+      if (!r.ok) throw new Error("registry invalid");
+      const validate = r.value.get("t.x").validate;
+      if (!validate({ a: 1 })) throw new Error("arguments refused");
+    `;
+    expect(ajvLoadedAfter(registry)).toEqual([]);
+    const refused = ajvLoadedAfter(`${registry}
+      if (validate({ a: "one" })) throw new Error("arguments accepted");
+    `);
+    expect(refused.length).toBeGreaterThan(0);
   });
 });
