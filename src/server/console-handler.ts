@@ -15,6 +15,7 @@ import type { ActResult } from "../library/operator-acts.js";
 import { operatorBindingOf, operatorNameOf } from "../library/operators.js";
 import type { LoopStatus, Waiting } from "../library/pending.js";
 import { normalizeHost } from "./allowed-hosts.js";
+import type { ApiRefusal, RecordViewAnswer } from "./api.js";
 import { createEventHub, type EventHub } from "./event-hub.js";
 import { denyFraming } from "./frame-headers.js";
 
@@ -101,7 +102,7 @@ function json(value: unknown, status = 200): Response {
 }
 
 function refusal(status: number, code: string, message: string): Response {
-  return json({ ok: false, code, message }, status);
+  return json({ ok: false, code, message } satisfies ApiRefusal, status);
 }
 
 /** A refusal with a code of the registry's, at its status. */
@@ -422,7 +423,7 @@ export function createConsoleHandler(o: ConsoleOptions): ConsoleHandler {
       const view = await views.recordView(at(1));
       if (view === undefined)
         throw new ApiError("record/not-found", `no record ${at(1)} in ${views.storeUri}`);
-      return json(view);
+      return json(view satisfies RecordViewAnswer);
     }
     if (route("GET", "records", null)) {
       const body = await views.recordBody(at(1));
