@@ -96,7 +96,6 @@ const REMAINDER: readonly Remainder[] = [
   { file: "src/runtime/worker.ts", name: "startWorker", reason: NOT_YET },
   { file: "src/core/definition/rules.ts", name: "agent", reason: NOT_YET },
   { file: "src/adapters/queue/graphile-job-queue.ts", name: "graphileJobQueue", reason: NOT_YET },
-  { file: "src/adapters/tools/mcp-tool-host.ts", name: "connectMcpToolHost", reason: NOT_YET },
 ];
 
 interface Measured {
