@@ -2,10 +2,12 @@
 // src/adapters imports no library, CLI or server file; src/library imports no CLI or server file;
 // src/cli and src/server are clients of the public library (src/index.ts, src/postgres.ts,
 // src/testing.ts, src/library/) and of their own folder (the CLI may also use the server);
-// and no files of src/ import each other in a loop (type-only imports included): walk their
+// web/ (the console's page) imports its own files and the types of src/server/api.ts, which holds
+// no code and imports nothing; and no files of src/ import each other in a loop (type-only imports included): walk their
 // import graphs.
 import { readFileSync } from "node:fs";
 import path from "node:path";
+import { transformSync } from "esbuild";
 import { describe, expect, it } from "vitest";
 import { repoRoot } from "./helpers/cli.js";
 import { filesUnder, importsOf } from "./helpers/imports.js";
@@ -189,6 +191,45 @@ describe("layering", () => {
     expect(rule(fake, "commander")).toBeUndefined();
   });
 
+  it("web/ imports only its own files and the types of src/server/api.ts", () => {
+    const bad = filesUnder(path.join(repoRoot, "web")).flatMap((file) =>
+      webViolations(file, readFileSync(file, "utf8")).map(
+        (spec) => `${path.relative(repoRoot, file)} imports ${spec}`,
+      ),
+    );
+    expect(bad).toEqual([]);
+  });
+
+  it("src/server/api.ts holds types only: it imports nothing and compiles to no code", () => {
+    const source = readFileSync(path.join(repoRoot, WEB_API), "utf8");
+    expect(importsOf(source)).toEqual([]);
+    expect(transformSync(source, { loader: "ts" }).code.trim()).toBe("");
+  });
+
+  it("the web rule catches a value import of the API, any other file, and a package", () => {
+    const fake = path.join(repoRoot, "web/x.ts");
+    const rule = (source: string) => webViolations(fake, source);
+    expect(rule('import type { RecordViewAnswer } from "../src/server/api.js";')).toEqual([]);
+    expect(rule('export type { ApiRefusal } from "../src/server/api.js";')).toEqual([]);
+    expect(rule('import { h, recordView } from "./render.js";')).toEqual([]);
+    expect(rule('import { RecordViewAnswer } from "../src/server/api.js";')).toEqual([
+      "../src/server/api.js",
+    ]);
+    expect(rule('import { type RecordViewAnswer } from "../src/server/api.js";')).toEqual([
+      "../src/server/api.js",
+    ]);
+    expect(rule('import { stepFailureReason } from "../src/runtime/output-tail.js";')).toEqual([
+      "../src/runtime/output-tail.js",
+    ]);
+    expect(rule('import type { Warrant } from "../src/index.js";')).toEqual(["../src/index.js"]);
+    expect(rule('const m = await import("../src/library/views.js");')).toEqual([
+      "../src/library/views.js",
+    ]);
+    expect(rule('import "../src/server/api.js";')).toEqual(["../src/server/api.js"]);
+    expect(rule('import {\n  a,\n  b,\n} from "esbuild";')).toEqual(["esbuild"]);
+    expect(rule('// import nothing from "../src/runtime/x.js"\nconst a = 1;')).toEqual([]);
+  });
+
   it("no files of src/ import each other in a loop", () => {
     expect(importCircles(graphOf("src"))).toEqual([]);
   });
@@ -233,6 +274,34 @@ function above(dirs: readonly string[]) {
       ? spec
       : undefined;
   };
+}
+
+/** The one file outside web/ the console's page may import: its types only. */
+const WEB_API = "src/server/api.ts";
+
+/** A source's import and re-export statements: each specifier, and whether it brings types only. */
+function importStatementsOf(source: string): { spec: string; typeOnly: boolean }[] {
+  const code = source.replace(/^\s*\/\/.*$/gm, "");
+  const re =
+    /\b(?:import|export)\s+(type\s+)?(?:[^'";]*?\sfrom\s*)?["']([^"']+)["']|\bimport\s*\(\s*["']([^"']+)["']\s*\)/g;
+  return [...code.matchAll(re)].map((m) => ({
+    spec: (m[2] ?? m[3]) as string,
+    typeOnly: m[1] !== undefined,
+  }));
+}
+
+/** What a web/ file may not import: anything but its own folder and the types of WEB_API. */
+function webViolations(file: string, source: string): string[] {
+  const web = path.join(repoRoot, "web") + path.sep;
+  const api = path.join(repoRoot, WEB_API);
+  return importStatementsOf(source)
+    .filter(({ spec, typeOnly }) => {
+      if (!spec.startsWith(".")) return true;
+      const target = path.resolve(path.dirname(file), spec).replace(/\.js$/, ".ts");
+      if (target.startsWith(web)) return false;
+      return !(target === api && typeOnly);
+    })
+    .map(({ spec }) => spec);
 }
 
 /** The relative import graph of the `.ts` files under `dir`, by repository-relative path. */

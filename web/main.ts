@@ -2,6 +2,7 @@
 // approval queue across loops; a loop's page (facts, records, final diff, operator acts). Live from
 // the API's event stream, read with fetch so the bearer token goes in a header (no cookie, no token
 // in a URL the server sees). The token comes from the page's fragment (#token=…).
+import type { RecordViewAnswer } from "../src/server/api.js";
 import {
   actLine,
   diffView,
@@ -662,7 +663,7 @@ function loopView(query: string): View {
         const ref = encodeURIComponent(rec.ref);
         if (VIEWED_KINDS.has(rec.kind)) {
           // With what is kept beside it: an execution's report and acts, a changeset's diff.
-          const v = await api<Json>(`/api/records/${ref}/view`);
+          const v = await api<RecordViewAnswer>(`/api/records/${ref}/view`);
           body.append(recordView(rec.kind, v.body.body, v.body));
         } else {
           const b = await api<unknown>(`/api/records/${ref}`);

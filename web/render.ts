@@ -1,7 +1,7 @@
 // Small DOM helpers and the rendering of ledger records (plans with diffs, reviews with findings,
 // run reports with excerpts and check details, transcripts turn by turn). Text is always set as
 // text, never as HTML: records carry model output.
-import { stepFailureReason } from "../src/runtime/output-tail.js";
+import type { RecordViewAnswer } from "../src/server/api.js";
 
 type Child = Node | string | undefined | null | false;
 
@@ -148,7 +148,11 @@ function checksView(checks: unknown): HTMLElement {
   return box;
 }
 
-function runView(body: Json): HTMLElement {
+/**
+ * A run report: its outcome, each step with why it failed (`reasons`, by step id, which the server
+ * gives beside the report) or its excerpt, and its checks.
+ */
+function runView(body: Json, reasons: Readonly<Record<string, string>> = {}): HTMLElement {
   const box = h("div", {});
   if (body.outcome !== undefined)
     box.append(
@@ -171,15 +175,7 @@ function runView(body: Json): HTMLElement {
           (s.approval !== undefined ? ` (${str(s.approval)})` : ""),
       ),
     );
-    const reason = stepFailureReason({
-      status: str(s.status),
-      action: str(s.action),
-      ...(typeof s.refusal === "string" ? { refusal: s.refusal } : {}),
-      ...(typeof s.excerpt === "string" ? { excerpt: s.excerpt } : {}),
-      findings: arr(s.findings)
-        .filter(isObj)
-        .map((f) => ({ code: str(f.code), message: str(f.message) })),
-    });
+    const reason = reasons[str(s["step/id"])];
     if (reason !== undefined)
       box.append(h("pre", { class: "step-reason", "data-testid": "step-reason" }, reason));
     else if (typeof s.excerpt === "string" && s.excerpt !== "") box.append(h("pre", {}, s.excerpt));
@@ -236,9 +232,12 @@ export function actLine(a: Json): string {
  * An execution with what `record` shows beside it: each step and check by name, with the details
  * of the run report kept beside it, and who approved or denied its steps.
  */
-function executionView(body: Json, view: Json): HTMLElement {
+function executionView(body: Json, view: Partial<RecordViewAnswer>): HTMLElement {
   const report = isObj(view.report) && isObj(view.report.body) ? view.report.body : undefined;
-  const box = runView(report === undefined ? body : { ...report, outcome: body.outcome });
+  const box = runView(
+    report === undefined ? body : { ...report, outcome: body.outcome },
+    view.stepReasons,
+  );
   const acts = arr(view.acts).filter(isObj);
   if (acts.length > 0) {
     box.append(h("p", {}, h("strong", {}, "Operator acts")));
@@ -248,7 +247,7 @@ function executionView(body: Json, view: Json): HTMLElement {
 }
 
 /** A changeset: its diff when its contents were kept, and each file with its status. */
-function changesetView(body: Json, view: Json): HTMLElement {
+function changesetView(body: Json, view: Partial<RecordViewAnswer>): HTMLElement {
   const box = h("div", {});
   if (typeof view.diff === "string" && view.diff !== "")
     box.append(h("div", { "data-testid": "changeset-diff" }, diffView(view.diff)));
@@ -266,22 +265,26 @@ function changesetView(body: Json, view: Json): HTMLElement {
 }
 
 /** The kinds whose view needs what is stored beside the record (`GET /api/records/REF/view`). */
-export const VIEWED_KINDS: ReadonlySet<string> = new Set(["execution", "changeset"]);
+export const VIEWED_KINDS: ReadonlySet<string> = new Set(["execution", "changeset", "runReport"]);
 
 /**
  * A record's body, rendered by its kind (JSON for kinds without a view of their own); `view` is
  * what `/api/records/REF/view` answers, for the kinds of VIEWED_KINDS.
  */
-export function recordView(kind: string, body: unknown, view?: unknown): HTMLElement {
+export function recordView(
+  kind: string,
+  body: unknown,
+  view?: Partial<RecordViewAnswer>,
+): HTMLElement {
   const b = isObj(body) ? body : {};
-  const v = isObj(view) ? view : {};
+  const v = view ?? {};
   switch (kind) {
     case "proposal":
       return planView(b.candidate);
     case "review":
       return verdictView(b.verdict);
     case "runReport":
-      return runView(b);
+      return runView(b, v.stepReasons);
     case "execution":
       return executionView(b, v);
     case "changeset":

@@ -46,12 +46,13 @@ export const GROUPS = [
   },
   {
     name: "console",
-    // The Host allow-list; in the handler, the token compare and the Host, token and Origin
-    // checks (the lines of those functions; the API routes are not here).
+    // The Host allow-list; the gates (the token compare and the Host, token and Origin checks);
+    // and, in the handler, the order the gates are passed in (the lines of `answer` before the
+    // routes; the API routes are not here).
     mutate: [
       "src/server/allowed-hosts.ts",
-      "src/server/console-handler.ts:104-109",
-      "src/server/console-handler.ts:440-473",
+      "src/server/gates.ts",
+      "src/server/console-handler.ts:120-131",
     ],
     tests: ["test/server/console-gates.test.ts"],
   },

@@ -15,6 +15,7 @@ const MESSAGE_ARGS = new Map([
   ["mismatch", [0]], // mismatch(message)
   ["failed", [1]], // failed(query, what, path)
   ["refusal", [2]], // refusal(status, code, message)
+  ["refusalOf", [1]], // refusalOf(code, message)
   ["Error", [0]], // new Error(message), its code set beside it
 ]);
 

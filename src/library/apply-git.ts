@@ -11,10 +11,10 @@ import {
   gitStatus,
   gitWorkTree,
 } from "../adapters/fs/git.js";
+import { ADMISSION_STEP } from "../core/loop/next-action.js";
 import { operatorActRef } from "../core/records/operator-act.js";
 import { WarrantError } from "../core/result.js";
 import { terminalLine } from "../core/text/terminal-text.js";
-import { ADMISSION_STEP } from "../runtime/ledger-view.js";
 import { divergedFiles } from "./apply-files.js";
 import type { Found } from "./change-record.js";
 import type { CheckedFile } from "./changeset-check.js";

@@ -5,11 +5,12 @@
 // deadline. For a stopped loop: the summarizer's Result and who approved or denied each step.
 import { readFile } from "node:fs/promises";
 import type { LedgerStore, OperatorAct } from "../core/loop/ledger-store.js";
+import { ADMISSION_STEP, type CycleView } from "../core/loop/next-action.js";
 import { project } from "../core/loop/project.js";
 import { fold } from "../core/loop/state.js";
 import type { LoopDocument } from "../core/loop/types.js";
 import { digestOf } from "../core/records/canonical.js";
-import { ADMISSION_STEP, type CycleView, readLedger } from "../runtime/ledger-view.js";
+import { readLedger } from "../runtime/ledger-view.js";
 import { operatorNameOf } from "./operators.js";
 
 /** One piece of what the implementer saw: a failed check's detail, or an observation's output. */

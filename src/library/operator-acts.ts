@@ -5,9 +5,10 @@
 // `hil/already-answered` with the act that counts, and an act on a stopped loop (or a run already
 // concluded) is refused before it is posted.
 import type { LedgerStore, OperatorAct, PostedAct, StoredFact } from "../core/loop/ledger-store.js";
+import { ADMISSION_STEP, approvalTarget } from "../core/loop/next-action.js";
 import { fold } from "../core/loop/state.js";
 import type { LoopCommand } from "../core/loop/types.js";
-import { ADMISSION_STEP, approvalTarget, readLedger } from "../runtime/ledger-view.js";
+import { readLedger } from "../runtime/ledger-view.js";
 import { LoopLedger } from "../runtime/loop-ledger.js";
 import { discardLeftEnvironments } from "./leftovers.js";
 import { resolveRunRef } from "./run-ref.js";

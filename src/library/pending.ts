@@ -13,9 +13,6 @@ import {
   type RunRef,
 } from "../core/ids.js";
 import type { LedgerStore, OperatorAct } from "../core/loop/ledger-store.js";
-import { project } from "../core/loop/project.js";
-import { fold } from "../core/loop/state.js";
-import type { Fact, LimitKey, LoopDocument, Role } from "../core/loop/types.js";
 import {
   ADMISSION_STEP,
   approvalTarget,
@@ -24,8 +21,11 @@ import {
   nextAction,
   operatorDecision,
   type Policies,
-  readLedger,
-} from "../runtime/ledger-view.js";
+} from "../core/loop/next-action.js";
+import { project } from "../core/loop/project.js";
+import { fold } from "../core/loop/state.js";
+import type { Fact, LimitKey, LoopDocument, Role } from "../core/loop/types.js";
+import { readLedger } from "../runtime/ledger-view.js";
 
 export interface PendingApproval {
   /** The loop's query id, as `show()` and the operator's acts take it. */

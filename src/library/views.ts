@@ -3,6 +3,7 @@
 // context, the verified change, a record as `warrant record` shows it, the pending approvals and the
 // store's change feed. A reader built on it never touches the store itself.
 import type { ChangeFeed, LedgerRecord, LedgerStore } from "../core/loop/ledger-store.js";
+import { stepFailureReason } from "../runtime/output-tail.js";
 import {
   type ApprovalContext,
   approvalContext,
@@ -24,6 +25,36 @@ import { type RecordView, readRecordView } from "./record-view.js";
 export interface RecordDisplay extends RecordView {
   /** A complete changeset's change as a git diff. */
   readonly diff?: string;
+  /**
+   * For a run report, or an execution with its report: why each failed step failed, by step id,
+   * when it is more than a command's exit status (`stepFailureReason`).
+   */
+  readonly stepReasons?: Readonly<Record<string, string>>;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+const textOf = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
+
+/** Why each failed step of a run report's body failed, by step id (steps with no reason left out). */
+export function stepReasonsOf(report: unknown): Record<string, string> {
+  const reasons: Record<string, string> = {};
+  const steps = isObject(report) && Array.isArray(report.steps) ? report.steps : [];
+  for (const s of steps) {
+    if (!isObject(s) || typeof s["step/id"] !== "string") continue;
+    const findings = (Array.isArray(s.findings) ? s.findings : [])
+      .filter(isObject)
+      .map((f) => ({ code: String(f.code ?? ""), message: String(f.message ?? "") }));
+    const reason = stepFailureReason({
+      status: textOf(s.status) ?? "",
+      action: textOf(s.action) ?? "",
+      refusal: textOf(s.refusal),
+      excerpt: textOf(s.excerpt),
+      findings,
+    });
+    if (reason !== undefined) reasons[s["step/id"]] = reason;
+  }
+  return reasons;
 }
 
 export interface WarrantViews {
@@ -71,6 +102,11 @@ export function storeViews(store: LedgerStore, clock: { now(): Date }): WarrantV
     async recordView(ref) {
       const view = await readRecordView(store, ref);
       if (view === undefined) return undefined;
+      if (view.kind === "runReport") return { ...view, stepReasons: stepReasonsOf(view.body) };
+      if (view.kind === "execution")
+        return view.report === undefined
+          ? view
+          : { ...view, stepReasons: stepReasonsOf(view.report.body) };
       const diff =
         view.kind === "changeset"
           ? changesetDiff(view.body as Parameters<typeof changesetDiff>[0])

@@ -1,8 +1,10 @@
 // The shapes the runtime's drives and reads take and give (`run`, `resume`, `show`), on their own so
 // that what builds on the runtime (eval sets) can name them without importing the runtime itself.
-import type { RecordRef } from "../core/ids.js";
-import type { LoopDocument, Role } from "../core/loop/types.js";
+import type { QueryId, RecordRef } from "../core/ids.js";
+import type { LedgerRecord } from "../core/loop/ledger-store.js";
+import type { LoopDocument, LoopStateName, Role, Stop } from "../core/loop/types.js";
 import type { NetworkReport } from "../runtime/records.js";
+import type { WorkerEvent } from "../runtime/worker.js";
 import type { LoopUsage } from "./loop-usage.js";
 import type { Waiting } from "./pending.js";
 
@@ -40,4 +42,60 @@ export interface LoopView {
 export interface RunEgress {
   readonly "proposal/ref": string;
   readonly network: NetworkReport;
+}
+
+export interface WorkOptions {
+  /** Loops driven at once. */
+  readonly concurrency: number;
+  /** Stop on SIGINT/SIGTERM (default false). */
+  readonly handleSignals?: boolean;
+  /**
+   * Told when a job's drive starts, finds its loop busy, ends, fails or loses its lease, when a
+   * loop is dispatched again (a takeover, a shutdown) and of each phase of the shutdown.
+   */
+  readonly onJob?: (event: WorkerEvent) => void;
+}
+
+/**
+ * Where a loop stands for an operator: `stopped`; `driving` (a live lease); `stuck` (its lease
+ * expired and the loop is not stopped: its driver died or froze; a worker takes it over);
+ * `queued` (a job waits for a worker); `failed` (its job used up its attempts: `requeue` it);
+ * `waiting` (no lease and no job: it waits for an operator's act, a renewal, or a resume).
+ */
+export type LoopStatus = "stopped" | "driving" | "stuck" | "queued" | "failed" | "waiting";
+
+export interface LoopListing {
+  /** The loop's query id, as `show()`, `resume()` and the operator's acts take it. */
+  readonly query: QueryId;
+  readonly state: LoopStateName;
+  readonly stop?: { readonly reason: Stop["reason"] };
+  /** What an open loop waits for: an approval, an answer, a budget, its deadline, a blocked passage. */
+  readonly waiting?: Waiting;
+  readonly status: LoopStatus;
+  /** The lease's holder (`<worker id>/job-<job id>` for a worker), while a lease row stands. */
+  readonly heldBy?: string;
+  /** When that lease expires (or expired), ISO 8601. */
+  readonly leaseUntil?: string;
+}
+
+/** A worker as the store's registry has it, with the loops it holds. */
+export interface WorkerListing {
+  readonly id: string;
+  readonly host: string;
+  readonly pid: number;
+  readonly started: string;
+  readonly lastHeartbeat: string;
+  readonly loops: readonly string[];
+}
+
+/** A record as `record()` hands it out: its ref and its loop's query typed as ids. */
+export interface StoredRecord extends LedgerRecord {
+  readonly ref: RecordRef;
+  readonly query: QueryId;
+}
+
+/** Who an operator's act is recorded as. */
+export interface ActOptions {
+  /** An operator name, or `node-operator-binding:NAME`; default: the runtime's operator. */
+  readonly operator?: string;
 }

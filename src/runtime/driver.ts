@@ -3,6 +3,8 @@
 // they pay for; a passage charged but not ended is redone under the same ref (its charge replays);
 // a run with a step started but no execution record concludes `unknown`.
 import type { LedgerRecord } from "../core/loop/ledger-store.js";
+import type { CycleView, LedgerView } from "../core/loop/next-action.js";
+import { ADMISSION_STEP, nextAction, unfinishedPassage } from "../core/loop/next-action.js";
 import type { Decision, LimitKey, LoopCommand, LoopDocument, Role } from "../core/loop/types.js";
 import { digestOf } from "../core/records/canonical.js";
 import { toLedgerRecord } from "../core/records/ledger-record.js";
@@ -20,8 +22,7 @@ import {
   reviewerEvidence,
   summarizerEvidence,
 } from "./evidence.js";
-import type { CycleView, LedgerView } from "./ledger-view.js";
-import { ADMISSION_STEP, nextAction, readLedger, unfinishedPassage } from "./ledger-view.js";
+import { readLedger } from "./ledger-view.js";
 import type { RuntimeContext } from "./ports.js";
 import type { PassageEndBody, StepRecord } from "./records.js";
 import { makeRecord, runRecords, signed } from "./records.js";

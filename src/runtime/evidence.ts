@@ -3,10 +3,11 @@
 // operator answer. The same ledger always gives the same text, so a redone passage sees what the
 // crashed one saw. The runtime's own lines state only what the role is asked for; what a good
 // answer looks like for this task comes from the pack's `guidance` (and the agent's own prompt).
+
+import { type CycleView, critique, type LedgerView } from "../core/loop/next-action.js";
 import type { Role } from "../core/loop/types.js";
 import { canonicalJson } from "../core/records/canonical.js";
 import type { TaskPack, VerifierCheck } from "../core/taskpack/task-pack.js";
-import { type CycleView, critique, type LedgerView } from "./ledger-view.js";
 
 function packSection(pack: TaskPack): string {
   const commands = [...pack.commands.values()].map(

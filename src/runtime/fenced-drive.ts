@@ -48,7 +48,7 @@ export async function underLease<T>(
   body: (fenced: RuntimeContext) => Promise<T>,
   stop: DriveStop = {},
 ): Promise<T> {
-  const { query, holder, token, ttlMs } = lease;
+  const { query, token, ttlMs } = lease;
   const environments = new Set<RunEnvironment>();
   let fail: (reason: WarrantError) => void = () => {};
   const lost = new Promise<never>((_, reject) => {
@@ -73,16 +73,7 @@ export async function underLease<T>(
     fail(reason);
   });
   // A drain refuses what has not started yet, and ends a wait (for an approval) at once.
-  let draining: Promise<never> | undefined;
-  if (stop.drain !== undefined) {
-    const signal = stop.drain;
-    draining = new Promise<never>((_, reject) => {
-      if (signal.aborted) reject(shuttingDown(query, false));
-      else
-        signal.addEventListener("abort", () => reject(shuttingDown(query, false)), { once: true });
-    });
-    draining.catch(() => undefined);
-  }
+  const draining = drained(stop, query);
   // How a drain treats the work: "start" refuses it unless begun (a passage runs to its end), "wait"
   // also ends it while it waits (an approval before a run), "none" lets it be (a mutation's approval
   // in the middle of a run, whose run would otherwise conclude unknown: it waits until forced).
@@ -133,21 +124,7 @@ export async function underLease<T>(
   let renewal: Promise<void> | undefined;
   let stopped = false;
   const renew = async (): Promise<void> => {
-    let reason: WarrantError | undefined;
-    try {
-      if (!(await ctx.store.renewLease(query, holder, token, ttlMs, ctx.time.now()))) {
-        reason = new WarrantError(
-          "store/lease-lost",
-          `loop ${query}: the lease renewal was refused: the loop was taken over or released`,
-        );
-      }
-    } catch (e) {
-      reason = new WarrantError(
-        "store/lease-lost",
-        `loop ${query}: the lease could not be renewed: ${e instanceof Error ? e.message : String(e)}`,
-        { cause: e },
-      );
-    }
+    const reason = await renewalRefused(ctx, lease);
     if (reason !== undefined && !stopped) store.revoke(reason);
   };
   const timer = ctx.time.every(ttlMs / 3, () => {
@@ -172,6 +149,39 @@ export async function underLease<T>(
     stop.force?.removeEventListener("abort", onForce);
     timer.cancel();
     await renewal;
+  }
+}
+
+/** What rejects once `stop.drain` is aborted (a worker draining); undefined without a drain. */
+function drained(stop: DriveStop, query: string): Promise<never> | undefined {
+  const signal = stop.drain;
+  if (signal === undefined) return undefined;
+  const draining = new Promise<never>((_, reject) => {
+    if (signal.aborted) reject(shuttingDown(query, false));
+    else signal.addEventListener("abort", () => reject(shuttingDown(query, false)), { once: true });
+  });
+  draining.catch(() => undefined);
+  return draining;
+}
+
+/** Renews the lease once: undefined when renewed, else why it is lost (`store/lease-lost`). */
+async function renewalRefused(
+  ctx: RuntimeContext,
+  lease: HeldLease,
+): Promise<WarrantError | undefined> {
+  const { query, holder, token, ttlMs } = lease;
+  try {
+    if (await ctx.store.renewLease(query, holder, token, ttlMs, ctx.time.now())) return undefined;
+    return new WarrantError(
+      "store/lease-lost",
+      `loop ${query}: the lease renewal was refused: the loop was taken over or released`,
+    );
+  } catch (e) {
+    return new WarrantError(
+      "store/lease-lost",
+      `loop ${query}: the lease could not be renewed: ${e instanceof Error ? e.message : String(e)}`,
+      { cause: e },
+    );
   }
 }
 

@@ -4,9 +4,9 @@
 // The act that decides is the one the store counts (the first for its target): when this host's
 // own act loses a race, the act that won decides.
 import type { LedgerStore } from "../core/loop/ledger-store.js";
+import { approvalTarget, operatorDecision } from "../core/loop/next-action.js";
 import type { Clock } from "../core/ports.js";
 import type { ApprovalAnswer, ApprovalAnswerer, Emit } from "./events.js";
-import { approvalTarget, operatorDecision } from "./ledger-view.js";
 import type { ApprovalRequest, Approver, LoopPort } from "./ports.js";
 
 export type Ask = (

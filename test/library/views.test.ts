@@ -5,6 +5,7 @@
 import { rmSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
 import { approvalContext, createWarrant, listPending, loopConclusion } from "../../src/index.js";
+import { stepReasonsOf } from "../../src/library/views.js";
 import { fakeSandbox, memoryStore } from "../../src/testing.js";
 import { answers, fixturePackCopy } from "../helpers/fixture-pack.js";
 import { accept, plan, result, turn } from "../runtime/harness.js";
@@ -59,6 +60,11 @@ describe("warrant.views", () => {
       expect((await views.recordView(first?.ref as string))?.ref).toBe(first?.ref);
       expect(await views.recordBody("sha256:nothing")).toBeUndefined();
       expect(await views.recordView("sha256:nothing")).toBeUndefined();
+      // A run report's view, and an execution's, say why each failed step failed: none here.
+      const report = records.find((r) => r.kind === "runReport");
+      expect((await views.recordView(report?.ref as string))?.stepReasons).toEqual({});
+      const execution = records.find((r) => r.kind === "execution");
+      expect((await views.recordView(execution?.ref as string))?.stepReasons).toEqual({});
 
       await expect(views.change("no-such-loop")).rejects.toMatchObject({ code: "loop/not-opened" });
       expect(views.storeUri).toBe(store.uri);
@@ -66,5 +72,33 @@ describe("warrant.views", () => {
     } finally {
       await warrant.close();
     }
+  });
+});
+
+describe("stepReasonsOf", () => {
+  it("gives each failed step's reason by its id, and leaves out steps with none", () => {
+    expect(
+      stepReasonsOf({
+        steps: [
+          { "step/id": "a", status: "succeeded", action: "exec" },
+          { "step/id": "b", status: "failed", action: "exec", excerpt: "exit 1" },
+          { "step/id": "c", status: "failed", action: "patch", excerpt: "hunk 1 does not apply" },
+          { "step/id": "d", status: "failed", action: "exec", refusal: "limit/time" },
+          {
+            "step/id": "e",
+            status: "failed",
+            action: "write",
+            findings: [{ code: "path/escapes", message: "../x leaves the workspace" }],
+          },
+          { status: "failed", action: "patch", excerpt: "no id" },
+        ],
+      }),
+    ).toEqual({
+      c: "hunk 1 does not apply",
+      d: "limit/time",
+      e: "path/escapes: ../x leaves the workspace",
+    });
+    expect(stepReasonsOf(undefined)).toEqual({});
+    expect(stepReasonsOf({ steps: "none" })).toEqual({});
   });
 });

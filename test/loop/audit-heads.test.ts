@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { auditLoop } from "../../src/core/loop/audit.js";
 import { auditBundle, makeBundle } from "../../src/core/loop/bundle.js";
 import type { OperatorAct, RawLoop } from "../../src/core/loop/ledger-store.js";
+import { approvalTarget } from "../../src/core/loop/next-action.js";
 import { project } from "../../src/core/loop/project.js";
 import { fold } from "../../src/core/loop/state.js";
 import type { Fact, LoopDocument } from "../../src/core/loop/types.js";
@@ -15,7 +16,6 @@ import { actSignatureRecord, headRecord } from "../../src/core/records/host-reco
 import { operatorActRef } from "../../src/core/records/operator-act.js";
 import { RECORD_KIND_TABLE } from "../../src/core/records/record-kinds.js";
 import { signRecord } from "../../src/core/records/signature.js";
-import { approvalTarget } from "../../src/runtime/ledger-view.js";
 import { LoopLedger } from "../../src/runtime/loop-ledger.js";
 import { signingStore } from "../../src/runtime/signing-store.js";
 import {

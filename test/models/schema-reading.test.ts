@@ -8,6 +8,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadPack } from "../../src/adapters/fs/pack-loader.js";
 import { createModelFromUri } from "../../src/adapters/models/model-uri.js";
+import type { CycleView } from "../../src/core/loop/next-action.js";
 import type { Role } from "../../src/core/loop/types.js";
 import { matchesAny } from "../../src/core/taskpack/glob.js";
 import { checkPlan } from "../../src/core/taskpack/plan-check.js";
@@ -17,7 +18,7 @@ import {
   reviewerEvidence,
   summarizerEvidence,
 } from "../../src/runtime/evidence.js";
-import { type CycleView, readLedger } from "../../src/runtime/ledger-view.js";
+import { readLedger } from "../../src/runtime/ledger-view.js";
 import type { LoadedPack } from "../../src/runtime/task-pack.js";
 import { repoRoot } from "../helpers/cli.js";
 import { type SchemaReadingServer, startSchemaReadingServer } from "./schema-reading-server.js";

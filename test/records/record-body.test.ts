@@ -3,6 +3,7 @@
 import path from "node:path";
 import { beforeAll, describe, expect, expectTypeOf, it } from "vitest";
 import type { LedgerRecord } from "../../src/core/loop/ledger-store.js";
+import type { ProposalBody, ReviewBody } from "../../src/core/loop/next-action.js";
 import type { ExecutionRecord } from "../../src/core/records/execution.js";
 import {
   type HeadBody,
@@ -21,7 +22,6 @@ import { type LedgerRecordKind, RECORD_KIND_TABLE } from "../../src/core/records
 import { DESCRIBED_KINDS } from "../../src/core/records/record-schemas.js";
 import type { ReviewRecord } from "../../src/core/records/review.js";
 import { createWarrant } from "../../src/index.js";
-import type { ProposalBody, ReviewBody } from "../../src/runtime/ledger-view.js";
 import type { PassageTranscript } from "../../src/runtime/passage-transcript.js";
 import type {
   BindingBody,

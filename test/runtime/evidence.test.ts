@@ -3,13 +3,14 @@
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadPack } from "../../src/adapters/fs/pack-loader.js";
+import type { CycleView } from "../../src/core/loop/next-action.js";
 import {
   criticEvidence,
   implementerEvidence,
   reviewerEvidence,
   summarizerEvidence,
 } from "../../src/runtime/evidence.js";
-import { type CycleView, readLedger } from "../../src/runtime/ledger-view.js";
+import { readLedger } from "../../src/runtime/ledger-view.js";
 import type { LoadedPack } from "../../src/runtime/task-pack.js";
 import { repoRoot } from "../helpers/cli.js";
 import { fixtures } from "./harness.js";

@@ -3,8 +3,8 @@
 import { describe, expect, it } from "vitest";
 import { MemoryLedgerStore } from "../../src/adapters/store/memory-ledger-store.js";
 import type { OperatorAct } from "../../src/core/loop/ledger-store.js";
+import { approvalTarget } from "../../src/core/loop/next-action.js";
 import { createApprover } from "../../src/runtime/hil.js";
-import { approvalTarget } from "../../src/runtime/ledger-view.js";
 import { LoopLedger } from "../../src/runtime/loop-ledger.js";
 
 const Q = "query:hil";

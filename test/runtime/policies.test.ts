@@ -1,6 +1,6 @@
 // The task pack's policies: admission by the operator, HIL `none`, and the live view's two forms.
 import { describe, expect, it } from "vitest";
-import { ADMISSION_STEP, approvalTarget } from "../../src/runtime/ledger-view.js";
+import { ADMISSION_STEP, approvalTarget } from "../../src/core/loop/next-action.js";
 import { accept, conclusions, harness, plan, recordsOf, result, turn } from "./harness.js";
 
 const Plan = (name: string) => turn("Plan", plan(name));

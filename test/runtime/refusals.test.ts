@@ -1,7 +1,7 @@
 // Every refusal path of docs/spec/runs.md, driven through the real runtime: memory store, bwrap sandbox,
 // scripted agents, a clock the test moves.
 import { describe, expect, it } from "vitest";
-import { approvalTarget } from "../../src/runtime/ledger-view.js";
+import { approvalTarget } from "../../src/core/loop/next-action.js";
 import type { PassageEndBody } from "../../src/runtime/records.js";
 import {
   accept,

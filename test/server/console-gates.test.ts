@@ -123,6 +123,31 @@ describe("the token gate", () => {
     }
   });
 
+  it("with operators' tokens, a token names its operator; one given twice names the first", async () => {
+    const people = createConsoleHandler({
+      warrant,
+      operators: [
+        { name: "alice", token: "token-of-alice-0000" },
+        { name: "bob", token: "token-of-bob-000000" },
+        { name: "carol", token: "token-of-alice-0000" },
+      ],
+      origins: [ORIGIN],
+      hosts: [HOST],
+    });
+    try {
+      const session = async (token: string) =>
+        (await (
+          await people.fetch(
+            new Request(`${ORIGIN}/api/session`, { headers: { authorization: `Bearer ${token}` } }),
+          )
+        ).json()) as { operator: string | null };
+      expect(await session("token-of-alice-0000")).toEqual({ operator: "alice" });
+      expect(await session("token-of-bob-000000")).toEqual({ operator: "bob" });
+    } finally {
+      await people.close();
+    }
+  });
+
   it("the UI's own files need no token (only /api/ does)", async () => {
     const r = await call("GET", `${ORIGIN}/index.html`, {});
     expect(r.status).not.toBe(401);

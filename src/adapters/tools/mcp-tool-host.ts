@@ -245,6 +245,34 @@ function resultText(result: Record<string, unknown>): string {
 }
 
 /**
+ * Why a call of `name` threw, as its result: the server died (or its connection closed), the call
+ * was cancelled, it did not answer within `timeout` ms, or it failed.
+ */
+function callFailure(
+  e: unknown,
+  connection: Connection,
+  name: string,
+  timeout: number,
+  signal: AbortSignal | undefined,
+): ToolResult {
+  const server = connection.config.name;
+  if (connection.gone || connection.goneSignal.aborted)
+    return toolFailure(
+      "tool/server-died",
+      `MCP server ${server} stopped during the call of ${name}`,
+    );
+  if (aborted(signal)) return toolFailure("tool/aborted", `the call of ${name} was cancelled`);
+  if (e instanceof McpError && e.code === ErrorCode.RequestTimeout)
+    return toolFailure("tool/timeout", `${name} did not answer within ${timeout} ms`);
+  if (e instanceof McpError && e.code === ErrorCode.ConnectionClosed)
+    return toolFailure(
+      "tool/server-died",
+      `MCP server ${server} stopped during the call of ${name}`,
+    );
+  return toolFailure("tool/call-failed", `${name} failed: ${safeMessage(e)}`);
+}
+
+/**
  * Connects to every server and lists its tools. A server that cannot be reached, a tool name taken
  * twice or an input schema that does not compile refuses the whole host (connections opened so
  * far are closed): a passage never runs with a tool set other than the one declared.
@@ -338,24 +366,7 @@ export async function connectMcpToolHost(opts: McpToolHostOptions): Promise<Resu
       });
       return toolAnswer(bounded(resultText(result), maxOutput), result.isError === true);
     } catch (e) {
-      if (connection.gone || connection.goneSignal.aborted) {
-        return toolFailure(
-          "tool/server-died",
-          `MCP server ${server} stopped during the call of ${name}`,
-        );
-      }
-      if (aborted(callOpts.signal))
-        return toolFailure("tool/aborted", `the call of ${name} was cancelled`);
-      if (e instanceof McpError && e.code === ErrorCode.RequestTimeout) {
-        return toolFailure("tool/timeout", `${name} did not answer within ${timeout} ms`);
-      }
-      if (e instanceof McpError && e.code === ErrorCode.ConnectionClosed) {
-        return toolFailure(
-          "tool/server-died",
-          `MCP server ${server} stopped during the call of ${name}`,
-        );
-      }
-      return toolFailure("tool/call-failed", `${name} failed: ${safeMessage(e)}`);
+      return callFailure(e, connection, name, timeout, callOpts.signal);
     }
   }
 
