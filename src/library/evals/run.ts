@@ -7,6 +7,7 @@
 import { readFileSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { loadPack } from "../../adapters/fs/pack-loader.js";
 import { cellAttemptQuery } from "../../core/eval/eval-set.js";
 import { heldQueryId, type QueryId } from "../../core/ids.js";
 import type { LedgerStore } from "../../core/loop/ledger-store.js";
@@ -168,10 +169,21 @@ export function oracleDigestOf(file: string): string {
  * the same agents from the file its binding names.
  */
 async function cellPackFile(loaded: LoadedEvalSet, cell: PlannedCell): Promise<string> {
+  return (await cellPackSource(loaded, cell)).file;
+}
+
+/**
+ * The pack a cell's loop opens: the task's own pack as the set loaded it, or the configuration's
+ * copy of it (cellPackFile) to be loaded from its file.
+ */
+async function cellPackSource(
+  loaded: LoadedEvalSet,
+  cell: PlannedCell,
+): Promise<{ readonly file: string; readonly pack?: LoadedPack }> {
   const task = loaded.tasks.find((t) => t.id === cell.task);
   if (task === undefined) throw new WarrantError("internal/unreachable", `no task ${cell.task}`);
   const replaced = Object.entries(cell.config.agents);
-  if (replaced.length === 0) return task.pack.file;
+  if (replaced.length === 0) return { file: task.pack.file, pack: task.pack };
   const doc = structuredClone(task.pack.pack.document) as { agents: Record<string, string> };
   const dir = path.dirname(task.pack.file);
   for (const [role, rel] of Object.entries(doc.agents)) doc.agents[role] = path.resolve(dir, rel);
@@ -181,7 +193,7 @@ async function cellPackFile(loaded: LoadedEvalSet, cell: PlannedCell): Promise<s
   const text = `${JSON.stringify(doc, null, 2)}\n`;
   const current = await readFile(file, "utf8").catch(() => undefined);
   if (current !== text) await writeFile(file, text);
-  return file;
+  return { file };
 }
 
 type Attempt =
@@ -227,6 +239,23 @@ export function startEval(
     if (!r.ok) throw new WarrantError(r.code, r.message);
   };
 
+  /**
+   * What a fresh cell's loop opens: the task's pack as the set loaded it, or its configuration's
+   * copy, loaded once per eval (every epoch of a configuration opens the same file); a copy that
+   * does not load is passed as its file, for the run to refuse as it would refuse any pack.
+   */
+  const copies = new Map<string, Promise<LoadedPack | string>>();
+  const cellPack = async (cell: PlannedCell): Promise<LoadedPack | string> => {
+    const source = await cellPackSource(loaded, cell);
+    if (source.pack !== undefined) return source.pack;
+    let copy = copies.get(source.file);
+    if (copy === undefined) {
+      copy = loadPack(source.file).then((r) => (r.ok ? r.value : source.file));
+      copies.set(source.file, copy);
+    }
+    return copy;
+  };
+
   /** Drives a loop until it stops or blocks (here, or by the workers with dispatch). */
   const driveLoop = async (
     cell: PlannedCell,
@@ -249,7 +278,7 @@ export function startEval(
       return waitForWorkers(query);
     }
     const handle = fresh
-      ? rt.runWith(await cellPackFile(loaded, cell), { query, models: cell.config.models }, drive)
+      ? rt.runWith(await cellPack(cell), { query, models: cell.config.models }, drive)
       : rt.resumeWith(heldQueryId(query), {}, drive);
     try {
       const outcome = await handle.result;
