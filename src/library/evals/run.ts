@@ -14,7 +14,7 @@ import type { LedgerStore } from "../../core/loop/ledger-store.js";
 import type { Clock } from "../../core/ports.js";
 import { digestOfBytes } from "../../core/records/canonical.js";
 import { WarrantError } from "../../core/result.js";
-import type { QueuedJob } from "../../runtime/ports.js";
+import type { QueuedJob, SandboxPort } from "../../runtime/ports.js";
 import type { LoadedPack } from "../../runtime/task-pack.js";
 import type { EvalSpan } from "../../runtime/telemetry/tracing-subscriber.js";
 import type { DriveSettings } from "../compose.js";
@@ -127,6 +127,31 @@ export interface EvalRuntime {
   readonly clock: Clock;
   /** The eval's `warrant.eval` span when drives are traced (each cell a span under it). */
   readonly evalSpan?: (attributes: SpanAttributes) => Promise<EvalSpan | undefined>;
+  /**
+   * A context over the runtime's sandbox: with it, an eval that drives its cells here pins each
+   * task's baseline once, for all its cells, instead of once per cell.
+   */
+  readonly context?: () => Promise<{
+    readonly sandbox: Pick<SandboxPort, "hold">;
+    close(): Promise<void>;
+  }>;
+}
+
+/**
+ * Pins every task's baseline through one context held for the eval (only when the cells are
+ * driven here, on this sandbox); the returned function gives them back. A baseline that cannot be
+ * pinned is left to each cell's run, which then reports why as it always did.
+ */
+async function holdBaselines(rt: EvalRuntime, loaded: LoadedEvalSet): Promise<() => Promise<void>> {
+  if (rt.context === undefined) return async () => undefined;
+  const ctx = await rt.context();
+  const hold = ctx.sandbox.hold;
+  if (hold !== undefined)
+    for (const task of loaded.tasks)
+      await hold
+        .call(ctx.sandbox, task.pack.baselineDir, task.pack.pack.dependencies ?? [])
+        .catch(() => undefined);
+  return () => ctx.close();
 }
 
 /** Span attributes, as the tracing subscriber takes them. */
@@ -397,6 +422,10 @@ export function startEval(
     let cost: number | null = 0;
     let stopped: "tokens" | "costUsd" | null = null;
     const pending = loaded.cells.filter((c) => !quarantined.has(c.task));
+    const release =
+      options.dispatch === true || pending.length === 0
+        ? async () => undefined
+        : await holdBaselines(rt, loaded);
     const settle = async (cell: PlannedCell) => {
       const cellSpan = span?.cell(cell.query, {
         "warrant.eval.task": cell.task,
@@ -468,7 +497,11 @@ export function startEval(
         await settle(cell);
       }
     };
-    await Promise.all(Array.from({ length: Math.min(concurrency, pending.length) }, lane));
+    try {
+      await Promise.all(Array.from({ length: Math.min(concurrency, pending.length) }, lane));
+    } finally {
+      await release();
+    }
     const report = await buildReport({ show, store }, manifest, certs, known);
     span?.end({
       "warrant.eval.status": report.status,
