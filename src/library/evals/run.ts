@@ -144,14 +144,16 @@ export interface EvalRuntime {
  */
 async function holdBaselines(rt: EvalRuntime, loaded: LoadedEvalSet): Promise<() => Promise<void>> {
   if (rt.context === undefined) return async () => undefined;
-  const ctx = await rt.context();
+  // Holding is an economy only: without a context, each cell's run pins and reports as it would.
+  const ctx = await rt.context().catch(() => undefined);
+  if (ctx === undefined) return async () => undefined;
   const hold = ctx.sandbox.hold;
   if (hold !== undefined)
     for (const task of loaded.tasks)
       await hold
         .call(ctx.sandbox, task.pack.baselineDir, task.pack.pack.dependencies ?? [])
         .catch(() => undefined);
-  return () => ctx.close();
+  return () => ctx.close().catch(() => undefined);
 }
 
 /** Span attributes, as the tracing subscriber takes them. */
