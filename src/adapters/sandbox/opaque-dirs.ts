@@ -51,7 +51,8 @@ export class OpaqueMemo {
         unknown.map((i) => fds[i] as number),
         this.#tarPath,
       );
-      unknown.forEach((i, j) => this.#seen.set(keys[i] as string, answers[j] === true));
+      for (const [j, i] of unknown.entries())
+        this.#seen.set(keys[i] as string, answers[j] === true);
     }
     return keys.map((k) => this.#seen.get(k) === true);
   }
