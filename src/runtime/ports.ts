@@ -172,6 +172,12 @@ export interface SandboxPort {
   discard(name: string): Promise<boolean>;
   /** The digest of every regular file under a host directory (the baseline), by relative path. */
   snapshotDir(dir: string): Promise<ReadonlyMap<string, string>>;
+  /**
+   * Pins the baseline of `baselineDir` now and holds it until close(): every environment made over
+   * the same folder and dependencies meanwhile, through this port or another over the same
+   * sandbox, is laid over that one copy instead of a copy of its own (an eval holds each task's).
+   */
+  hold?(baselineDir: string, dependencies: readonly string[]): Promise<void>;
   /** Gives back the baselines pinned for this drive's environments (once the drive ends). */
   close?(): Promise<void>;
 }

@@ -1,8 +1,9 @@
 // Content refs (the vectors of docs/spec/contracts.md), record builders, passage refs and host signatures.
 import { readFileSync } from "node:fs";
 import path from "node:path";
+import * as ed from "@noble/ed25519";
 import { describe, expect, it } from "vitest";
-import { canonicalJson, digestOf } from "../../src/core/records/canonical.js";
+import { base64url, canonicalJson, digestOf } from "../../src/core/records/canonical.js";
 import { hasValidContentRef } from "../../src/core/records/content-ref.js";
 import { buildExecution, EXECUTION_PREFIX } from "../../src/core/records/execution.js";
 import { toLedgerRecord } from "../../src/core/records/ledger-record.js";
@@ -11,6 +12,7 @@ import { buildProposal, PROPOSAL_PREFIX } from "../../src/core/records/proposal.
 import { buildReview, REVIEW_PREFIX } from "../../src/core/records/review.js";
 import {
   publicKeyOf,
+  signedBytes,
   signRecord,
   verifyRecordSignature,
 } from "../../src/core/records/signature.js";
@@ -164,6 +166,33 @@ describe("host signatures", () => {
         signature: { ...signed.signature, value: other.signature.value },
       }),
     ).toBe(false);
+  });
+  it("signs the same bytes as the reference Ed25519 (RFC 8032 test 1, @noble/ed25519)", async () => {
+    // RFC 8032 §7.1 TEST 1: the empty message's signature by this secret key.
+    const secret = Uint8Array.from(
+      Buffer.from("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60", "hex"),
+    );
+    expect(Buffer.from(await publicKeyOf(secret)).toString("hex")).toBe(
+      "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a",
+    );
+    const p = buildProposal(proposalInput);
+    for (const k of [secret, key(7), key(200)]) {
+      const signed = await signRecord(p, k);
+      const expected = await ed.signAsync(signedBytes(p), k);
+      expect(signed.signature.value).toBe(base64url(expected));
+      expect(signed.signature["key/public"]).toBe(base64url(await ed.getPublicKeyAsync(k)));
+    }
+  });
+  it("signs with the key's bytes as they are now, even in an array it signed with before", async () => {
+    const p = buildProposal(proposalInput);
+    const k = key(3);
+    const before = await signRecord(p, k);
+    k.fill(4);
+    const after = await signRecord(p, k);
+    expect(after.signature).toEqual((await signRecord(p, key(4))).signature);
+    expect(after.signature.value).not.toBe(before.signature.value);
+    expect(await publicKeyOf(k)).toEqual(await publicKeyOf(key(4)));
+    await expect(signRecord(p, new Uint8Array(31))).rejects.toThrow();
   });
   it("is deterministic (Ed25519) for the same key and record", async () => {
     const p = buildProposal(proposalInput);

@@ -82,6 +82,34 @@ describe("validateTaskPack", () => {
     if (bad !== undefined && !bad.ok) expect(bad.errors[0]?.code).toBe("plan/outside-profile");
   });
 
+  it("a pack validated again checks arguments as the first time; two packs' $ids never meet", () => {
+    const withId = () => {
+      const doc = packDoc();
+      doc.commands["show-file"].args.$id = "urn:example:show-args";
+      return doc;
+    };
+    for (let i = 0; i < 3; i++) {
+      const r = validateTaskPack(withId());
+      if (!r.ok) throw new Error(JSON.stringify(r.errors));
+      const show = r.value.commands.get("show-file");
+      expect(show?.validateArgs({ file: "a" }).ok).toBe(true);
+      const bad = show?.validateArgs({ file: 3 });
+      expect(bad?.ok).toBe(false);
+      if (bad !== undefined && !bad.ok) expect(bad.errors[0]?.path).toBe("/file");
+    }
+    // The same $id twice in one pack collides, however often the pack is validated.
+    for (let i = 0; i < 2; i++) {
+      const doc = withId();
+      doc.commands["run-tests"].args = {
+        $id: "urn:example:show-args",
+        type: "object",
+        additionalProperties: false,
+      };
+      // run-tests comes first: show-file's schema is the one whose $id is taken.
+      expect(codesAndPaths(doc)).toEqual([["taskpack/args-schema", "/commands/show-file/args"]]);
+    }
+  });
+
   it("refuses a schema violation with taskpack/schema and its pointer", () => {
     const doc = packDoc();
     doc.name = "Not Valid";

@@ -36,7 +36,7 @@ import {
   pathHandleAt,
   readlinkAt,
 } from "./host-fs.js";
-import { opaqueDirs } from "./opaque-dirs.js";
+import { OpaqueMemo } from "./opaque-dirs.js";
 import { type PathNode, partsOf, walkTree } from "./tree-walk.js";
 
 /** Deeper than this, a tree is not walked into (PATH_MAX is 4096 bytes; this is far past it). */
@@ -59,6 +59,8 @@ export interface ChangeOptions {
   readonly maxEntries?: number;
   /** How long the walk may take (ms; default: no bound): past it, it stops, incomplete. */
   readonly timeMs?: number;
+  /** The environment's opaque answers (overlay mode), shared with its host view. */
+  readonly opaque?: OpaqueMemo | undefined;
 }
 
 class Collector {
@@ -278,10 +280,11 @@ export async function overlayChanges(opts: ChangeOptions): Promise<EnvironmentCh
     opaque: false,
   };
   const pending: UpperItem[] = [];
+  const memo = opts.opaque ?? new OpaqueMemo();
   const flush = async () => {
     const batch = pending.splice(0);
     try {
-      const opaque = await opaqueDirs(batch.map((i) => i.handle as number));
+      const opaque = await memo.opaque(batch.map((i) => i.handle as number));
       batch.forEach((item, i) => {
         item.opaque = opaque[i] === true;
       });

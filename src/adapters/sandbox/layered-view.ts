@@ -36,7 +36,7 @@ import {
   readCapped,
   readlinkAt,
 } from "./host-fs.js";
-import { opaqueDirs } from "./opaque-dirs.js";
+import { OpaqueMemo } from "./opaque-dirs.js";
 import { partsOf } from "./tree-walk.js";
 
 /** Test seams: counting, and acting between a check and the open that follows it. */
@@ -54,6 +54,8 @@ export interface Layers {
   readonly overlay: boolean;
   readonly runAs: RunAs | undefined;
   readonly hooks?: LayerHooks | undefined;
+  /** The environment's opaque answers, shared with its change detection (else the view's own). */
+  readonly opaque?: OpaqueMemo | undefined;
 }
 
 const MAX_SYMLINK_HOPS = 40;
@@ -122,14 +124,9 @@ export function createLayeredView(layers: Layers) {
   }
 
   // Setting the opaque attribute changes a directory's ctime: the answer is kept against it.
-  const opaqueSeen = new Map<string, boolean>();
+  const memo = layers.opaque ?? new OpaqueMemo();
   async function isOpaque(upperDirFd: number): Promise<boolean> {
-    const st = fstatBig(upperDirFd);
-    const key = `${st.dev}:${st.ino}:${st.ctimeNs}`;
-    const known = opaqueSeen.get(key);
-    if (known !== undefined) return known;
-    const [opaque] = await opaqueDirs([upperDirFd]);
-    opaqueSeen.set(key, opaque === true);
+    const [opaque] = await memo.opaque([upperDirFd]);
     return opaque === true;
   }
 

@@ -45,6 +45,7 @@ import {
 } from "./host-binds.js";
 import { copyChanges, MAX_CHANGED_ENTRIES, overlayChanges } from "./layered-changes.js";
 import { createLayeredView, DEFAULT_READ_LIMIT } from "./layered-view.js";
+import { OpaqueMemo } from "./opaque-dirs.js";
 import { type NamespaceCommand, overlayOptions, probeOverlay } from "./overlay-mount.js";
 import { PROBE_DIR_PREFIX, sweepDeadPins } from "./pin-owner.js";
 
@@ -352,6 +353,9 @@ function managedEnvironment(
   const slots = new Set<number>();
   let destroyed = false;
   let pinReleased = false;
+  // Which upper directories are opaque, asked once per directory as it is, by the view and the
+  // change detection alike.
+  const opaque = new OpaqueMemo();
   const view = createLayeredView({
     workspace: dir.workspace,
     upper: dir.upper,
@@ -359,6 +363,7 @@ function managedEnvironment(
     overlay: dir.mode === "overlay",
     runAs,
     hooks,
+    opaque,
   });
   const changes = (bounds: ChangeBounds) => {
     const opts = {
@@ -369,7 +374,7 @@ function managedEnvironment(
       timeMs: bounds.timeMs,
     };
     return dir.mode === "overlay"
-      ? overlayChanges(opts)
+      ? overlayChanges({ ...opts, opaque })
       : copyChanges({
           ...opts,
           ...(dir.copiedUntilNs === undefined ? {} : { copiedUntilNs: dir.copiedUntilNs }),

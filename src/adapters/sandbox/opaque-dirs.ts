@@ -6,6 +6,7 @@
 import { spawn } from "node:child_process";
 import { WarrantError } from "../../core/result.js";
 import { SANDBOX_PATH } from "./contained-exec.js";
+import { fstatBig } from "./host-fs.js";
 
 const BATCH = 200;
 const FIRST_FD = 3;
@@ -18,6 +19,43 @@ export async function opaqueDirs(fds: readonly number[], tarPath = "tar"): Promi
     out.push(...(await batch(fds.slice(i, i + BATCH), tarPath)));
   }
   return out;
+}
+
+/**
+ * Opaque answers kept for one environment's upper layer, by directory identity and ctime: setting
+ * the attribute changes a directory's ctime (and overlayfs makes a directory opaque as a new one),
+ * so an answer is reused only for the directory as it was when asked. Shared by the environment's
+ * host view and its change detection, so that a run's changes and the reads that follow them ask
+ * tar once.
+ */
+export class OpaqueMemo {
+  readonly #seen = new Map<string, boolean>();
+  readonly #tarPath: string;
+
+  constructor(tarPath = "tar") {
+    this.#tarPath = tarPath;
+  }
+
+  /** For each directory open as `fds[i]`: is it opaque? Only the ones not known as they are now are read. */
+  async opaque(fds: readonly number[]): Promise<boolean[]> {
+    const keys = fds.map((fd) => {
+      const st = fstatBig(fd);
+      return `${st.dev}:${st.ino}:${st.ctimeNs}`;
+    });
+    const unknown: number[] = [];
+    keys.forEach((k, i) => {
+      if (!this.#seen.has(k) && !unknown.some((j) => keys[j] === k)) unknown.push(i);
+    });
+    if (unknown.length > 0) {
+      const answers = await opaqueDirs(
+        unknown.map((i) => fds[i] as number),
+        this.#tarPath,
+      );
+      for (const [j, i] of unknown.entries())
+        this.#seen.set(keys[i] as string, answers[j] === true);
+    }
+    return keys.map((k) => this.#seen.get(k) === true);
+  }
 }
 
 function batch(fds: readonly number[], tarPath: string): Promise<boolean[]> {

@@ -1,6 +1,8 @@
 // The runtime's SandboxPort over a contained sandbox (src/core/sandbox's Sandbox port): environments for
 // runs (named, so a dead process's leftover is found again) over a baseline pinned once per drive,
-// the baseline's snapshot, and removal of an environment left behind by a dead process.
+// the baseline's snapshot, and removal of an environment left behind by a dead process. A baseline
+// held (hold) stays pinned until close: the sandbox lays every environment over the same folder on
+// that copy, whichever port asks for it.
 import path from "node:path";
 import type { Baseline, Sandbox } from "../../core/sandbox/sandbox-port.js";
 import type { RunEnvironment, SandboxPort } from "../../runtime/ports.js";
@@ -69,6 +71,9 @@ export function sandboxPort(sandbox: Sandbox | undefined): SandboxPort {
       return (await sandbox.discardEnvironment(name)).confirmed;
     },
     snapshotDir: (dir: string) => snapshotTree(dir),
+    async hold(baselineDir, dependencies) {
+      if (sandbox !== undefined) await pinned(baselineDir, dependencies, sandbox);
+    },
     async close() {
       const held = [...pins.values()];
       pins.clear();

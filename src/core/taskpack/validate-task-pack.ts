@@ -33,6 +33,40 @@ function taskPackValidator(): ValidateFunction {
   return packValidator;
 }
 
+type ArgsCompiled = { readonly validate: ValidateFunction } | { readonly error: string };
+
+/** Packs whose argument schemas were compiled lately, by the schemas' JSON text (most recent last). */
+const argsCache = new Map<string, readonly ArgsCompiled[]>();
+const ARGS_CACHE_SIZE = 64;
+
+/**
+ * A pack's argument schemas compiled in order, in one fresh Ajv (argument schemas may carry `$id`s
+ * that must not collide across packs, and do collide within one). Compiling is a function of the
+ * schemas alone: a pack loaded again (every loop a set or a dispatcher opens, every resume) reuses
+ * the validators its identical schemas compiled to, instead of paying for Ajv's meta-schema and
+ * code generation each time.
+ */
+function compiledArgs(schemas: readonly Json[]): readonly ArgsCompiled[] {
+  const key = JSON.stringify(schemas);
+  const cached = argsCache.get(key);
+  if (cached !== undefined) {
+    argsCache.delete(key);
+    argsCache.set(key, cached);
+    return cached;
+  }
+  const ajv = createAjv();
+  const out = schemas.map((schema): ArgsCompiled => {
+    try {
+      return { validate: ajv.compile(schema) };
+    } catch (e) {
+      return { error: (e as Error).message };
+    }
+  });
+  argsCache.set(key, out);
+  if (argsCache.size > ARGS_CACHE_SIZE) argsCache.delete(argsCache.keys().next().value as string);
+  return out;
+}
+
 /** The properties the task-pack schema allows where an `additionalProperties` error was raised. */
 function allowedProperties(schemaPath: string): string[] {
   if (!schemaPath.startsWith("#/") || !schemaPath.endsWith("/additionalProperties")) return [];
@@ -105,27 +139,25 @@ export function validateTaskPack(doc: unknown, opts: { packPath?: string } = {})
   const push = (code: string, path: string, message: string) =>
     problems.push({ code, path, message: label + message });
 
-  // A fresh Ajv per pack: argument schemas may carry `$id`s that must not collide across packs.
-  const argsAjv = createAjv();
   const commands = new Map<string, CommandProfile>();
   const commandDocs = pack.commands as Json;
   const drafts: ProfileDraft[] = Object.entries(commandDocs).map(([name, d]) => ({
     name,
     doc: d as Json,
   }));
-  for (const { name, doc: profile } of drafts) {
+  const argsCompiled = compiledArgs(drafts.map((d) => d.doc.args as Json));
+  for (const [i, { name, doc: profile }] of drafts.entries()) {
     const at = pointer("commands", name);
     const argsSchema = profile.args as Json;
     let compiled: ValidateFunction | undefined;
-    try {
-      compiled = argsAjv.compile(argsSchema);
-    } catch (e) {
+    const outcome = argsCompiled[i] as ArgsCompiled;
+    if ("error" in outcome)
       push(
         "taskpack/args-schema",
         `${at}/args`,
-        `the argument schema does not compile: ${(e as Error).message}`,
+        `the argument schema does not compile: ${outcome.error}`,
       );
-    }
+    else compiled = outcome.validate;
     if (argsSchema.type !== "object") {
       compiled = undefined;
       push("taskpack/args-not-object", `${at}/args`, "an argument schema has type: object");

@@ -7,13 +7,14 @@
 import { readFileSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { loadPack } from "../../adapters/fs/pack-loader.js";
 import { cellAttemptQuery } from "../../core/eval/eval-set.js";
 import { heldQueryId, type QueryId } from "../../core/ids.js";
 import type { LedgerStore } from "../../core/loop/ledger-store.js";
 import type { Clock } from "../../core/ports.js";
 import { digestOfBytes } from "../../core/records/canonical.js";
 import { WarrantError } from "../../core/result.js";
-import type { QueuedJob } from "../../runtime/ports.js";
+import type { QueuedJob, SandboxPort } from "../../runtime/ports.js";
 import type { LoadedPack } from "../../runtime/task-pack.js";
 import type { EvalSpan } from "../../runtime/telemetry/tracing-subscriber.js";
 import type { DriveSettings } from "../compose.js";
@@ -126,6 +127,33 @@ export interface EvalRuntime {
   readonly clock: Clock;
   /** The eval's `warrant.eval` span when drives are traced (each cell a span under it). */
   readonly evalSpan?: (attributes: SpanAttributes) => Promise<EvalSpan | undefined>;
+  /**
+   * A context over the runtime's sandbox: with it, an eval that drives its cells here pins each
+   * task's baseline once, for all its cells, instead of once per cell.
+   */
+  readonly context?: () => Promise<{
+    readonly sandbox: Pick<SandboxPort, "hold">;
+    close(): Promise<void>;
+  }>;
+}
+
+/**
+ * Pins every task's baseline through one context held for the eval (only when the cells are
+ * driven here, on this sandbox); the returned function gives them back. A baseline that cannot be
+ * pinned is left to each cell's run, which then reports why as it always did.
+ */
+async function holdBaselines(rt: EvalRuntime, loaded: LoadedEvalSet): Promise<() => Promise<void>> {
+  if (rt.context === undefined) return async () => undefined;
+  // Holding is an economy only: without a context, each cell's run pins and reports as it would.
+  const ctx = await rt.context().catch(() => undefined);
+  if (ctx === undefined) return async () => undefined;
+  const hold = ctx.sandbox.hold;
+  if (hold !== undefined)
+    for (const task of loaded.tasks)
+      await hold
+        .call(ctx.sandbox, task.pack.baselineDir, task.pack.pack.dependencies ?? [])
+        .catch(() => undefined);
+  return () => ctx.close().catch(() => undefined);
 }
 
 /** Span attributes, as the tracing subscriber takes them. */
@@ -168,10 +196,21 @@ export function oracleDigestOf(file: string): string {
  * the same agents from the file its binding names.
  */
 async function cellPackFile(loaded: LoadedEvalSet, cell: PlannedCell): Promise<string> {
+  return (await cellPackSource(loaded, cell)).file;
+}
+
+/**
+ * The pack a cell's loop opens: the task's own pack as the set loaded it, or the configuration's
+ * copy of it (cellPackFile) to be loaded from its file.
+ */
+async function cellPackSource(
+  loaded: LoadedEvalSet,
+  cell: PlannedCell,
+): Promise<{ readonly file: string; readonly pack?: LoadedPack }> {
   const task = loaded.tasks.find((t) => t.id === cell.task);
   if (task === undefined) throw new WarrantError("internal/unreachable", `no task ${cell.task}`);
   const replaced = Object.entries(cell.config.agents);
-  if (replaced.length === 0) return task.pack.file;
+  if (replaced.length === 0) return { file: task.pack.file, pack: task.pack };
   const doc = structuredClone(task.pack.pack.document) as { agents: Record<string, string> };
   const dir = path.dirname(task.pack.file);
   for (const [role, rel] of Object.entries(doc.agents)) doc.agents[role] = path.resolve(dir, rel);
@@ -181,7 +220,7 @@ async function cellPackFile(loaded: LoadedEvalSet, cell: PlannedCell): Promise<s
   const text = `${JSON.stringify(doc, null, 2)}\n`;
   const current = await readFile(file, "utf8").catch(() => undefined);
   if (current !== text) await writeFile(file, text);
-  return file;
+  return { file };
 }
 
 type Attempt =
@@ -227,6 +266,23 @@ export function startEval(
     if (!r.ok) throw new WarrantError(r.code, r.message);
   };
 
+  /**
+   * What a fresh cell's loop opens: the task's pack as the set loaded it, or its configuration's
+   * copy, loaded once per eval (every epoch of a configuration opens the same file); a copy that
+   * does not load is passed as its file, for the run to refuse as it would refuse any pack.
+   */
+  const copies = new Map<string, Promise<LoadedPack | string>>();
+  const cellPack = async (cell: PlannedCell): Promise<LoadedPack | string> => {
+    const source = await cellPackSource(loaded, cell);
+    if (source.pack !== undefined) return source.pack;
+    let copy = copies.get(source.file);
+    if (copy === undefined) {
+      copy = loadPack(source.file).then((r) => (r.ok ? r.value : source.file));
+      copies.set(source.file, copy);
+    }
+    return copy;
+  };
+
   /** Drives a loop until it stops or blocks (here, or by the workers with dispatch). */
   const driveLoop = async (
     cell: PlannedCell,
@@ -249,7 +305,7 @@ export function startEval(
       return waitForWorkers(query);
     }
     const handle = fresh
-      ? rt.runWith(await cellPackFile(loaded, cell), { query, models: cell.config.models }, drive)
+      ? rt.runWith(await cellPack(cell), { query, models: cell.config.models }, drive)
       : rt.resumeWith(heldQueryId(query), {}, drive);
     try {
       const outcome = await handle.result;
@@ -368,6 +424,10 @@ export function startEval(
     let cost: number | null = 0;
     let stopped: "tokens" | "costUsd" | null = null;
     const pending = loaded.cells.filter((c) => !quarantined.has(c.task));
+    const release =
+      options.dispatch === true || pending.length === 0
+        ? async () => undefined
+        : await holdBaselines(rt, loaded);
     const settle = async (cell: PlannedCell) => {
       const cellSpan = span?.cell(cell.query, {
         "warrant.eval.task": cell.task,
@@ -439,7 +499,11 @@ export function startEval(
         await settle(cell);
       }
     };
-    await Promise.all(Array.from({ length: Math.min(concurrency, pending.length) }, lane));
+    try {
+      await Promise.all(Array.from({ length: Math.min(concurrency, pending.length) }, lane));
+    } finally {
+      await release();
+    }
     const report = await buildReport({ show, store }, manifest, certs, known);
     span?.end({
       "warrant.eval.status": report.status,
