@@ -35,15 +35,6 @@ export {
 export type { AuditReport, TrustAnchor } from "./core/loop/audit.js";
 export { auditBundle, isBundle } from "./core/loop/bundle.js";
 export { checkLoopDocument } from "./core/loop/check.js";
-export type {
-  ChangeFeed,
-  FeedFact,
-  LedgerRecord,
-  LedgerStore,
-  LoopSummary,
-  OperatorAct,
-  StoredFact,
-} from "./core/loop/ledger-store.js";
 export { parseScript } from "./core/loop/script.js";
 export type { Simulation, SimulationOutcome } from "./core/loop/simulate.js";
 export { simulate } from "./core/loop/simulate.js";
@@ -63,9 +54,25 @@ export type {
   Stop,
 } from "./core/loop/types.js";
 export { ROLES } from "./core/loop/types.js";
-export type { Clock, Sleep, Time, Timer, Timers } from "./core/ports.js";
-export { canonicalJson } from "./core/records/canonical.js";
-export { type Problem, type Result, WarrantError } from "./core/result.js";
+export type { ApprovalAnswer, ApprovalKind, ApprovalRequest } from "./core/ports/approver.js";
+export type { ChangeFeed, FeedFact } from "./core/ports/change-feed.js";
+export type { JobHandler, JobQueue, QueuedJob, WorkerRunner } from "./core/ports/job-queue.js";
+export type {
+  LedgerRecord,
+  LedgerStore,
+  LoopSummary,
+  OperatorAct,
+  StoredFact,
+} from "./core/ports/ledger-store.js";
+export type {
+  ConversationEntry,
+  ModelRequest,
+  ModelResponse,
+  ProviderTool,
+  StopKind,
+  ToolResultEntry,
+  Usage,
+} from "./core/ports/model-provider.js";
 export type {
   ChangeBounds,
   EgressConnection,
@@ -77,7 +84,12 @@ export type {
   ResourceLimits,
   Sandbox,
   SandboxBackend,
-} from "./core/sandbox/sandbox-port.js";
+} from "./core/ports/sandbox.js";
+export type { RecordSigner } from "./core/ports/signer.js";
+export type { Clock, Sleep, Time, Timer, Timers } from "./core/ports/time.js";
+export type { ToolCallOptions, ToolHost, ToolResult } from "./core/ports/tool-host.js";
+export { canonicalJson } from "./core/records/canonical.js";
+export { type Problem, type Result, WarrantError } from "./core/result.js";
 export type { CommandProfile, TaskPack } from "./core/taskpack/task-pack.js";
 export {
   gitQuotePath,
@@ -85,17 +97,7 @@ export {
   terminalLine,
   terminalSafe,
 } from "./core/text/terminal-text.js";
-export type {
-  ConversationEntry,
-  ModelRequest,
-  ModelResponse,
-  ProviderTool,
-  StopKind,
-  ToolResultEntry,
-  Usage,
-} from "./core/turn/model-provider.js";
 export type { ModelTarget } from "./core/turn/model-target.js";
-export type { ToolCallOptions, ToolHost, ToolResult } from "./core/turn/tool-host.js";
 export type { ToolEffect, ToolSpec } from "./core/turn/tool-registry.js";
 export { createToolRegistry, type ToolRegistry } from "./core/turn/tool-registry.js";
 export type { MessageType, ModelTurn, ValidTurn } from "./core/turn/types.js";
@@ -235,11 +237,10 @@ export type { LoopOutcome, RunHandle } from "./library/run-handle.js";
 export { releaseSandboxes } from "./library/shutdown.js";
 export type { WarrantTelemetry } from "./library/telemetry.js";
 export type { RecordDisplay, WarrantViews } from "./library/views.js";
+export type { RunEnvironment, RunExecResult, SandboxPort } from "./runtime/context.js";
 export type { AgentReport, ModelReport } from "./runtime/definition-preflight.js";
 export type {
-  ApprovalAnswer,
   ApprovalAnswerer,
-  ApprovalKind,
   BlockReason,
   PassageUsage,
   RunPhase,
@@ -254,17 +255,6 @@ export type {
   McpConnectOptions,
   McpServerDeclaration,
 } from "./runtime/passage-tools.js";
-export type {
-  ApprovalRequest,
-  JobHandler,
-  JobQueue,
-  QueuedJob,
-  RecordSigner,
-  RunEnvironment,
-  RunExecResult,
-  SandboxPort,
-  WorkerRunner,
-} from "./runtime/ports.js";
 export { keySigner } from "./runtime/records.js";
 export type { LoadedAgent, LoadedPack } from "./runtime/task-pack.js";
 export type { Worker, WorkerEvent } from "./runtime/worker.js";

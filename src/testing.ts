@@ -8,7 +8,7 @@ import {
   type ScriptedAnswer,
 } from "./adapters/models/scripted-model.js";
 import { MemoryLedgerStore } from "./adapters/store/memory-ledger-store.js";
-import type { LedgerStore } from "./core/loop/ledger-store.js";
+import type { LedgerStore } from "./core/ports/ledger-store.js";
 import { MODEL_SPECIFICATION_VERSION, type ModelProvider } from "./library/model.js";
 
 export type { ScriptedAnswer, ScriptedEntry } from "./adapters/models/scripted-model.js";

@@ -12,7 +12,7 @@ import Database from "better-sqlite3";
 import pg from "pg";
 import { MemoryLedgerStore } from "../../src/adapters/store/memory-ledger-store.js";
 import { openStore } from "../../src/adapters/store/open-store.js";
-import type { LedgerStore } from "../../src/core/loop/ledger-store.js";
+import type { LedgerStore } from "../../src/core/ports/ledger-store.js";
 import type { LoopCommand } from "../../src/core/loop/types.js";
 import { LoopLedger } from "../../src/runtime/loop-ledger.js";
 import { measureAsync, round } from "../util.js";

@@ -15,7 +15,7 @@ import { createScriptedModel } from "../../src/adapters/models/scripted-model.js
 import { startOtlp } from "../../src/adapters/telemetry/otlp-sdk.js";
 import { packageRoot } from "../../src/cli/packs.js";
 import { ok } from "../../src/core/result.js";
-import { type ToolHost, toolAnswer } from "../../src/core/turn/tool-host.js";
+import { type ToolHost, toolAnswer } from "../../src/core/ports/tool-host.js";
 import { createToolRegistry } from "../../src/core/turn/tool-registry.js";
 import { createTelemetry } from "../../src/library/telemetry.js";
 import { createAgentPassages } from "../../src/runtime/agent-passages.js";

@@ -10,13 +10,16 @@ import { DEFAULT_STORE_URI } from "../adapters/store/store-uri.js";
 import { createProfileTools } from "../adapters/tools/profile-tools.js";
 import { createWorkspaceTools, WORKSPACE_TOOL_SPECS } from "../adapters/tools/workspace-tools.js";
 import { heldQueryId } from "../core/ids.js";
-import type { LedgerStore } from "../core/loop/ledger-store.js";
 import { ROLES, type Role } from "../core/loop/types.js";
-import type { Clock, Time } from "../core/ports.js";
+import type { JobQueue } from "../core/ports/job-queue.js";
+import type { LedgerStore } from "../core/ports/ledger-store.js";
+import type { Sandbox } from "../core/ports/sandbox.js";
+import type { RecordSigner } from "../core/ports/signer.js";
+import type { Clock, Time } from "../core/ports/time.js";
 import { WarrantError } from "../core/result.js";
-import type { Sandbox } from "../core/sandbox/sandbox-port.js";
 import { createAgentPassages, type PassageModels } from "../runtime/agent-passages.js";
 import { rootSite } from "../runtime/agent-site.js";
+import type { RuntimeContext, SandboxPort } from "../runtime/context.js";
 import { type PreflightReport, preflightAgent } from "../runtime/definition-preflight.js";
 import type { Emit, ToolKind, WarrantEvent, WarrantEventBody } from "../runtime/events.js";
 import { createApprover } from "../runtime/hil.js";
@@ -26,7 +29,6 @@ import {
   type McpConnect,
   type PassageTools,
 } from "../runtime/passage-tools.js";
-import type { JobQueue, RecordSigner, RuntimeContext, SandboxPort } from "../runtime/ports.js";
 import { signingStore } from "../runtime/signing-store.js";
 import { systemTime } from "../runtime/system-time.js";
 import type { LoadedPack } from "../runtime/task-pack.js";

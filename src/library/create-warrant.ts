@@ -12,13 +12,13 @@ import {
   type RunRef,
   toQueryId,
 } from "../core/ids.js";
-import type { LedgerRecord, LedgerStore } from "../core/loop/ledger-store.js";
 import type { LoopStateName, Stop } from "../core/loop/types.js";
+import type { QueuedJob } from "../core/ports/job-queue.js";
+import type { LedgerRecord, LedgerStore } from "../core/ports/ledger-store.js";
 import { WarrantError } from "../core/result.js";
 import type { DriveResult } from "../runtime/driver.js";
 import type { WarrantEventBody } from "../runtime/events.js";
 import { LoopLedger } from "../runtime/loop-ledger.js";
-import type { QueuedJob } from "../runtime/ports.js";
 import type { NetworkReport } from "../runtime/records.js";
 import {
   bindingOf,

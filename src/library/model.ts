@@ -1,18 +1,19 @@
 // A role's model as a library user gives it: an object implementing ModelProvider (with its
 // `specificationVersion`), or a plain async function that answers one request with a turn. The
 // provider factories load their SDK on the first call, so importing the library loads none.
-import { WarrantError } from "../core/result.js";
+
 import {
   type ModelProvider as CoreModelProvider,
+  MODEL_SPECIFICATION_VERSION,
   type ModelRequest,
   type ModelResponse,
   NO_USAGE,
-} from "../core/turn/model-provider.js";
+} from "../core/ports/model-provider.js";
+import { WarrantError } from "../core/result.js";
 import { modelTarget } from "../core/turn/model-target.js";
 import type { ModelTurn } from "../core/turn/types.js";
 
-/** The version of the ModelProvider contract this library speaks. */
-export const MODEL_SPECIFICATION_VERSION = "v1";
+export { MODEL_SPECIFICATION_VERSION };
 
 /**
  * A model for passages. `complete` is one model call: the request carries the system prompt, the

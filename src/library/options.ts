@@ -3,14 +3,16 @@
 // store, the system clock).
 import type { MeterProvider, TracerProvider } from "@opentelemetry/api";
 import type { StoreCreation } from "../adapters/store/open-store.js";
-import type { LedgerStore } from "../core/loop/ledger-store.js";
 import type { Role } from "../core/loop/types.js";
-import type { Clock, Time } from "../core/ports.js";
-import type { Sandbox } from "../core/sandbox/sandbox-port.js";
+import type { JobQueue } from "../core/ports/job-queue.js";
+import type { LedgerStore } from "../core/ports/ledger-store.js";
+import type { Sandbox } from "../core/ports/sandbox.js";
+import type { RecordSigner } from "../core/ports/signer.js";
+import type { Clock, Time } from "../core/ports/time.js";
+import type { SandboxPort } from "../runtime/context.js";
 import type { WarrantEvent } from "../runtime/events.js";
 import type { Ask } from "../runtime/hil.js";
 import type { McpConnect } from "../runtime/passage-tools.js";
-import type { JobQueue, RecordSigner, SandboxPort } from "../runtime/ports.js";
 import type { CodeTool } from "./define-tool.js";
 import type { Model } from "./model.js";
 

@@ -12,10 +12,10 @@ import {
   type RecordRef,
   type RunRef,
 } from "../core/ids.js";
-import type { LedgerStore, OperatorAct } from "../core/loop/ledger-store.js";
 import { project } from "../core/loop/project.js";
 import { fold } from "../core/loop/state.js";
 import type { Fact, LimitKey, LoopDocument, Role } from "../core/loop/types.js";
+import type { LedgerStore, OperatorAct } from "../core/ports/ledger-store.js";
 import {
   ADMISSION_STEP,
   approvalTarget,

@@ -1,12 +1,13 @@
 // The change a verified run made, kept after its environment is gone: each regular file it added,
 // modified or deleted (ignored paths left out), with the baseline's and the final contents, so
 // `diff` can show it and `apply` can check a target and write it (the `changeset` record).
+
+import type { EnvironmentChanges } from "../core/ports/sandbox.js";
 import { digestOf, digestOfBytes } from "../core/records/canonical.js";
 import type { Problem } from "../core/result.js";
-import type { EnvironmentChanges } from "../core/sandbox/sandbox-port.js";
 import type { Glob } from "../core/taskpack/glob.js";
 import { isIgnored } from "../core/taskpack/ignore.js";
-import type { RunEnvironment } from "./ports.js";
+import type { RunEnvironment } from "./context.js";
 
 /** Contents past this many bytes in all are left out: the change is listed, not applicable. */
 export const CHANGESET_MAX_BYTES = 8 << 20;

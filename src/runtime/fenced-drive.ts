@@ -6,8 +6,8 @@
 // fails otherwise leaves no environment behind either.
 import { fencedStore } from "../core/loop/fenced-store.js";
 import { WarrantError } from "../core/result.js";
+import type { RunEnvironment, RuntimeContext, SandboxPort } from "./context.js";
 import { LoopLedger } from "./loop-ledger.js";
-import type { RunEnvironment, RuntimeContext, SandboxPort } from "./ports.js";
 
 export interface HeldLease {
   readonly query: string;

@@ -2,8 +2,8 @@
 // cycles were reviewed, admitted, started, concluded, and so what the driver does next. Resume is
 // this reading: the driver never keeps state the ledger does not hold.
 import { isSubAgentId } from "../core/definition/id.js";
-import type { LedgerRecord, OperatorAct } from "../core/loop/ledger-store.js";
 import type { Fact, Role, Step } from "../core/loop/types.js";
+import type { LedgerRecord, OperatorAct } from "../core/ports/ledger-store.js";
 import type { ProposalRecord } from "../core/records/proposal.js";
 import type { ReviewRecord } from "../core/records/review.js";
 import type { VerdictPayload } from "../core/turn/payloads.js";

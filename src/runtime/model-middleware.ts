@@ -8,15 +8,15 @@
 // - history-summary: once a call's input and output tokens reach the threshold, the turns before
 //   the last `keepTurns` are replaced by a summary the referenced model writes (a Result message).
 import type { MiddlewareSpec } from "../core/definition/middleware-config.js";
-import { digestOf } from "../core/records/canonical.js";
-import { WarrantError } from "../core/result.js";
 import type {
   ConversationEntry,
   ModelProvider,
   ModelRequest,
   ModelResponse,
   Usage,
-} from "../core/turn/model-provider.js";
+} from "../core/ports/model-provider.js";
+import { digestOf } from "../core/records/canonical.js";
+import { WarrantError } from "../core/result.js";
 import type { ResultPayload } from "../core/turn/payloads.js";
 import { createToolRegistry } from "../core/turn/tool-registry.js";
 import { validateTurn } from "../core/turn/validate-turn.js";

@@ -6,9 +6,9 @@
 import { createHash } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import type { Outcome } from "../core/loop/types.js";
+import type { ChangeBounds, EnvironmentChanges } from "../core/ports/sandbox.js";
 import { digestOfBytes } from "../core/records/canonical.js";
 import type { Problem } from "../core/result.js";
-import type { ChangeBounds, EnvironmentChanges } from "../core/sandbox/sandbox-port.js";
 import { withoutIgnored } from "../core/taskpack/ignore.js";
 import { targetKey } from "../core/taskpack/network.js";
 import { applyParsedDiff, type ParsedDiff } from "../core/taskpack/patch.js";
@@ -21,9 +21,9 @@ import {
 } from "../core/taskpack/snapshot-diff.js";
 import type { PackResources } from "../core/taskpack/task-pack.js";
 import { baselineDigest, type CapturedChangeset, captureChangeset } from "./changeset.js";
+import type { RunEnvironment, RunExecResult, RuntimeContext } from "./context.js";
 import type { RunPhase } from "./events.js";
 import { commandDetail, stepFailureReason } from "./output-tail.js";
-import type { RunEnvironment, RunExecResult, RuntimeContext } from "./ports.js";
 import type {
   CheckRecord,
   NetworkReport,

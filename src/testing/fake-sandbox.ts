@@ -6,11 +6,11 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { readConfinedFile } from "../adapters/sandbox/confined-read.js";
 import { snapshotTree } from "../adapters/sandbox/environment-dir.js";
+import type { EnvironmentChanges } from "../core/ports/sandbox.js";
 import { digestOf, digestOfBytes } from "../core/records/canonical.js";
 import { fail, ok, type Result } from "../core/result.js";
-import type { EnvironmentChanges } from "../core/sandbox/sandbox-port.js";
 import { normaliseRelativePath } from "../core/taskpack/relative-path.js";
-import type { RunEnvironment, SandboxPort } from "../runtime/ports.js";
+import type { RunEnvironment, SandboxPort } from "../runtime/context.js";
 
 /** What a faked command printed and how it exited. */
 export interface FakeExecResult {

@@ -6,10 +6,10 @@ import { describe, expect, it } from "vitest";
 import { MemoryLedgerStore } from "../../src/adapters/store/memory-ledger-store.js";
 import { chainHash } from "../../src/core/loop/chain.js";
 import { checkLoopDocument, checkStoredLoop } from "../../src/core/loop/check.js";
-import type { LedgerRecord, StoredFact } from "../../src/core/loop/ledger-store.js";
 import { project } from "../../src/core/loop/project.js";
 import { fold } from "../../src/core/loop/state.js";
 import type { Fact, LoopDocument } from "../../src/core/loop/types.js";
+import type { LedgerRecord, StoredFact } from "../../src/core/ports/ledger-store.js";
 import { withContentRef } from "../../src/core/records/content-ref.js";
 import {
   buildExecution,

@@ -3,11 +3,11 @@
 // size — paths, digests, findings, contents — stays within its bound. The environment is a fake:
 // what is under test is the capture, not a sandbox.
 import { describe, expect, it } from "vitest";
+import type { EnvironmentChanges } from "../../src/core/ports/sandbox.js";
 import { digestOfBytes } from "../../src/core/records/canonical.js";
 import { ok, type Problem } from "../../src/core/result.js";
-import type { EnvironmentChanges } from "../../src/core/sandbox/sandbox-port.js";
 import { CHANGESET_MAX_BYTES, captureChangeset } from "../../src/runtime/changeset.js";
-import type { RunEnvironment } from "../../src/runtime/ports.js";
+import type { RunEnvironment } from "../../src/runtime/context.js";
 
 const bytes = (s: string) => new TextEncoder().encode(s);
 

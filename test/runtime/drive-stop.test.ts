@@ -4,13 +4,9 @@
 // drain; a forced stop ends the drive now and destroys its environments.
 import { describe, expect, it } from "vitest";
 import { MemoryLedgerStore } from "../../src/adapters/store/memory-ledger-store.js";
+import type { ApprovalRequest } from "../../src/core/ports/approver.js";
+import type { RunEnvironment, RuntimeContext, SandboxPort } from "../../src/runtime/context.js";
 import { underLease } from "../../src/runtime/fenced-drive.js";
-import type {
-  ApprovalRequest,
-  RunEnvironment,
-  RuntimeContext,
-  SandboxPort,
-} from "../../src/runtime/ports.js";
 import { manualClock } from "../../src/testing.js";
 
 const QUERY = "query:drive-stop";

@@ -23,8 +23,8 @@ import { createBwrapSandbox } from "../../src/adapters/sandbox/bwrap-sandbox.js"
 import { probeSandbox } from "../../src/adapters/sandbox/detect-sandbox.js";
 import type { BackendOptions } from "../../src/adapters/sandbox/managed-environment.js";
 import { createUnshareSandbox } from "../../src/adapters/sandbox/unshare-sandbox.js";
+import type { Environment, ExecOptions, Sandbox } from "../../src/core/ports/sandbox.js";
 import { digestOfBytes } from "../../src/core/records/canonical.js";
-import type { Environment, ExecOptions, Sandbox } from "../../src/core/sandbox/sandbox-port.js";
 import { compileGlob } from "../../src/core/taskpack/glob.js";
 import { changedUnder, changesAsDiff } from "../../src/core/taskpack/snapshot-diff.js";
 

@@ -1,8 +1,9 @@
 // The change feed every store keeps (docs/storage.md): facts of all loops by position, resumable
 // after any position without loss, and a watch told of facts, records and acts from any writer.
 import { describe, expect, it } from "vitest";
-import type { ChangeFeed, FeedFact, LedgerStore } from "../../src/core/loop/ledger-store.js";
 import type { Fact } from "../../src/core/loop/types.js";
+import type { ChangeFeed, FeedFact } from "../../src/core/ports/change-feed.js";
+import type { LedgerStore } from "../../src/core/ports/ledger-store.js";
 import { cycle, opened, passage, proposal } from "./facts.js";
 import type { ContractSubject } from "./ledger-store-contract.js";
 

@@ -1,7 +1,7 @@
 // The lease part of the LedgerStore contract: leases and their fencing tokens, fenced appends and
 // record writes, lease visibility and the worker registry. Run by ledgerStoreContract for every store.
 import { describe, expect, it } from "vitest";
-import type { LedgerStore } from "../../src/core/loop/ledger-store.js";
+import type { LedgerStore } from "../../src/core/ports/ledger-store.js";
 import { cycle, opened, passage, proposal, proposalRef, review } from "./facts.js";
 import type { ContractSubject } from "./ledger-store-contract.js";
 

@@ -2,8 +2,8 @@
 // PostgreSQL by their test files, each passing a factory of fresh, empty stores.
 import { afterEach, describe, expect, it } from "vitest";
 import { chainHash, GENESIS_HASH } from "../../src/core/loop/chain.js";
-import type { LedgerStore, StoredFact } from "../../src/core/loop/ledger-store.js";
 import { chargeKeyOf, type Fact } from "../../src/core/loop/types.js";
+import type { LedgerStore, StoredFact } from "../../src/core/ports/ledger-store.js";
 import { changeFeedContract } from "./change-feed-contract.js";
 import { cycle, fact, LIMITS, opened, passage, proposal, proposalRef, review } from "./facts.js";
 import { leaseContract } from "./lease-contract.js";

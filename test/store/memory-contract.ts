@@ -2,7 +2,7 @@
 // with its memoryWrite record in one write, one winner per version, fenced writes, and what a
 // passage redone after a crash reads. Run by ledgerStoreContract for every store.
 import { describe, expect, it } from "vitest";
-import type { LedgerRecord } from "../../src/core/loop/ledger-store.js";
+import type { LedgerRecord } from "../../src/core/ports/ledger-store.js";
 import { contentRef } from "../../src/core/records/canonical.js";
 import {
   type MemoryKey,

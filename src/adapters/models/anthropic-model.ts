@@ -3,11 +3,6 @@
 // a tool (`tool_choice: {type: "any"}`).
 import Anthropic from "@anthropic-ai/sdk";
 import {
-  candidateFromCalls,
-  messageTools,
-  type NativeCall,
-} from "../../core/turn/message-tools.js";
-import {
   type ConversationEntry,
   type ModelProvider,
   type ModelRequest,
@@ -18,7 +13,12 @@ import {
   textOrNull,
   tokenCount,
   type Usage,
-} from "../../core/turn/model-provider.js";
+} from "../../core/ports/model-provider.js";
+import {
+  candidateFromCalls,
+  messageTools,
+  type NativeCall,
+} from "../../core/turn/message-tools.js";
 import { modelTarget } from "../../core/turn/model-target.js";
 import { encodeToolName, normaliseSchema } from "../../core/turn/provider-schema.js";
 import {

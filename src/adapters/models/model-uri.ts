@@ -4,8 +4,8 @@
 // a refusal or an error.
 import { wireSettings } from "../../core/definition/provider-settings.js";
 import type { ModelSettings } from "../../core/definition/types.js";
+import type { ModelProvider } from "../../core/ports/model-provider.js";
 import { fail, ok, type Problem, type Result, WarrantError } from "../../core/result.js";
-import type { ModelProvider } from "../../core/turn/model-provider.js";
 import { modelTarget } from "../../core/turn/model-target.js";
 import type { OpenAIMode } from "./openai-model.js";
 import { loadScriptedModel } from "./scripted-model.js";

@@ -9,13 +9,6 @@ import type {
   ChatCompletionMessageParam,
   ChatCompletionTool,
 } from "openai/resources/chat/completions";
-import {
-  candidateFromCalls,
-  jsonModeTurnSchema,
-  messageTools,
-  type NativeCall,
-  turnFromJsonMode,
-} from "../../core/turn/message-tools.js";
 import type {
   ConversationEntry,
   ModelProvider,
@@ -25,8 +18,15 @@ import type {
   ResponseMeta,
   StopKind,
   Usage,
-} from "../../core/turn/model-provider.js";
-import { textOrNull, tokenCount } from "../../core/turn/model-provider.js";
+} from "../../core/ports/model-provider.js";
+import { textOrNull, tokenCount } from "../../core/ports/model-provider.js";
+import {
+  candidateFromCalls,
+  jsonModeTurnSchema,
+  messageTools,
+  type NativeCall,
+  turnFromJsonMode,
+} from "../../core/turn/message-tools.js";
 import { modelTarget } from "../../core/turn/model-target.js";
 import {
   encodeToolName,

@@ -2,7 +2,6 @@
 // It is the embedded default of the demo and the tests; an answer may be a turn, raw text (to
 // exercise repair), a refusal or a truncation.
 import { readFileSync } from "node:fs";
-import { WarrantError } from "../../core/result.js";
 import {
   type ModelProvider,
   type ModelRequest,
@@ -12,7 +11,8 @@ import {
   textOrNull,
   tokenCount,
   type Usage,
-} from "../../core/turn/model-provider.js";
+} from "../../core/ports/model-provider.js";
+import { WarrantError } from "../../core/result.js";
 
 /**
  * One scripted answer. Shorthands: an object with `kind` is a turn; a string is raw text.

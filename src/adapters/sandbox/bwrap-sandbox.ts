@@ -12,7 +12,7 @@ import type {
   ExecOptions,
   ExecResult,
   Sandbox,
-} from "../../core/sandbox/sandbox-port.js";
+} from "../../core/ports/sandbox.js";
 import { runLimited, SANDBOX_PATH, scrubbedEnv } from "./contained-exec.js";
 import { controlHandles } from "./control-files.js";
 import { EGRESS_SANDBOX_DIR, EGRESS_SOCKET_NAME } from "./egress-relay.js";

@@ -8,8 +8,8 @@ import { closeSync, openSync, realpathSync, statSync, writeSync } from "node:fs"
 import { chmod, chown, lstat, mkdir, mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { type EnvironmentMode, isEnvironmentName } from "../../core/ports/sandbox.js";
 import { WarrantError } from "../../core/result.js";
-import { type EnvironmentMode, isEnvironmentName } from "../../core/sandbox/sandbox-port.js";
 import { type PinnedBaseline, type RunAs, treeDigests } from "./baseline-pin.js";
 import { hostCommand } from "./host-command.js";
 import { fstatBig } from "./host-fs.js";

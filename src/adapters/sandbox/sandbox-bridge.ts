@@ -2,8 +2,8 @@
 // runs (named, so a dead process's leftover is found again) over a baseline pinned once per drive,
 // the baseline's snapshot, and removal of an environment left behind by a dead process.
 import path from "node:path";
-import type { Baseline, Sandbox } from "../../core/sandbox/sandbox-port.js";
-import type { RunEnvironment, SandboxPort } from "../../runtime/ports.js";
+import type { Baseline, Sandbox } from "../../core/ports/sandbox.js";
+import type { RunEnvironment, SandboxPort } from "../../runtime/context.js";
 import { removeEnvironmentDir, snapshotTree } from "./environment-dir.js";
 
 const ENV_DIR_PREFIX = "warrant-env-";

@@ -4,12 +4,12 @@
 // public key, the seed-valid loop document, and the signed head it was exported under (signed at
 // the export when the exporter holds the host key, else the latest head stored).
 
+import type { LedgerRecord, OperatorAct, RawLoop } from "../ports/ledger-store.js";
 import { canonicalJson } from "../records/canonical.js";
 import type { HeadBody } from "../records/host-records.js";
 import { fail, type Problem, type Result } from "../result.js";
 import { type AuditReport, auditLoop, type TrustAnchor } from "./audit.js";
 import { checkLoopDocument } from "./check.js";
-import type { LedgerRecord, OperatorAct, RawLoop } from "./ledger-store.js";
 import { project } from "./project.js";
 import type { LoopDocument } from "./types.js";
 

@@ -3,6 +3,9 @@
 import type { Problem, Result } from "../result.js";
 import type { AddressClass, NetworkPolicy } from "../taskpack/network.js";
 
+/** The version of the sandbox port (`Sandbox`, `Environment`, `Baseline`). */
+export const SANDBOX_PORT_VERSION = "v1";
+
 export type SandboxBackend = "bwrap" | "unshare";
 
 /**

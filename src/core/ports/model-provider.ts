@@ -2,7 +2,10 @@
 // candidate turn. Adapters (scripted, OpenAI, Anthropic) implement it; the core never does I/O.
 import type { Role } from "../loop/types.js";
 import type { Problem } from "../result.js";
-import type { MessageType } from "./types.js";
+import type { MessageType } from "../turn/types.js";
+
+/** The version of the ModelProvider contract this library speaks (`specificationVersion`). */
+export const MODEL_SPECIFICATION_VERSION = "v1";
 
 /** A tool as a provider sees it: the registry's name (unencoded), description and input schema. */
 export interface ProviderTool {

@@ -1,21 +1,23 @@
-// What the runtime needs from the pieces around it, as narrow interfaces: the loop ledger, the
-// passage runner, the contained sandbox, the approver, the record signer, task-pack loading, the
-// job queue and the event stream. createWarrant (src/library) composes them from adapters.
-import type { LedgerRecord, LedgerStore } from "../core/loop/ledger-store.js";
+// What one drive works with: the loop over its store, the passage runner, the run environments,
+// task-pack loading, and the RuntimeContext that carries them with the ports of src/core/ports
+// (store, sandbox, approver, signer, time). createWarrant (src/library) composes it from adapters.
+
 import type { Decision, LoopCommand, LoopDocument, Role } from "../core/loop/types.js";
-import type { Clock, Time } from "../core/ports.js";
-import type { HostSigner } from "../core/records/host-records.js";
-import type { Problem, Result } from "../core/result.js";
+import type { Approver } from "../core/ports/approver.js";
+import type { LedgerRecord, LedgerStore } from "../core/ports/ledger-store.js";
 import type {
   ChangeBounds,
   EgressLog,
   EnvironmentChanges,
   LimitHit,
   ResourceLimits,
-} from "../core/sandbox/sandbox-port.js";
+} from "../core/ports/sandbox.js";
+import type { RecordSigner } from "../core/ports/signer.js";
+import type { Clock, Time } from "../core/ports/time.js";
+import type { Problem, Result } from "../core/result.js";
 import type { NetworkPolicy } from "../core/taskpack/network.js";
 import type { TypedMessage } from "../core/turn/payloads.js";
-import type { ApprovalAnswer, ApprovalKind, Emit, PassageUsage } from "./events.js";
+import type { Emit, PassageUsage } from "./events.js";
 import type { LoadedPack } from "./task-pack.js";
 
 /** The loop core over a store: decide, append (with records in the same transaction), fold. */
@@ -176,86 +178,11 @@ export interface SandboxPort {
   close?(): Promise<void>;
 }
 
-export interface ApprovalRequest {
-  readonly query: string;
-  /** The run: its proposal ref. */
-  readonly run: string;
-  readonly step: string;
-  readonly kind: ApprovalKind;
-  /** What the mutation does: a diff for a patch, the argv for a command. */
-  readonly description: string;
-}
-
-export interface Approver {
-  approve(request: ApprovalRequest): Promise<ApprovalAnswer>;
-}
-
-/**
- * Signs the records a drive writes (the host key), and gives the public key pinned in each loop so
- * that `loop check` verifies every signature; records are stored unsigned without one.
- */
-export type RecordSigner = HostSigner;
-
 /**
  * Reads a task pack from where it lives (its file, its baseline folder, its agent definitions) and
  * validates it; a loop's pack is read again on resume from the file its binding names.
  */
 export type PackLoader = (file: string) => Promise<Result<LoadedPack>>;
-
-/** A running worker: `promise` settles when it stops; `stop()` stops it after its current jobs. */
-export interface WorkerRunner {
-  readonly promise: Promise<void>;
-  stop(): Promise<void>;
-}
-
-/**
- * What a worker does with one job: drive the loop it names. A rejection retries the job later.
- * `worker` is the queue's id of the worker that took it.
- */
-export type JobHandler = (job: {
-  readonly query: string;
-  readonly id: string;
-  readonly worker: string;
-}) => Promise<void>;
-
-/** A loop's job as the queue holds it. */
-export interface QueuedJob {
-  readonly query: string;
-  readonly id: string;
-  readonly attempts: number;
-  readonly maxAttempts: number;
-  /** When it runs (next). */
-  readonly runAt: Date;
-  /** The worker that holds it now, while one does, and since when. */
-  readonly lockedBy?: string;
-  readonly lockedAt?: Date;
-  readonly lastError?: string;
-  /** It used up its attempts: it runs again only when requeued. */
-  readonly failed: boolean;
-}
-
-/** The queue that hands dispatched loops to workers (graphile-worker over PostgreSQL). */
-export interface JobQueue {
-  /** Where the queue lives, for people (never a password). */
-  readonly description: string;
-  /**
-   * Queue the loop under its own job key: one job per loop. A waiting or failed job of the loop is
-   * replaced (its attempts start again); a job some worker holds is superseded (never retried) and a
-   * fresh one queued, so a loop whose worker died is driven again at once. `first`: ahead of the
-   * loops not yet started (a loop taken over or released by a worker that stops).
-   */
-  dispatch(query: string, options?: { readonly first?: boolean }): Promise<void>;
-  /** The loops' jobs still in the queue (waiting, held, failed), by query. */
-  jobs(): Promise<readonly QueuedJob[]>;
-  start(options: {
-    readonly concurrency: number;
-    readonly handler: JobHandler;
-    /** Stop on SIGINT/SIGTERM (a process that is only a worker). */
-    readonly handleSignals: boolean;
-  }): Promise<WorkerRunner & { readonly workerId: string }>;
-  /** Releases the queue's connections (dispatching reuses one pool until then). */
-  close(): Promise<void>;
-}
 
 export interface RuntimeContext {
   readonly store: LedgerStore;
