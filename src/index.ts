@@ -74,9 +74,14 @@ export type {
   Usage,
 } from "./core/ports/model-provider.js";
 export type {
+  Baseline,
+  BaselineOptions,
   ChangeBounds,
   EgressConnection,
+  EgressLog,
   Environment,
+  EnvironmentChanges,
+  EnvironmentMode,
   EnvironmentOptions,
   ExecOptions,
   ExecResult,
@@ -237,7 +242,6 @@ export type { LoopOutcome, RunHandle } from "./library/run-handle.js";
 export { releaseSandboxes } from "./library/shutdown.js";
 export type { WarrantTelemetry } from "./library/telemetry.js";
 export type { RecordDisplay, WarrantViews } from "./library/views.js";
-export type { RunEnvironment, RunExecResult, SandboxPort } from "./runtime/context.js";
 export type { AgentReport, ModelReport } from "./runtime/definition-preflight.js";
 export type {
   ApprovalAnswerer,

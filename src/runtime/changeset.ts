@@ -2,12 +2,11 @@
 // modified or deleted (ignored paths left out), with the baseline's and the final contents, so
 // `diff` can show it and `apply` can check a target and write it (the `changeset` record).
 
-import type { EnvironmentChanges } from "../core/ports/sandbox.js";
+import type { Environment, EnvironmentChanges } from "../core/ports/sandbox.js";
 import { digestOf, digestOfBytes } from "../core/records/canonical.js";
 import type { Problem } from "../core/result.js";
 import type { Glob } from "../core/taskpack/glob.js";
 import { isIgnored } from "../core/taskpack/ignore.js";
-import type { RunEnvironment } from "./context.js";
 
 /** Contents past this many bytes in all are left out: the change is listed, not applicable. */
 export const CHANGESET_MAX_BYTES = 8 << 20;
@@ -78,7 +77,7 @@ const isFileDigest = (d: string | undefined): d is string => d?.startsWith("sha2
  * out, then the listing cut).
  */
 export async function captureChangeset(
-  env: RunEnvironment,
+  env: Environment,
   changes: EnvironmentChanges,
   input: {
     readonly query: string;
@@ -156,7 +155,7 @@ export async function captureChangeset(
         notAFile(path, "the run left something other than a regular file");
         continue;
       }
-      const r = await env.read(path, maxBytes + 1);
+      const r = await env.readPart(path, maxBytes + 1);
       if (!r.ok) {
         notAFile(path, r.errors[0]?.message ?? "unreadable");
         continue;

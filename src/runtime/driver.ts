@@ -469,10 +469,8 @@ async function discardLeftovers(
   query: string,
   cycle: CycleView,
 ): Promise<boolean> {
-  const dir = cycle.runStarted?.["environment/dir"];
-  const journaled = dir === undefined ? true : await ctx.sandbox.destroyDir(dir);
-  const named = await ctx.sandbox.discard(environmentNameOf(query, cycle.proposalRef));
-  return journaled && named;
+  const root = cycle.runStarted?.["environment/dir"];
+  return ctx.sandbox.discard(environmentNameOf(query, cycle.proposalRef), root);
 }
 
 /**

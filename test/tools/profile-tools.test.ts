@@ -83,6 +83,7 @@ function counting(sandbox: Sandbox): { sandbox: Sandbox; created: () => number }
         return sandbox.createEnvironment(dir, opts);
       },
       discardEnvironment: (name) => sandbox.discardEnvironment(name),
+      discardEnvironmentAt: (root) => sandbox.discardEnvironmentAt(root),
     },
     created: () => created,
   };

@@ -63,6 +63,7 @@ export function createBwrapSandbox(options: BackendOptions = {}): Sandbox {
   return {
     backend: "bwrap",
     discardEnvironment: host.discardEnvironment,
+    discardEnvironmentAt: host.discardEnvironmentAt,
     environmentMode: host.environmentMode,
     openBaseline: host.openBaseline,
     seccomp: async () =>

@@ -201,6 +201,16 @@ export async function discardNamedEnvironmentDir(
   return { confirmed: await removePath(namedEnvironmentBase(tempRoot, name)) };
 }
 
+/**
+ * Remove a dead environment's directory given as its journaled root (`<base>/…`): only ever a
+ * `warrant-env-*` directory, else not confirmed.
+ */
+export async function discardEnvironmentAt(root: string): Promise<{ confirmed: boolean }> {
+  const base = path.dirname(root);
+  if (!path.basename(base).startsWith("warrant-env-")) return { confirmed: false };
+  return removeEnvironmentDir({ base });
+}
+
 /** Remove the environment's directory; confirmed only when it no longer exists. */
 export async function removeEnvironmentDir(dir: {
   readonly base: string;

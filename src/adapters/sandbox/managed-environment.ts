@@ -31,6 +31,7 @@ import { EGRESS_SOCKET_NAME, egressHostDir, relayArgv, writeRelay } from "./egre
 import {
   checkTempRoot,
   createEnvironmentDir,
+  discardEnvironmentAt,
   discardNamedEnvironmentDir,
   type EnvironmentDir,
   removeEnvironmentDir,
@@ -257,6 +258,7 @@ export function environmentHost(backend: SandboxBackend, options: BackendOptions
   return {
     environmentMode,
     discardEnvironment: (name: string) => discardNamedEnvironmentDir(tempRoot, name),
+    discardEnvironmentAt,
     async openBaseline(dir: string, opts = {}): Promise<Baseline> {
       checkTempRoot(tempRoot, runAs);
       const share = acquire(dir, opts.dependencies);

@@ -175,6 +175,7 @@ export function createUnshareSandbox(options: BackendOptions = {}): Sandbox {
   return {
     backend: "unshare",
     discardEnvironment: host.discardEnvironment,
+    discardEnvironmentAt: host.discardEnvironmentAt,
     environmentMode: host.environmentMode,
     openBaseline: host.openBaseline,
     async seccomp() {
