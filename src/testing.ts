@@ -9,7 +9,7 @@ import {
 } from "./adapters/models/scripted-model.js";
 import { MemoryLedgerStore } from "./adapters/store/memory-ledger-store.js";
 import type { LedgerStore } from "./core/ports/ledger-store.js";
-import { MODEL_SPECIFICATION_VERSION, type ModelProvider } from "./library/model.js";
+import type { ModelProvider } from "./core/ports/model-provider.js";
 
 export type { ScriptedAnswer, ScriptedEntry } from "./adapters/models/scripted-model.js";
 export {
@@ -37,8 +37,7 @@ export function scriptedModel(
   answers: readonly ScriptedAnswer[],
   options: { readonly id?: string } = {},
 ): ScriptedModel {
-  const model = createScriptedModel(answers, options);
-  return Object.assign(model, { specificationVersion: MODEL_SPECIFICATION_VERSION } as const);
+  return createScriptedModel(answers, options);
 }
 
 /** A script's answers from JSONL text (one answer per non-blank line); throws `model/script`. */

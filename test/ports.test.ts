@@ -18,4 +18,37 @@ describe("the ports", () => {
       expect(listed.has(versions[0]?.[2] ?? ""), file).toBe(true);
     }
   });
+
+  it("are declared nowhere else: one ModelProvider, one sandbox port, no second declaration of any port", () => {
+    const names = [
+      "LedgerStore",
+      "ChangeFeed",
+      "Leases",
+      "Sandbox",
+      "Environment",
+      "ModelProvider",
+      "ToolHost",
+      "Clock",
+      "Timers",
+      "Time",
+      "RecordSigner",
+      "Approver",
+      "JobQueue",
+    ];
+    const declared: string[] = [];
+    const walk = (d: string): void => {
+      for (const e of readdirSync(d, { withFileTypes: true })) {
+        const p = path.join(d, e.name);
+        if (e.isDirectory()) walk(p);
+        else if (p.endsWith(".ts") && !p.startsWith(dir)) {
+          const text = readFileSync(p, "utf8");
+          for (const n of names)
+            if (new RegExp(`export (interface|type) ${n}\\b`).test(text))
+              declared.push(`${n} in ${p}`);
+        }
+      }
+    };
+    walk(path.join(import.meta.dirname, "../src"));
+    expect(declared).toEqual([]);
+  });
 });

@@ -298,6 +298,7 @@ describe("request digests", () => {
       findingTurn(),
     ]);
     const wrapped = {
+      specificationVersion: provider.specificationVersion,
       id: provider.id,
       complete: async (request: ModelRequest) => {
         const r = await provider.complete(request);

@@ -4,6 +4,7 @@
 import Anthropic from "@anthropic-ai/sdk";
 import {
   type ConversationEntry,
+  MODEL_SPECIFICATION_VERSION,
   type ModelProvider,
   type ModelRequest,
   type ModelResponse,
@@ -187,6 +188,7 @@ export function createAnthropicModel(options: AnthropicModelOptions): ModelProvi
   }
 
   return {
+    specificationVersion: MODEL_SPECIFICATION_VERSION,
     id,
     target: modelTarget(id, options.baseURL),
     async complete(request, opts): Promise<ModelResponse> {

@@ -19,7 +19,11 @@ import type {
   StopKind,
   Usage,
 } from "../../core/ports/model-provider.js";
-import { textOrNull, tokenCount } from "../../core/ports/model-provider.js";
+import {
+  MODEL_SPECIFICATION_VERSION,
+  textOrNull,
+  tokenCount,
+} from "../../core/ports/model-provider.js";
 import {
   candidateFromCalls,
   jsonModeTurnSchema,
@@ -245,6 +249,7 @@ export function createOpenAIModel(options: OpenAIModelOptions): ModelProvider {
   }
 
   return {
+    specificationVersion: MODEL_SPECIFICATION_VERSION,
     id,
     target: modelTarget(id, options.baseURL),
     async complete(request, opts): Promise<ModelResponse> {

@@ -3,6 +3,7 @@
 // exercise repair), a refusal or a truncation.
 import { readFileSync } from "node:fs";
 import {
+  MODEL_SPECIFICATION_VERSION,
   type ModelProvider,
   type ModelRequest,
   type ModelResponse,
@@ -63,6 +64,7 @@ export function createScriptedModel(
   const requests: RecordedRequest[] = [];
   let next = 0;
   return {
+    specificationVersion: MODEL_SPECIFICATION_VERSION,
     id: options.id ?? "scripted",
     requests,
     remaining: () => answers.length - next,

@@ -129,6 +129,8 @@ export interface ModelResponse {
 }
 
 export interface ModelProvider {
+  /** The version of this contract the provider implements; another is refused before a loop opens. */
+  readonly specificationVersion: typeof MODEL_SPECIFICATION_VERSION;
   /** A printable name of the provider and model (`openai:gpt-4.1`); never carries a key. */
   readonly id: string;
   /**
