@@ -1,6 +1,7 @@
 // `warrant/testing`: what tests of code built on Warrant need to run without a network, a database
 // or a containment backend — a scripted model, a memory store, a fake sandbox, a clock the test
-// advances.
+// advances — and the contract suites an implementation of a port runs (vitest's functions passed
+// in: this module loads no test runner).
 import {
   type ScriptedModel as CoreScriptedModel,
   createScriptedModel,
@@ -12,6 +13,16 @@ import type { LedgerStore } from "./core/ports/ledger-store.js";
 import type { ModelProvider } from "./core/ports/model-provider.js";
 
 export type { ScriptedAnswer, ScriptedEntry } from "./adapters/models/scripted-model.js";
+export { changeFeedContract } from "./testing/contracts/change-feed.js";
+export { leaseContract } from "./testing/contracts/leases.js";
+export {
+  type ContractSubject,
+  ledgerStoreContract,
+  type StoreFactory,
+} from "./testing/contracts/ledger-store.js";
+export { memoryContract } from "./testing/contracts/memory.js";
+export { sandboxContract } from "./testing/contracts/sandbox.js";
+export type { ContractTestApi } from "./testing/contracts/test-api.js";
 export {
   type FakeExecResult,
   type FakeSandbox,
