@@ -15,14 +15,14 @@ import type { ModelProvider } from "./core/ports/model-provider.js";
 export type { ScriptedAnswer, ScriptedEntry } from "./adapters/models/scripted-model.js";
 export { changeFeedContract } from "./testing/contracts/change-feed.js";
 export { leaseContract } from "./testing/contracts/leases.js";
-export {
-  type ContractSubject,
-  ledgerStoreContract,
-  type StoreFactory,
-} from "./testing/contracts/ledger-store.js";
+export { ledgerStoreContract } from "./testing/contracts/ledger-store.js";
 export { memoryContract } from "./testing/contracts/memory.js";
 export { sandboxContract } from "./testing/contracts/sandbox.js";
-export type { ContractTestApi } from "./testing/contracts/test-api.js";
+export type {
+  ContractSubject,
+  ContractTestApi,
+  StoreFactory,
+} from "./testing/contracts/test-api.js";
 export {
   type FakeExecResult,
   type FakeSandbox,

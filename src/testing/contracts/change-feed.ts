@@ -5,8 +5,7 @@ import type { Fact } from "../../core/loop/types.js";
 import type { ChangeFeed, FeedFact } from "../../core/ports/change-feed.js";
 import type { LedgerStore } from "../../core/ports/ledger-store.js";
 import { cycle, opened, passage, proposal } from "./facts.js";
-import type { ContractSubject } from "./ledger-store.js";
-import type { ContractTestApi } from "./test-api.js";
+import type { ContractSubject, ContractTestApi } from "./test-api.js";
 
 function feedOf(store: LedgerStore): ChangeFeed {
   const feed = store.changeFeed?.();

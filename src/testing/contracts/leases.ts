@@ -3,8 +3,7 @@
 
 import type { LedgerStore } from "../../core/ports/ledger-store.js";
 import { cycle, opened, passage, proposal, proposalRef, review } from "./facts.js";
-import type { ContractSubject } from "./ledger-store.js";
-import type { ContractTestApi } from "./test-api.js";
+import type { ContractSubject, ContractTestApi } from "./test-api.js";
 
 const Q = "query:contract-1";
 const Q2 = "query:contract-2";

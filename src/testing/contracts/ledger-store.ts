@@ -8,15 +8,7 @@ import { changeFeedContract } from "./change-feed.js";
 import { cycle, fact, LIMITS, opened, passage, proposal, proposalRef, review } from "./facts.js";
 import { leaseContract } from "./leases.js";
 import { memoryContract } from "./memory.js";
-import type { ContractTestApi } from "./test-api.js";
-
-export interface ContractSubject {
-  readonly store: LedgerStore;
-  /** Open the same storage again (after `store` is closed); absent for a store with no storage. */
-  readonly reopen?: () => Promise<LedgerStore>;
-}
-
-export type StoreFactory = () => Promise<ContractSubject>;
+import type { ContractSubject, ContractTestApi, StoreFactory } from "./test-api.js";
 
 const Q = "query:contract-1";
 const Q2 = "query:contract-2";

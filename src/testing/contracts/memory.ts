@@ -10,8 +10,7 @@ import {
   memoryDigest,
   memoryWriteBody,
 } from "../../core/records/memory-write.js";
-import type { ContractSubject } from "./ledger-store.js";
-import type { ContractTestApi } from "./test-api.js";
+import type { ContractSubject, ContractTestApi } from "./test-api.js";
 
 const Q = "query:memory-1";
 const KEY: MemoryKey = { agent: "agent:a1", path: "notes.md", scope: "shared", namespace: "" };
