@@ -105,7 +105,7 @@ export function memoryWriteRecord(written: MemoryVersion, before: MemoryVersion 
   const body = memoryWriteBody(written, before);
   const { prefix } = RECORD_KIND_TABLE.memoryWrite;
   return {
-    ref: contentRef(prefix, body as unknown as Record<string, unknown>, "ref"),
+    ref: contentRef(prefix, body, "ref"),
     kind: "memoryWrite",
     query: written.query,
     body,

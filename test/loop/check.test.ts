@@ -325,7 +325,14 @@ describe("checkStoredLoop", () => {
     const bad = new Map(records);
     const r = bad.get(exec) as LedgerRecord;
     const { outcome: _, ...noOutcome } = r.body as Record<string, unknown>;
-    bad.set(exec, { ...r, body: withContentRef(EXECUTION_PREFIX, EXECUTION_REF_FIELD, noOutcome) });
+    bad.set(exec, {
+      ...r,
+      body: withContentRef<Record<string, unknown>, typeof EXECUTION_REF_FIELD>(
+        EXECUTION_PREFIX,
+        EXECUTION_REF_FIELD,
+        noOutcome,
+      ),
+    });
     const error = errorOf(stored, bad);
     expect(error).toMatchObject({ code: "store/record-mismatch", path: "/facts/3" });
     expect(error?.message).toContain("is not one");

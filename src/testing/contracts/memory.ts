@@ -38,7 +38,7 @@ export function memoryVersion(
 export function memoryRecord(v: MemoryVersion, before?: MemoryVersion): LedgerRecord {
   const body = memoryWriteBody(v, before);
   return {
-    ref: contentRef("warrant-memory-write", body as unknown as Record<string, unknown>, "ref"),
+    ref: contentRef("warrant-memory-write", body, "ref"),
     kind: "memoryWrite",
     query: v.query,
     body,
