@@ -24,7 +24,7 @@ type WellFormed = { isWellFormed(): boolean };
 
 /** One-byte strings answer at once: only two-byte strings are scanned for lone surrogates. */
 function wellFormed(s: string): boolean {
-  return (s as unknown as WellFormed).isWellFormed();
+  return (s as string & WellFormed).isWellFormed();
 }
 
 /**
