@@ -1,6 +1,6 @@
 // The lease port: which process drives a loop. A lease is held until a time, extended by its holder,
 // and carries a fencing token that every write made under it names, so that a driver that lost its
-// lease cannot write any more (test/store/lease-contract.ts, exported as `leaseContract` by
+// lease cannot write any more (src/testing/contracts/leases.ts, exported as `leaseContract` by
 // warrant/testing). Every LedgerStore keeps leases.
 
 /** The version of the lease port. */
