@@ -35,15 +35,6 @@ export {
 export type { AuditReport, TrustAnchor } from "./core/loop/audit.js";
 export { auditBundle, isBundle } from "./core/loop/bundle.js";
 export { checkLoopDocument } from "./core/loop/check.js";
-export type {
-  ChangeFeed,
-  FeedFact,
-  LedgerRecord,
-  LedgerStore,
-  LoopSummary,
-  OperatorAct,
-  StoredFact,
-} from "./core/loop/ledger-store.js";
 export { parseScript } from "./core/loop/script.js";
 export type { Simulation, SimulationOutcome } from "./core/loop/simulate.js";
 export { simulate } from "./core/loop/simulate.js";
@@ -63,28 +54,16 @@ export type {
   Stop,
 } from "./core/loop/types.js";
 export { ROLES } from "./core/loop/types.js";
-export type { Clock, Sleep, Time, Timer, Timers } from "./core/ports.js";
-export { canonicalJson } from "./core/records/canonical.js";
-export { type Problem, type Result, WarrantError } from "./core/result.js";
+export type { ApprovalAnswer, ApprovalKind, ApprovalRequest } from "./core/ports/approver.js";
+export type { ChangeFeed, FeedFact } from "./core/ports/change-feed.js";
+export type { JobHandler, JobQueue, QueuedJob, WorkerRunner } from "./core/ports/job-queue.js";
 export type {
-  ChangeBounds,
-  EgressConnection,
-  Environment,
-  EnvironmentOptions,
-  ExecOptions,
-  ExecResult,
-  LimitHit,
-  ResourceLimits,
-  Sandbox,
-  SandboxBackend,
-} from "./core/sandbox/sandbox-port.js";
-export type { CommandProfile, TaskPack } from "./core/taskpack/task-pack.js";
-export {
-  gitQuotePath,
-  type TerminalTextOptions,
-  terminalLine,
-  terminalSafe,
-} from "./core/text/terminal-text.js";
+  LedgerRecord,
+  LedgerStore,
+  LoopSummary,
+  OperatorAct,
+  StoredFact,
+} from "./core/ports/ledger-store.js";
 export type {
   ConversationEntry,
   ModelRequest,
@@ -93,9 +72,37 @@ export type {
   StopKind,
   ToolResultEntry,
   Usage,
-} from "./core/turn/model-provider.js";
+} from "./core/ports/model-provider.js";
+export type {
+  Baseline,
+  BaselineOptions,
+  ChangeBounds,
+  EgressConnection,
+  EgressLog,
+  Environment,
+  EnvironmentChanges,
+  EnvironmentMode,
+  EnvironmentOptions,
+  ExecOptions,
+  ExecResult,
+  LimitHit,
+  ResourceLimits,
+  Sandbox,
+  SandboxBackend,
+} from "./core/ports/sandbox.js";
+export type { RecordSigner } from "./core/ports/signer.js";
+export type { Clock, Sleep, Time, Timer, Timers } from "./core/ports/time.js";
+export type { ToolCallOptions, ToolHost, ToolResult } from "./core/ports/tool-host.js";
+export { canonicalJson } from "./core/records/canonical.js";
+export { type Problem, type Result, WarrantError } from "./core/result.js";
+export type { CommandProfile, TaskPack } from "./core/taskpack/task-pack.js";
+export {
+  gitQuotePath,
+  type TerminalTextOptions,
+  terminalLine,
+  terminalSafe,
+} from "./core/text/terminal-text.js";
 export type { ModelTarget } from "./core/turn/model-target.js";
-export type { ToolCallOptions, ToolHost, ToolResult } from "./core/turn/tool-host.js";
 export type { ToolEffect, ToolSpec } from "./core/turn/tool-registry.js";
 export { createToolRegistry, type ToolRegistry } from "./core/turn/tool-registry.js";
 export type { MessageType, ModelTurn, ValidTurn } from "./core/turn/types.js";
@@ -237,9 +244,7 @@ export type { WarrantTelemetry } from "./library/telemetry.js";
 export type { RecordDisplay, WarrantViews } from "./library/views.js";
 export type { AgentReport, ModelReport } from "./runtime/definition-preflight.js";
 export type {
-  ApprovalAnswer,
   ApprovalAnswerer,
-  ApprovalKind,
   BlockReason,
   PassageUsage,
   RunPhase,
@@ -254,17 +259,6 @@ export type {
   McpConnectOptions,
   McpServerDeclaration,
 } from "./runtime/passage-tools.js";
-export type {
-  ApprovalRequest,
-  JobHandler,
-  JobQueue,
-  QueuedJob,
-  RecordSigner,
-  RunEnvironment,
-  RunExecResult,
-  SandboxPort,
-  WorkerRunner,
-} from "./runtime/ports.js";
 export { keySigner } from "./runtime/records.js";
 export type { LoadedAgent, LoadedPack } from "./runtime/task-pack.js";
 export type { Worker, WorkerEvent } from "./runtime/worker.js";

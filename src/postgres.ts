@@ -3,7 +3,7 @@
 import { type GraphileJobQueue, graphileJobQueue } from "./adapters/queue/graphile-job-queue.js";
 import { openStore } from "./adapters/store/open-store.js";
 import { parseStoreUri } from "./adapters/store/store-uri.js";
-import type { LedgerStore } from "./core/loop/ledger-store.js";
+import type { LedgerStore } from "./core/ports/ledger-store.js";
 import { WarrantError } from "./core/result.js";
 
 export type { GraphileJobQueue } from "./adapters/queue/graphile-job-queue.js";

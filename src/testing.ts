@@ -1,6 +1,7 @@
 // `warrant/testing`: what tests of code built on Warrant need to run without a network, a database
 // or a containment backend — a scripted model, a memory store, a fake sandbox, a clock the test
-// advances.
+// advances — and the contract suites an implementation of a port runs (vitest's functions passed
+// in: this module loads no test runner).
 import {
   type ScriptedModel as CoreScriptedModel,
   createScriptedModel,
@@ -8,10 +9,20 @@ import {
   type ScriptedAnswer,
 } from "./adapters/models/scripted-model.js";
 import { MemoryLedgerStore } from "./adapters/store/memory-ledger-store.js";
-import type { LedgerStore } from "./core/loop/ledger-store.js";
-import { MODEL_SPECIFICATION_VERSION, type ModelProvider } from "./library/model.js";
+import type { LedgerStore } from "./core/ports/ledger-store.js";
+import type { ModelProvider } from "./core/ports/model-provider.js";
 
 export type { ScriptedAnswer, ScriptedEntry } from "./adapters/models/scripted-model.js";
+export { changeFeedContract } from "./testing/contracts/change-feed.js";
+export { leaseContract } from "./testing/contracts/leases.js";
+export { ledgerStoreContract } from "./testing/contracts/ledger-store.js";
+export { memoryContract } from "./testing/contracts/memory.js";
+export { sandboxContract } from "./testing/contracts/sandbox.js";
+export type {
+  ContractSubject,
+  ContractTestApi,
+  StoreFactory,
+} from "./testing/contracts/test-api.js";
 export {
   type FakeExecResult,
   type FakeSandbox,
@@ -37,8 +48,7 @@ export function scriptedModel(
   answers: readonly ScriptedAnswer[],
   options: { readonly id?: string } = {},
 ): ScriptedModel {
-  const model = createScriptedModel(answers, options);
-  return Object.assign(model, { specificationVersion: MODEL_SPECIFICATION_VERSION } as const);
+  return createScriptedModel(answers, options);
 }
 
 /** A script's answers from JSONL text (one answer per non-blank line); throws `model/script`. */

@@ -11,6 +11,7 @@ import { filesUnder, importsOf, packageOf } from "./helpers/imports.js";
 interface Manifest {
   readonly dependencies: Record<string, string>;
   readonly devDependencies: Record<string, string>;
+  readonly peerDependencies?: Record<string, string>;
 }
 
 const manifest = JSON.parse(readFileSync(path.join(repoRoot, "package.json"), "utf8")) as Manifest;
@@ -30,15 +31,28 @@ function unused(deps: readonly string[], files: readonly { text: string }[]): st
   return deps.filter((pkg) => !files.some((f) => names(f.text, pkg)));
 }
 
-/** `file imports pkg` for each package imported under src/ that is not a runtime dependency. */
+/** Whether every import of `pkg` in `text` is type-only (erased: nothing is loaded). */
+function typeOnly(text: string, pkg: string): boolean {
+  const escaped = pkg.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+  const all = text.match(new RegExp(`^(?:import|export)\\s[^;]*?["']${escaped}["'];`, "gm")) ?? [];
+  return all.length > 0 && all.every((s) => /^(?:import|export) type\s/.test(s));
+}
+
+/**
+ * `file imports pkg` for each package imported under src/ that is not a runtime dependency; an
+ * optional peer dependency may be imported for its types alone (warrant/testing's suites: vitest).
+ */
 function undeclared(files: readonly { file: string; text: string }[]): string[] {
   const builtins = new Set(builtinModules);
+  const peers = manifest.peerDependencies ?? {};
   const bad: string[] = [];
   for (const { file, text } of files) {
     for (const spec of importsOf(text)) {
       const pkg = packageOf(spec);
       if (pkg === undefined || builtins.has(pkg)) continue;
-      if (!(pkg in manifest.dependencies)) bad.push(`${file} imports ${pkg}`);
+      if (pkg in manifest.dependencies) continue;
+      if (pkg in peers && typeOnly(text, pkg)) continue;
+      bad.push(`${file} imports ${pkg}`);
     }
   }
   return bad;
@@ -57,6 +71,11 @@ describe("dependencies", () => {
     const files = [{ file: "src/x.ts", text: 'import a from "pg/lib/x.js";\nimport "zod";' }];
     expect(unused(["pg", "lossless-json"], files)).toEqual(["lossless-json"]);
     expect(undeclared(files)).toEqual(["src/x.ts imports zod"]);
+    // A peer dependency only for its types; loaded, it is undeclared.
+    const types = [{ file: "src/t.ts", text: 'import type * as V from "vitest";' }];
+    expect(undeclared(types)).toEqual([]);
+    const loaded = [{ file: "src/t.ts", text: 'import { it } from "vitest";' }];
+    expect(undeclared(loaded)).toEqual(["src/t.ts imports vitest"]);
   });
 
   it("packages only tests use are devDependencies", () => {

@@ -86,10 +86,15 @@ describe("the public exports", () => {
   it("warrant/testing and warrant/postgres export exactly these values", () => {
     expect(Object.keys(testing).sort()).toEqual([
       "MANUAL_CLOCK_START",
+      "changeFeedContract",
       "fakeSandbox",
+      "leaseContract",
+      "ledgerStoreContract",
       "manualClock",
+      "memoryContract",
       "memoryStore",
       "parseModelScript",
+      "sandboxContract",
       "scriptedModel",
     ]);
     expect(Object.keys(postgres).sort()).toEqual(["postgresJobQueue", "postgresStore"]);

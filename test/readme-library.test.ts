@@ -1,4 +1,5 @@
-// The README's `## Library` program, as a user would meet it: the package is packed (`npm pack`,
+// The README's `## Library` program, as a user would meet it, and warrant/testing's contract suites
+// as an outside implementation runs them: the package is packed (`npm pack`,
 // once), its tarball unpacked as `node_modules/warrant` of an empty project, the program type-checked
 // there with `tsc --strict` (NodeNext) against the installed package's declarations, compiled, and
 // run with node: it must print every event's kind and, last, `succeeded`. The package's own
@@ -74,7 +75,8 @@ function install(): void {
   const pkg = JSON.parse(readFileSync(path.join(modules, "warrant/package.json"), "utf8")) as {
     dependencies: Record<string, string>;
   };
-  for (const dep of [...Object.keys(pkg.dependencies), "@types/node"]) {
+  // vitest: the optional peer the contract suites of warrant/testing are run with.
+  for (const dep of [...Object.keys(pkg.dependencies), "@types/node", "vitest"]) {
     const link = path.join(modules, dep);
     mkdirSync(path.dirname(link), { recursive: true });
     symlinkSync(path.join(repoRoot, "node_modules", dep), link, "dir");
@@ -149,5 +151,82 @@ describe("the README's Library program against the packed package", () => {
     );
     expect(deep.status).not.toBe(0);
     expect(deep.stderr).toContain("ERR_PACKAGE_PATH_NOT_EXPORTED");
+  });
+});
+
+/**
+ * An outside implementation's test file: it imports the contract suites from the installed
+ * warrant/testing and runs them, with vitest's functions, against the memory store and the fake
+ * sandbox (as it would against its own store or sandbox).
+ */
+const SUITES_TEST = `import * as vitest from "vitest";
+import {
+  changeFeedContract,
+  type ContractSubject,
+  fakeSandbox,
+  leaseContract,
+  ledgerStoreContract,
+  memoryStore,
+  sandboxContract,
+} from "warrant/testing";
+
+const fresh = async (): Promise<ContractSubject> => ({ store: memoryStore() });
+ledgerStoreContract("outside: memory", fresh, vitest);
+vitest.describe("the lease and change-feed suites alone", () => {
+  leaseContract(fresh, vitest);
+  changeFeedContract(fresh, vitest);
+});
+sandboxContract("outside: fake", async () => fakeSandbox(), vitest);
+`;
+
+describe("warrant/testing's contract suites from the packed package", () => {
+  it("type-check against the installed declarations and pass under vitest", {
+    timeout: 240_000,
+  }, () => {
+    const dir = path.join(project, "suites");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(path.join(dir, "contracts.test.ts"), SUITES_TEST);
+    writeFileSync(
+      path.join(dir, "tsconfig.json"),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          module: "NodeNext",
+          moduleResolution: "NodeNext",
+          target: "ES2022",
+          types: ["node"],
+          noEmit: true,
+          skipLibCheck: true,
+        },
+        files: ["contracts.test.ts"],
+      }),
+    );
+    const tsc = spawnSync(
+      process.execPath,
+      [path.join(repoRoot, "node_modules/typescript/bin/tsc"), "-p", dir],
+      { cwd: dir, encoding: "utf8" },
+    );
+    expect(tsc.status, tsc.stdout + tsc.stderr).toBe(0);
+    const run = spawnSync(
+      process.execPath,
+      [
+        path.join(project, "node_modules/vitest/vitest.mjs"),
+        "run",
+        "--root",
+        dir,
+        "--reporter=json",
+      ],
+      { cwd: dir, encoding: "utf8", timeout: 200_000, env: { ...process.env, CI: "1" } },
+    );
+    expect(run.status, run.stderr.slice(-4000)).toBe(0);
+    const report = JSON.parse(run.stdout.slice(run.stdout.indexOf("{"))) as {
+      numTotalTests: number;
+      numPassedTests: number;
+      numFailedTests: number;
+    };
+    expect(report.numFailedTests).toBe(0);
+    // The store suite (with its lease, memory and change-feed parts), the two alone, the sandbox's
+    // (a check the memory store has no storage for is skipped).
+    expect(report.numPassedTests).toBeGreaterThan(50);
   });
 });

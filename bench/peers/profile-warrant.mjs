@@ -15,7 +15,7 @@ const mark = (phase) => phases.push({ phase, atMs: ms(performance.now()), rssMB:
 const { runPassage } = await import("../../dist/src/runtime/passage.js");
 mark("import runtime/passage");
 const { createScriptedModel } = await import("../../dist/src/adapters/models/scripted-model.js");
-const { registryOf, toolAnswer } = await import("../../dist/src/core/turn/tool-host.js");
+const { registryOf, toolAnswer } = await import("../../dist/src/core/ports/tool-host.js");
 const { transcriptRecord } = await import("../../dist/src/runtime/passage-transcript.js");
 mark("import scripted model, tool host, transcript");
 const { openStore } = await import("../../dist/src/adapters/store/open-store.js");

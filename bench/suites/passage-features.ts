@@ -11,8 +11,8 @@ import { createDefinitionFiles } from "../../src/adapters/fs/definition-files.js
 import { loadPack } from "../../src/adapters/fs/pack-loader.js";
 import { createScriptedModel } from "../../src/adapters/models/scripted-model.js";
 import { openStore } from "../../src/adapters/store/open-store.js";
+import { type ToolHost, toolAnswer } from "../../src/core/ports/tool-host.js";
 import { ok } from "../../src/core/result.js";
-import { type ToolHost, toolAnswer } from "../../src/core/turn/tool-host.js";
 import { createAgentPassages } from "../../src/runtime/agent-passages.js";
 import { LoopLedger } from "../../src/runtime/loop-ledger.js";
 import type { LoadedPack } from "../../src/runtime/task-pack.js";

@@ -9,7 +9,7 @@ import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { createScriptedModel } from "../../src/adapters/models/scripted-model.js";
 import { validate as modelTurnValidator } from "../../src/core/contracts/generated/model-turn.js";
-import { toolAnswer } from "../../src/core/turn/tool-host.js";
+import { toolAnswer } from "../../src/core/ports/tool-host.js";
 import { createToolRegistry, type ToolRegistry } from "../../src/core/turn/tool-registry.js";
 import { runPassage } from "../../src/runtime/passage.js";
 import { transcriptRecord } from "../../src/runtime/passage-transcript.js";

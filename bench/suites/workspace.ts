@@ -11,7 +11,7 @@ import { createBwrapSandbox } from "../../src/adapters/sandbox/bwrap-sandbox.js"
 import { probeSandbox } from "../../src/adapters/sandbox/detect-sandbox.js";
 import { hostRunAs } from "../../src/adapters/sandbox/managed-environment.js";
 import { createUnshareSandbox } from "../../src/adapters/sandbox/unshare-sandbox.js";
-import type { Baseline, EnvironmentMode, Sandbox } from "../../src/core/sandbox/sandbox-port.js";
+import type { Baseline, EnvironmentMode, Sandbox } from "../../src/core/ports/sandbox.js";
 import { median, round } from "../util.js";
 import type { BenchSuite } from "./index.js";
 import { legacyCreate, legacyDestroy, legacySnapshot } from "./workspace-legacy.js";

@@ -2,7 +2,7 @@
 // `warrant loop check --store` runs, and the changeset record apply read is one that audit vouched
 // for (its content reproduces its ref and it is signed by a key of the loop), so a row edited
 // between the audit and the read is caught too.
-import type { LedgerStore } from "../core/loop/ledger-store.js";
+import type { LedgerStore } from "../core/ports/ledger-store.js";
 import { contentRef } from "../core/records/canonical.js";
 import { OUTSIDE_REF_FIELD, RECORD_KIND_TABLE } from "../core/records/record-kinds.js";
 import { verifyRecordSignature } from "../core/records/signature.js";

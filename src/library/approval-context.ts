@@ -4,11 +4,11 @@
 // its observations' output); the checks that will run after approval; the remaining budget and the
 // deadline. For a stopped loop: the summarizer's Result and who approved or denied each step.
 import { readFile } from "node:fs/promises";
-import type { LedgerStore, OperatorAct } from "../core/loop/ledger-store.js";
 import { ADMISSION_STEP, type CycleView } from "../core/loop/next-action.js";
 import { project } from "../core/loop/project.js";
 import { fold } from "../core/loop/state.js";
 import type { LoopDocument } from "../core/loop/types.js";
+import type { LedgerStore, OperatorAct } from "../core/ports/ledger-store.js";
 import { digestOf } from "../core/records/canonical.js";
 import { readLedger } from "../runtime/ledger-view.js";
 import { operatorNameOf } from "./operators.js";

@@ -2,7 +2,7 @@
 // rows and operator acts read from the store, then every check of the core's audit, against the
 // keys the caller trusts (by default this host's trusted-keys file, when there is one).
 import { type AuditReport, auditLoop, type TrustAnchor } from "../core/loop/audit.js";
-import type { LedgerStore } from "../core/loop/ledger-store.js";
+import type { LedgerStore } from "../core/ports/ledger-store.js";
 import type { Result } from "../core/result.js";
 import { defaultTrustedKeys } from "./trusted-keys.js";
 

@@ -2,7 +2,7 @@
 // instant, exported under a head signed for the export when this host holds the store's key
 // (never making one), else under the latest head stored.
 import { type LoopBundle, makeBundle } from "../core/loop/bundle.js";
-import type { LedgerStore } from "../core/loop/ledger-store.js";
+import type { LedgerStore } from "../core/ports/ledger-store.js";
 import { headRecord } from "../core/records/host-records.js";
 import { WarrantError } from "../core/result.js";
 import { LoopLedger } from "../runtime/loop-ledger.js";

@@ -1,6 +1,6 @@
 // The changeset record of a loop's verified run, found from its facts: which run (the last verified
 // one, or one named by its ref or a prefix), its execution, its body, and the roles that took part.
-import type { LedgerRecord, LedgerStore, OperatorAct } from "../core/loop/ledger-store.js";
+import type { LedgerRecord, LedgerStore, OperatorAct } from "../core/ports/ledger-store.js";
 import { readRecordBody } from "../core/records/record-body.js";
 import { WarrantError } from "../core/result.js";
 import type { ChangesetFile } from "./changeset-check.js";

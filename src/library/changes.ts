@@ -5,7 +5,7 @@
 // baseline content. Writes go through a contained tree: never through a symbolic link.
 import path from "node:path";
 import { ContainedTree } from "../adapters/fs/contained-tree.js";
-import type { LedgerStore } from "../core/loop/ledger-store.js";
+import type { LedgerStore } from "../core/ports/ledger-store.js";
 import { auditBeforeApply } from "./apply-audit.js";
 import { applyToFolder } from "./apply-files.js";
 import { applyAsCommit } from "./apply-git.js";

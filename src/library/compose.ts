@@ -4,19 +4,21 @@
 import { createDefinitionFiles } from "../adapters/fs/definition-files.js";
 import { loadPack } from "../adapters/fs/pack-loader.js";
 import { chooseSandbox, detectSandbox } from "../adapters/sandbox/detect-sandbox.js";
-import { sandboxPort } from "../adapters/sandbox/sandbox-bridge.js";
 import { openStore } from "../adapters/store/open-store.js";
 import { DEFAULT_STORE_URI } from "../adapters/store/store-uri.js";
 import { createProfileTools } from "../adapters/tools/profile-tools.js";
 import { createWorkspaceTools, WORKSPACE_TOOL_SPECS } from "../adapters/tools/workspace-tools.js";
 import { heldQueryId } from "../core/ids.js";
-import type { LedgerStore } from "../core/loop/ledger-store.js";
 import { ROLES, type Role } from "../core/loop/types.js";
-import type { Clock, Time } from "../core/ports.js";
+import type { JobQueue } from "../core/ports/job-queue.js";
+import type { LedgerStore } from "../core/ports/ledger-store.js";
+import type { Sandbox } from "../core/ports/sandbox.js";
+import type { RecordSigner } from "../core/ports/signer.js";
+import type { Clock, Time } from "../core/ports/time.js";
 import { WarrantError } from "../core/result.js";
-import type { Sandbox } from "../core/sandbox/sandbox-port.js";
 import { createAgentPassages, type PassageModels } from "../runtime/agent-passages.js";
 import { rootSite } from "../runtime/agent-site.js";
+import type { RuntimeContext } from "../runtime/context.js";
 import { type PreflightReport, preflightAgent } from "../runtime/definition-preflight.js";
 import type { Emit, ToolKind, WarrantEvent, WarrantEventBody } from "../runtime/events.js";
 import { createApprover } from "../runtime/hil.js";
@@ -26,7 +28,7 @@ import {
   type McpConnect,
   type PassageTools,
 } from "../runtime/passage-tools.js";
-import type { JobQueue, RecordSigner, RuntimeContext, SandboxPort } from "../runtime/ports.js";
+import { runEnvironments } from "../runtime/run-environments.js";
 import { signingStore } from "../runtime/signing-store.js";
 import { systemTime } from "../runtime/system-time.js";
 import type { LoadedPack } from "../runtime/task-pack.js";
@@ -113,10 +115,6 @@ function resolverOf(models: WarrantOptions["models"]): ModelResolver {
   return (role) => byRole[role];
 }
 
-function isSandbox(s: Sandbox | SandboxPort): s is Sandbox {
-  return "createEnvironment" in s;
-}
-
 const subscribersOf = (given: WarrantOptions["onEvent"]): readonly WarrantSubscriber[] =>
   given === undefined ? [] : typeof given === "function" ? [given] : given;
 
@@ -186,7 +184,7 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
   const code = o.tools === undefined || o.tools.length === 0 ? undefined : codeToolHost(o.tools);
   const codeNames = new Set(o.tools?.map((t) => t.spec.name));
 
-  const sandbox = once(async (): Promise<Sandbox | SandboxPort | undefined> => {
+  const sandbox = once(async (): Promise<Sandbox | undefined> => {
     const s = o.sandbox;
     if (s === "none") return undefined;
     if (named !== undefined) return named;
@@ -244,8 +242,7 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
       definitionModel(site, index, priorCalls, pack, env),
   });
   const passageTools = async (): Promise<PassageTools> => {
-    const found = await sandbox();
-    const contained = found !== undefined && isSandbox(found) ? found : undefined;
+    const contained = await sandbox();
     return createPassageTools({
       workspace: (root) => createWorkspaceTools({ root }),
       profiles:
@@ -344,8 +341,8 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
       const tracing = await telemetry.start();
       const found = await sandbox();
       const tools = await passageTools();
-      // One port per drive: the baselines its runs pin are given back when the drive ends.
-      const port = found === undefined || isSandbox(found) ? sandboxPort(found) : found;
+      // One per drive: the baselines its runs pin are given back when the drive ends.
+      const port = runEnvironments(found);
       const sign = await signer();
       // With a signer, everything the drive writes is signed and its chain heads sealed.
       const signing = sign === undefined ? undefined : signingStore(store, sign, clock);

@@ -3,7 +3,7 @@
 // answers for loops through its facets: the drives (run, resume, open, dispatch;
 // warrant-drives.ts), the workers (warrant-workers.ts), reading the ledger (warrant-reads.ts) and
 // the operator's acts (warrant-acts.ts).
-import type { LedgerStore } from "../core/loop/ledger-store.js";
+import type { LedgerStore } from "../core/ports/ledger-store.js";
 import { compose } from "./compose.js";
 import { createEvals, type Evals } from "./evals/evals.js";
 import { leaseTtlMs } from "./host.js";

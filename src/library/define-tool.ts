@@ -3,8 +3,14 @@
 // no effect to declare and is registered as `observation`. Its input is checked against its JSON
 // Schema before it runs (and by its Standard Schema's own validator when it has one); whatever it
 // throws becomes an error result the model reads, never a failed passage.
+
+import {
+  type ToolHost,
+  type ToolResult,
+  toolAnswer,
+  toolFailure,
+} from "../core/ports/tool-host.js";
 import { WarrantError } from "../core/result.js";
-import { type ToolHost, type ToolResult, toolAnswer, toolFailure } from "../core/turn/tool-host.js";
 import type { ToolSpec } from "../core/turn/tool-registry.js";
 
 /** A JSON Schema object (2020-12 or draft-07) whose root accepts objects. */

@@ -2,9 +2,9 @@
 // lease holder unique to this process), how long a lease lasts, which host key signs a store.
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
-import type { LedgerStore } from "../core/loop/ledger-store.js";
+import type { LedgerStore } from "../core/ports/ledger-store.js";
+import type { RecordSigner } from "../core/ports/signer.js";
 import { WarrantError } from "../core/result.js";
-import type { RecordSigner } from "../runtime/ports.js";
 import { keySigner } from "../runtime/records.js";
 import { DEFAULT_LEASE_TTL_MS } from "../runtime/session.js";
 import { defaultOperatorBinding } from "./operators.js";

@@ -9,7 +9,7 @@ import {
   discardNamedEnvironmentDir,
   removeEnvironmentDir,
 } from "../adapters/sandbox/environment-dir.js";
-import type { LedgerStore } from "../core/loop/ledger-store.js";
+import type { LedgerStore } from "../core/ports/ledger-store.js";
 import type { RunStartedBody } from "../runtime/records.js";
 import { environmentNameOf } from "../runtime/run-executor.js";
 

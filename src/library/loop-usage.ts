@@ -1,9 +1,10 @@
 // A loop's token accounting, read from its passage transcripts: the providers' own counts summed per
 // role and over the loop. A count a transcript lacks (one written before that field existed, a
 // provider that reports none) is 0; nothing is estimated.
-import type { LedgerRecord } from "../core/loop/ledger-store.js";
+
 import { ROLES, type Role } from "../core/loop/types.js";
-import { tokenCount } from "../core/turn/model-provider.js";
+import type { LedgerRecord } from "../core/ports/ledger-store.js";
+import { tokenCount } from "../core/ports/model-provider.js";
 
 /** Model calls and the providers' token counts over some passages. */
 export interface TokenUsage {

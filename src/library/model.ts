@@ -1,30 +1,19 @@
 // A role's model as a library user gives it: an object implementing ModelProvider (with its
 // `specificationVersion`), or a plain async function that answers one request with a turn. The
 // provider factories load their SDK on the first call, so importing the library loads none.
-import { WarrantError } from "../core/result.js";
+
 import {
-  type ModelProvider as CoreModelProvider,
+  MODEL_SPECIFICATION_VERSION,
+  type ModelProvider,
   type ModelRequest,
   type ModelResponse,
   NO_USAGE,
-} from "../core/turn/model-provider.js";
+} from "../core/ports/model-provider.js";
+import { WarrantError } from "../core/result.js";
 import { modelTarget } from "../core/turn/model-target.js";
 import type { ModelTurn } from "../core/turn/types.js";
 
-/** The version of the ModelProvider contract this library speaks. */
-export const MODEL_SPECIFICATION_VERSION = "v1";
-
-/**
- * A model for passages. `complete` is one model call: the request carries the system prompt, the
- * append-only conversation (entries `[0, length)`), the tools and the message types the role may
- * emit; the response carries the provider's raw output, the candidate turn (a `ModelTurn`-shaped
- * value or the text the model wrote), how it stopped, token usage and latency. Transport failures
- * throw a WarrantError with a `model/…` code and no credential in its message. `id` is printable
- * (`openai:gpt-4.1`) and never carries a key.
- */
-export interface ModelProvider extends CoreModelProvider {
-  readonly specificationVersion: typeof MODEL_SPECIFICATION_VERSION;
-}
+export { MODEL_SPECIFICATION_VERSION, type ModelProvider };
 
 export interface ModelCallOptions {
   readonly signal?: AbortSignal;
@@ -42,8 +31,9 @@ export type ModelFunction = (
 
 export type Model = ModelProvider | ModelFunction;
 
-function fromFunction(fn: ModelFunction, id: string): CoreModelProvider {
+function fromFunction(fn: ModelFunction, id: string): ModelProvider {
   return {
+    specificationVersion: MODEL_SPECIFICATION_VERSION,
     id,
     async complete(request, opts) {
       const started = performance.now();
@@ -66,7 +56,7 @@ function fromFunction(fn: ModelFunction, id: string): CoreModelProvider {
  * The provider the runtime calls for a Model. A function gets the id `function:<its name>` (or
  * `function:<role>`); an object must state the specification version this library speaks.
  */
-export function providerOf(model: Model, role: string): CoreModelProvider {
+export function providerOf(model: Model, role: string): ModelProvider {
   if (typeof model === "function") return fromFunction(model, `function:${model.name || role}`);
   if (
     typeof model !== "object" ||
@@ -88,23 +78,13 @@ export function providerOf(model: Model, role: string): CoreModelProvider {
   return model;
 }
 
-/** A core provider stated at this library's specification version. */
-export function versioned(provider: CoreModelProvider): ModelProvider {
-  return {
-    specificationVersion: MODEL_SPECIFICATION_VERSION,
-    id: provider.id,
-    ...(provider.target === undefined ? {} : { target: provider.target }),
-    complete: (request, opts) => provider.complete(request, opts),
-  };
-}
-
 /** A provider whose SDK adapter is imported on its first call; `baseURL`: the server it calls. */
 export function lazyModel(
   id: string,
   baseURL: string | undefined,
-  load: () => Promise<CoreModelProvider>,
+  load: () => Promise<ModelProvider>,
 ): ModelProvider {
-  let loaded: Promise<CoreModelProvider> | undefined;
+  let loaded: Promise<ModelProvider> | undefined;
   return {
     specificationVersion: MODEL_SPECIFICATION_VERSION,
     id,

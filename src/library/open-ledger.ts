@@ -5,7 +5,7 @@ import {
   type OpenStoreOptions,
   openStore,
 } from "../adapters/store/open-store.js";
-import type { LedgerStore } from "../core/loop/ledger-store.js";
+import type { LedgerStore } from "../core/ports/ledger-store.js";
 
 export function openLedgerToRead(
   uri: string,

@@ -4,10 +4,16 @@
 // first for its target, as the store decides atomically; a later one is refused
 // `hil/already-answered` with the act that counts, and an act on a stopped loop (or a run already
 // concluded) is refused before it is posted.
-import type { LedgerStore, OperatorAct, PostedAct, StoredFact } from "../core/loop/ledger-store.js";
+
 import { ADMISSION_STEP, approvalTarget } from "../core/loop/next-action.js";
 import { fold } from "../core/loop/state.js";
 import type { LoopCommand } from "../core/loop/types.js";
+import type {
+  LedgerStore,
+  OperatorAct,
+  PostedAct,
+  StoredFact,
+} from "../core/ports/ledger-store.js";
 import { readLedger } from "../runtime/ledger-view.js";
 import { LoopLedger } from "../runtime/loop-ledger.js";
 import { discardLeftEnvironments } from "./leftovers.js";

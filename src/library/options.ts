@@ -3,14 +3,15 @@
 // store, the system clock).
 import type { MeterProvider, TracerProvider } from "@opentelemetry/api";
 import type { StoreCreation } from "../adapters/store/open-store.js";
-import type { LedgerStore } from "../core/loop/ledger-store.js";
 import type { Role } from "../core/loop/types.js";
-import type { Clock, Time } from "../core/ports.js";
-import type { Sandbox } from "../core/sandbox/sandbox-port.js";
+import type { JobQueue } from "../core/ports/job-queue.js";
+import type { LedgerStore } from "../core/ports/ledger-store.js";
+import type { Sandbox } from "../core/ports/sandbox.js";
+import type { RecordSigner } from "../core/ports/signer.js";
+import type { Clock, Time } from "../core/ports/time.js";
 import type { WarrantEvent } from "../runtime/events.js";
 import type { Ask } from "../runtime/hil.js";
 import type { McpConnect } from "../runtime/passage-tools.js";
-import type { JobQueue, RecordSigner, SandboxPort } from "../runtime/ports.js";
 import type { CodeTool } from "./define-tool.js";
 import type { Model } from "./model.js";
 
@@ -86,13 +87,12 @@ export interface WarrantOptions {
   /**
    * Where runs are contained: `bwrap` or `unshare` (that backend or, when it does not work here,
    * createWarrant rejects with `sandbox/unavailable` — never another backend), `auto` (the first
-   * of bwrap and unshare that proves itself here, else none), a Sandbox, a SandboxPort (a fake, in
-   * tests), `none` (every run is refused `environment/not-contained`), or a function that finds one
-   * on first use. Default `auto`.
+   * of bwrap and unshare that proves itself here, else none), a Sandbox (another implementation
+   * of the port: warrant/testing's `fakeSandbox()` in tests), `none` (every run is refused
+   * `environment/not-contained`), or a function that finds one on first use. Default `auto`.
    */
   readonly sandbox?:
     | Sandbox
-    | SandboxPort
     | "none"
     | "auto"
     | "bwrap"

@@ -12,7 +12,6 @@ import {
   type RecordRef,
   type RunRef,
 } from "../core/ids.js";
-import type { LedgerStore, OperatorAct } from "../core/loop/ledger-store.js";
 import {
   ADMISSION_STEP,
   approvalTarget,
@@ -25,6 +24,7 @@ import {
 import { project } from "../core/loop/project.js";
 import { fold } from "../core/loop/state.js";
 import type { Fact, LimitKey, LoopDocument, Role } from "../core/loop/types.js";
+import type { LedgerStore, OperatorAct } from "../core/ports/ledger-store.js";
 import { readLedger } from "../runtime/ledger-view.js";
 
 export interface PendingApproval {

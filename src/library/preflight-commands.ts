@@ -5,9 +5,9 @@
 import { realpath } from "node:fs/promises";
 import path from "node:path";
 import { HOST_KEY_FILE, hostKeyDir, keyDir } from "../adapters/fs/host-key.js";
+import type { Sandbox } from "../core/ports/sandbox.js";
 import type { Problem } from "../core/result.js";
 import { pointer } from "../core/result.js";
-import type { Sandbox } from "../core/sandbox/sandbox-port.js";
 import { placeholderName } from "../core/taskpack/argv.js";
 import { pathWithin } from "../core/taskpack/dependencies.js";
 import type { LoadedPack } from "../runtime/task-pack.js";

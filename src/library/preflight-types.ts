@@ -1,7 +1,8 @@
 // The preflight's shapes, shared by its checks (preflight-*.ts) and the list that runs them
 // (preflight.ts): what a check is given, what it finds, and the report.
+
+import type { Sandbox } from "../core/ports/sandbox.js";
 import type { Problem } from "../core/result.js";
-import type { Sandbox } from "../core/sandbox/sandbox-port.js";
 import type { LoadedPack } from "../runtime/task-pack.js";
 
 export type Env = Readonly<Record<string, string | undefined>>;

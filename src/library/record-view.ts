@@ -2,7 +2,7 @@
 // the run report stored with it (each step's excerpt, each check's detail) and the loop's operator
 // acts (who approved or denied its steps, and why). An operator act's ref
 // (`warrant-operator-act:sha256:…`) is found among the acts of the store's loops.
-import type { LedgerStore, OperatorAct } from "../core/loop/ledger-store.js";
+import type { LedgerStore, OperatorAct } from "../core/ports/ledger-store.js";
 import { OPERATOR_ACT_PREFIX, operatorActRef } from "../core/records/operator-act.js";
 
 /** The kind `record` gives an operator act (acts are not records, but have content refs). */

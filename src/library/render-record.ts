@@ -5,7 +5,7 @@
 // Everything in a record may come from a model, a command or a file: the text is terminal-safe
 // (control characters escaped; a line break only where the rendering puts one).
 import type * as Wire from "../core/contracts/types/ledger-records.v1.js";
-import type { OperatorAct } from "../core/loop/ledger-store.js";
+import type { OperatorAct } from "../core/ports/ledger-store.js";
 import { operatorActRef } from "../core/records/operator-act.js";
 import { readRecordBody } from "../core/records/record-body.js";
 import { isRecordKind } from "../core/records/record-kinds.js";

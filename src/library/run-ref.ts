@@ -2,7 +2,7 @@
 // unique prefix of at least 8 characters of the ref's digest names the run, with or without the
 // `corpus-experiment:sha256:` in front; a full ref is taken as it is.
 import { parseRunRef } from "../core/ids.js";
-import type { LedgerStore } from "../core/loop/ledger-store.js";
+import type { LedgerStore } from "../core/ports/ledger-store.js";
 import { PROPOSAL_PREFIX } from "../core/records/proposal.js";
 
 /** The fewest characters of a run ref's digest that may name it. */

@@ -17,7 +17,7 @@ import {
   readKeyFile,
   writeKeyFile,
 } from "../adapters/fs/host-key.js";
-import type { LedgerStore } from "../core/loop/ledger-store.js";
+import type { LedgerStore } from "../core/ports/ledger-store.js";
 import { base64url } from "../core/records/canonical.js";
 import { publicKeyOf } from "../core/records/signature.js";
 import { WarrantError } from "../core/result.js";

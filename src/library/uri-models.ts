@@ -9,7 +9,7 @@ import { createModelFromUri, parseModelUri } from "../adapters/models/model-uri.
 import { createScriptedModel } from "../adapters/models/scripted-model.js";
 import type { ModelSettings } from "../core/definition/types.js";
 import { WarrantError } from "../core/result.js";
-import { type ModelProvider, versioned } from "./model.js";
+import type { ModelProvider } from "./model.js";
 import type { ModelResolver } from "./options.js";
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -31,12 +31,12 @@ export function modelFromUri(
     const used = Math.min(priorCalls, script.value.length);
     const answers = script.value.slice(used);
     const id = `scripted:${path.basename(parsed.value.path)}`;
-    return versioned(createScriptedModel(answers, { id, used }));
+    return createScriptedModel(answers, { id, used });
   }
   const made = createModelFromUri(uri, { env, ...(settings === undefined ? {} : { settings }) });
   if (!made.ok)
     throw new WarrantError(made.errors[0]?.code ?? "model/uri", made.errors[0]?.message ?? uri);
-  return versioned(made.value);
+  return made.value;
 }
 
 /**

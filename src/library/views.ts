@@ -2,7 +2,8 @@
 // each loop's status and what it waits for, its records, its conclusion, the approval card's
 // context, the verified change, a record as `warrant record` shows it, the pending approvals and the
 // store's change feed. A reader built on it never touches the store itself.
-import type { ChangeFeed, LedgerRecord, LedgerStore } from "../core/loop/ledger-store.js";
+import type { ChangeFeed } from "../core/ports/change-feed.js";
+import type { LedgerRecord, LedgerStore } from "../core/ports/ledger-store.js";
 import { stepFailureReason } from "../runtime/output-tail.js";
 import {
   type ApprovalContext,

@@ -3,7 +3,7 @@
 // hand an opened loop to the workers. Each drive gets its own context (its passages' tools are
 // closed when it ends) and its own events.
 import { type QueryId, toQueryId } from "../core/ids.js";
-import type { LedgerStore } from "../core/loop/ledger-store.js";
+import type { LedgerStore } from "../core/ports/ledger-store.js";
 import { WarrantError } from "../core/result.js";
 import type { DriveResult } from "../runtime/driver.js";
 import type { WarrantEventBody } from "../runtime/events.js";

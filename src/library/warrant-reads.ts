@@ -8,9 +8,9 @@ import {
   type RecordRef,
   type RunRef,
 } from "../core/ids.js";
-import type { LedgerRecord } from "../core/loop/ledger-store.js";
+import type { QueuedJob } from "../core/ports/job-queue.js";
+import type { LedgerRecord } from "../core/ports/ledger-store.js";
 import { LoopLedger } from "../runtime/loop-ledger.js";
-import type { QueuedJob } from "../runtime/ports.js";
 import type { NetworkReport } from "../runtime/records.js";
 import type { Composition } from "./compose.js";
 import { loopUsage } from "./loop-usage.js";

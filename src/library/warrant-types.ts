@@ -1,8 +1,8 @@
 // The shapes the runtime's drives and reads take and give (`run`, `resume`, `show`), on their own so
 // that what builds on the runtime (eval sets) can name them without importing the runtime itself.
 import type { QueryId, RecordRef } from "../core/ids.js";
-import type { LedgerRecord } from "../core/loop/ledger-store.js";
 import type { LoopDocument, LoopStateName, Role, Stop } from "../core/loop/types.js";
+import type { LedgerRecord } from "../core/ports/ledger-store.js";
 import type { NetworkReport } from "../runtime/records.js";
 import type { WorkerEvent } from "../runtime/worker.js";
 import type { LoopUsage } from "./loop-usage.js";

@@ -3,9 +3,9 @@
 // queue's jobs.
 import { hostname } from "node:os";
 import type { QueryId } from "../core/ids.js";
+import type { QueuedJob } from "../core/ports/job-queue.js";
 import { WarrantError } from "../core/result.js";
 import { LoopLedger } from "../runtime/loop-ledger.js";
-import type { QueuedJob } from "../runtime/ports.js";
 import { startWorker, type Worker } from "../runtime/worker.js";
 import type { Composition } from "./compose.js";
 import type { WorkerListing, WorkOptions } from "./warrant-types.js";

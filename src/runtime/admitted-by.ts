@@ -1,8 +1,9 @@
 // What admitted a run, as its execution record names it: the review that accepted the proposal,
 // the pack's admission and approval policies, and the approve acts that count for the run's steps
 // (its admission included), read from the ledger after the run.
-import type { OperatorAct } from "../core/loop/ledger-store.js";
+
 import type { CycleView } from "../core/loop/next-action.js";
+import type { OperatorAct } from "../core/ports/ledger-store.js";
 import type { AdmittedBy } from "../core/records/execution.js";
 import { operatorActRef } from "../core/records/operator-act.js";
 import type { LoadedPack } from "./task-pack.js";

@@ -6,19 +6,20 @@
 // limits. The transcript comes back as a record, carrying what shaped the passage beyond its ID.
 import { type MiddlewareSpec, middlewareSpecs } from "../core/definition/middleware-config.js";
 import type { Role } from "../core/loop/types.js";
-import { fail, ok, type Result, WarrantError } from "../core/result.js";
-import type { ModelProvider } from "../core/turn/model-provider.js";
-import { targetOf } from "../core/turn/model-target.js";
-import type { TypedMessage } from "../core/turn/payloads.js";
+import type { ModelProvider } from "../core/ports/model-provider.js";
 import {
   createCompositeToolHost,
   registryOf,
   type ToolHost,
   toolFailure,
-} from "../core/turn/tool-host.js";
+} from "../core/ports/tool-host.js";
+import { fail, ok, type Result, WarrantError } from "../core/result.js";
+import { targetOf } from "../core/turn/model-target.js";
+import type { TypedMessage } from "../core/turn/payloads.js";
 import type { ToolRegistry } from "../core/turn/tool-registry.js";
 import type { MessageType, ValidMessage } from "../core/turn/types.js";
 import { type AgentSite, rootSite } from "./agent-site.js";
+import type { PassageOutcome, PassageRequest, PassageRunner } from "./context.js";
 import { bindDeclaredTools, declaredToolHost } from "./declared-tools.js";
 import type { DefinitionFiles, PreparedParts } from "./definition-parts.js";
 import type { Emit, ToolKind } from "./events.js";
@@ -33,7 +34,6 @@ import {
 import { type Notes, withMiddleware } from "./model-middleware.js";
 import { type PassageDefinition, type PassageEvent, runPassage } from "./passage.js";
 import { transcriptRecord } from "./passage-transcript.js";
-import type { PassageOutcome, PassageRequest, PassageRunner } from "./ports.js";
 import { SKILL_READ, skillsPrompt, skillTools } from "./skill-tools.js";
 import { SUB_AGENT_MESSAGE_TYPES, SUB_AGENT_PREFIX, subAgentTools } from "./sub-agent-tools.js";
 import type { LoadedPack } from "./task-pack.js";

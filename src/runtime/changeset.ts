@@ -1,12 +1,12 @@
 // The change a verified run made, kept after its environment is gone: each regular file it added,
 // modified or deleted (ignored paths left out), with the baseline's and the final contents, so
 // `diff` can show it and `apply` can check a target and write it (the `changeset` record).
+
+import type { Environment, EnvironmentChanges } from "../core/ports/sandbox.js";
 import { digestOf, digestOfBytes } from "../core/records/canonical.js";
 import type { Problem } from "../core/result.js";
-import type { EnvironmentChanges } from "../core/sandbox/sandbox-port.js";
 import type { Glob } from "../core/taskpack/glob.js";
 import { isIgnored } from "../core/taskpack/ignore.js";
-import type { RunEnvironment } from "./ports.js";
 
 /** Contents past this many bytes in all are left out: the change is listed, not applicable. */
 export const CHANGESET_MAX_BYTES = 8 << 20;
@@ -77,7 +77,7 @@ const isFileDigest = (d: string | undefined): d is string => d?.startsWith("sha2
  * out, then the listing cut).
  */
 export async function captureChangeset(
-  env: RunEnvironment,
+  env: Environment,
   changes: EnvironmentChanges,
   input: {
     readonly query: string;
@@ -155,7 +155,7 @@ export async function captureChangeset(
         notAFile(path, "the run left something other than a regular file");
         continue;
       }
-      const r = await env.read(path, maxBytes + 1);
+      const r = await env.readPart(path, maxBytes + 1);
       if (!r.ok) {
         notAFile(path, r.errors[0]?.message ?? "unreadable");
         continue;

@@ -5,9 +5,9 @@
 // passages are offered exactly those (with the declared description and schema, which is what its
 // content ID covers) and the built-in observation tools — deny by default.
 import type { Tool } from "../core/definition/types.js";
+import { type ToolHost, toolFailure } from "../core/ports/tool-host.js";
 import { fail, ok, type Problem, type Result } from "../core/result.js";
 import { noWider } from "../core/turn/schema-narrower.js";
-import { type ToolHost, toolFailure } from "../core/turn/tool-host.js";
 import type { ToolSpec } from "../core/turn/tool-registry.js";
 
 /** A declared tool and the offered implementation it binds to. */

@@ -11,8 +11,8 @@ import {
 } from "../core/definition/middleware-config.js";
 import { isDefinitionProvider, wireSettings } from "../core/definition/provider-settings.js";
 import type { Model } from "../core/definition/types.js";
+import type { ToolHost } from "../core/ports/tool-host.js";
 import type { Problem, Result } from "../core/result.js";
-import type { ToolHost } from "../core/turn/tool-host.js";
 import { type AgentSite, subAgentSite } from "./agent-site.js";
 import { bindDeclaredTools } from "./declared-tools.js";
 import type { DefinitionFiles, PreparedParts } from "./definition-parts.js";

@@ -2,10 +2,11 @@
 // next action from it alone (ledger-view.ts) and takes it. Charges are durable before the effect
 // they pay for; a passage charged but not ended is redone under the same ref (its charge replays);
 // a run with a step started but no execution record concludes `unknown`.
-import type { LedgerRecord } from "../core/loop/ledger-store.js";
+
 import type { CycleView, LedgerView } from "../core/loop/next-action.js";
 import { ADMISSION_STEP, nextAction, unfinishedPassage } from "../core/loop/next-action.js";
 import type { Decision, LimitKey, LoopCommand, LoopDocument, Role } from "../core/loop/types.js";
+import type { LedgerRecord } from "../core/ports/ledger-store.js";
 import { digestOf } from "../core/records/canonical.js";
 import { toLedgerRecord } from "../core/records/ledger-record.js";
 import { passageRef } from "../core/records/passage-ref.js";
@@ -15,6 +16,7 @@ import type { Problem } from "../core/result.js";
 import { WarrantError } from "../core/result.js";
 import { checkPlan } from "../core/taskpack/plan-check.js";
 import { admittedBy } from "./admitted-by.js";
+import type { RuntimeContext } from "./context.js";
 import type { BlockReason } from "./events.js";
 import {
   criticEvidence,
@@ -23,7 +25,6 @@ import {
   summarizerEvidence,
 } from "./evidence.js";
 import { readLedger } from "./ledger-view.js";
-import type { RuntimeContext } from "./ports.js";
 import type { PassageEndBody, StepRecord } from "./records.js";
 import { makeRecord, runRecords, signed } from "./records.js";
 import { environmentNameOf, executeRun } from "./run-executor.js";
@@ -469,10 +470,8 @@ async function discardLeftovers(
   query: string,
   cycle: CycleView,
 ): Promise<boolean> {
-  const dir = cycle.runStarted?.["environment/dir"];
-  const journaled = dir === undefined ? true : await ctx.sandbox.destroyDir(dir);
-  const named = await ctx.sandbox.discard(environmentNameOf(query, cycle.proposalRef));
-  return journaled && named;
+  const root = cycle.runStarted?.["environment/dir"];
+  return ctx.sandbox.discard(environmentNameOf(query, cycle.proposalRef), root);
 }
 
 /**

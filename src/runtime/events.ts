@@ -1,10 +1,12 @@
 // The event stream of a drive: one typed event for each thing that happens, in order. It is the one
 // source for every observer (the live view, a console's server-sent events, tracing spans); none of
 // them reaches back into the drive. Every event carries the loop's query and the runtime clock's time.
+
 import type { QueryId } from "../core/ids.js";
 import type { LimitKey, LoopDocument, Outcome, Role, Step, Stop } from "../core/loop/types.js";
-import type { EgressConnection } from "../core/sandbox/sandbox-port.js";
-import type { ModelRequest, ResponseMeta, StopKind, Usage } from "../core/turn/model-provider.js";
+import type { ApprovalAnswer, ApprovalKind } from "../core/ports/approver.js";
+import type { ModelRequest, ResponseMeta, StopKind, Usage } from "../core/ports/model-provider.js";
+import type { EgressConnection } from "../core/ports/sandbox.js";
 import type { ModelTarget } from "../core/turn/model-target.js";
 import type { MessageType } from "../core/turn/types.js";
 import type { TranscriptUsage } from "./passage-transcript.js";
@@ -30,11 +32,6 @@ export type BlockReason =
  * memory.write and agent.<name> sub-agent tools).
  */
 export type ToolKind = "workspace" | "profile" | "mcp" | "code" | "definition";
-
-/** What an approval decides: one mutation step, or the admission of a whole run. */
-export type ApprovalKind = "mutation" | "admission";
-
-export type ApprovalAnswer = "approved" | "denied" | "expired" | "cancelled";
 
 /**
  * Who answered: `auto` (approve-all policy), `prompt` (the approver's own ask, e.g. a terminal),

@@ -5,9 +5,11 @@
 // it writes nothing more, and the caller gets WarrantError `store/lease-lost` at once. A drive that
 // fails otherwise leaves no environment behind either.
 import { fencedStore } from "../core/loop/fenced-store.js";
+import type { Environment } from "../core/ports/sandbox.js";
 import { WarrantError } from "../core/result.js";
+import type { RuntimeContext } from "./context.js";
 import { LoopLedger } from "./loop-ledger.js";
-import type { RunEnvironment, RuntimeContext, SandboxPort } from "./ports.js";
+import type { RunEnvironments } from "./run-environments.js";
 
 export interface HeldLease {
   readonly query: string;
@@ -49,7 +51,7 @@ export async function underLease<T>(
   stop: DriveStop = {},
 ): Promise<T> {
   const { query, token, ttlMs } = lease;
-  const environments = new Set<RunEnvironment>();
+  const environments = new Set<Environment>();
   let fail: (reason: WarrantError) => void = () => {};
   const lost = new Promise<never>((_, reject) => {
     fail = reject;
@@ -185,38 +187,39 @@ async function renewalRefused(
   }
 }
 
-/** The sandbox, remembering the environments it made until they are destroyed. */
+/** The drive's environments, remembering those made until they are destroyed. */
 function tracked(
-  sandbox: SandboxPort,
-  live: Set<RunEnvironment>,
+  sandbox: RunEnvironments,
+  live: Set<Environment>,
   lost: () => WarrantError | undefined,
-): SandboxPort {
-  const port: SandboxPort = {
+): RunEnvironments {
+  return {
     backend: sandbox.backend,
-    async create(baselineDir, ref, name, options) {
+    async create(baselineDir, name, options) {
       const before = lost();
       if (before !== undefined) throw before;
-      const env = await sandbox.create(baselineDir, ref, name, options);
+      const env = await sandbox.create(baselineDir, name, options);
       const reason = lost();
       if (reason !== undefined) {
         await env.destroy();
         throw reason;
       }
       live.add(env);
-      // Every method of the environment as it is, but a destroy forgets it.
-      return {
-        ...env,
-        destroy: () => {
-          live.delete(env);
-          return env.destroy();
-        },
+      // Every member of the environment as it is (whatever object implements it), but a destroy
+      // forgets it.
+      const destroy = () => {
+        live.delete(env);
+        return env.destroy();
       };
+      return new Proxy(env, {
+        get(target, key) {
+          if (key === "destroy") return destroy;
+          const value: unknown = Reflect.get(target, key, target);
+          return typeof value === "function" ? value.bind(target) : value;
+        },
+      });
     },
-    destroyDir: (dir) => sandbox.destroyDir(dir),
-    discard: (name) => sandbox.discard(name),
-    snapshotDir: (dir) => sandbox.snapshotDir(dir),
+    discard: (name, root) => sandbox.discard(name, root),
+    close: () => sandbox.close(),
   };
-  return sandbox.close === undefined
-    ? port
-    : { ...port, close: () => sandbox.close?.() as Promise<void> };
 }

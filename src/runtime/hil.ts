@@ -3,11 +3,12 @@
 // that it did; otherwise the run waits, polling, until an answer, a cancellation or the deadline.
 // The act that decides is the one the store counts (the first for its target): when this host's
 // own act loses a race, the act that won decides.
-import type { LedgerStore } from "../core/loop/ledger-store.js";
 import { approvalTarget, operatorDecision } from "../core/loop/next-action.js";
-import type { Clock } from "../core/ports.js";
-import type { ApprovalAnswer, ApprovalAnswerer, Emit } from "./events.js";
-import type { ApprovalRequest, Approver, LoopPort } from "./ports.js";
+import type { ApprovalAnswer, ApprovalRequest, Approver } from "../core/ports/approver.js";
+import type { LedgerStore } from "../core/ports/ledger-store.js";
+import type { Clock } from "../core/ports/time.js";
+import type { LoopPort } from "./context.js";
+import type { ApprovalAnswerer, Emit } from "./events.js";
 
 export type Ask = (
   request: ApprovalRequest,

@@ -2,7 +2,6 @@
 // cycles were reviewed, admitted, started, concluded. What the driver does next over this view is
 // the core's (src/core/loop/next-action.ts).
 import { isSubAgentId } from "../core/definition/id.js";
-import type { LedgerRecord, OperatorAct } from "../core/loop/ledger-store.js";
 import type {
   CycleView,
   LedgerView,
@@ -11,6 +10,7 @@ import type {
   ReviewBody,
 } from "../core/loop/next-action.js";
 import type { Fact } from "../core/loop/types.js";
+import type { LedgerRecord, OperatorAct } from "../core/ports/ledger-store.js";
 import type {
   BindingBody,
   PassageEndBody,

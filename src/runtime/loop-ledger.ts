@@ -1,11 +1,11 @@
 // Drives the loop decider over a LedgerStore: read → fold → decide → append with the expected last
 // sequence; on a conflict re-read and re-decide, so two writers never overspend or fork a loop.
 import { decide } from "../core/loop/decide.js";
-import type { LedgerRecord, LedgerStore } from "../core/loop/ledger-store.js";
 import { project } from "../core/loop/project.js";
 import { evolve, fold, type LoopState } from "../core/loop/state.js";
 import type { Decision, LoopCommand, LoopDocument } from "../core/loop/types.js";
-import type { Sleep } from "../core/ports.js";
+import type { LedgerRecord, LedgerStore } from "../core/ports/ledger-store.js";
+import type { Sleep } from "../core/ports/time.js";
 import { WarrantError } from "../core/result.js";
 import { systemSleep } from "./system-time.js";
 

@@ -4,7 +4,8 @@
 // `memoryWrite` record (before and after digests) in one fenced write. A passage redone after a
 // crash reads the memory as its interrupted attempt did, and its writes replay instead of landing
 // twice.
-import type { LedgerStore } from "../core/loop/ledger-store.js";
+import type { LedgerStore } from "../core/ports/ledger-store.js";
+import { type ToolHost, toolAnswer, toolFailure } from "../core/ports/tool-host.js";
 import { contentRef } from "../core/records/canonical.js";
 import {
   type MemoryKey,
@@ -14,7 +15,6 @@ import {
   memoryWriteBody,
 } from "../core/records/memory-write.js";
 import { RECORD_KIND_TABLE } from "../core/records/record-kinds.js";
-import { type ToolHost, toolAnswer, toolFailure } from "../core/turn/tool-host.js";
 import type { ToolSpec } from "../core/turn/tool-registry.js";
 import type { PreparedMemory } from "./definition-parts.js";
 import { ledgerWrite } from "./passage.js";
@@ -105,7 +105,7 @@ export function memoryWriteRecord(written: MemoryVersion, before: MemoryVersion 
   const body = memoryWriteBody(written, before);
   const { prefix } = RECORD_KIND_TABLE.memoryWrite;
   return {
-    ref: contentRef(prefix, body as unknown as Record<string, unknown>, "ref"),
+    ref: contentRef(prefix, body, "ref"),
     kind: "memoryWrite",
     query: written.query,
     body,

@@ -8,15 +8,16 @@
 // - history-summary: once a call's input and output tokens reach the threshold, the turns before
 //   the last `keepTurns` are replaced by a summary the referenced model writes (a Result message).
 import type { MiddlewareSpec } from "../core/definition/middleware-config.js";
-import { digestOf } from "../core/records/canonical.js";
-import { WarrantError } from "../core/result.js";
 import type {
   ConversationEntry,
   ModelProvider,
   ModelRequest,
   ModelResponse,
   Usage,
-} from "../core/turn/model-provider.js";
+} from "../core/ports/model-provider.js";
+import { MODEL_SPECIFICATION_VERSION } from "../core/ports/model-provider.js";
+import { digestOf } from "../core/records/canonical.js";
+import { WarrantError } from "../core/result.js";
 import type { ResultPayload } from "../core/turn/payloads.js";
 import { createToolRegistry } from "../core/turn/tool-registry.js";
 import { validateTurn } from "../core/turn/validate-turn.js";
@@ -131,6 +132,7 @@ function modelFallback(
     });
   };
   return {
+    specificationVersion: MODEL_SPECIFICATION_VERSION,
     id: primary.id,
     async complete(request, opts) {
       const call = calls++;
@@ -181,6 +183,7 @@ function modelFallback(
 function callLimit(inner: ModelProvider, maxCalls: number, notes: Notes): ModelProvider {
   let calls = 0;
   return {
+    specificationVersion: MODEL_SPECIFICATION_VERSION,
     id: inner.id,
     async complete(request, opts) {
       const call = calls++;
@@ -298,6 +301,7 @@ function historySummary(
   };
 
   return {
+    specificationVersion: MODEL_SPECIFICATION_VERSION,
     id: inner.id,
     async complete(request, opts) {
       const call = calls++;

@@ -3,7 +3,7 @@
 // `warrant resume` find the pack and the models again.
 import type { LimitLayer, LoopDocument } from "../core/loop/types.js";
 import { WarrantError } from "../core/result.js";
-import type { RuntimeContext } from "./ports.js";
+import type { RuntimeContext } from "./context.js";
 import { makeRecord } from "./records.js";
 import type { LoadedPack } from "./task-pack.js";
 

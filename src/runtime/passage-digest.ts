@@ -5,8 +5,8 @@
 // per turn stays flat however long the passage grows. A model's raw output, already canonicalised
 // for the transcript, is not canonicalised again (`known`).
 import * as crypto from "node:crypto";
+import type { ConversationEntry, ModelRequest } from "../core/ports/model-provider.js";
 import { type CanonicalTexts, canonicalJson } from "../core/records/canonical.js";
-import type { ConversationEntry, ModelRequest } from "../core/turn/model-provider.js";
 
 /** `crypto.hash` (one call, no Hash object) where Node has it (20.12 and later). */
 const oneShot = (crypto as { hash?: typeof crypto.hash }).hash;

@@ -6,14 +6,14 @@
 // src/library.
 import path from "node:path";
 import type { McpServer } from "../core/definition/types.js";
+import type { ResourceLimits } from "../core/ports/sandbox.js";
+import { createCompositeToolHost, type ToolHost } from "../core/ports/tool-host.js";
 import { fail, ok, type Problem, type Result } from "../core/result.js";
-import type { ResourceLimits } from "../core/sandbox/sandbox-port.js";
 import type { CommandProfile } from "../core/taskpack/task-pack.js";
-import { createCompositeToolHost, type ToolHost } from "../core/turn/tool-host.js";
 import type { ToolEffect } from "../core/turn/tool-registry.js";
 import type { ToolsForPassage } from "./agent-passages.js";
 import type { AgentSite } from "./agent-site.js";
-import type { PassageRequest } from "./ports.js";
+import type { PassageRequest } from "./context.js";
 
 /** An MCP server as an agent definition declares it. */
 export type McpServerDeclaration = Pick<McpServer, "name" | "transport"> &

@@ -5,12 +5,13 @@
 // Entries are canonicalised once, as they are appended (TranscriptLog), and only their canonical
 // text is kept: the record's text is those texts joined into the document, and its content ref a
 // SHA-256 over that text, so a passage's finish costs a hash, not a second pass over the entries.
-import type { LedgerRecord } from "../core/loop/ledger-store.js";
+
 import type { Role } from "../core/loop/types.js";
+import type { LedgerRecord } from "../core/ports/ledger-store.js";
+import type { ResponseMeta, StopKind, Usage } from "../core/ports/model-provider.js";
+import type { ToolResult } from "../core/ports/tool-host.js";
 import { type CanonicalTexts, canonicalJson } from "../core/records/canonical.js";
 import type { Problem } from "../core/result.js";
-import type { ResponseMeta, StopKind, Usage } from "../core/turn/model-provider.js";
-import type { ToolResult } from "../core/turn/tool-host.js";
 import { sha256Of, sha256Text } from "./passage-digest.js";
 
 export const TRANSCRIPT_REF_PREFIX = "passage-transcript";

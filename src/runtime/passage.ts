@@ -6,8 +6,6 @@
 // converts only new entries), request digests chain over new entries, and nothing re-serialises
 // the history.
 import type { Role } from "../core/loop/types.js";
-import { digestOf } from "../core/records/canonical.js";
-import { type Problem, WarrantError } from "../core/result.js";
 import {
   addUsage,
   type ConversationEntry,
@@ -19,9 +17,11 @@ import {
   type ResponseMeta,
   type ToolResultEntry,
   type Usage,
-} from "../core/turn/model-provider.js";
+} from "../core/ports/model-provider.js";
+import type { ToolHost, ToolResult } from "../core/ports/tool-host.js";
+import { digestOf } from "../core/records/canonical.js";
+import { type Problem, WarrantError } from "../core/result.js";
 import { repairText } from "../core/turn/repair-text.js";
-import type { ToolHost, ToolResult } from "../core/turn/tool-host.js";
 import type { ToolRegistry } from "../core/turn/tool-registry.js";
 import { type MessageType, ROLE_MESSAGE_TYPES, type ValidMessage } from "../core/turn/types.js";
 import { validateTurn } from "../core/turn/validate-turn.js";

@@ -1,14 +1,14 @@
 // The records the runtime writes beside the facts: the loop's binding to its task pack, the end of
 // each passage, the proposal / review / execution records, and the run journal (run and step
 // started) that makes resume after a crash exact. Every one is content-addressed.
-import type { LedgerRecord } from "../core/loop/ledger-store.js";
+import type { LedgerRecord } from "../core/ports/ledger-store.js";
+import type { RecordSigner } from "../core/ports/signer.js";
 import { contentRef, digestOfBytes } from "../core/records/canonical.js";
 import { type AdmittedBy, buildExecution } from "../core/records/execution.js";
 import { toLedgerRecord } from "../core/records/ledger-record.js";
 import { RECORD_KIND_TABLE } from "../core/records/record-kinds.js";
 import type { RunReportBody } from "../core/records/run-bodies.js";
 import { publicKeyOf, signRecord } from "../core/records/signature.js";
-import type { RecordSigner } from "./ports.js";
 
 export const RECORD_PREFIX = {
   binding: RECORD_KIND_TABLE.binding.prefix,

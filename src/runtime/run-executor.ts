@@ -6,9 +6,14 @@
 import { createHash } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import type { Outcome } from "../core/loop/types.js";
+import type {
+  ChangeBounds,
+  Environment,
+  EnvironmentChanges,
+  ExecResult,
+} from "../core/ports/sandbox.js";
 import { digestOfBytes } from "../core/records/canonical.js";
 import type { Problem } from "../core/result.js";
-import type { ChangeBounds, EnvironmentChanges } from "../core/sandbox/sandbox-port.js";
 import { withoutIgnored } from "../core/taskpack/ignore.js";
 import { targetKey } from "../core/taskpack/network.js";
 import { applyParsedDiff, type ParsedDiff } from "../core/taskpack/patch.js";
@@ -21,9 +26,9 @@ import {
 } from "../core/taskpack/snapshot-diff.js";
 import type { PackResources } from "../core/taskpack/task-pack.js";
 import { baselineDigest, type CapturedChangeset, captureChangeset } from "./changeset.js";
+import type { RuntimeContext } from "./context.js";
 import type { RunPhase } from "./events.js";
 import { commandDetail, stepFailureReason } from "./output-tail.js";
-import type { RunEnvironment, RunExecResult, RuntimeContext } from "./ports.js";
 import type {
   CheckRecord,
   NetworkReport,
@@ -89,7 +94,7 @@ export async function executeRun(ctx: RuntimeContext, input: RunInput): Promise<
   const network = pack.pack.network;
   // The egress record, each connection tagged with the step or check it was made during.
   const egress = {
-    env: undefined as RunEnvironment | undefined,
+    env: undefined as Environment | undefined,
     /** The step or check each recorded connection was made during, by its index in the log. */
     tags: [] as ({ "step/id": string } | { "check/name": string } | Record<string, never>)[],
     /** Tag the connections made since the last call with `during`; those connections. */
@@ -171,7 +176,7 @@ export async function executeRun(ctx: RuntimeContext, input: RunInput): Promise<
   };
   const backend = ctx.sandbox.backend;
   const env = await timed("sandbox-start", () =>
-    ctx.sandbox.create(pack.baselineDir, envRef, environmentNameOf(query, proposalRef), {
+    ctx.sandbox.create(pack.baselineDir, environmentNameOf(query, proposalRef), {
       resources: pack.pack.resources,
       ...(network === undefined ? {} : { network }),
       dependencies: pack.pack.dependencies,
@@ -193,7 +198,7 @@ export async function executeRun(ctx: RuntimeContext, input: RunInput): Promise<
       "query/id": query,
       "proposal/ref": proposalRef,
       "environment/ref": envRef,
-      "environment/dir": env.dir,
+      "environment/dir": env.root,
       "started-at": startedAt,
     }),
   ]);
@@ -273,7 +278,7 @@ export async function executeRun(ctx: RuntimeContext, input: RunInput): Promise<
     }
   }
   if (halt !== undefined) {
-    const destroyed = await timed("sandbox-destroy", () => env.destroy());
+    const destroyed = await timed("sandbox-destroy", async () => (await env.destroy()).confirmed);
     return finish(halt.outcome, steps, [], destroyed, halt.refusal);
   }
   const verdict = await timed("verifier", () =>
@@ -288,7 +293,7 @@ export async function executeRun(ctx: RuntimeContext, input: RunInput): Promise<
     verdict.outcome === "verified"
       ? await keepChangeset(ctx, env, input, envRef, verdict.changes)
       : undefined;
-  const destroyed = await timed("sandbox-destroy", () => env.destroy());
+  const destroyed = await timed("sandbox-destroy", async () => (await env.destroy()).confirmed);
   if (!destroyed)
     return finish("refused", steps, verdict.checks, false, "rollback/destroy-unconfirmed");
   const done = finish(verdict.outcome, steps, verdict.checks, true, verdict.refusal);
@@ -307,7 +312,7 @@ function changeBounds(resources: PackResources): ChangeBounds {
  */
 async function keepChangeset(
   ctx: RuntimeContext,
-  env: RunEnvironment,
+  env: Environment,
   input: RunInput,
   envRef: string,
   walked: EnvironmentChanges | undefined,
@@ -388,7 +393,7 @@ function excerpt(text: string): string {
 /** The step code of a resource-limit breach (kept on the step; the run concludes budget-exhausted). */
 export const LIMIT_CODE = "environment/limit";
 
-function execRecord(step: AdmittedStep, r: RunExecResult, approval: Approval): StepRecord {
+function execRecord(step: AdmittedStep, r: ExecResult, approval: Approval): StepRecord {
   const text = r.stdout === "" ? r.stderr : `${r.stdout}${r.stderr === "" ? "" : `\n${r.stderr}`}`;
   const limit = r.limit;
   const breach: Partial<StepRecord> =
@@ -425,7 +430,7 @@ function execRecord(step: AdmittedStep, r: RunExecResult, approval: Approval): S
 }
 
 async function runStep(
-  env: RunEnvironment,
+  env: Environment,
   step: AdmittedStep,
   approval: Approval,
 ): Promise<StepRecord> {
@@ -454,7 +459,7 @@ async function runStep(
       let left = OBSERVE_READ_MAX_BYTES;
       let truncated = false;
       for (const p of step.paths) {
-        const r = await env.read(p, left);
+        const r = await env.readPart(p, left);
         if (!r.ok) {
           const e = r.errors[0] as Problem;
           if (e.code === "sandbox/not-found") parts.push(`--- ${p}\n(missing)`);
@@ -484,7 +489,7 @@ async function runStep(
       let next: string | null;
       if (step.change.kind === "content") next = step.change.content;
       else {
-        const current = await env.read(step.path, PATCH_READ_MAX_BYTES);
+        const current = await env.readPart(step.path, PATCH_READ_MAX_BYTES);
         const met = current.ok
           ? current.value.truncated
             ? {
@@ -520,7 +525,8 @@ async function runStep(
           excerpt: "removing a file is not a patch this host applies",
         };
       const bytes = encoder.encode(next);
-      const refused = await env.writeFile(step.path, bytes);
+      const written = await env.writeFile(step.path, bytes);
+      const refused = written.ok ? undefined : written.errors[0];
       if (refused !== undefined) {
         // Only an escape refuses the run; anything else the write met fails the step.
         if (refused.code !== "workbench/patch-outside-policy")
@@ -544,7 +550,7 @@ interface Verdict {
 
 async function verify(
   ctx: RuntimeContext,
-  env: RunEnvironment,
+  env: Environment,
   input: RunInput,
   mutationFailed: boolean,
   tagConnections: (check: string) => void,
@@ -712,7 +718,7 @@ export async function verifyPatched(
       detail: "no containment backend works here",
     };
   const network = pack.pack.network;
-  const env = await ctx.sandbox.create(pack.baselineDir, ref, environmentNameOf("certify", ref), {
+  const env = await ctx.sandbox.create(pack.baselineDir, environmentNameOf("certify", ref), {
     resources: pack.pack.resources,
     ...(network === undefined ? {} : { network }),
     dependencies: pack.pack.dependencies,
@@ -720,7 +726,7 @@ export async function verifyPatched(
   });
   try {
     for (const p of patches) {
-      const current = await env.read(p.path, PATCH_READ_MAX_BYTES);
+      const current = await env.readPart(p.path, PATCH_READ_MAX_BYTES);
       const original = current.ok ? decoder.decode(current.value.bytes) : null;
       const applied = applyParsedDiff(original, p.diff);
       if (!applied.ok || applied.value === null)
@@ -730,9 +736,14 @@ export async function verifyPatched(
           checks: [],
           detail: `${p.path}: ${applied.ok ? "a removal is not applied" : applied.errors.map((e) => e.message).join("; ")}`,
         };
-      const refused = await env.writeFile(p.path, encoder.encode(applied.value));
-      if (refused !== undefined)
-        return { passed: false, applied: false, checks: [], detail: refused.message };
+      const written = await env.writeFile(p.path, encoder.encode(applied.value));
+      if (!written.ok)
+        return {
+          passed: false,
+          applied: false,
+          checks: [],
+          detail: written.errors.map((e) => e.message).join("; "),
+        };
     }
     const input: RunInput = {
       query: "query:certify",
@@ -749,6 +760,6 @@ export async function verifyPatched(
       ...(verdict.refusal === undefined ? {} : { refusal: verdict.refusal }),
     };
   } finally {
-    await env.destroy().catch(() => false);
+    await env.destroy().catch(() => undefined);
   }
 }

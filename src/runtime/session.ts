@@ -2,10 +2,10 @@
 // the store's lease so that no two processes drive the same loop at once.
 import { randomBytes } from "node:crypto";
 import { WarrantError } from "../core/result.js";
+import type { RuntimeContext } from "./context.js";
 import { type DriveResult, drive } from "./driver.js";
 import { type DriveStop, underLease } from "./fenced-drive.js";
 import { bindingRefOf, openLoop } from "./open-loop.js";
-import type { RuntimeContext } from "./ports.js";
 import { type BindingBody, type DriveTraceBody, makeRecord } from "./records.js";
 import type { LoadedPack } from "./task-pack.js";
 

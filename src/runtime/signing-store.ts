@@ -14,8 +14,8 @@ import type {
   LedgerStore,
   OperatorAct,
   StoredFact,
-} from "../core/loop/ledger-store.js";
-import type { Clock } from "../core/ports.js";
+} from "../core/ports/ledger-store.js";
+import type { Clock } from "../core/ports/time.js";
 import {
   actSignatureRecord,
   type HeadReason,

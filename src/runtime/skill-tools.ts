@@ -2,7 +2,7 @@
 // lists each verified skill's name and description; the observation tool `skill.read {name, path?}`
 // returns its SKILL.md, or a file of its folder that the skill refers to, confined to that folder
 // and to the files its CID covers.
-import { type ToolHost, toolAnswer, toolFailure } from "../core/turn/tool-host.js";
+import { type ToolHost, toolAnswer, toolFailure } from "../core/ports/tool-host.js";
 import type { ToolSpec } from "../core/turn/tool-registry.js";
 import type { DefinitionFiles, PreparedSkill } from "./definition-parts.js";
 

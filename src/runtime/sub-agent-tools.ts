@@ -6,16 +6,16 @@
 // a nested passage already ended before a crash, with the message it ended with.
 
 import type { Role } from "../core/loop/types.js";
+import { type ToolHost, toolAnswer, toolFailure } from "../core/ports/tool-host.js";
 import { digestOf } from "../core/records/canonical.js";
 import { nestedPassageRef } from "../core/records/passage-ref.js";
 import type { TypedMessage } from "../core/turn/payloads.js";
-import { type ToolHost, toolAnswer, toolFailure } from "../core/turn/tool-host.js";
 import type { ToolSpec } from "../core/turn/tool-registry.js";
 import type { MessageType } from "../core/turn/types.js";
 import { type AgentSite, subAgentSite } from "./agent-site.js";
+import type { PassageLedger, PassageOutcome } from "./context.js";
 import type { Emit } from "./events.js";
 import { ledgerWrite } from "./passage.js";
-import type { PassageLedger, PassageOutcome } from "./ports.js";
 import { makeRecord, type PassageEndBody } from "./records.js";
 
 export const SUB_AGENT_PREFIX = "agent.";

@@ -1,7 +1,7 @@
 // The system's clock, sleep and timers: the one place in src/runtime and src/core that reads the
 // wall clock or starts a real timer (test/time-ports.test.ts scans for any other). Everything else
 // is given them as ports, so a test can run it on warrant/testing's manualClock().
-import type { Clock, Sleep, Time, Timer, Timers } from "../core/ports.js";
+import type { Clock, Sleep, Time, Timer, Timers } from "../core/ports/time.js";
 
 export const systemClock: Clock = { now: () => new Date() };
 

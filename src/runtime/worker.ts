@@ -10,11 +10,13 @@
 // on). A worker that stops drains: it takes no more jobs, each drive ends at its next step
 // boundary, its lease is released and its loop dispatched again; past the timeout the drives are
 // stopped as if their leases were lost, and their loops still dispatched again.
-import type { LedgerStore, WorkerInfo } from "../core/loop/ledger-store.js";
-import type { Time, Timer } from "../core/ports.js";
+
+import type { JobQueue, WorkerRunner } from "../core/ports/job-queue.js";
+import type { LedgerStore, WorkerInfo } from "../core/ports/ledger-store.js";
+import type { Time, Timer } from "../core/ports/time.js";
 import { WarrantError } from "../core/result.js";
+import type { RuntimeContext } from "./context.js";
 import type { DriveResult } from "./driver.js";
-import type { JobQueue, RuntimeContext, WorkerRunner } from "./ports.js";
 import { bindingOf, driveUnderLease, modelOverridesOf, packOf } from "./session.js";
 
 export type WorkerEvent =

@@ -1,7 +1,7 @@
 // A clock a test moves by hand: it implements the process's time (`Time`: now, sleep, after,
 // every), so leases, renewals, heartbeats, polls and shutdown timeouts run when the test says, not
 // when the machine gets round to them. Nothing happens until `advance(ms)`.
-import type { Time, Timer } from "../core/ports.js";
+import type { Time, Timer } from "../core/ports/time.js";
 
 /** Where a manual clock starts unless told: 2026-01-01T00:00:00.000Z. */
 export const MANUAL_CLOCK_START = Date.UTC(2026, 0, 1);

@@ -6,8 +6,9 @@ import { describe, expect, it } from "vitest";
 import { createModelFromUri } from "../../src/adapters/models/model-uri.js";
 import { createScriptedModel } from "../../src/adapters/models/scripted-model.js";
 import type { MiddlewareSpec } from "../../src/core/definition/middleware-config.js";
+import type { ModelProvider } from "../../src/core/ports/model-provider.js";
+import { MODEL_SPECIFICATION_VERSION } from "../../src/core/ports/model-provider.js";
 import { WarrantError } from "../../src/core/result.js";
-import type { ModelProvider } from "../../src/core/turn/model-provider.js";
 import { type Notes, withMiddleware } from "../../src/runtime/model-middleware.js";
 import { runPassage } from "../../src/runtime/passage.js";
 import { fixture, startWireServer } from "../models/wire-server.js";
@@ -28,6 +29,7 @@ function compatible(url: string): ModelProvider {
 /** A provider that counts its calls. */
 function counted(inner: ModelProvider): ModelProvider & { calls: number } {
   const c = {
+    specificationVersion: inner.specificationVersion,
     id: inner.id,
     calls: 0,
     complete: (
@@ -137,6 +139,7 @@ describe("model-fallback", () => {
     const primaryScript = createScriptedModel([addTurn(1, 2)], { id: "scripted:primary" });
     let calls = 0;
     const primary: ModelProvider = {
+      specificationVersion: MODEL_SPECIFICATION_VERSION,
       id: "scripted:primary",
       complete: (r, o) => {
         if (calls++ === 0) return primaryScript.complete(r, o);

@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { MemoryLedgerStore } from "../../src/adapters/store/memory-ledger-store.js";
 import { auditLoop } from "../../src/core/loop/audit.js";
-import type { LedgerRecord, LedgerStore } from "../../src/core/loop/ledger-store.js";
+import type { LedgerRecord, LedgerStore } from "../../src/core/ports/ledger-store.js";
 import { contentRef, digestOf } from "../../src/core/records/canonical.js";
 import type { MemoryWriteBody } from "../../src/core/records/memory-write.js";
 import { defineTool } from "../../src/library/define-tool.js";

@@ -9,7 +9,7 @@ import {
   scriptedWireSettings,
 } from "../../src/core/definition/provider-settings.js";
 import type { ModelSettings } from "../../src/core/definition/types.js";
-import type { ModelRequest } from "../../src/core/turn/model-provider.js";
+import type { ModelRequest } from "../../src/core/ports/model-provider.js";
 import { fixture, startWireServer, type WireServer } from "../models/wire-server.js";
 
 let server: WireServer | undefined;

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openStore } from "../../src/adapters/store/open-store.js";
-import type { LedgerStore } from "../../src/core/loop/ledger-store.js";
+import type { LedgerStore } from "../../src/core/ports/ledger-store.js";
 import type { MemoryWriteBody } from "../../src/core/records/memory-write.js";
 import type { BindingBody, PassageEndBody } from "../../src/runtime/records.js";
 import { repoRoot, runCli } from "../helpers/cli.js";

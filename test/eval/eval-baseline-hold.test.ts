@@ -6,7 +6,7 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { createBwrapSandbox } from "../../src/adapters/sandbox/bwrap-sandbox.js";
 import { probeSandbox } from "../../src/adapters/sandbox/detect-sandbox.js";
-import type { Sandbox } from "../../src/core/sandbox/sandbox-port.js";
+import type { Sandbox } from "../../src/core/ports/sandbox.js";
 import { createWarrant } from "../../src/index.js";
 import { repoRoot } from "../helpers/cli.js";
 

@@ -1,7 +1,7 @@
 // Token accounting from the transcripts: summed per role and over the loop, from the providers' own
 // counts; a count an older transcript lacks, or that is not a count, is 0.
 import { describe, expect, it } from "vitest";
-import type { LedgerRecord } from "../../src/core/loop/ledger-store.js";
+import type { LedgerRecord } from "../../src/core/ports/ledger-store.js";
 import { loopUsage } from "../../src/library/loop-usage.js";
 import { accept, harness, plan, result, turn } from "../runtime/harness.js";
 

@@ -3,7 +3,7 @@
 // execution with and without its run report and the acts on its steps; a body that breaks its
 // kind's schema and a kind without a renderer are printed as JSON, never dropped.
 import { describe, expect, it } from "vitest";
-import type { OperatorAct } from "../../src/core/loop/ledger-store.js";
+import type { OperatorAct } from "../../src/core/ports/ledger-store.js";
 import { operatorActRef } from "../../src/core/records/operator-act.js";
 import { renderOperatorAct, renderRecord } from "../../src/index.js";
 

@@ -7,7 +7,7 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { detectSandbox } from "../../src/adapters/sandbox/detect-sandbox.js";
 import { createUnshareSandbox } from "../../src/adapters/sandbox/unshare-sandbox.js";
-import type { Sandbox } from "../../src/core/sandbox/sandbox-port.js";
+import type { Sandbox } from "../../src/core/ports/sandbox.js";
 import { createWarrant, type WarrantEvent } from "../../src/index.js";
 import type { RunReportBody } from "../../src/runtime/records.js";
 import { memoryStore } from "../../src/testing.js";

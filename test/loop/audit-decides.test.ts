@@ -4,7 +4,7 @@
 // a key of the loop but was made by another, a record signed by a key the loop never reached).
 import { describe, expect, it } from "vitest";
 import { auditLoop } from "../../src/core/loop/audit.js";
-import type { RawLoop } from "../../src/core/loop/ledger-store.js";
+import type { RawLoop } from "../../src/core/ports/ledger-store.js";
 import { base64url, contentRef } from "../../src/core/records/canonical.js";
 import { hostKeyRecord, keyRotationRecord } from "../../src/core/records/host-records.js";
 import { OUTSIDE_REF_FIELD, RECORD_KIND_TABLE } from "../../src/core/records/record-kinds.js";

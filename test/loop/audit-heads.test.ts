@@ -6,11 +6,11 @@
 import { describe, expect, it } from "vitest";
 import { auditLoop } from "../../src/core/loop/audit.js";
 import { auditBundle, makeBundle } from "../../src/core/loop/bundle.js";
-import type { OperatorAct, RawLoop } from "../../src/core/loop/ledger-store.js";
 import { approvalTarget } from "../../src/core/loop/next-action.js";
 import { project } from "../../src/core/loop/project.js";
 import { fold } from "../../src/core/loop/state.js";
 import type { Fact, LoopDocument } from "../../src/core/loop/types.js";
+import type { OperatorAct, RawLoop } from "../../src/core/ports/ledger-store.js";
 import { canonicalJson, contentRef } from "../../src/core/records/canonical.js";
 import { actSignatureRecord, headRecord } from "../../src/core/records/host-records.js";
 import { operatorActRef } from "../../src/core/records/operator-act.js";

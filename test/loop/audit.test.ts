@@ -5,9 +5,9 @@
 import { describe, expect, it } from "vitest";
 import { auditBundle, makeBundle } from "../../src/core/loop/bundle.js";
 import { chainHash, GENESIS_HASH } from "../../src/core/loop/chain.js";
-import type { RawLoop } from "../../src/core/loop/ledger-store.js";
 import { project } from "../../src/core/loop/project.js";
 import type { Fact, LoopDocument } from "../../src/core/loop/types.js";
+import type { RawLoop } from "../../src/core/ports/ledger-store.js";
 import { canonicalJson, contentRef } from "../../src/core/records/canonical.js";
 import { keyRotationRecord } from "../../src/core/records/host-records.js";
 import { toLedgerRecord } from "../../src/core/records/ledger-record.js";

@@ -4,9 +4,9 @@
 import { expect } from "vitest";
 import { MemoryLedgerStore } from "../../src/adapters/store/memory-ledger-store.js";
 import { auditLoop } from "../../src/core/loop/audit.js";
-import type { OperatorAct, RawLoop } from "../../src/core/loop/ledger-store.js";
 import { approvalTarget } from "../../src/core/loop/next-action.js";
 import type { LoopCommand } from "../../src/core/loop/types.js";
+import type { OperatorAct, RawLoop } from "../../src/core/ports/ledger-store.js";
 import { base64url } from "../../src/core/records/canonical.js";
 import { buildExecution } from "../../src/core/records/execution.js";
 import { toLedgerRecord } from "../../src/core/records/ledger-record.js";

@@ -6,10 +6,10 @@ import { describe, expect, it } from "vitest";
 import { MemoryLedgerStore } from "../../src/adapters/store/memory-ledger-store.js";
 import { chainHash } from "../../src/core/loop/chain.js";
 import { checkLoopDocument, checkStoredLoop } from "../../src/core/loop/check.js";
-import type { LedgerRecord, StoredFact } from "../../src/core/loop/ledger-store.js";
 import { project } from "../../src/core/loop/project.js";
 import { fold } from "../../src/core/loop/state.js";
 import type { Fact, LoopDocument } from "../../src/core/loop/types.js";
+import type { LedgerRecord, StoredFact } from "../../src/core/ports/ledger-store.js";
 import { withContentRef } from "../../src/core/records/content-ref.js";
 import {
   buildExecution,
@@ -325,7 +325,14 @@ describe("checkStoredLoop", () => {
     const bad = new Map(records);
     const r = bad.get(exec) as LedgerRecord;
     const { outcome: _, ...noOutcome } = r.body as Record<string, unknown>;
-    bad.set(exec, { ...r, body: withContentRef(EXECUTION_PREFIX, EXECUTION_REF_FIELD, noOutcome) });
+    bad.set(exec, {
+      ...r,
+      body: withContentRef<Record<string, unknown>, typeof EXECUTION_REF_FIELD>(
+        EXECUTION_PREFIX,
+        EXECUTION_REF_FIELD,
+        noOutcome,
+      ),
+    });
     const error = errorOf(stored, bad);
     expect(error).toMatchObject({ code: "store/record-mismatch", path: "/facts/3" });
     expect(error?.message).toContain("is not one");

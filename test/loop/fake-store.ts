@@ -1,11 +1,11 @@
 // A small in-memory LedgerStore for the loop tests: enforces the expected sequence and the unique
 // charge key exactly as the real stores must, and can run a hook before an append (a rival writer).
 import { chainHash, GENESIS_HASH } from "../../src/core/loop/chain.js";
+import { chargeKeyOf } from "../../src/core/loop/types.js";
+import type { LeaseGrant, LeaseInfo } from "../../src/core/ports/leases.js";
 import type {
   AppendBatch,
   AppendOutcome,
-  LeaseGrant,
-  LeaseInfo,
   LedgerRecord,
   LedgerStore,
   LoopSummary,
@@ -14,8 +14,7 @@ import type {
   RawLoop,
   StoredFact,
   WorkerInfo,
-} from "../../src/core/loop/ledger-store.js";
-import { chargeKeyOf } from "../../src/core/loop/types.js";
+} from "../../src/core/ports/ledger-store.js";
 import type { MemoryRead } from "../../src/core/records/memory-write.js";
 
 export class FakeStore implements LedgerStore {

@@ -1,8 +1,8 @@
 // LoopLedger over a store: read → fold → decide → append, re-deciding after a lost race.
 import { describe, expect, it } from "vitest";
 import { contractValidators } from "../../src/core/contracts/ajv.js";
-import type { LedgerRecord } from "../../src/core/loop/ledger-store.js";
 import { fold } from "../../src/core/loop/state.js";
+import type { LedgerRecord } from "../../src/core/ports/ledger-store.js";
 import { LoopLedger, MAX_APPEND_ATTEMPTS } from "../../src/runtime/loop-ledger.js";
 import { FakeStore } from "./fake-store.js";
 import { admit, at, conclude, cycle, open, passage, proposal, QUERY } from "./gwt.js";

@@ -3,7 +3,6 @@
 // action — every kind, and each way back to the implementer (a rejection, a denied admission, a
 // critic's objection, a concluded cycle, an answered question).
 import { describe, expect, it } from "vitest";
-import type { OperatorAct } from "../../src/core/loop/ledger-store.js";
 import {
   ADMISSION_STEP,
   approvalTarget,
@@ -19,6 +18,7 @@ import {
   unfinishedPassage,
 } from "../../src/core/loop/next-action.js";
 import type { Role, Step } from "../../src/core/loop/types.js";
+import type { OperatorAct } from "../../src/core/ports/ledger-store.js";
 import type { PassageEndBody, RunReportBody } from "../../src/core/records/run-bodies.js";
 import type { TypedMessage } from "../../src/core/turn/payloads.js";
 import { proposal } from "./gwt.js";

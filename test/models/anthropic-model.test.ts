@@ -1,8 +1,8 @@
 // The Anthropic adapter against a local server speaking the Messages wire format.
 import { afterEach, describe, expect, it } from "vitest";
 import { createAnthropicModel } from "../../src/adapters/models/anthropic-model.js";
+import type { ConversationEntry, ModelRequest } from "../../src/core/ports/model-provider.js";
 import { WarrantError } from "../../src/core/result.js";
-import type { ConversationEntry, ModelRequest } from "../../src/core/turn/model-provider.js";
 import { providerPayloadSchema } from "../../src/core/turn/provider-payload-schema.js";
 import { runPassage } from "../../src/runtime/passage.js";
 import { ADD, addHost, addRegistry } from "../passage/helpers.js";

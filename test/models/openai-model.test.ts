@@ -1,9 +1,9 @@
 // The OpenAI adapter against a local server speaking the Chat Completions wire format.
 import { afterEach, describe, expect, it } from "vitest";
 import { createOpenAIModel, type OpenAIMode } from "../../src/adapters/models/openai-model.js";
+import type { ConversationEntry, ModelRequest } from "../../src/core/ports/model-provider.js";
 import { WarrantError } from "../../src/core/result.js";
 import { jsonModeTurnSchema } from "../../src/core/turn/message-tools.js";
-import type { ConversationEntry, ModelRequest } from "../../src/core/turn/model-provider.js";
 import { providerPayloadSchema, strictForm } from "../../src/core/turn/provider-payload-schema.js";
 import { createToolRegistry } from "../../src/core/turn/tool-registry.js";
 import { runPassage } from "../../src/runtime/passage.js";

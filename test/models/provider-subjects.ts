@@ -4,8 +4,8 @@
 // model's script lines; and a provider made from a URI against the local wire server.
 import { createModelFromUri } from "../../src/adapters/models/model-uri.js";
 import type { Role } from "../../src/core/loop/types.js";
+import type { ModelProvider } from "../../src/core/ports/model-provider.js";
 import { messageTools } from "../../src/core/turn/message-tools.js";
-import type { ModelProvider } from "../../src/core/turn/model-provider.js";
 import { providerPayloadSchema, strictForm } from "../../src/core/turn/provider-payload-schema.js";
 import { encodeToolName } from "../../src/core/turn/provider-schema.js";
 import { type MessageType, ROLE_MESSAGE_TYPES } from "../../src/core/turn/types.js";

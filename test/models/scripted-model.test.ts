@@ -8,8 +8,8 @@ import {
   loadScriptedModel,
   parseScript,
 } from "../../src/adapters/models/scripted-model.js";
+import type { ModelRequest } from "../../src/core/ports/model-provider.js";
 import { WarrantError } from "../../src/core/result.js";
-import type { ModelRequest } from "../../src/core/turn/model-provider.js";
 import { modelFromUri } from "../../src/library/uri-models.js";
 import { tokens } from "./tokens.js";
 

@@ -1,5 +1,5 @@
 // A Usage in one line, for the expectations of adapter tests.
-import type { Usage } from "../../src/core/turn/model-provider.js";
+import type { Usage } from "../../src/core/ports/model-provider.js";
 
 export function tokens(input: number, output: number, cached = 0, reasoning = 0): Usage {
   return {

@@ -1,5 +1,5 @@
 // Builders for passage tests: an `add` tool, its in-memory host, and turns that use it.
-import { type ToolHost, toolAnswer, toolFailure } from "../../src/core/turn/tool-host.js";
+import { type ToolHost, toolAnswer, toolFailure } from "../../src/core/ports/tool-host.js";
 import {
   createToolRegistry,
   type ToolRegistry,

@@ -4,7 +4,7 @@ import {
   createScriptedModel,
   type ScriptedAnswer,
 } from "../../src/adapters/models/scripted-model.js";
-import type { ConversationEntry } from "../../src/core/turn/model-provider.js";
+import type { ConversationEntry } from "../../src/core/ports/model-provider.js";
 import { type PassageInput, runPassage } from "../../src/runtime/passage.js";
 import { transcriptRecord } from "../../src/runtime/passage-transcript.js";
 import { ADD, addHost, addRegistry, addTurn, findingTurn, LIMITS } from "./helpers.js";

@@ -11,7 +11,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createScriptedModel } from "../../src/adapters/models/scripted-model.js";
 import { openStore } from "../../src/adapters/store/open-store.js";
-import type { ConversationEntry, ModelRequest } from "../../src/core/turn/model-provider.js";
+import type { ConversationEntry, ModelRequest } from "../../src/core/ports/model-provider.js";
 import { runPassage } from "../../src/runtime/passage.js";
 import {
   type PassageTranscript,
@@ -298,6 +298,7 @@ describe("request digests", () => {
       findingTurn(),
     ]);
     const wrapped = {
+      specificationVersion: provider.specificationVersion,
       id: provider.id,
       complete: async (request: ModelRequest) => {
         const r = await provider.complete(request);

@@ -2,8 +2,8 @@
 // path at fault; and the types the schemas give agree with the hand-written record types.
 import path from "node:path";
 import { beforeAll, describe, expect, expectTypeOf, it } from "vitest";
-import type { LedgerRecord } from "../../src/core/loop/ledger-store.js";
 import type { ProposalBody, ReviewBody } from "../../src/core/loop/next-action.js";
+import type { LedgerRecord } from "../../src/core/ports/ledger-store.js";
 import type { ExecutionRecord } from "../../src/core/records/execution.js";
 import {
   type HeadBody,

@@ -3,37 +3,40 @@
 // size — paths, digests, findings, contents — stays within its bound. The environment is a fake:
 // what is under test is the capture, not a sandbox.
 import { describe, expect, it } from "vitest";
+import type { Environment, EnvironmentChanges } from "../../src/core/ports/sandbox.js";
 import { digestOfBytes } from "../../src/core/records/canonical.js";
-import { ok, type Problem } from "../../src/core/result.js";
-import type { EnvironmentChanges } from "../../src/core/sandbox/sandbox-port.js";
+import { fail, ok, type Problem } from "../../src/core/result.js";
 import { CHANGESET_MAX_BYTES, captureChangeset } from "../../src/runtime/changeset.js";
-import type { RunEnvironment } from "../../src/runtime/ports.js";
 
 const bytes = (s: string) => new TextEncoder().encode(s);
 
 /** A fake environment holding `files` (path → content); every read advances `clock` by `tick`. */
 function fakeEnv(files: Map<string, string>, clock: { now: number }, tick = 0) {
   const reads: string[] = [];
-  const env: RunEnvironment = {
-    ref: "environment:x",
-    dir: "/nowhere",
+  const env: Environment = {
+    id: "x",
+    backend: "fake",
+    mode: "copy",
+    root: "/nowhere",
     exec: async () => {
       throw new Error("no commands here");
     },
-    readFile: async () => undefined,
-    async read(p, maxBytes) {
+    readFile: async () => fail([{ code: "sandbox/not-found", path: "", message: "none" }]),
+    async readPart(p, maxBytes) {
       reads.push(p);
       clock.now += tick;
       const b = bytes(files.get(p) ?? "");
       return ok({ bytes: b.subarray(0, maxBytes), truncated: b.length > maxBytes });
     },
     readBaseline: async () => undefined,
-    writeFile: async () => undefined,
+    writeFile: async (path) => ok({ path }),
+    removeFile: async (path) => ok({ path }),
     snapshot: async () => new Map(),
     changes: async () => {
       throw new Error("the walk is given");
     },
-    destroy: async () => true,
+    connections: () => undefined,
+    destroy: async () => ({ confirmed: true }),
   };
   return { env, reads };
 }

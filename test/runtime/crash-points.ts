@@ -3,7 +3,7 @@
 // loop ends stopped; nothing is charged twice; no step starts twice; an interrupted run is `unknown`.
 import { describe, expect, it } from "vitest";
 import { MemoryLedgerStore } from "../../src/adapters/store/memory-ledger-store.js";
-import type { LedgerStore } from "../../src/core/loop/ledger-store.js";
+import type { LedgerStore } from "../../src/core/ports/ledger-store.js";
 import type { RunReportBody, StepStartedBody } from "../../src/runtime/records.js";
 import { demoTurns, harness } from "./harness.js";
 

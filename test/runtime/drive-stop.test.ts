@@ -4,13 +4,11 @@
 // drain; a forced stop ends the drive now and destroys its environments.
 import { describe, expect, it } from "vitest";
 import { MemoryLedgerStore } from "../../src/adapters/store/memory-ledger-store.js";
+import type { ApprovalRequest } from "../../src/core/ports/approver.js";
+import type { Environment } from "../../src/core/ports/sandbox.js";
+import type { RuntimeContext } from "../../src/runtime/context.js";
 import { underLease } from "../../src/runtime/fenced-drive.js";
-import type {
-  ApprovalRequest,
-  RunEnvironment,
-  RuntimeContext,
-  SandboxPort,
-} from "../../src/runtime/ports.js";
+import type { RunEnvironments } from "../../src/runtime/run-environments.js";
 import { manualClock } from "../../src/testing.js";
 
 const QUERY = "query:drive-stop";
@@ -45,23 +43,21 @@ async function stub(): Promise<{ stub: Stub; token: number }> {
       s.release = resolve;
       waits();
     });
-  const sandbox: SandboxPort = {
+  const sandbox: RunEnvironments = {
     backend: "stub",
-    create: async (_baseline: string, ref: string) =>
-      ({
-        ref,
-        dir: `/nowhere/${ref}`,
+    create: async (_baseline: string, name: string) => {
+      const env: Partial<Environment> = {
+        root: `/nowhere/${name}`,
         destroy: async () => {
-          destroyed.push(ref);
-          return true;
+          destroyed.push(name);
+          return { confirmed: true };
         },
-      }) as unknown as RunEnvironment,
-    destroyDir: async () => true,
-    discard: async () => true,
-    snapshotDir: async () => {
-      throw new Error("not used");
+      };
+      return env as Environment;
     },
-  } as unknown as SandboxPort;
+    discard: async () => true,
+    close: async () => undefined,
+  };
   (s as { ctx: RuntimeContext }).ctx = {
     store,
     sandbox,
@@ -130,12 +126,9 @@ describe("a drive under a worker's shutdown", () => {
     drain.abort();
     await expect(drive).rejects.toMatchObject({ code: "runtime/shutting-down" });
 
-    const after = underLease(
-      s.ctx,
-      lease(token),
-      (f) => f.sandbox.create("/baseline", "env-1", "run-1"),
-      { drain: drain.signal },
-    );
+    const after = underLease(s.ctx, lease(token), (f) => f.sandbox.create("/baseline", "env-1"), {
+      drain: drain.signal,
+    });
     await expect(after).rejects.toMatchObject({ code: "runtime/shutting-down" });
     expect(s.destroyed).toEqual([]);
   });
@@ -172,7 +165,7 @@ describe("a drive under a worker's shutdown", () => {
       s.ctx,
       lease(token),
       async (f) => {
-        await f.sandbox.create("/baseline", "env-1", "run-1");
+        await f.sandbox.create("/baseline", "env-1");
         await f.passages.run({} as never); // never released
         return "ended";
       },

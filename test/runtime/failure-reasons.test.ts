@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { createLiveView } from "../../src/cli/live-view.js";
-import type { ConversationEntry } from "../../src/core/turn/model-provider.js";
+import type { ConversationEntry } from "../../src/core/ports/model-provider.js";
 import { FIX_PLAN, STALE_PLAN, STDERR, writeFailingPack } from "../helpers/failing-pack.js";
 import { accept, harness, recordsOf, result } from "./harness.js";
 

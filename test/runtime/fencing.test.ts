@@ -8,7 +8,7 @@
 // each with a deadline.
 import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import type { LedgerRecord, LedgerStore } from "../../src/core/loop/ledger-store.js";
+import type { LedgerRecord, LedgerStore } from "../../src/core/ports/ledger-store.js";
 import { WarrantError } from "../../src/core/result.js";
 import { type ManualClock, manualClock } from "../../src/testing.js";
 import { waitFor } from "../helpers/wait-for.js";

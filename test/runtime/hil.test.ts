@@ -2,8 +2,8 @@
 // loses a race to an operator's act posted from elsewhere, the operator's act decides.
 import { describe, expect, it } from "vitest";
 import { MemoryLedgerStore } from "../../src/adapters/store/memory-ledger-store.js";
-import type { OperatorAct } from "../../src/core/loop/ledger-store.js";
 import { approvalTarget } from "../../src/core/loop/next-action.js";
+import type { OperatorAct } from "../../src/core/ports/ledger-store.js";
 import { createApprover } from "../../src/runtime/hil.js";
 import { LoopLedger } from "../../src/runtime/loop-ledger.js";
 

@@ -6,8 +6,8 @@ import { describe, expect, it } from "vitest";
 import { createBwrapSandbox } from "../../src/adapters/sandbox/bwrap-sandbox.js";
 import { createProfileTools } from "../../src/adapters/tools/profile-tools.js";
 import { createWorkspaceTools } from "../../src/adapters/tools/workspace-tools.js";
+import type { PassageRequest } from "../../src/runtime/context.js";
 import { createPassageTools } from "../../src/runtime/passage-tools.js";
-import type { PassageRequest } from "../../src/runtime/ports.js";
 import { accept, harness, type Payload, plan, recordsOf, result, turn } from "./harness.js";
 
 const Plan = (name: string) => turn("Plan", plan(name));

@@ -8,7 +8,7 @@
 // and test/e2e/failover.test.ts.
 import { describe, expect, it } from "vitest";
 import { MemoryLedgerStore } from "../../src/adapters/store/memory-ledger-store.js";
-import type { JobQueue, QueuedJob } from "../../src/runtime/ports.js";
+import type { JobQueue, QueuedJob } from "../../src/core/ports/job-queue.js";
 import { startWorker, type WorkerEvent } from "../../src/runtime/worker.js";
 import { type ManualClock, manualClock } from "../../src/testing.js";
 

@@ -1,10 +1,12 @@
-// The sandbox contract on every backend this machine has, in each environment mode (overlay and
-// copy). A backend that fails its probe here is skipped with the probe's reason in the suite's
+// The Sandbox port's contract (warrant/testing's sandboxContract) and the containment contract on
+// every backend this machine has, in each environment mode (overlay and copy). A backend that fails its probe here is skipped with the probe's reason in the suite's
 // name — unless WARRANT_REQUIRE_BACKENDS (e.g. "bwrap,unshare") names it, in which case its
 // absence fails; overlay mode likewise unless WARRANT_REQUIRE_OVERLAY=1.
+import * as vitest from "vitest";
 import { expect, it } from "vitest";
 import { detectSandbox } from "../../src/adapters/sandbox/detect-sandbox.js";
-import { sandboxContract } from "./sandbox-contract.js";
+import { sandboxContract } from "../../src/testing.js";
+import { containmentContract } from "./containment-contract.js";
 
 const required = new Set((process.env.WARRANT_REQUIRE_BACKENDS ?? "").split(",").filter(Boolean));
 const overlayRequired = process.env.WARRANT_REQUIRE_OVERLAY === "1";
@@ -18,6 +20,8 @@ for (const backend of ["bwrap", "unshare"] as const) {
         expect(reason).toBe("");
       });
     }
-    sandboxContract(`${backend}, ${layers}`, found.ok ? found.value : undefined, reason, layers);
+    const sandbox = found.ok ? found.value : undefined;
+    sandboxContract(`${backend}, ${layers}`, async () => sandbox, vitest, reason);
+    containmentContract(`${backend}, ${layers}`, sandbox, reason, layers);
   }
 }

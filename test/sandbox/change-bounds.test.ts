@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { detectSandbox } from "../../src/adapters/sandbox/detect-sandbox.js";
-import type { EnvironmentChanges, Sandbox } from "../../src/core/sandbox/sandbox-port.js";
+import type { EnvironmentChanges, Sandbox } from "../../src/core/ports/sandbox.js";
 
 const required = new Set((process.env.WARRANT_REQUIRE_BACKENDS ?? "").split(",").filter(Boolean));
 const work = mkdtempSync(path.join(tmpdir(), "warrant-change-bounds-"));

@@ -22,7 +22,7 @@ import type {
   EnvironmentOptions,
   ExecOptions,
   Sandbox,
-} from "../../src/core/sandbox/sandbox-port.js";
+} from "../../src/core/ports/sandbox.js";
 
 const required = new Set((process.env.WARRANT_REQUIRE_BACKENDS ?? "").split(",").filter(Boolean));
 const LIMITS: ExecOptions = { timeoutMs: 20_000, maxOutputBytes: 1 << 20 };

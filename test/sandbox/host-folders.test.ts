@@ -22,7 +22,7 @@ import { createBwrapSandbox } from "../../src/adapters/sandbox/bwrap-sandbox.js"
 import { probeSandbox } from "../../src/adapters/sandbox/detect-sandbox.js";
 import type { BackendOptions } from "../../src/adapters/sandbox/managed-environment.js";
 import { createUnshareSandbox } from "../../src/adapters/sandbox/unshare-sandbox.js";
-import type { Environment, ExecOptions, Sandbox } from "../../src/core/sandbox/sandbox-port.js";
+import type { Environment, ExecOptions, Sandbox } from "../../src/core/ports/sandbox.js";
 
 const LIMITS: ExecOptions = { timeoutMs: 30_000, maxOutputBytes: 1 << 16 };
 const work = mkdtempSync(path.join(tmpdir(), "warrant-host-folders-"));

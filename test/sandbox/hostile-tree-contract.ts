@@ -15,7 +15,7 @@ import type {
   EnvironmentOptions,
   ExecOptions,
   Sandbox,
-} from "../../src/core/sandbox/sandbox-port.js";
+} from "../../src/core/ports/sandbox.js";
 import { checkPlan } from "../../src/core/taskpack/plan-check.js";
 import { validPack } from "../taskpack/fixtures.js";
 

@@ -22,12 +22,12 @@ import { afterAll, describe, expect, it } from "vitest";
 import { createBwrapSandbox } from "../../src/adapters/sandbox/bwrap-sandbox.js";
 import { probeSandbox } from "../../src/adapters/sandbox/detect-sandbox.js";
 import type { BackendOptions } from "../../src/adapters/sandbox/managed-environment.js";
-import { sandboxPort } from "../../src/adapters/sandbox/sandbox-bridge.js";
 import { createUnshareSandbox } from "../../src/adapters/sandbox/unshare-sandbox.js";
+import type { Environment, ExecOptions, Sandbox } from "../../src/core/ports/sandbox.js";
 import { digestOfBytes } from "../../src/core/records/canonical.js";
-import type { Environment, ExecOptions, Sandbox } from "../../src/core/sandbox/sandbox-port.js";
 import { compileGlob } from "../../src/core/taskpack/glob.js";
 import { changedUnder, changesAsDiff } from "../../src/core/taskpack/snapshot-diff.js";
+import { runEnvironments } from "../../src/runtime/run-environments.js";
 
 const LIMITS: ExecOptions = { timeoutMs: 30_000, maxOutputBytes: 1 << 16 };
 const text = (s: string) => new TextEncoder().encode(s);
@@ -112,25 +112,25 @@ for (const backend of ["bwrap", "unshare"] as const) {
         expect(readdirSync(root)).toEqual([]);
       });
 
-      it("a baseline one port holds is the copy every port's environments use until that port closes", async () => {
+      it("a baseline one drive holds is the copy every drive's environments use until that drive closes", async () => {
         const root = freshRoot();
         const sandbox = make(backend, { tempRoot: root });
         const source = baselineDir(`${backend}-held`, BASE);
-        const holder = sandboxPort(sandbox);
+        const holder = runEnvironments(sandbox);
         await holder.hold?.(source, []);
         const held = pins(root);
         expect(held).toHaveLength(1);
         // Pinned when held: an edit of the folder afterwards is not what the environments see.
         writeFileSync(path.join(source, "src/a.js"), "edited\n");
         for (const n of [1, 2]) {
-          const drive = sandboxPort(sandbox);
-          const env = await drive.create(source, `run:${n}`, `held-${backend}-${n}`);
+          const drive = runEnvironments(sandbox);
+          const env = await drive.create(source, `held-${backend}-${n}`);
           try {
             expect(pins(root)).toEqual(held);
             const r = await env.exec(["cat", "src/a.js"], LIMITS);
             expect(r.stdout).toBe(BASE["src/a.js"]);
           } finally {
-            expect(await env.destroy()).toBe(true);
+            expect((await env.destroy()).confirmed).toBe(true);
             await drive.close?.();
           }
           expect(pins(root)).toEqual(held);
@@ -138,8 +138,8 @@ for (const backend of ["bwrap", "unshare"] as const) {
         await holder.close?.();
         expect(pins(root)).toEqual([]);
         // Held no more: the next environment pins the folder as it is now.
-        const drive = sandboxPort(sandbox);
-        const env = await drive.create(source, "run:3", `held-${backend}-3`);
+        const drive = runEnvironments(sandbox);
+        const env = await drive.create(source, `held-${backend}-3`);
         try {
           expect((await env.exec(["cat", "src/a.js"], LIMITS)).stdout).toBe("edited\n");
         } finally {

@@ -18,7 +18,7 @@ import {
   filterArch,
   seccompProgram,
 } from "../../src/adapters/sandbox/seccomp-filter.js";
-import { DEFAULT_RESOURCES } from "../../src/core/sandbox/sandbox-port.js";
+import { DEFAULT_RESOURCES } from "../../src/core/ports/sandbox.js";
 
 interface Insn {
   code: number;

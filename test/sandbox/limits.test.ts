@@ -14,7 +14,7 @@ import {
   type EnvironmentOptions,
   type ExecOptions,
   type Sandbox,
-} from "../../src/core/sandbox/sandbox-port.js";
+} from "../../src/core/ports/sandbox.js";
 
 const required = new Set((process.env.WARRANT_REQUIRE_BACKENDS ?? "").split(",").filter(Boolean));
 const LIMITS: ExecOptions = { timeoutMs: 60_000, maxOutputBytes: 1 << 16 };

@@ -14,7 +14,7 @@ import {
   inFolder,
   rootFstab,
 } from "../../src/adapters/sandbox/unshare-sandbox.js";
-import type { ExecOptions } from "../../src/core/sandbox/sandbox-port.js";
+import type { ExecOptions } from "../../src/core/ports/sandbox.js";
 
 const LIMITS: ExecOptions = { timeoutMs: 30_000, maxOutputBytes: 1 << 16 };
 const work = mkdtempSync(path.join(tmpdir(), "warrant-unshare-setup-"));

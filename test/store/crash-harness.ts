@@ -3,7 +3,7 @@
 import { expect } from "vitest";
 import { openStore } from "../../src/adapters/store/open-store.js";
 import { checkStoredLoop } from "../../src/core/loop/check.js";
-import type { LedgerRecord, LedgerStore } from "../../src/core/loop/ledger-store.js";
+import type { LedgerRecord, LedgerStore } from "../../src/core/ports/ledger-store.js";
 import { digestOf } from "../../src/core/records/canonical.js";
 import { startWriter } from "./writers.js";
 

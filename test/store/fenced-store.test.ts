@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { MemoryLedgerStore } from "../../src/adapters/store/memory-ledger-store.js";
 import { fencedStore } from "../../src/core/loop/fenced-store.js";
 import { WarrantError } from "../../src/core/result.js";
-import { opened, passage, review } from "./facts.js";
+import { opened, passage, review } from "../../src/testing/contracts/facts.js";
 
 const Q = "query:fenced";
 const t0 = new Date("2026-12-01T10:00:00.000Z");

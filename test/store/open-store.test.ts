@@ -13,8 +13,8 @@ import {
   resolveStoreUri,
 } from "../../src/adapters/store/open-store.js";
 import { parseStoreUri } from "../../src/adapters/store/store-uri.js";
+import { opened } from "../../src/testing/contracts/facts.js";
 import { postgresForTests, TestSchemas } from "../helpers/postgres.js";
-import { opened } from "./facts.js";
 
 const dir = mkdtempSync(path.join(os.tmpdir(), "warrant-open-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

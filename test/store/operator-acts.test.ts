@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { openStore } from "../../src/adapters/store/open-store.js";
 import { openPostgresLedgerStore } from "../../src/adapters/store/postgres-ledger-store.js";
 import { migrateSqlite } from "../../src/adapters/store/sqlite-ledger-store.js";
-import type { LedgerStore, OperatorAct, PostedAct } from "../../src/core/loop/ledger-store.js";
+import type { LedgerStore, OperatorAct, PostedAct } from "../../src/core/ports/ledger-store.js";
 import { repoRoot } from "../helpers/cli.js";
 import { postgresForTests, TestSchemas } from "../helpers/postgres.js";
 

@@ -1,23 +1,29 @@
 // The PostgreSQL store against the shared LedgerStore contract, each test on a fresh schema, plus
 // what only PostgreSQL has: schemas named in the URI and its connection errors.
+
 import pg from "pg";
+import * as vitest from "vitest";
 import { afterAll, describe, expect, it } from "vitest";
 import { openStore } from "../../src/adapters/store/open-store.js";
 import { loopLock } from "../../src/adapters/store/postgres-sql.js";
 import { LATEST_SCHEMA_VERSION } from "../../src/adapters/store/schema-version.js";
+import { opened, passage, review } from "../../src/testing/contracts/facts.js";
+import { ledgerStoreContract } from "../../src/testing.js";
 import { postgresForTests, TestSchemas } from "../helpers/postgres.js";
-import { opened, passage, review } from "./facts.js";
-import { ledgerStoreContract } from "./ledger-store-contract.js";
 
 const server = await postgresForTests();
 const schemas = new TestSchemas(server.url, "store");
 afterAll(() => (server.enabled ? schemas.dropAll() : undefined));
 
 describe.skipIf(!server.enabled)("PostgreSQL store", () => {
-  ledgerStoreContract("postgres", async () => {
-    const uri = schemas.uri();
-    return { store: await openStore(uri), reopen: () => openStore(uri) };
-  });
+  ledgerStoreContract(
+    "postgres",
+    async () => {
+      const uri = schemas.uri();
+      return { store: await openStore(uri), reopen: () => openStore(uri) };
+    },
+    vitest,
+  );
 
   it("creates the schema the URI names and keeps its tables there", async () => {
     const uri = schemas.uri();

@@ -7,9 +7,9 @@ import { openStore } from "../../src/adapters/store/open-store.js";
 import { openPostgresLedgerStore } from "../../src/adapters/store/postgres-ledger-store.js";
 import { LATEST_SCHEMA_VERSION } from "../../src/adapters/store/schema-version.js";
 import { chainHash, GENESIS_HASH } from "../../src/core/loop/chain.js";
+import { opened, passage, proposal } from "../../src/testing/contracts/facts.js";
 import { repoRoot } from "../helpers/cli.js";
 import { postgresForTests, TestSchemas } from "../helpers/postgres.js";
-import { opened, passage, proposal } from "./facts.js";
 
 const FIXTURE_V1 = readFileSync(path.join(repoRoot, "test/fixtures/store/v1.postgres.sql"), "utf8");
 const FIXTURE_V2 = readFileSync(path.join(repoRoot, "test/fixtures/store/v2.postgres.sql"), "utf8");

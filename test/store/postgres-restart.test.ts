@@ -9,7 +9,7 @@ import {
 } from "../../src/adapters/store/postgres-ledger-store.js";
 import type { RetryEvent } from "../../src/adapters/store/transient-retry.js";
 import { chainHash, GENESIS_HASH } from "../../src/core/loop/chain.js";
-import { opened, passage, review } from "./facts.js";
+import { opened, passage, review } from "../../src/testing/contracts/facts.js";
 import { PrivatePostgres, postgresBinDir } from "./private-postgres.js";
 
 const installed = postgresBinDir() !== undefined;

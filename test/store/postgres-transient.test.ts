@@ -5,10 +5,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openStore } from "../../src/adapters/store/open-store.js";
 import type { RetryEvent } from "../../src/adapters/store/transient-retry.js";
-import type { LedgerStore } from "../../src/core/loop/ledger-store.js";
+import type { LedgerStore } from "../../src/core/ports/ledger-store.js";
+import { cycle, opened, passage, proposal, review } from "../../src/testing/contracts/facts.js";
 import { postgresForTests, TestSchemas } from "../helpers/postgres.js";
 import { CuttingProxy } from "./cutting-proxy.js";
-import { cycle, opened, passage, proposal, review } from "./facts.js";
 
 const pg = await postgresForTests();
 const schemas = new TestSchemas(pg.url, "transient");

@@ -1,26 +1,32 @@
 // The SQLite store against the shared LedgerStore contract, plus what only SQLite has: its pragmas,
 // group commit, and the lock another connection holds past the busy timeout.
+
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
+import * as vitest from "vitest";
 import { afterAll, describe, expect, it } from "vitest";
 import { LATEST_SCHEMA_VERSION } from "../../src/adapters/store/schema-version.js";
 import { openSqliteLedgerStore } from "../../src/adapters/store/sqlite-ledger-store.js";
-import { opened, passage, review } from "./facts.js";
-import { ledgerStoreContract } from "./ledger-store-contract.js";
+import { opened, passage, review } from "../../src/testing/contracts/facts.js";
+import { ledgerStoreContract } from "../../src/testing.js";
 
 const dir = mkdtempSync(path.join(os.tmpdir(), "warrant-sqlite-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let n = 0;
 
-ledgerStoreContract("sqlite", async () => {
-  const file = path.join(dir, `contract-${++n}.db`);
-  return {
-    store: openSqliteLedgerStore(file),
-    reopen: async () => openSqliteLedgerStore(file),
-  };
-});
+ledgerStoreContract(
+  "sqlite",
+  async () => {
+    const file = path.join(dir, `contract-${++n}.db`);
+    return {
+      store: openSqliteLedgerStore(file),
+      reopen: async () => openSqliteLedgerStore(file),
+    };
+  },
+  vitest,
+);
 
 describe("SQLite group commit", () => {
   it("applies appends issued together in the order they were issued", async () => {

@@ -11,9 +11,9 @@ import {
   openSqliteLedgerStore,
 } from "../../src/adapters/store/sqlite-ledger-store.js";
 import { chainHash, GENESIS_HASH } from "../../src/core/loop/chain.js";
+import { passage, proposal } from "../../src/testing/contracts/facts.js";
+import { memoryRecord, memoryVersion } from "../../src/testing/contracts/memory.js";
 import { repoRoot } from "../helpers/cli.js";
-import { passage, proposal } from "./facts.js";
-import { memoryRecord, memoryVersion } from "./memory-contract.js";
 
 const FIXTURE_V1 = path.join(repoRoot, "test/fixtures/store/v1.sqlite");
 const FIXTURE_V2 = path.join(repoRoot, "test/fixtures/store/v2.sqlite");

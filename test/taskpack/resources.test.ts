@@ -6,7 +6,7 @@ import {
   DEFAULT_CHANGE_BOUNDS,
   DEFAULT_RESOURCES,
   RESOURCE_BOUNDS,
-} from "../../src/core/sandbox/sandbox-port.js";
+} from "../../src/core/ports/sandbox.js";
 import { DEFAULT_MAX_CONNECTIONS } from "../../src/core/taskpack/network.js";
 import { validateTaskPack } from "../../src/core/taskpack/validate-task-pack.js";
 import { packDoc } from "./fixtures.js";

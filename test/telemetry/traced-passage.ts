@@ -4,11 +4,11 @@
 import path from "node:path";
 import { loadPack } from "../../src/adapters/fs/pack-loader.js";
 import { startOtlp } from "../../src/adapters/telemetry/otlp-sdk.js";
+import type { ModelProvider } from "../../src/core/ports/model-provider.js";
 import { ok } from "../../src/core/result.js";
-import type { ModelProvider } from "../../src/core/turn/model-provider.js";
 import { createAgentPassages } from "../../src/runtime/agent-passages.js";
+import type { PassageOutcome } from "../../src/runtime/context.js";
 import type { WarrantEventBody } from "../../src/runtime/events.js";
-import type { PassageOutcome } from "../../src/runtime/ports.js";
 import { createTracingSubscriber } from "../../src/runtime/telemetry/tracing-subscriber.js";
 import { repoRoot } from "../helpers/cli.js";
 import { addHost } from "../passage/helpers.js";

@@ -6,7 +6,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { detectSandbox } from "../../src/adapters/sandbox/detect-sandbox.js";
 import { createProfileTools, profileToolSpecs } from "../../src/adapters/tools/profile-tools.js";
-import type { Sandbox } from "../../src/core/sandbox/sandbox-port.js";
+import type { Sandbox } from "../../src/core/ports/sandbox.js";
 import { validateTaskPack } from "../../src/core/taskpack/validate-task-pack.js";
 import { createToolRegistry } from "../../src/core/turn/tool-registry.js";
 import { containedBaseline } from "./contained-baseline.js";
@@ -83,6 +83,7 @@ function counting(sandbox: Sandbox): { sandbox: Sandbox; created: () => number }
         return sandbox.createEnvironment(dir, opts);
       },
       discardEnvironment: (name) => sandbox.discardEnvironment(name),
+      discardEnvironmentAt: (root) => sandbox.discardEnvironmentAt(root),
     },
     created: () => created,
   };

@@ -8,7 +8,7 @@ import path from "node:path";
 import { afterAll } from "vitest";
 import { connectMcpToolHost } from "../../src/adapters/tools/mcp-tool-host.js";
 import { createWorkspaceTools } from "../../src/adapters/tools/workspace-tools.js";
-import { createCompositeToolHost } from "../../src/core/turn/tool-host.js";
+import { createCompositeToolHost } from "../../src/core/ports/tool-host.js";
 import { codeToolHost, defineTool } from "../../src/library/define-tool.js";
 import { FIXTURE } from "./mcp-servers.js";
 import { type ToolHostSubject, toolHostContract } from "./tool-host-contract.js";

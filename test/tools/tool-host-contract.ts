@@ -5,7 +5,7 @@
 // them anyway still resolves; closing twice is harmless and a call after it still resolves.
 // Each host's test file runs it with the calls that exercise that host.
 import { describe, expect, it } from "vitest";
-import { registryOf, type ToolHost, type ToolResult } from "../../src/core/turn/tool-host.js";
+import { registryOf, type ToolHost, type ToolResult } from "../../src/core/ports/tool-host.js";
 import { TOOL_NAME_PATTERN } from "../../src/core/turn/tool-registry.js";
 
 /** A call as the contract makes it: a tool name and its arguments. */

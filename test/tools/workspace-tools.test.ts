@@ -7,7 +7,7 @@ import {
   createWorkspaceTools,
   WORKSPACE_TOOL_SPECS,
 } from "../../src/adapters/tools/workspace-tools.js";
-import type { ToolHost } from "../../src/core/turn/tool-host.js";
+import type { ToolHost } from "../../src/core/ports/tool-host.js";
 import { createToolRegistry } from "../../src/core/turn/tool-registry.js";
 
 let base: string;

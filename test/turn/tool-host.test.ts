@@ -6,7 +6,7 @@ import {
   type ToolHost,
   toolAnswer,
   toolFailure,
-} from "../../src/core/turn/tool-host.js";
+} from "../../src/core/ports/tool-host.js";
 import { READ_FILE, WRITE_FILE } from "./fixtures.js";
 
 function fakeHost(label: string, specs = [READ_FILE]): ToolHost & { closed: number } {

@@ -6,7 +6,7 @@ import os from "node:os";
 import { join } from "node:path";
 import { createScriptedModel } from "../../../dist/src/adapters/models/scripted-model.js";
 import { openStore } from "../../../dist/src/adapters/store/open-store.js";
-import { registryOf, toolAnswer } from "../../../dist/src/core/turn/tool-host.js";
+import { registryOf, toolAnswer } from "../../../dist/src/core/ports/tool-host.js";
 import { runPassage } from "../../../dist/src/runtime/passage.js";
 import { transcriptRecord } from "../../../dist/src/runtime/passage-transcript.js";
 import { ARGUMENTS_JSON, PROMPT, TOOL_DESCRIPTION, TOOL_NAME } from "../script.mjs";

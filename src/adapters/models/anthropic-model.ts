@@ -3,12 +3,8 @@
 // a tool (`tool_choice: {type: "any"}`).
 import Anthropic from "@anthropic-ai/sdk";
 import {
-  candidateFromCalls,
-  messageTools,
-  type NativeCall,
-} from "../../core/turn/message-tools.js";
-import {
   type ConversationEntry,
+  MODEL_SPECIFICATION_VERSION,
   type ModelProvider,
   type ModelRequest,
   type ModelResponse,
@@ -18,7 +14,12 @@ import {
   textOrNull,
   tokenCount,
   type Usage,
-} from "../../core/turn/model-provider.js";
+} from "../../core/ports/model-provider.js";
+import {
+  candidateFromCalls,
+  messageTools,
+  type NativeCall,
+} from "../../core/turn/message-tools.js";
 import { modelTarget } from "../../core/turn/model-target.js";
 import { encodeToolName, normaliseSchema } from "../../core/turn/provider-schema.js";
 import {
@@ -187,6 +188,7 @@ export function createAnthropicModel(options: AnthropicModelOptions): ModelProvi
   }
 
   return {
+    specificationVersion: MODEL_SPECIFICATION_VERSION,
     id,
     target: modelTarget(id, options.baseURL),
     async complete(request, opts): Promise<ModelResponse> {

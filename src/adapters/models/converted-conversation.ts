@@ -1,6 +1,6 @@
 // A passage's conversation converted to a provider's messages incrementally: each entry is converted
 // once, when a request first includes it, so a turn never re-converts the whole history.
-import type { ConversationEntry, ModelRequest } from "../../core/turn/model-provider.js";
+import type { ConversationEntry, ModelRequest } from "../../core/ports/model-provider.js";
 
 export interface ConvertedConversation<M> {
   readonly messages: M[];

@@ -3,7 +3,7 @@
 // that a schema cannot state. Task-specific guidance belongs to the agent definition and the task
 // pack, never here.
 import type { Role } from "../../core/loop/types.js";
-import type { ProviderTool } from "../../core/turn/model-provider.js";
+import type { ProviderTool } from "../../core/ports/model-provider.js";
 import { PLAN_STEP_ACTIONS } from "../../core/turn/provider-payload-schema.js";
 import type { MessageType } from "../../core/turn/types.js";
 

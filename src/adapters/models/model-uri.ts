@@ -4,8 +4,9 @@
 // a refusal or an error.
 import { wireSettings } from "../../core/definition/provider-settings.js";
 import type { ModelSettings } from "../../core/definition/types.js";
+import type { ModelProvider } from "../../core/ports/model-provider.js";
+import { MODEL_SPECIFICATION_VERSION } from "../../core/ports/model-provider.js";
 import { fail, ok, type Problem, type Result, WarrantError } from "../../core/result.js";
-import type { ModelProvider } from "../../core/turn/model-provider.js";
 import { modelTarget } from "../../core/turn/model-target.js";
 import type { OpenAIMode } from "./openai-model.js";
 import { loadScriptedModel } from "./scripted-model.js";
@@ -120,6 +121,7 @@ function lazyProvider(
 ): ModelProvider {
   let loaded: Promise<ModelProvider> | undefined;
   return {
+    specificationVersion: MODEL_SPECIFICATION_VERSION,
     id,
     target: modelTarget(id, baseURL),
     async complete(request, opts) {

@@ -9,13 +9,6 @@ import type {
   ChatCompletionMessageParam,
   ChatCompletionTool,
 } from "openai/resources/chat/completions";
-import {
-  candidateFromCalls,
-  jsonModeTurnSchema,
-  messageTools,
-  type NativeCall,
-  turnFromJsonMode,
-} from "../../core/turn/message-tools.js";
 import type {
   ConversationEntry,
   ModelProvider,
@@ -25,8 +18,19 @@ import type {
   ResponseMeta,
   StopKind,
   Usage,
-} from "../../core/turn/model-provider.js";
-import { textOrNull, tokenCount } from "../../core/turn/model-provider.js";
+} from "../../core/ports/model-provider.js";
+import {
+  MODEL_SPECIFICATION_VERSION,
+  textOrNull,
+  tokenCount,
+} from "../../core/ports/model-provider.js";
+import {
+  candidateFromCalls,
+  jsonModeTurnSchema,
+  messageTools,
+  type NativeCall,
+  turnFromJsonMode,
+} from "../../core/turn/message-tools.js";
 import { modelTarget } from "../../core/turn/model-target.js";
 import {
   encodeToolName,
@@ -245,6 +249,7 @@ export function createOpenAIModel(options: OpenAIModelOptions): ModelProvider {
   }
 
   return {
+    specificationVersion: MODEL_SPECIFICATION_VERSION,
     id,
     target: modelTarget(id, options.baseURL),
     async complete(request, opts): Promise<ModelResponse> {

@@ -2,8 +2,8 @@
 // It is the embedded default of the demo and the tests; an answer may be a turn, raw text (to
 // exercise repair), a refusal or a truncation.
 import { readFileSync } from "node:fs";
-import { WarrantError } from "../../core/result.js";
 import {
+  MODEL_SPECIFICATION_VERSION,
   type ModelProvider,
   type ModelRequest,
   type ModelResponse,
@@ -12,7 +12,8 @@ import {
   textOrNull,
   tokenCount,
   type Usage,
-} from "../../core/turn/model-provider.js";
+} from "../../core/ports/model-provider.js";
+import { WarrantError } from "../../core/result.js";
 
 /**
  * One scripted answer. Shorthands: an object with `kind` is a turn; a string is raw text.
@@ -63,6 +64,7 @@ export function createScriptedModel(
   const requests: RecordedRequest[] = [];
   let next = 0;
   return {
+    specificationVersion: MODEL_SPECIFICATION_VERSION,
     id: options.id ?? "scripted",
     requests,
     remaining: () => answers.length - next,

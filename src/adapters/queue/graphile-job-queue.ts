@@ -8,7 +8,7 @@
 // Workers re-dispatch the loops whose lease expired with no live worker behind it (worker.ts).
 import type { Logger, WorkerUtils } from "graphile-worker";
 import type pg from "pg";
-import type { JobQueue, QueuedJob } from "../../runtime/ports.js";
+import type { JobQueue, QueuedJob } from "../../core/ports/job-queue.js";
 
 export const DRIVE_TASK = "warrant_drive_loop";
 

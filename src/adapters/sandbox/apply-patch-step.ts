@@ -1,8 +1,9 @@
 // Applying an admitted patch step to an environment: read the current file, apply the diff (or take
 // the full content), write or remove it — every file access confined to the workspace.
+
+import type { Environment } from "../../core/ports/sandbox.js";
 import { digestOfBytes } from "../../core/records/canonical.js";
 import { fail, ok, type Problem, type Result } from "../../core/result.js";
-import type { Environment } from "../../core/sandbox/sandbox-port.js";
 import { applyParsedDiff } from "../../core/taskpack/patch.js";
 import type { AdmittedStep } from "../../core/taskpack/plan-check.js";
 

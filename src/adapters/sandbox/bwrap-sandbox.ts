@@ -12,7 +12,7 @@ import type {
   ExecOptions,
   ExecResult,
   Sandbox,
-} from "../../core/sandbox/sandbox-port.js";
+} from "../../core/ports/sandbox.js";
 import { runLimited, SANDBOX_PATH, scrubbedEnv } from "./contained-exec.js";
 import { controlHandles } from "./control-files.js";
 import { EGRESS_SANDBOX_DIR, EGRESS_SOCKET_NAME } from "./egress-relay.js";
@@ -63,6 +63,7 @@ export function createBwrapSandbox(options: BackendOptions = {}): Sandbox {
   return {
     backend: "bwrap",
     discardEnvironment: host.discardEnvironment,
+    discardEnvironmentAt: host.discardEnvironmentAt,
     environmentMode: host.environmentMode,
     openBaseline: host.openBaseline,
     seccomp: async () =>

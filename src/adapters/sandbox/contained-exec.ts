@@ -2,8 +2,8 @@
 // process group is killed), a combined output byte cap (cut and flagged), and cancellation.
 import { spawn } from "node:child_process";
 import { closeSync } from "node:fs";
+import type { ExecResult, LimitHit, ResourceLimits } from "../../core/ports/sandbox.js";
 import { digestOf, digestOfBytes } from "../../core/records/canonical.js";
-import type { ExecResult, LimitHit, ResourceLimits } from "../../core/sandbox/sandbox-port.js";
 import { CREDENTIAL_NAME } from "../../core/taskpack/ignore.js";
 import { type MemoryCgroup, reportedLimit } from "./resource-limits.js";
 

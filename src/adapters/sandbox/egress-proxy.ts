@@ -11,7 +11,7 @@ import { lookup } from "node:dns/promises";
 import { chmod, mkdir, rm } from "node:fs/promises";
 import net from "node:net";
 import path from "node:path";
-import type { EgressConnection, EgressProtocol } from "../../core/sandbox/sandbox-port.js";
+import type { EgressConnection, EgressProtocol } from "../../core/ports/sandbox.js";
 import {
   addressClass,
   canonicalHost,

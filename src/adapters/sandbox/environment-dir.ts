@@ -8,8 +8,8 @@ import { closeSync, openSync, realpathSync, statSync, writeSync } from "node:fs"
 import { chmod, chown, lstat, mkdir, mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { type EnvironmentMode, isEnvironmentName } from "../../core/ports/sandbox.js";
 import { WarrantError } from "../../core/result.js";
-import { type EnvironmentMode, isEnvironmentName } from "../../core/sandbox/sandbox-port.js";
 import { type PinnedBaseline, type RunAs, treeDigests } from "./baseline-pin.js";
 import { hostCommand } from "./host-command.js";
 import { fstatBig } from "./host-fs.js";
@@ -199,6 +199,16 @@ export async function discardNamedEnvironmentDir(
   name: string,
 ): Promise<{ confirmed: boolean }> {
   return { confirmed: await removePath(namedEnvironmentBase(tempRoot, name)) };
+}
+
+/**
+ * Remove a dead environment's directory given as its journaled root (`<base>/…`): only ever a
+ * `warrant-env-*` directory, else not confirmed.
+ */
+export async function discardEnvironmentAt(root: string): Promise<{ confirmed: boolean }> {
+  const base = path.dirname(root);
+  if (!path.basename(base).startsWith("warrant-env-")) return { confirmed: false };
+  return removeEnvironmentDir({ base });
 }
 
 /** Remove the environment's directory; confirmed only when it no longer exists. */

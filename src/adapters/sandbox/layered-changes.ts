@@ -9,12 +9,8 @@
 // `environment/too-many-changes`, and `complete: false`). The walk has a time bound too: past its
 // deadline it stops where it is, with `environment/too-many-changes`.
 import type { BigIntStats } from "node:fs";
+import type { EnvironmentChanges, ModifiedPath, PathDigest } from "../../core/ports/sandbox.js";
 import type { Problem } from "../../core/result.js";
-import type {
-  EnvironmentChanges,
-  ModifiedPath,
-  PathDigest,
-} from "../../core/sandbox/sandbox-port.js";
 import {
   type BaselineNode,
   escapeKey,

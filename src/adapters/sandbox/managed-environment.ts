@@ -4,7 +4,6 @@
 // and the bookkeeping that lets destroy() kill whatever still runs before removing the directory.
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { fail, ok, WarrantError } from "../../core/result.js";
 import {
   type Baseline,
   type ChangeBounds,
@@ -16,7 +15,8 @@ import {
   type ExecResult,
   type Sandbox,
   type SandboxBackend,
-} from "../../core/sandbox/sandbox-port.js";
+} from "../../core/ports/sandbox.js";
+import { fail, ok, WarrantError } from "../../core/result.js";
 import {
   BASE_DIR_PREFIX,
   type HashHook,
@@ -31,6 +31,7 @@ import { EGRESS_SOCKET_NAME, egressHostDir, relayArgv, writeRelay } from "./egre
 import {
   checkTempRoot,
   createEnvironmentDir,
+  discardEnvironmentAt,
   discardNamedEnvironmentDir,
   type EnvironmentDir,
   removeEnvironmentDir,
@@ -258,6 +259,7 @@ export function environmentHost(backend: SandboxBackend, options: BackendOptions
   return {
     environmentMode,
     discardEnvironment: (name: string) => discardNamedEnvironmentDir(tempRoot, name),
+    discardEnvironmentAt,
     async openBaseline(dir: string, opts = {}): Promise<Baseline> {
       checkTempRoot(tempRoot, runAs);
       const share = acquire(dir, opts.dependencies);

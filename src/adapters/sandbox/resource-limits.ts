@@ -8,8 +8,8 @@ import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdir, readdir, readFile, rmdir, writeFile } from "node:fs/promises";
 import path from "node:path";
-import type { LimitHit, ResourceLimits } from "../../core/sandbox/sandbox-port.js";
-import { DEFAULT_RESOURCES } from "../../core/sandbox/sandbox-port.js";
+import type { LimitHit, ResourceLimits } from "../../core/ports/sandbox.js";
+import { DEFAULT_RESOURCES } from "../../core/ports/sandbox.js";
 import { closeQuietly, openDirPath } from "./host-fs.js";
 import { walkTree } from "./tree-walk.js";
 

@@ -16,14 +16,14 @@
 import { existsSync } from "node:fs";
 import { chmod, copyFile, lchown, mkdir, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { WarrantError } from "../../core/result.js";
 import type {
   Baseline,
   EnvironmentOptions,
   ExecOptions,
   ExecResult,
   Sandbox,
-} from "../../core/sandbox/sandbox-port.js";
+} from "../../core/ports/sandbox.js";
+import { WarrantError } from "../../core/result.js";
 import { DEFAULT_MAX_PROCESSES } from "./bwrap-sandbox.js";
 import { runLimited, SANDBOX_PATH, scrubbedEnv } from "./contained-exec.js";
 import type { EnvironmentDir, RunAs } from "./environment-dir.js";
@@ -175,6 +175,7 @@ export function createUnshareSandbox(options: BackendOptions = {}): Sandbox {
   return {
     backend: "unshare",
     discardEnvironment: host.discardEnvironment,
+    discardEnvironmentAt: host.discardEnvironmentAt,
     environmentMode: host.environmentMode,
     openBaseline: host.openBaseline,
     async seccomp() {

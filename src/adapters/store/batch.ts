@@ -2,13 +2,13 @@
 // over its facts, and how facts (JCS text) and record bodies (JSON text) are written.
 
 import { chainHash, GENESIS_HASH } from "../../core/loop/chain.js";
+import { chargeKeyOf, type Fact } from "../../core/loop/types.js";
 import type {
   AppendBatch,
   LedgerRecord,
   OperatorAct,
   StoredFact,
-} from "../../core/loop/ledger-store.js";
-import { chargeKeyOf, type Fact } from "../../core/loop/types.js";
+} from "../../core/ports/ledger-store.js";
 import { canonicalJson } from "../../core/records/canonical.js";
 import { WarrantError } from "../../core/result.js";
 

@@ -1,14 +1,12 @@
 // The in-memory LedgerStore: the same rules as the SQL stores (sequence check, unique charge keys,
 // records atomic with their facts, fenced writes, leases with fencing tokens, the worker registry),
 // kept in maps. Nothing survives the process.
+
+import type { ChangeFeed, FeedFact } from "../../core/ports/change-feed.js";
+import type { Fence, LeaseGrant, LeaseInfo } from "../../core/ports/leases.js";
 import type {
   AppendBatch,
   AppendOutcome,
-  ChangeFeed,
-  FeedFact,
-  Fence,
-  LeaseGrant,
-  LeaseInfo,
   LedgerRecord,
   LedgerStore,
   LoopSummary,
@@ -18,7 +16,7 @@ import type {
   StoredFact,
   WorkerInfo,
   WorkerRegistration,
-} from "../../core/loop/ledger-store.js";
+} from "../../core/ports/ledger-store.js";
 import {
   type MemoryKey,
   type MemoryRead,

@@ -1,6 +1,6 @@
 // Writable agent memory as the stores keep it: the shape every store checks before it writes a
 // version, and the row a SQL store reads back.
-import type { LedgerRecord } from "../../core/loop/ledger-store.js";
+import type { LedgerRecord } from "../../core/ports/ledger-store.js";
 import {
   MEMORY_SCOPES,
   type MemoryKey,

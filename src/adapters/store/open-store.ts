@@ -2,7 +2,7 @@
 // PostgreSQL or memory.
 import { existsSync, mkdirSync } from "node:fs";
 import path from "node:path";
-import type { LedgerStore } from "../../core/loop/ledger-store.js";
+import type { LedgerStore } from "../../core/ports/ledger-store.js";
 import { assertNever, WarrantError } from "../../core/result.js";
 import { MemoryLedgerStore } from "./memory-ledger-store.js";
 import { nearbyLedger, sqliteUriFor } from "./nearby-ledger.js";

@@ -1,6 +1,6 @@
 // What PostgreSQL and the pg driver's errors mean to a store: which pass (and are retried), which
 // are conflicts between writers, and the WarrantError each becomes.
-import type { AppendOutcome } from "../../core/loop/ledger-store.js";
+import type { AppendOutcome } from "../../core/ports/ledger-store.js";
 import { WarrantError } from "../../core/result.js";
 import { chargeKeyConflictMessage } from "./batch.js";
 

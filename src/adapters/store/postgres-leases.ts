@@ -3,12 +3,8 @@
 // it checks its token and commits (postgres-ledger-store.ts): a takeover waits for a write in
 // flight, and a write after a takeover sees the new token.
 import type pg from "pg";
-import type {
-  LeaseGrant,
-  LeaseInfo,
-  WorkerInfo,
-  WorkerRegistration,
-} from "../../core/loop/ledger-store.js";
+import type { LeaseGrant, LeaseInfo } from "../../core/ports/leases.js";
+import type { WorkerInfo, WorkerRegistration } from "../../core/ports/ledger-store.js";
 import { compareBytes } from "./batch.js";
 import { decideLease } from "./lease-rules.js";
 import { inTransaction, loopLock, type PgTables } from "./postgres-sql.js";

@@ -5,13 +5,12 @@
 // in its own transaction, under that lock (which a takeover takes too). Transient errors (a restart, a cut connection, a
 // serialization failure) are retried under the same idempotency keys for the retry window.
 import pg from "pg";
+import type { Fact } from "../../core/loop/types.js";
+import type { ChangeFeed } from "../../core/ports/change-feed.js";
+import type { Fence, LeaseGrant, LeaseInfo } from "../../core/ports/leases.js";
 import type {
   AppendBatch,
   AppendOutcome,
-  ChangeFeed,
-  Fence,
-  LeaseGrant,
-  LeaseInfo,
   LedgerRecord,
   LedgerStore,
   LoopSummary,
@@ -21,8 +20,7 @@ import type {
   StoredFact,
   WorkerInfo,
   WorkerRegistration,
-} from "../../core/loop/ledger-store.js";
-import type { Fact } from "../../core/loop/types.js";
+} from "../../core/ports/ledger-store.js";
 import type { MemoryKey, MemoryRead, MemoryVersion } from "../../core/records/memory-write.js";
 import { WarrantError } from "../../core/result.js";
 import {

@@ -2,12 +2,8 @@
 // statement or one IMMEDIATE transaction, so a lease decision and its write hold the write lock
 // together; a fenced write checks its token inside its own transaction (sqlite-ledger-store.ts).
 import type Database from "better-sqlite3";
-import type {
-  LeaseGrant,
-  LeaseInfo,
-  WorkerInfo,
-  WorkerRegistration,
-} from "../../core/loop/ledger-store.js";
+import type { LeaseGrant, LeaseInfo } from "../../core/ports/leases.js";
+import type { WorkerInfo, WorkerRegistration } from "../../core/ports/ledger-store.js";
 import { compareBytes } from "./batch.js";
 import { decideLease, type HeldLease, heldBy, leaseLost } from "./lease-rules.js";
 

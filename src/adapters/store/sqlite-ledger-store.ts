@@ -4,13 +4,12 @@
 // shared by concurrent appends. A lock another process holds past the busy timeout is waited for
 // again, with back-off, for the retry window.
 import Database from "better-sqlite3";
+import type { Fact } from "../../core/loop/types.js";
+import type { ChangeFeed } from "../../core/ports/change-feed.js";
+import type { Fence, LeaseGrant, LeaseInfo } from "../../core/ports/leases.js";
 import type {
   AppendBatch,
   AppendOutcome,
-  ChangeFeed,
-  Fence,
-  LeaseGrant,
-  LeaseInfo,
   LedgerRecord,
   LedgerStore,
   LoopSummary,
@@ -20,8 +19,7 @@ import type {
   StoredFact,
   WorkerInfo,
   WorkerRegistration,
-} from "../../core/loop/ledger-store.js";
-import type { Fact } from "../../core/loop/types.js";
+} from "../../core/ports/ledger-store.js";
 import type { MemoryKey, MemoryRead, MemoryVersion } from "../../core/records/memory-write.js";
 import { WarrantError } from "../../core/result.js";
 import {

@@ -8,14 +8,14 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
-import { assertNever, fail, ok, type Problem, pointer, type Result } from "../../core/result.js";
 import {
   type ToolCallOptions,
   type ToolHost,
   type ToolResult,
   toolAnswer,
   toolFailure,
-} from "../../core/turn/tool-host.js";
+} from "../../core/ports/tool-host.js";
+import { assertNever, fail, ok, type Problem, pointer, type Result } from "../../core/result.js";
 import { mcpToolName } from "../../core/turn/tool-names.js";
 import {
   createToolRegistry,

@@ -4,16 +4,16 @@
 // time, output and process limits, and that environment is destroyed before the call answers, so
 // no call sees another's writes and the baseline never changes. Mutation profiles are never offered. Without a Sandbox there is no host at all: a
 // passage never runs a command uncontained.
-import type { Baseline, ResourceLimits, Sandbox } from "../../core/sandbox/sandbox-port.js";
-import { renderArgv } from "../../core/taskpack/argv.js";
-import type { CommandProfile } from "../../core/taskpack/task-pack.js";
+import type { Baseline, ResourceLimits, Sandbox } from "../../core/ports/sandbox.js";
 import {
   type ToolCallOptions,
   type ToolHost,
   type ToolResult,
   toolAnswer,
   toolFailure,
-} from "../../core/turn/tool-host.js";
+} from "../../core/ports/tool-host.js";
+import { renderArgv } from "../../core/taskpack/argv.js";
+import type { CommandProfile } from "../../core/taskpack/task-pack.js";
 import type { ToolSpec } from "../../core/turn/tool-registry.js";
 
 export const PROFILE_TOOL_PREFIX = "profile.";

@@ -10,7 +10,7 @@ import {
   type ToolResult,
   toolAnswer,
   toolFailure,
-} from "../../core/turn/tool-host.js";
+} from "../../core/ports/tool-host.js";
 import type { ToolSpec } from "../../core/turn/tool-registry.js";
 
 export interface WorkspaceToolsOptions {

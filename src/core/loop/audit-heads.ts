@@ -4,10 +4,11 @@
 // is signed after each of those, so rolling a loop back leaves a tail no head covers unless every
 // head after the cut is deleted with the facts, acts and records it vouched for; a tail of charges,
 // cycle openings and admissions alone is work in flight (a running drive, or a crash) and passes.
+
+import type { OperatorAct, StoredFact } from "../ports/ledger-store.js";
 import type { HeadBody } from "../records/host-records.js";
 import { operatorActRef } from "../records/operator-act.js";
 import type { AuditedRecord, Findings } from "./audit-findings.js";
-import type { OperatorAct, StoredFact } from "./ledger-store.js";
 import type { Fact } from "./types.js";
 
 /** What the verified heads cover. */

@@ -6,10 +6,10 @@
 // the step journal of every step it ran; a memory write is of a charged passage of its agent. A
 // record nothing names is an orphan.
 import { isSubAgentId } from "../definition/id.js";
+import type { OperatorAct } from "../ports/ledger-store.js";
 import { canonicalJson } from "../records/canonical.js";
 import { operatorActRef } from "../records/operator-act.js";
 import type { AuditedRecord, Findings, Located } from "./audit-findings.js";
-import type { OperatorAct } from "./ledger-store.js";
 import type { Fact } from "./types.js";
 
 type Body = Readonly<Record<string, unknown>>;

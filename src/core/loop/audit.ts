@@ -24,10 +24,10 @@ import { type AuditedRecord, Findings, type Located } from "./audit-findings.js"
 
 export { type AuditedRecord, Findings, type Located } from "./audit-findings.js";
 
+import type { OperatorAct, RawLoop, StoredFact } from "../ports/ledger-store.js";
 import { actFactOf, actSignatureProblems, headProblems } from "./audit-heads.js";
 import { recordProblems } from "./audit-records.js";
 import { chainProblem, checkFacts, problem, projectionSchemaProblems } from "./check.js";
-import type { OperatorAct, RawLoop, StoredFact } from "./ledger-store.js";
 import type { LoopState } from "./state.js";
 import type { Fact } from "./types.js";
 

@@ -4,12 +4,12 @@
 // public key, the seed-valid loop document, and the signed head it was exported under (signed at
 // the export when the exporter holds the host key, else the latest head stored).
 
+import type { LedgerRecord, OperatorAct, RawLoop } from "../ports/ledger-store.js";
 import { canonicalJson } from "../records/canonical.js";
 import type { HeadBody } from "../records/host-records.js";
 import { fail, type Problem, type Result } from "../result.js";
 import { type AuditReport, auditLoop, type TrustAnchor } from "./audit.js";
 import { checkLoopDocument } from "./check.js";
-import type { LedgerRecord, OperatorAct, RawLoop } from "./ledger-store.js";
 import { project } from "./project.js";
 import type { LoopDocument } from "./types.js";
 
@@ -180,17 +180,9 @@ function rowsOf(b: Record<string, unknown>): Result<{
   }
   const acts: OperatorAct[] = [];
   for (const [i, a] of b.acts.entries()) {
-    if (
-      !isObject(a) ||
-      a.query !== query ||
-      !["approve", "deny", "answer"].includes(String(a.kind)) ||
-      typeof a.target !== "string" ||
-      typeof a.operator !== "string" ||
-      typeof a.at !== "string" ||
-      (a.text !== undefined && typeof a.text !== "string")
-    )
+    if (!isOperatorActOf(a, query))
       return fail([bad(`/acts/${i}`, "must be an operator act of this loop")]);
-    acts.push(a as unknown as OperatorAct);
+    acts.push(a);
   }
   return {
     ok: true,
@@ -289,4 +281,17 @@ function headProblem(
       `the head the bundle names was signed for an export at ${head["signed-at"]}, not at this bundle's ${exportedAt.toISOString()}`,
     );
   return undefined;
+}
+
+/** Whether `a` is an operator act of the loop `query`, every field of its type. */
+function isOperatorActOf(a: unknown, query: string): a is OperatorAct {
+  return (
+    isObject(a) &&
+    a.query === query &&
+    (a.kind === "approve" || a.kind === "deny" || a.kind === "answer") &&
+    typeof a.target === "string" &&
+    typeof a.operator === "string" &&
+    typeof a.at === "string" &&
+    (a.text === undefined || typeof a.text === "string")
+  );
 }

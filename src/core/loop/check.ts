@@ -4,6 +4,7 @@
 import { contractValidators } from "../contracts/ajv.js";
 import { contractSources } from "../contracts/contract-sources.js";
 import { validateLinear } from "../contracts/linear-validation.js";
+import type { LedgerRecord, StoredFact } from "../ports/ledger-store.js";
 import { canonicalJson } from "../records/canonical.js";
 import { hasValidContentRef } from "../records/content-ref.js";
 import { EXECUTION_PREFIX, EXECUTION_REF_FIELD } from "../records/execution.js";
@@ -13,7 +14,6 @@ import { fail, ok, type Problem, pointer, type Result } from "../result.js";
 import { chainHash, GENESIS_HASH } from "./chain.js";
 import { commandOf } from "./command-of.js";
 import { decide } from "./decide.js";
-import type { LedgerRecord, StoredFact } from "./ledger-store.js";
 import { project, spentToWire, stopToWire } from "./project.js";
 import { evolve, initialState, type LoopState, stateNameAt } from "./state.js";
 import { parseInstant } from "./time.js";

@@ -1,13 +1,14 @@
 // A LedgerStore view for one drive under a lease: every append and record write of the loop carries
 // the lease's fencing token, so the store refuses it once another driver has taken the loop.
-import { WarrantError } from "../result.js";
+
+import type { Fence } from "../ports/leases.js";
 import type {
   AppendBatch,
   AppendOutcome,
-  Fence,
   LedgerRecord,
   LedgerStore,
-} from "./ledger-store.js";
+} from "../ports/ledger-store.js";
+import { WarrantError } from "../result.js";
 
 export interface FencedLedgerStore extends LedgerStore {
   readonly fence: Fence;

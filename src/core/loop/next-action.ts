@@ -3,6 +3,7 @@
 // the pure decision over it with the task pack's policies. Resume is this reading: the driver never
 // keeps state the ledger does not hold.
 
+import type { OperatorAct } from "../ports/ledger-store.js";
 import type { ProposalRecord } from "../records/proposal.js";
 import type { ReviewRecord } from "../records/review.js";
 import type {
@@ -13,7 +14,6 @@ import type {
   StepStartedBody,
 } from "../records/run-bodies.js";
 import type { VerdictPayload } from "../turn/payloads.js";
-import type { OperatorAct } from "./ledger-store.js";
 import type { Role, Step } from "./types.js";
 
 export type ProposalBody = ProposalRecord;

@@ -24,7 +24,7 @@ type WellFormed = { isWellFormed(): boolean };
 
 /** One-byte strings answer at once: only two-byte strings are scanned for lone surrogates. */
 function wellFormed(s: string): boolean {
-  return (s as unknown as WellFormed).isWellFormed();
+  return (s as string & WellFormed).isWellFormed();
 }
 
 /**
@@ -161,12 +161,12 @@ export function digestOfBytes(bytes: Uint8Array): string {
  * A content ref `<prefix>:sha256:<b64>`: the digest of the record without its own ref field and
  * without any `signature` field.
  */
-export function contentRef(
-  prefix: string,
-  record: Readonly<Record<string, unknown>>,
-  refField: string,
-): string {
-  const { [refField]: _ref, signature: _sig, ...rest } = record;
+export function contentRef(prefix: string, record: object, refField: string): string {
+  const {
+    [refField]: _ref,
+    signature: _sig,
+    ...rest
+  } = record as Readonly<Record<string, unknown>>;
   return `${prefix}:${digestOf(rest)}`;
 }
 

@@ -7,14 +7,21 @@ export type WireRecord = object;
 
 const fields = (record: WireRecord) => record as Readonly<Record<string, unknown>>;
 
-/** The record with `refField` set to its content ref, placed first for readability. */
-export function withContentRef<T extends WireRecord>(
+/**
+ * The record with `refField` set to its content ref, placed first for readability: `T` is the
+ * record's type, `fields` every field of it but the ref.
+ */
+export function withContentRef<T extends WireRecord, F extends keyof T & string>(
   prefix: string,
-  refField: string,
-  record: T,
-): T & Record<string, string> {
+  refField: F,
+  record: Omit<T, F>,
+): T {
   const { [refField]: _old, ...rest } = fields(record);
-  return { [refField]: contentRef(prefix, rest, refField), ...rest } as T & Record<string, string>;
+  const out: Readonly<Record<string, unknown>> = {
+    [refField]: contentRef(prefix, rest, refField),
+    ...rest,
+  };
+  return out as T;
 }
 
 /** True when the record's `refField` is exactly the content ref its other fields give. */

@@ -129,18 +129,22 @@ export function buildExecution(input: ExecutionInput): ExecutionRecord {
   const checks = input.checks.map(checkToWire);
   const refusal = input.refusalCode === undefined ? {} : { "refusal/code": input.refusalCode };
   const result = digestOf({ outcome: input.outcome, ...refusal, steps, checks });
-  return withContentRef(EXECUTION_PREFIX, EXECUTION_REF_FIELD, {
-    "schema/v": 1,
-    "query/id": input.query,
-    "proposal/ref": input.proposalRef,
-    "environment/ref": input.environmentRef,
-    steps,
-    checks,
-    outcome: input.outcome,
-    ...refusal,
-    "result/digest": result,
-    "started-at": input.startedAt,
-    "ended-at": input.endedAt,
-    ...admittedToWire(input.admittedBy),
-  }) as unknown as ExecutionRecord;
+  return withContentRef<ExecutionRecord, typeof EXECUTION_REF_FIELD>(
+    EXECUTION_PREFIX,
+    EXECUTION_REF_FIELD,
+    {
+      "schema/v": 1,
+      "query/id": input.query,
+      "proposal/ref": input.proposalRef,
+      "environment/ref": input.environmentRef,
+      steps,
+      checks,
+      outcome: input.outcome,
+      ...refusal,
+      "result/digest": result,
+      "started-at": input.startedAt,
+      "ended-at": input.endedAt,
+      ...admittedToWire(input.admittedBy),
+    },
+  );
 }

@@ -3,7 +3,8 @@
 // facts and operator acts against truncation and re-chained edits, and the signature of each
 // operator act. Each is content-addressed (its ref kept beside the body) and signed like every
 // record of the loop.
-import type { LedgerRecord, OperatorAct } from "../loop/ledger-store.js";
+import type { LedgerRecord, OperatorAct } from "../ports/ledger-store.js";
+import type { RecordSigner } from "../ports/signer.js";
 import { base64url, contentRef } from "./canonical.js";
 import { operatorActRef } from "./operator-act.js";
 import { OUTSIDE_REF_FIELD, RECORD_KIND_TABLE } from "./record-kinds.js";
@@ -53,18 +54,10 @@ export interface ActSignatureBody {
 
 type OutsideKind = "hostKey" | "keyRotation" | "head" | "actSignature";
 
-/** Who signs a host's records: an Ed25519 signer whose public key can be pinned. */
-export interface HostSigner {
-  /** The record with its `signature` field added. */
-  sign<T extends object>(record: T): Promise<T>;
-  /** The 32-byte Ed25519 public key the signatures verify against. */
-  publicKey(): Promise<Uint8Array>;
-}
-
 /** A signer over a 32-byte Ed25519 secret key, or the signer itself. */
-export type SigningKey = Uint8Array | HostSigner;
+export type SigningKey = Uint8Array | RecordSigner;
 
-export function hostSignerOf(key: SigningKey): HostSigner {
+export function hostSignerOf(key: SigningKey): RecordSigner {
   if (!(key instanceof Uint8Array)) return key;
   const secret = new Uint8Array(key);
   return { sign: (record) => signRecord(record, secret), publicKey: () => publicKeyOf(secret) };

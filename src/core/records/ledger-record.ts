@@ -1,7 +1,7 @@
 // Wrapping a built record as a LedgerRecord for the store: its ref, kind and query come from the
 // record itself, so they cannot disagree with its body. (Passage transcripts are wrapped by the
 // passage executor's transcriptRecord.)
-import type { LedgerRecord } from "../loop/ledger-store.js";
+import type { LedgerRecord } from "../ports/ledger-store.js";
 import { WarrantError } from "../result.js";
 import { EXECUTION_REF_FIELD } from "./execution.js";
 import { PROPOSAL_REF_FIELD } from "./proposal.js";

@@ -1,6 +1,6 @@
 // The content ref of an operator act (approve, deny, answer): how an execution record names the
 // approvals that admitted its mutations, binding who approved what and when.
-import type { OperatorAct } from "../loop/ledger-store.js";
+import type { OperatorAct } from "../ports/ledger-store.js";
 import { digestOf } from "./canonical.js";
 
 export const OPERATOR_ACT_PREFIX = "warrant-operator-act";

@@ -30,13 +30,17 @@ export interface ProposalRecord {
 }
 
 export function buildProposal(input: ProposalInput): ProposalRecord {
-  return withContentRef(PROPOSAL_PREFIX, PROPOSAL_REF_FIELD, {
-    "schema/v": 1,
-    "query/id": input.query,
-    "agent/id": input.agentId,
-    "passage/ref": input.passageRef,
-    candidate: input.candidate,
-    evidence: [...input.evidence],
-    "created-at": input.createdAt,
-  }) as unknown as ProposalRecord;
+  return withContentRef<ProposalRecord, typeof PROPOSAL_REF_FIELD>(
+    PROPOSAL_PREFIX,
+    PROPOSAL_REF_FIELD,
+    {
+      "schema/v": 1,
+      "query/id": input.query,
+      "agent/id": input.agentId,
+      "passage/ref": input.passageRef,
+      candidate: input.candidate,
+      evidence: [...input.evidence],
+      "created-at": input.createdAt,
+    },
+  );
 }

@@ -26,7 +26,7 @@ export interface ReviewRecord {
 }
 
 export function buildReview(input: ReviewInput): ReviewRecord {
-  return withContentRef(REVIEW_PREFIX, REVIEW_REF_FIELD, {
+  return withContentRef<ReviewRecord, typeof REVIEW_REF_FIELD>(REVIEW_PREFIX, REVIEW_REF_FIELD, {
     "schema/v": 1,
     "query/id": input.query,
     "proposal/ref": input.proposalRef,
@@ -34,5 +34,5 @@ export function buildReview(input: ReviewInput): ReviewRecord {
     "passage/ref": input.passageRef,
     verdict: input.verdict,
     "created-at": input.createdAt,
-  }) as unknown as ReviewRecord;
+  });
 }

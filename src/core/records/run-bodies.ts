@@ -3,8 +3,8 @@
 // run report with its steps and checks. Types only: the core's reading of a ledger
 // (src/core/loop/next-action.ts) and the runtime that writes them (src/runtime/records.ts) share them.
 import type { Outcome, Role } from "../loop/types.js";
+import type { EgressConnection } from "../ports/sandbox.js";
 import type { Problem } from "../result.js";
-import type { EgressConnection } from "../sandbox/sandbox-port.js";
 import type { TypedMessage } from "../turn/payloads.js";
 
 export interface BindingBody {

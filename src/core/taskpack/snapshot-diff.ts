@@ -1,6 +1,6 @@
 // Comparison of workspace snapshots for the verifier's file checks (`unchanged`,
 // `onlyAllowedChanged`): from two full snapshots, or from an environment's own change list.
-import type { EnvironmentChanges } from "../sandbox/sandbox-port.js";
+import type { EnvironmentChanges } from "../ports/sandbox.js";
 import { type Glob, matchesAny } from "./glob.js";
 
 export interface SnapshotDiff {

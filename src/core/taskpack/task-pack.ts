@@ -1,6 +1,7 @@
 // The validated task pack: the contract's document mapped to the shapes the runtime acts on.
+
+import type { ResourceLimits } from "../ports/sandbox.js";
 import type { Result } from "../result.js";
-import type { ResourceLimits } from "../sandbox/sandbox-port.js";
 import type { Glob } from "./glob.js";
 import type { NetworkPolicy } from "./network.js";
 

@@ -2,8 +2,8 @@
 import taskPackSchema from "../../../contracts/task-pack.v1.json" with { type: "json" };
 import { createAjv, type ErrorObject, type ValidateFunction } from "../contracts/ajv-factory.js";
 import { operatorTaskCommonSchema } from "../contracts/schemas.js";
+import { DEFAULT_CHANGE_BOUNDS, DEFAULT_RESOURCES } from "../ports/sandbox.js";
 import { fail, ok, type Problem, pointer, type Result } from "../result.js";
-import { DEFAULT_CHANGE_BOUNDS, DEFAULT_RESOURCES } from "../sandbox/sandbox-port.js";
 import { didYouMean, suggestName } from "../text/did-you-mean.js";
 import { describeAjvError } from "../turn/ajv-messages.js";
 import { placeholderName } from "./argv.js";

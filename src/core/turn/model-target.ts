@@ -1,9 +1,9 @@
 // Where a model call goes, as tracing names it: the provider, the model asked for, and the server.
 // Read from the provider's printable id, or from the base URL its adapter actually calls; never
 // from anything that can carry a credential (ids and base URLs refuse user-info).
-import type { ModelProvider, ModelTarget } from "./model-provider.js";
+import type { ModelProvider, ModelTarget } from "../ports/model-provider.js";
 
-export type { ModelTarget } from "./model-provider.js";
+export type { ModelTarget } from "../ports/model-provider.js";
 
 const DEFAULT_BASES: Readonly<Record<string, string>> = {
   openai: "https://api.openai.com/v1",

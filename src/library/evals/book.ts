@@ -5,8 +5,8 @@
 
 import type { PricingTable } from "../../core/eval/eval-set.js";
 import { heldQueryId } from "../../core/ids.js";
-import type { LedgerStore } from "../../core/loop/ledger-store.js";
 import type { Role } from "../../core/loop/types.js";
+import type { LedgerStore } from "../../core/ports/ledger-store.js";
 import { contentRef } from "../../core/records/canonical.js";
 import type { CloseReason } from "./outcome.js";
 

@@ -5,7 +5,7 @@
 import { readFileSync } from "node:fs";
 import { WarrantError } from "../../core/result.js";
 import { type ParsedDiff, parseUnifiedDiff } from "../../core/taskpack/patch.js";
-import type { RuntimeContext } from "../../runtime/ports.js";
+import type { RuntimeContext } from "../../runtime/context.js";
 import { verifyPatched } from "../../runtime/run-executor.js";
 import { type Certification, type CertificationStatus, putCertification } from "./book.js";
 import type { LoadedEvalSet } from "./load.js";

@@ -10,11 +10,12 @@ import path from "node:path";
 import { loadPack } from "../../adapters/fs/pack-loader.js";
 import { cellAttemptQuery } from "../../core/eval/eval-set.js";
 import { heldQueryId, type QueryId } from "../../core/ids.js";
-import type { LedgerStore } from "../../core/loop/ledger-store.js";
-import type { Clock } from "../../core/ports.js";
+import type { QueuedJob } from "../../core/ports/job-queue.js";
+import type { LedgerStore } from "../../core/ports/ledger-store.js";
+import type { Clock } from "../../core/ports/time.js";
 import { digestOfBytes } from "../../core/records/canonical.js";
 import { WarrantError } from "../../core/result.js";
-import type { QueuedJob, SandboxPort } from "../../runtime/ports.js";
+import type { RunEnvironments } from "../../runtime/run-environments.js";
 import type { LoadedPack } from "../../runtime/task-pack.js";
 import type { EvalSpan } from "../../runtime/telemetry/tracing-subscriber.js";
 import type { DriveSettings } from "../compose.js";
@@ -132,7 +133,7 @@ export interface EvalRuntime {
    * task's baseline once, for all its cells, instead of once per cell.
    */
   readonly context?: () => Promise<{
-    readonly sandbox: Pick<SandboxPort, "hold">;
+    readonly sandbox: Pick<RunEnvironments, "hold">;
     close(): Promise<void>;
   }>;
 }

@@ -2,7 +2,7 @@
 // by provider, model and role), loop stops by reason, and budget spent by counter.
 import type { Attributes, Counter, Histogram, MeterProvider } from "@opentelemetry/api";
 import type { LimitKey, Step, Stop } from "../../core/loop/types.js";
-import type { Usage } from "../../core/turn/model-provider.js";
+import type { Usage } from "../../core/ports/model-provider.js";
 import { BUCKETS, GEN_AI, METRIC, SCHEMA_URL, SCOPE_NAME, WARRANT } from "./names.js";
 
 /**

@@ -1,7 +1,7 @@
 // Prompts and answers in the GenAI conventions' message shape (`{role, parts}`), for the
 // `gen_ai.input.messages` / `gen_ai.output.messages` attributes. Only ever built when content
 // capture was asked for; the provider's raw output is never used, only what the model said.
-import type { ConversationEntry, ModelRequest } from "../../core/turn/model-provider.js";
+import type { ConversationEntry, ModelRequest } from "../../core/ports/model-provider.js";
 
 type Part =
   | { readonly type: "text"; readonly content: string }

@@ -1,27 +1,24 @@
 // The one contract every LedgerStore passes (docs/spec/storage.md): run unchanged against memory, SQLite and
 // PostgreSQL by their test files, each passing a factory of fresh, empty stores.
-import { afterEach, describe, expect, it } from "vitest";
-import { chainHash, GENESIS_HASH } from "../../src/core/loop/chain.js";
-import type { LedgerStore, StoredFact } from "../../src/core/loop/ledger-store.js";
-import { chargeKeyOf, type Fact } from "../../src/core/loop/types.js";
-import { changeFeedContract } from "./change-feed-contract.js";
+
+import { chainHash, GENESIS_HASH } from "../../core/loop/chain.js";
+import { chargeKeyOf, type Fact } from "../../core/loop/types.js";
+import type { LedgerStore, StoredFact } from "../../core/ports/ledger-store.js";
+import { changeFeedContract } from "./change-feed.js";
 import { cycle, fact, LIMITS, opened, passage, proposal, proposalRef, review } from "./facts.js";
-import { leaseContract } from "./lease-contract.js";
-import { memoryContract } from "./memory-contract.js";
-
-export interface ContractSubject {
-  readonly store: LedgerStore;
-  /** Open the same storage again (after `store` is closed); absent for a store with no storage. */
-  readonly reopen?: () => Promise<LedgerStore>;
-}
-
-export type StoreFactory = () => Promise<ContractSubject>;
+import { leaseContract } from "./leases.js";
+import { memoryContract } from "./memory.js";
+import type { ContractSubject, ContractTestApi, StoreFactory } from "./test-api.js";
 
 const Q = "query:contract-1";
 const Q2 = "query:contract-2";
 
 /** Append facts one at a time, as a loop does; fails the test on any conflict. */
-async function appendAll(store: LedgerStore, facts: readonly Fact[]): Promise<void> {
+async function appendAll(
+  expect: ContractTestApi["expect"],
+  store: LedgerStore,
+  facts: readonly Fact[],
+): Promise<void> {
   for (const f of facts) {
     const outcome = await store.append({
       query: f["query/id"],
@@ -32,7 +29,7 @@ async function appendAll(store: LedgerStore, facts: readonly Fact[]): Promise<vo
   }
 }
 
-function expectChain(stored: readonly StoredFact[]): void {
+function expectChain(expect: ContractTestApi["expect"], stored: readonly StoredFact[]): void {
   let prev = GENESIS_HASH;
   for (const s of stored) {
     expect(s.hash).toBe(chainHash(prev, s.fact));
@@ -41,7 +38,12 @@ function expectChain(stored: readonly StoredFact[]): void {
   }
 }
 
-export function ledgerStoreContract(name: string, factory: StoreFactory): void {
+export function ledgerStoreContract(
+  name: string,
+  factory: StoreFactory,
+  test: ContractTestApi,
+): void {
+  const { afterEach, describe, expect, it } = test;
   describe(`LedgerStore contract: ${name}`, () => {
     const open: LedgerStore[] = [];
     async function fresh(): Promise<ContractSubject> {
@@ -78,17 +80,17 @@ export function ledgerStoreContract(name: string, factory: StoreFactory): void {
     it("chains each fact to the previous one and reads facts in sequence order", async () => {
       const { store } = await fresh();
       const facts = [opened(Q), passage(Q, 2, 1), passage(Q, 3, 2, "reviewer"), cycle(Q, 4, 1)];
-      await appendAll(store, facts);
+      await appendAll(expect, store, facts);
       const stored = await store.readFacts(Q);
       expect(stored.map((s) => s.fact)).toEqual(facts);
-      expectChain(stored);
+      expectChain(expect, stored);
       expect(new Set(stored.map((s) => s.hash)).size).toBe(4);
     });
 
     it("reads only the facts after a given sequence", async () => {
       const { store } = await fresh();
       const facts = [opened(Q), passage(Q, 2, 1), passage(Q, 3, 2), passage(Q, 4, 3)];
-      await appendAll(store, facts);
+      await appendAll(expect, store, facts);
       const all = await store.readFacts(Q);
       expect(await store.readFacts(Q, 2)).toEqual(all.slice(2));
       expect(await store.readFacts(Q, 0)).toEqual(all);
@@ -98,19 +100,19 @@ export function ledgerStoreContract(name: string, factory: StoreFactory): void {
 
     it("appends several facts in one batch, numbered after the expected sequence", async () => {
       const { store } = await fresh();
-      await appendAll(store, [opened(Q)]);
+      await appendAll(expect, store, [opened(Q)]);
       const batch = [passage(Q, 2, 1), passage(Q, 3, 2), cycle(Q, 4, 7)];
       const outcome = await store.append({ query: Q, expectedLastSequence: 1, facts: batch });
       expect(outcome.ok).toBe(true);
       const stored = await store.readFacts(Q);
       expect(stored.map((s) => s.fact)).toEqual([opened(Q), ...batch]);
-      expectChain(stored);
+      expectChain(expect, stored);
       if (outcome.ok) expect(outcome.stored).toEqual(stored.slice(1));
     });
 
     it("refuses an append whose expected sequence is stale, and stores nothing", async () => {
       const { store } = await fresh();
-      await appendAll(store, [opened(Q), passage(Q, 2, 1)]);
+      await appendAll(expect, store, [opened(Q), passage(Q, 2, 1)]);
       const late = await store.append({
         query: Q,
         expectedLastSequence: 1,
@@ -124,7 +126,7 @@ export function ledgerStoreContract(name: string, factory: StoreFactory): void {
 
     it("refuses an append that expects more facts than the loop has (no gaps)", async () => {
       const { store } = await fresh();
-      await appendAll(store, [opened(Q)]);
+      await appendAll(expect, store, [opened(Q)]);
       const ahead = await store.append({
         query: Q,
         expectedLastSequence: 3,
@@ -143,7 +145,7 @@ export function ledgerStoreContract(name: string, factory: StoreFactory): void {
 
     it("refuses a second fact with the same charge key in a loop, and stores nothing", async () => {
       const { store } = await fresh();
-      await appendAll(store, [opened(Q), passage(Q, 2, 1)]);
+      await appendAll(expect, store, [opened(Q), passage(Q, 2, 1)]);
       // The same passage charged again, this time as a reviewer: same key, other content.
       const again = await store.append({
         query: Q,
@@ -159,12 +161,12 @@ export function ledgerStoreContract(name: string, factory: StoreFactory): void {
       expect(reopened).toMatchObject({ ok: false, conflict: "charge-key" });
       expect(await store.readFacts(Q)).toHaveLength(2);
       // The loop goes on at the same sequence.
-      await appendAll(store, [passage(Q, 3, 2)]);
+      await appendAll(expect, store, [passage(Q, 3, 2)]);
     });
 
     it("refuses a batch that repeats a charge key within itself, and stores none of it", async () => {
       const { store } = await fresh();
-      await appendAll(store, [opened(Q)]);
+      await appendAll(expect, store, [opened(Q)]);
       const outcome = await store.append({
         query: Q,
         expectedLastSequence: 1,
@@ -176,16 +178,16 @@ export function ledgerStoreContract(name: string, factory: StoreFactory): void {
 
     it("keeps charge keys per loop: the same key in another loop is another charge", async () => {
       const { store } = await fresh();
-      await appendAll(store, [opened(Q), passage(Q, 2, 1), opened(Q2), passage(Q2, 2, 1)]);
+      await appendAll(expect, store, [opened(Q), passage(Q, 2, 1), opened(Q2), passage(Q2, 2, 1)]);
       expect(await store.readFacts(Q2)).toHaveLength(2);
       // Each loop has its own chain from the genesis hash.
-      expectChain(await store.readFacts(Q));
-      expectChain(await store.readFacts(Q2));
+      expectChain(expect, await store.readFacts(Q));
+      expectChain(expect, await store.readFacts(Q2));
     });
 
     it("stores a fact's records in the same append", async () => {
       const { store } = await fresh();
-      await appendAll(store, [opened(Q)]);
+      await appendAll(expect, store, [opened(Q)]);
       const rec = proposal(Q, 1);
       const outcome = await store.append({
         query: Q,
@@ -200,7 +202,7 @@ export function ledgerStoreContract(name: string, factory: StoreFactory): void {
 
     it("stores no record when the append loses on its sequence", async () => {
       const { store } = await fresh();
-      await appendAll(store, [opened(Q), passage(Q, 2, 1)]);
+      await appendAll(expect, store, [opened(Q), passage(Q, 2, 1)]);
       const outcome = await store.append({
         query: Q,
         expectedLastSequence: 1,
@@ -214,7 +216,7 @@ export function ledgerStoreContract(name: string, factory: StoreFactory): void {
 
     it("stores no record when the append loses on its charge key", async () => {
       const { store } = await fresh();
-      await appendAll(store, [opened(Q), cycle(Q, 2, 1)]);
+      await appendAll(expect, store, [opened(Q), cycle(Q, 2, 1)]);
       const outcome = await store.append({
         query: Q,
         expectedLastSequence: 2,
@@ -236,7 +238,7 @@ export function ledgerStoreContract(name: string, factory: StoreFactory): void {
         body: { verdict: { findings: [], decision: "accept" }, "proposal/ref": proposalRef(1) },
       };
       await store.putRecords([reordered]);
-      await appendAll(store, [opened(Q)]);
+      await appendAll(expect, store, [opened(Q)]);
       const outcome = await store.append({
         query: Q,
         expectedLastSequence: 1,
@@ -249,7 +251,7 @@ export function ledgerStoreContract(name: string, factory: StoreFactory): void {
 
     it("throws store/record-conflict for another body under a stored ref, storing nothing", async () => {
       const { store } = await fresh();
-      await appendAll(store, [opened(Q)]);
+      await appendAll(expect, store, [opened(Q)]);
       await store.putRecords([proposal(Q, 1)]);
       const forged = proposal(Q, 1, { evil: true });
       await expect(store.putRecords([forged])).rejects.toMatchObject({
@@ -297,7 +299,7 @@ export function ledgerStoreContract(name: string, factory: StoreFactory): void {
         deadline: "2026-12-01T11:00:00Z",
         "operator/binding-ref": "node-operator-binding:zoë",
       });
-      await appendAll(store, [f]);
+      await appendAll(expect, store, [f]);
       expect((await store.readFacts(q))[0]?.fact).toEqual(f);
       const rec = {
         ref: "transcript:x",
@@ -314,7 +316,7 @@ export function ledgerStoreContract(name: string, factory: StoreFactory): void {
 
     it("lists loops with their last sequence, ordered by query", async () => {
       const { store } = await fresh();
-      await appendAll(store, [opened(Q2), opened(Q), passage(Q, 2, 1), passage(Q, 3, 2)]);
+      await appendAll(expect, store, [opened(Q2), opened(Q), passage(Q, 2, 1), passage(Q, 3, 2)]);
       expect(await store.listLoops()).toEqual([
         { query: Q, lastSequence: 3 },
         { query: Q2, lastSequence: 1 },
@@ -360,13 +362,13 @@ export function ledgerStoreContract(name: string, factory: StoreFactory): void {
       expect("text" in ((await store.readOperatorActs(Q))[0] ?? {})).toBe(false);
     });
 
-    leaseContract(fresh);
-    memoryContract(fresh);
-    changeFeedContract(fresh);
+    leaseContract(fresh, test);
+    memoryContract(fresh, test);
+    changeFeedContract(fresh, test);
 
     it("lets exactly one of many concurrent appends at the same sequence win", async () => {
       const { store } = await fresh();
-      await appendAll(store, [opened(Q)]);
+      await appendAll(expect, store, [opened(Q)]);
       const outcomes = await Promise.all(
         Array.from({ length: 8 }, (_, i) =>
           store.append({
@@ -433,7 +435,7 @@ export function ledgerStoreContract(name: string, factory: StoreFactory): void {
             cycle(q, 2, i + 1),
             ...(landed ? [passage(q, 3, 1)] : []),
           ]);
-          expectChain(stored);
+          expectChain(expect, stored);
           expect(await store.readRecord(proposalRef(i + 1))).toEqual(proposal(q, i + 1));
         }
         expect(third).toMatchObject({
@@ -474,7 +476,7 @@ export function ledgerStoreContract(name: string, factory: StoreFactory): void {
 
     it("keeps what it returned apart from what it stored", async () => {
       const { store } = await fresh();
-      await appendAll(store, [opened(Q)]);
+      await appendAll(expect, store, [opened(Q)]);
       const [first] = await store.readFacts(Q);
       (first?.fact as { sequence: number }).sequence = 42;
       expect((await store.readFacts(Q))[0]?.fact.sequence).toBe(1);
@@ -489,7 +491,7 @@ export function ledgerStoreContract(name: string, factory: StoreFactory): void {
       const a = subject.store;
       const b = await subject.reopen();
       open.push(b);
-      await appendAll(a, [opened(Q), passage(Q, 2, 1)]);
+      await appendAll(expect, a, [opened(Q), passage(Q, 2, 1)]);
       expect(await b.readFacts(Q)).toHaveLength(2);
       // b appends; a, which last saw sequence 2, loses on its sequence and on its charge key.
       expect(
@@ -525,7 +527,7 @@ export function ledgerStoreContract(name: string, factory: StoreFactory): void {
         passage(Q, 3, 2),
         passage(Q, 4, 3),
       ]);
-      expectChain(stored);
+      expectChain(expect, stored);
       // A first fact raced by two stores: one wins.
       const both = await Promise.all([
         a.append({ query: Q2, expectedLastSequence: 0, facts: [opened(Q2)] }),
@@ -554,7 +556,7 @@ export function ledgerStoreContract(name: string, factory: StoreFactory): void {
         return;
       }
       const { store } = subject;
-      await appendAll(store, [opened(Q), passage(Q, 2, 1)]);
+      await appendAll(expect, store, [opened(Q), passage(Q, 2, 1)]);
       await store.append({
         query: Q,
         expectedLastSequence: 2,
@@ -603,7 +605,7 @@ export function ledgerStoreContract(name: string, factory: StoreFactory): void {
         facts: [passage(Q, 4, 2)],
       });
       expect(next.ok).toBe(true);
-      expectChain(await again.readFacts(Q));
+      expectChain(expect, await again.readFacts(Q));
     });
   });
 }

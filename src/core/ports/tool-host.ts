@@ -4,7 +4,10 @@
 // got no answer from the tool (refused path, unknown tool, time limit, server gone): `isError` is
 // true and `code` says why. A host never rejects for these: a rejected promise is a bug.
 import { fail, ok, type Problem, pointer, type Result } from "../result.js";
-import { createToolRegistry, type ToolRegistry, type ToolSpec } from "./tool-registry.js";
+import { createToolRegistry, type ToolRegistry, type ToolSpec } from "../turn/tool-registry.js";
+
+/** The version of the tool host port. */
+export const TOOL_HOST_PORT_VERSION = "v1";
 
 export interface ToolResult {
   readonly ok: boolean;

@@ -1,9 +1,9 @@
 // The lease part of the LedgerStore contract: leases and their fencing tokens, fenced appends and
 // record writes, lease visibility and the worker registry. Run by ledgerStoreContract for every store.
-import { describe, expect, it } from "vitest";
-import type { LedgerStore } from "../../src/core/loop/ledger-store.js";
+
+import type { LedgerStore } from "../../core/ports/ledger-store.js";
 import { cycle, opened, passage, proposal, proposalRef, review } from "./facts.js";
-import type { ContractSubject } from "./ledger-store-contract.js";
+import type { ContractSubject, ContractTestApi } from "./test-api.js";
 
 const Q = "query:contract-1";
 const Q2 = "query:contract-2";
@@ -19,11 +19,12 @@ async function tokenOf(
   now: Date,
 ): Promise<number> {
   const grant = await store.acquireLease(query, holder, ttlMs, now);
-  expect(grant).toBeDefined();
-  return grant?.token ?? Number.NaN;
+  if (grant === undefined) throw new Error(`no lease on ${query} for ${holder}`);
+  return grant.token;
 }
 
-export function leaseContract(fresh: () => Promise<ContractSubject>): void {
+export function leaseContract(fresh: () => Promise<ContractSubject>, test: ContractTestApi): void {
+  const { describe, expect, it } = test;
   describe("leases", () => {
     it("grants a free lease and refuses another holder while it is live", async () => {
       const { store } = await fresh();

@@ -2,7 +2,10 @@
 // candidate turn. Adapters (scripted, OpenAI, Anthropic) implement it; the core never does I/O.
 import type { Role } from "../loop/types.js";
 import type { Problem } from "../result.js";
-import type { MessageType } from "./types.js";
+import type { MessageType } from "../turn/types.js";
+
+/** The version of the ModelProvider contract this library speaks (`specificationVersion`). */
+export const MODEL_SPECIFICATION_VERSION = "v1";
 
 /** A tool as a provider sees it: the registry's name (unencoded), description and input schema. */
 export interface ProviderTool {
@@ -126,6 +129,8 @@ export interface ModelResponse {
 }
 
 export interface ModelProvider {
+  /** The version of this contract the provider implements; another is refused before a loop opens. */
+  readonly specificationVersion: typeof MODEL_SPECIFICATION_VERSION;
   /** A printable name of the provider and model (`openai:gpt-4.1`); never carries a key. */
   readonly id: string;
   /**

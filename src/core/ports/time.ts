@@ -1,33 +1,10 @@
-// The interfaces adapters implement. The core declares them; adapters under src/adapters implement
-// them; the CLI composes them.
-export type {
-  AppendBatch,
-  AppendOutcome,
-  LedgerRecord,
-  LedgerStore,
-  LoopSummary,
-  OperatorAct,
-  StoredFact,
-} from "./loop/ledger-store.js";
-export type {
-  Environment,
-  EnvironmentOptions,
-  ExecOptions,
-  ExecResult,
-  Sandbox,
-  SandboxBackend,
-} from "./sandbox/sandbox-port.js";
-export type {
-  ConversationEntry,
-  ModelProvider,
-  ModelRequest,
-  ModelResponse,
-  ProviderTool,
-  StopKind,
-  ToolResultEntry,
-  Usage,
-} from "./turn/model-provider.js";
-export type { ToolCallOptions, ToolHost, ToolResult } from "./turn/tool-host.js";
+// The time ports: the loop's clock, and the process's timers and sleep. The core and the runtime
+// never read time or start a timer themselves (test/time-ports.test.ts); `systemTime`
+// (src/runtime/system-time.ts) is the real implementation, warrant/testing's `manualClock()` one a
+// test advances.
+
+/** The version of the time ports (`Clock`, `Timers`, `Sleep`, `Time`). */
+export const TIME_PORT_VERSION = "v1";
 
 /** The clock: the core never reads time itself; the runtime passes `now` in. */
 export interface Clock {

@@ -1,10 +1,11 @@
 // The change feed every store keeps (docs/storage.md): facts of all loops by position, resumable
 // after any position without loss, and a watch told of facts, records and acts from any writer.
-import { describe, expect, it } from "vitest";
-import type { ChangeFeed, FeedFact, LedgerStore } from "../../src/core/loop/ledger-store.js";
-import type { Fact } from "../../src/core/loop/types.js";
+
+import type { Fact } from "../../core/loop/types.js";
+import type { ChangeFeed, FeedFact } from "../../core/ports/change-feed.js";
+import type { LedgerStore } from "../../core/ports/ledger-store.js";
 import { cycle, opened, passage, proposal } from "./facts.js";
-import type { ContractSubject } from "./ledger-store-contract.js";
+import type { ContractSubject, ContractTestApi } from "./test-api.js";
 
 function feedOf(store: LedgerStore): ChangeFeed {
   const feed = store.changeFeed?.();
@@ -12,7 +13,11 @@ function feedOf(store: LedgerStore): ChangeFeed {
   return feed;
 }
 
-async function appendOne(store: LedgerStore, f: Fact): Promise<void> {
+async function appendOne(
+  expect: ContractTestApi["expect"],
+  store: LedgerStore,
+  f: Fact,
+): Promise<void> {
   const outcome = await store.append({
     query: f["query/id"],
     expectedLastSequence: f.sequence - 1,
@@ -49,7 +54,11 @@ async function told(
   };
 }
 
-export function changeFeedContract(fresh: () => Promise<ContractSubject>): void {
+export function changeFeedContract(
+  fresh: () => Promise<ContractSubject>,
+  test: ContractTestApi,
+): void {
+  const { describe, expect, it } = test;
   describe("change feed", () => {
     it("gives the facts of every loop in commit order, resumable after any position", async () => {
       const { store } = await fresh();
@@ -59,7 +68,7 @@ export function changeFeedContract(fresh: () => Promise<ContractSubject>): void 
       const a = "query:feed-a";
       const b = "query:feed-b";
       const order = [opened(a), opened(b), passage(a, 2, 1), passage(b, 2, 2), cycle(a, 3, 1)];
-      for (const f of order) await appendOne(store, f);
+      for (const f of order) await appendOne(expect, store, f);
       const all = await feed.factsAfter(0, 100);
       expect(all.map((e) => [e.query, e.fact])).toEqual(order.map((f) => [f["query/id"], f]));
       const positions = all.map((e) => e.position);
@@ -92,8 +101,8 @@ export function changeFeedContract(fresh: () => Promise<ContractSubject>): void 
       })();
       await Promise.all(
         loops.map(async (q) => {
-          await appendOne(store, opened(q));
-          for (let s = 2; s <= 8; s++) await appendOne(store, passage(q, s, s));
+          await appendOne(expect, store, opened(q));
+          for (let s = 2; s <= 8; s++) await appendOne(expect, store, passage(q, s, s));
         }),
       );
       writing = false;
@@ -114,7 +123,7 @@ export function changeFeedContract(fresh: () => Promise<ContractSubject>): void 
       try {
         const q = "query:feed-w";
         let next = watch.next();
-        await appendOne(other, opened(q));
+        await appendOne(expect, other, opened(q));
         await next;
         next = watch.next();
         await other.putRecords([proposal(q, 1)]);

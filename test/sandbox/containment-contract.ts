@@ -23,7 +23,7 @@ import type {
   EnvironmentOptions,
   ExecOptions,
   Sandbox,
-} from "../../src/core/sandbox/sandbox-port.js";
+} from "../../src/core/ports/sandbox.js";
 import { checkPlan } from "../../src/core/taskpack/plan-check.js";
 import { validPack } from "../taskpack/fixtures.js";
 import { hostileTreeContract } from "./hostile-tree-contract.js";
@@ -73,14 +73,14 @@ async function eventually(check: () => boolean, ms = 5000): Promise<boolean> {
   return check();
 }
 
-export function sandboxContract(
+export function containmentContract(
   name: string,
   sandbox: Sandbox | undefined,
   skipReason: string,
   mode: EnvironmentMode,
 ): void {
   describe.skipIf(sandbox === undefined)(
-    `sandbox contract: ${name}${sandbox === undefined ? ` (skipped: ${skipReason})` : ""}`,
+    `containment contract: ${name}${sandbox === undefined ? ` (skipped: ${skipReason})` : ""}`,
     () => {
       let work: string;
       let baseline: string;

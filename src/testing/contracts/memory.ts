@@ -1,16 +1,16 @@
 // The writable-memory part of the LedgerStore contract: append-only versions per key, each stored
 // with its memoryWrite record in one write, one winner per version, fenced writes, and what a
 // passage redone after a crash reads. Run by ledgerStoreContract for every store.
-import { describe, expect, it } from "vitest";
-import type { LedgerRecord } from "../../src/core/loop/ledger-store.js";
-import { contentRef } from "../../src/core/records/canonical.js";
+
+import type { LedgerRecord } from "../../core/ports/ledger-store.js";
+import { contentRef } from "../../core/records/canonical.js";
 import {
   type MemoryKey,
   type MemoryVersion,
   memoryDigest,
   memoryWriteBody,
-} from "../../src/core/records/memory-write.js";
-import type { ContractSubject } from "./ledger-store-contract.js";
+} from "../../core/records/memory-write.js";
+import type { ContractSubject, ContractTestApi } from "./test-api.js";
 
 const Q = "query:memory-1";
 const KEY: MemoryKey = { agent: "agent:a1", path: "notes.md", scope: "shared", namespace: "" };
@@ -38,14 +38,15 @@ export function memoryVersion(
 export function memoryRecord(v: MemoryVersion, before?: MemoryVersion): LedgerRecord {
   const body = memoryWriteBody(v, before);
   return {
-    ref: contentRef("warrant-memory-write", body as unknown as Record<string, unknown>, "ref"),
+    ref: contentRef("warrant-memory-write", body, "ref"),
     kind: "memoryWrite",
     query: v.query,
     body,
   };
 }
 
-export function memoryContract(fresh: () => Promise<ContractSubject>): void {
+export function memoryContract(fresh: () => Promise<ContractSubject>, test: ContractTestApi): void {
+  const { describe, expect, it } = test;
   describe("writable memory", () => {
     it("starts with no version, then reads the latest one written", async () => {
       const { store } = await fresh();

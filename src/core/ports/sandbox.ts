@@ -3,6 +3,9 @@
 import type { Problem, Result } from "../result.js";
 import type { AddressClass, NetworkPolicy } from "../taskpack/network.js";
 
+/** The version of the sandbox port (`Sandbox`, `Environment`, `Baseline`). */
+export const SANDBOX_PORT_VERSION = "v1";
+
 export type SandboxBackend = "bwrap" | "unshare";
 
 /**
@@ -236,7 +239,7 @@ export interface ExecResult {
 
 export interface Environment {
   readonly id: string;
-  readonly backend: SandboxBackend;
+  readonly backend: SandboxBackend | (string & {});
   readonly mode: EnvironmentMode;
   /** False when its commands run without the seccomp filter (the weaker sandbox, allowed). */
   readonly seccomp?: boolean;
@@ -288,8 +291,14 @@ export interface Environment {
   destroy(): Promise<{ readonly confirmed: boolean }>;
 }
 
+/**
+ * Contained environments for runs: the one sandbox port. The runtime pins a baseline once per
+ * drive, makes one named environment per run over it, and discards what a dead attempt left;
+ * `sandboxContract` (warrant/testing) is what every implementation must meet.
+ */
 export interface Sandbox {
-  readonly backend: SandboxBackend;
+  /** The backend's name: `bwrap`, `unshare`, or another implementation's (`fake`). */
+  readonly backend: SandboxBackend | (string & {});
   /**
    * Why this backend's commands would run without its seccomp filter here (then environments are
    * refused with `sandbox/no-seccomp` unless the weaker sandbox is allowed), or undefined when
@@ -314,4 +323,10 @@ export interface Sandbox {
    * `sandbox/invalid-name` for a name `createEnvironment` would refuse.
    */
   discardEnvironment(name: string): Promise<{ readonly confirmed: boolean }>;
+  /**
+   * Remove a dead environment's directory given as its `root` was journaled (a resumed run's
+   * leftover); only ever a directory this sandbox makes for environments (`warrant-env-*`), never
+   * confirmed for another path. No process is killed.
+   */
+  discardEnvironmentAt(root: string): Promise<{ readonly confirmed: boolean }>;
 }

@@ -1,7 +1,15 @@
 // The LedgerStore port: the only way facts and records reach durable storage. Stores append and
-// read; every rule is decided in the core before an append.
+// read; every rule is decided in the core before an append. Its leases (leases.ts) and its change
+// feed (change-feed.ts) are ports of their own, with suites of their own.
+
+import type { Fact } from "../loop/types.js";
+import type { ChangeFeed } from "./change-feed.js";
+import type { Fence, Leases } from "./leases.js";
+
+/** The version of the ledger store port. */
+export const LEDGER_STORE_PORT_VERSION = "v1";
+
 import type { MemoryKey, MemoryRead, MemoryVersion } from "../records/memory-write.js";
-import type { Fact } from "./types.js";
 
 export interface StoredFact {
   readonly fact: Fact;
@@ -73,29 +81,6 @@ export interface AppendBatch {
   readonly fencingToken?: number;
 }
 
-/** A write made under a loop's lease: its records are refused unless `token` is still current. */
-export interface Fence {
-  readonly query: string;
-  readonly token: number;
-}
-
-/** A lease just granted or extended. */
-export interface LeaseGrant {
-  /**
-   * The lease's fencing token: per loop, greater than every token granted before for that loop
-   * (also across releases and restarts), and unchanged while the same holder extends its lease.
-   */
-  readonly token: number;
-}
-
-/** A loop's lease as the store holds it; an expired one stays until another holder takes it. */
-export interface LeaseInfo {
-  readonly query: string;
-  readonly holder: string;
-  readonly token: number;
-  readonly until: Date;
-}
-
 /** A worker process as it announces itself. */
 export interface WorkerRegistration {
   /** The worker's id: its drives take leases as `<id>` or `<id>/<drive>`. */
@@ -140,31 +125,7 @@ export interface LoopSummary {
   readonly lastSequence: number;
 }
 
-/** A fact as the store's change feed gives it, with its position among the facts of every loop. */
-export interface FeedFact {
-  /**
-   * Greater than the position of every fact committed before it, in any loop: a reader that has
-   * seen every fact up to a position misses none by asking for those after it.
-   */
-  readonly position: number;
-  readonly query: string;
-  readonly fact: Fact;
-}
-
-/** What was stored by any writer of the store (any process), for live views of it. */
-export interface ChangeFeed {
-  /** Facts of every loop after `position`, in position order, at most `limit` of them. */
-  factsAfter(position: number, limit: number): Promise<readonly FeedFact[]>;
-  /** The greatest position stored (0 for none). */
-  lastPosition(): Promise<number>;
-  /**
-   * Calls `onChange` soon after facts, records or operator acts were stored by anyone (calls
-   * without a change are allowed); the returned function stops watching.
-   */
-  watch(onChange: () => void): Promise<() => Promise<void>>;
-}
-
-export interface LedgerStore {
+export interface LedgerStore extends Leases {
   /** The store's URI with any password removed: safe to print. */
   readonly uri: string;
   /** The store's change feed, where the store keeps one (every store of this package does). */
@@ -196,32 +157,6 @@ export interface LedgerStore {
   postOperatorAct(act: OperatorAct): Promise<PostedAct>;
   /** The acts that count (one per target), in the order they were posted. */
   readOperatorActs(query: string): Promise<readonly OperatorAct[]>;
-  /**
-   * Take or extend the lease to drive a loop: its grant when `holder` now holds it until now+ttl
-   * (free, expired, or already its own); undefined while another holder's lease is still live.
-   */
-  acquireLease(
-    query: string,
-    holder: string,
-    ttlMs: number,
-    now: Date,
-  ): Promise<LeaseGrant | undefined>;
-  /**
-   * Extend a lease to now+ttl only while the loop's lease row is still `holder`'s under `token`
-   * (live, or expired and not taken): false once it was taken or released. A renewal never takes
-   * a loop, so a driver that lost its lease cannot get it back by renewing.
-   */
-  renewLease(
-    query: string,
-    holder: string,
-    token: number,
-    ttlMs: number,
-    now: Date,
-  ): Promise<boolean>;
-  /** Removes the lease only while `holder` holds it; its token is never granted again. */
-  releaseLease(query: string, holder: string): Promise<void>;
-  /** Every lease held, live or expired, ordered by query. */
-  leases(): Promise<readonly LeaseInfo[]>;
   /** Announce a worker (again: its host, pid, start and heartbeat are replaced). */
   registerWorker(worker: WorkerRegistration): Promise<void>;
   /** Record a worker's heartbeat; false when it is not registered (deregistered or pruned). */

@@ -1,6 +1,7 @@
 // Hand-built facts and records for the store tests: legal loop facts, numbered as a loop numbers them.
-import type { LedgerRecord } from "../../src/core/loop/ledger-store.js";
-import type { Fact, Limits, Role, Step } from "../../src/core/loop/types.js";
+
+import type { Fact, Limits, Role, Step } from "../../core/loop/types.js";
+import type { LedgerRecord } from "../../core/ports/ledger-store.js";
 
 export const LIMITS: Limits = {
   "max/passages": 8,
