@@ -18,6 +18,14 @@ const MESSAGE_ARGS = new Map([
   ["Error", [0]], // new Error(message), its code set beside it
 ]);
 
+/**
+ * Builders whose message follows a literal refusal code: `refused("loop/not-open", message)` in the
+ * loop decider, `refuse("loop/limits-invalid", message)` in effective limits. Only when the first
+ * argument is such a code (other functions of these names take something else there).
+ */
+const AFTER_CODE = new Set(["refused", "refuse"]);
+const CODE = /^[a-z][a-z-]*\/[a-z][a-z-]*$/;
+
 function calleeName(callee) {
   if (callee.type === "Identifier") return callee.name;
   if (callee.type === "MemberExpression" && callee.property.type === "Identifier")
@@ -41,6 +49,14 @@ export const strykerPlugins = [
       if ((parent.isCallExpression() || parent.isNewExpression()) && path.listKey === "arguments") {
         const name = calleeName(parent.node.callee);
         if (name !== undefined && MESSAGE_ARGS.get(name)?.includes(path.key))
+          return "the text of a message (its code and path are mutated)";
+        const first = parent.node.arguments[0];
+        if (
+          AFTER_CODE.has(name) &&
+          path.key === 1 &&
+          first?.type === "StringLiteral" &&
+          CODE.test(first.value)
+        )
           return "the text of a message (its code and path are mutated)";
       }
       return undefined;
