@@ -72,6 +72,8 @@ export const GROUPS = [
     // Lease rules, the memory store's leases and fenced writes, the fenced view; HIL answers.
     mutate: [
       "src/adapters/store/lease-rules.ts",
+      "src/adapters/store/memory-ledger-store.ts:192-237",
+      "src/adapters/store/memory-ledger-store.ts:313-318",
       "src/core/loop/fenced-store.ts",
       "src/runtime/hil.ts",
     ],

@@ -103,6 +103,28 @@ describe("an act posted before the request decides at once", () => {
       expect(s.sleeps).toEqual([]);
     },
   );
+  it("without --yes: nothing is announced, asked or posted", async () => {
+    let asked = 0;
+    const s = await setup({
+      ask: async () => {
+        asked += 1;
+        return "approve";
+      },
+    });
+    await s.store.postOperatorAct(act("deny"));
+    let posted = 0;
+    const post = s.store.postOperatorAct.bind(s.store);
+    s.store.postOperatorAct = async (a) => {
+      posted += 1;
+      return post(a);
+    };
+    expect(await s.approver.approve(request)).toBe("denied");
+    expect(s.events).toEqual([
+      { kind: "approval-answered", ...about, answer: "denied", by: "operator" },
+    ]);
+    expect(asked).toBe(0);
+    expect(posted).toBe(0);
+  });
   it("an act for another step or another loop does not", async () => {
     const s = await setup({ autoApprove: true });
     await s.store.postOperatorAct(act("deny", BOB, approvalTarget(RUN, "other-step")));
