@@ -78,7 +78,7 @@ describe("refusals", () => {
     ).toContain("agent");
     expect(
       field({ op: "charge-passage", role: "reviewer", agent: "agent:a", passage: "p" }),
-    ).toContain("passage");
+    ).toMatch(/: passage is not valid/);
     expect(field({ op: "open-cycle", proposal: "p" })).toContain("proposal");
     expect(
       field({ op: "conclude", proposal: "p", execution: execution(1), outcome: "verified" }),
@@ -148,6 +148,31 @@ describe("commands the seed schema carries", () => {
     given(history(open()))
       .when(cancel(OPERATOR), at(5))
       .then({ kind: "cancelled", "operator/binding-ref": OPERATOR });
+  });
+});
+
+describe("conclusions", () => {
+  it("a conclusion without a refusal code stores no refusal/code field at all", () => {
+    const d = decide(fold(history(open(), cycle(1), admit(1))), conclude(1, "verified"), at(5));
+    expect(d.result).toBe("appended");
+    if (d.result === "appended") expect(Object.keys(d.fact.step)).not.toContain("refusal/code");
+  });
+  it("the same refused conclusion with its code is a replay; another code is not", () => {
+    const facts = history(open(), cycle(1), admit(1), conclude(1, "refused", "hil/denied"));
+    given(facts)
+      .when(conclude(1, "refused", "hil/denied"), at(9))
+      .thenReplays(4);
+    given(facts)
+      .when(conclude(1, "refused", "hil/expired"), at(9))
+      .thenRefuses("loop/already-concluded");
+    given(facts).when(conclude(1, "refused"), at(9)).thenRefuses("loop/already-concluded");
+  });
+});
+
+describe("a command the decider does not know", () => {
+  it("is a bug of its caller, thrown, not a refusal", () => {
+    const bogus = { op: "bogus" } as unknown as LoopCommand;
+    expect(() => decide(fold(history(open())), bogus, at(5))).toThrow(/unexpected command/);
   });
 });
 

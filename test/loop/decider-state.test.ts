@@ -163,6 +163,22 @@ describe("fold", () => {
       fold(history(open(), cycle(1), admit(1), conclude(1, "cancelled"))).stop,
     ).toBeUndefined();
   });
+  it("a safety refusal code stops the loop only on a refused outcome", () => {
+    for (const outcome of ["verification-failed", "cancelled"] as const) {
+      const facts = history(
+        open(),
+        cycle(1),
+        admit(1),
+        conclude(1, outcome, "environment/not-contained"),
+      );
+      expect(fold(facts).stop, outcome).toBeUndefined();
+    }
+  });
+  it("a fact of a kind the fold does not know is a bug, thrown", () => {
+    const bogus = { ...fact(2, { kind: "cancelled", "operator/binding-ref": OPERATOR }) };
+    const step = { kind: "bogus" } as unknown as Step;
+    expect(() => fold([...history(open()), { ...bogus, step }])).toThrow(/unexpected step/);
+  });
   it("the first stop wins over a later cancel, and a cancel over a later conclusion", () => {
     const concluded = history(open(), cycle(1), admit(1), conclude(1, "verified"));
     const afterCancel = fold([
@@ -259,6 +275,10 @@ describe("project", () => {
       "refusal/code": "environment/not-contained",
     });
     expect(of(cancel())?.stop).toEqual({ reason: "cancelled", "operator/binding-ref": OPERATOR });
+  });
+  it("a stop of a reason it does not know is a bug, thrown", () => {
+    const bogus = { reason: "bogus", sequence: 1 } as unknown as Parameters<typeof stopToWire>[0];
+    expect(() => stopToWire(bogus)).toThrow(/unexpected stop/);
   });
   it("stopToWire and spentToWire spell each field", () => {
     expect(stopToWire({ reason: "succeeded", executionRef: execution(2), sequence: 3 })).toEqual({

@@ -36,6 +36,11 @@ describe("parseInstant", () => {
       expect(parseInstant(bad), bad).toBeUndefined();
     }
   });
+  it("refuses an offset past 23:59, whose every field is in range", () => {
+    expect(parseInstant("2026-12-01T10:00:00+24:00")).toBeUndefined();
+    expect(parseInstant("2026-12-01T10:00:00-25:00")).toBeUndefined();
+    expect(parseInstant("2026-12-01T10:00:00+23:59")).toBe(ms("2026-11-30T10:01:00Z"));
+  });
   it("refuses a day the month does not have (which Date.parse rolls over)", () => {
     expect(parseInstant("2026-02-29T10:00:00Z")).toBeUndefined();
     expect(parseInstant("2026-02-31T10:00:00Z")).toBeUndefined();
