@@ -8,6 +8,7 @@ import {
   heldBy,
   leaseLost,
 } from "../../src/adapters/store/lease-rules.js";
+import { MemoryLedgerStore } from "../../src/adapters/store/memory-ledger-store.js";
 import { WarrantError } from "../../src/core/result.js";
 
 const NOW = 1_000_000;
@@ -97,5 +98,15 @@ describe("leaseLost", () => {
     expect(free.code).toBe("store/lease-lost");
     expect(free.message).toContain("no lease is held");
     expect(free.message).not.toContain("undefined");
+  });
+});
+
+describe("releasing in the memory store", () => {
+  it("a loop no one holds is released without error; another holder's lease is kept", async () => {
+    const store = new MemoryLedgerStore();
+    await expect(store.releaseLease("query:free", "worker-a")).resolves.toBeUndefined();
+    await store.acquireLease("query:held", "worker-b", 1000, new Date(NOW));
+    await store.releaseLease("query:held", "worker-a");
+    expect((await store.leases()).map((l) => l.holder)).toEqual(["worker-b"]);
   });
 });
