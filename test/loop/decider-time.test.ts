@@ -1,6 +1,8 @@
 // RFC 3339 instants as the loop reads and stores them (src/core/loop/time.ts): every field at its
 // bounds, the spellings RFC 3339 allows, and days the month does not have.
 import { describe, expect, it } from "vitest";
+import { decide } from "../../src/core/loop/decide.js";
+import { initialState } from "../../src/core/loop/state.js";
 import { formatInstant, parseInstant } from "../../src/core/loop/time.js";
 
 const ms = (iso: string) => new Date(iso).getTime();
@@ -89,5 +91,12 @@ describe("formatInstant", () => {
     for (const t of ["2026-12-01T10:00:00Z", "2026-12-01T10:00:00.010Z"]) {
       expect(formatInstant(parseInstant(t) ?? Number.NaN)).toBe(t);
     }
+  });
+});
+
+describe("the decider's clock", () => {
+  it("a time that is not one is refused as an invalid command, before the command is read", () => {
+    const d = decide(initialState(), { op: "cancel" }, new Date(Number.NaN));
+    expect(d).toMatchObject({ result: "refused", refusal: { code: "loop/command-invalid" } });
   });
 });
