@@ -56,6 +56,35 @@ export const GROUPS = [
     ],
     tests: ["test/server/console-gates.test.ts"],
   },
+  {
+    name: "loop",
+    // The loop decider: limits, instants, the fold (state, spent, stop) and the projection.
+    mutate: [
+      "src/core/loop/decide.ts",
+      "src/core/loop/limits.ts",
+      "src/core/loop/time.ts",
+      "src/core/loop/state.ts",
+      "src/core/loop/project.ts",
+    ],
+    tests: ["test/loop/decide.test.ts", "test/loop/limits.test.ts", "test/loop/decider-*.test.ts"],
+  },
+  {
+    name: "leases",
+    // Lease rules, the memory store's leases and fenced writes, the fenced view; HIL answers.
+    mutate: [
+      "src/adapters/store/lease-rules.ts",
+      "src/adapters/store/memory-ledger-store.ts:190-235",
+      "src/adapters/store/memory-ledger-store.ts:311-316",
+      "src/core/loop/fenced-store.ts",
+      "src/runtime/hil.ts",
+    ],
+    tests: [
+      "test/store/lease-rules.test.ts",
+      "test/store/fenced-store.test.ts",
+      "test/store/memory-ledger-store.test.ts",
+      "test/runtime/hil*.test.ts",
+    ],
+  },
 ];
 
 /** The group named by MUTATION_GROUP (the first when unset). */

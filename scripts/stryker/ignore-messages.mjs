@@ -19,6 +19,30 @@ const MESSAGE_ARGS = new Map([
   ["Error", [0]], // new Error(message), its code set beside it
 ]);
 
+/**
+ * Builders whose message follows a literal refusal code: `refused("loop/not-open", message)` in the
+ * loop decider, `refuse("loop/limits-invalid", message)` in effective limits. Only when the first
+ * argument is such a code (other functions of these names take something else there).
+ */
+const AFTER_CODE = new Set(["refused", "refuse"]);
+const CODE = /^[a-z][a-z-]*\/[a-z][a-z-]*$/;
+
+/**
+ * The literal a node stands for, seen through Stryker's own wrapping: by the time an argument is
+ * visited, the one before it may already carry its mutants (`stryMutAct(…) ? "" : (stryCov(…), "x")`).
+ */
+function literalOf(node) {
+  let n = node;
+  for (let i = 0; i < 4 && n !== undefined; i++) {
+    if (n.type === "StringLiteral") return n.value;
+    if (n.type === "ConditionalExpression") n = n.alternate;
+    else if (n.type === "SequenceExpression") n = n.expressions.at(-1);
+    else if (n.type === "ParenthesizedExpression") n = n.expression;
+    else return undefined;
+  }
+  return undefined;
+}
+
 function calleeName(callee) {
   if (callee.type === "Identifier") return callee.name;
   if (callee.type === "MemberExpression" && callee.property.type === "Identifier")
@@ -42,6 +66,9 @@ export const strykerPlugins = [
       if ((parent.isCallExpression() || parent.isNewExpression()) && path.listKey === "arguments") {
         const name = calleeName(parent.node.callee);
         if (name !== undefined && MESSAGE_ARGS.get(name)?.includes(path.key))
+          return "the text of a message (its code and path are mutated)";
+        const code = path.key === 1 ? literalOf(parent.node.arguments[0]) : undefined;
+        if (AFTER_CODE.has(name) && code !== undefined && CODE.test(code))
           return "the text of a message (its code and path are mutated)";
       }
       return undefined;
