@@ -83,7 +83,7 @@ export const GROUPS = [
     name: "definition",
     // The semantic rules of a definition beyond its schema.
     mutate: ["src/core/definition/rules.ts"],
-    tests: ["test/definition/rules.test.ts"],
+    tests: ["test/definition/rules.test.ts", "test/definition/rules-limits.test.ts"],
   },
   {
     name: "turn",
