@@ -89,7 +89,7 @@ export const GROUPS = [
     name: "turn",
     // Validation of one model turn.
     mutate: ["src/core/turn/validate-turn.ts"],
-    tests: ["test/turn/validate-turn.test.ts"],
+    tests: ["test/turn/validate-turn.test.ts", "test/turn/validate-turn-decides.test.ts"],
   },
 ];
 
