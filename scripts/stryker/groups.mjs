@@ -69,6 +69,7 @@ export const GROUPS = [
       "test/taskpack/relative-path.test.ts",
       "test/taskpack/glob.test.ts",
       "test/taskpack/patch.test.ts",
+      "test/taskpack/patch-decides.test.ts",
       "test/taskpack/ignore.test.ts",
       "test/taskpack/ignore-env.test.ts",
     ],
