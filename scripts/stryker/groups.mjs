@@ -78,7 +78,7 @@ export const GROUPS = [
     name: "diff",
     // Git-style unified diffs of whole files.
     mutate: ["src/core/taskpack/unified-diff.ts"],
-    tests: ["test/taskpack/unified-diff.test.ts"],
+    tests: ["test/taskpack/unified-diff.test.ts", "test/taskpack/unified-diff-edges.test.ts"],
   },
   {
     name: "definition",
