@@ -97,6 +97,7 @@ describe("parseUnifiedDiff: the preamble", () => {
     const e = refusal(parseUnifiedDiff(diff("just some text", "old mode 100644")));
     expect(e.code).toBe("patch/malformed");
     expect(e).not.toHaveProperty("line");
+    expect(e.message.length).toBeGreaterThan(0);
   });
 
   it.each([
@@ -148,6 +149,11 @@ describe("parseUnifiedDiff: the preamble", () => {
 
   it("refuses a hunk before the headers, at its line", () => {
     expect(malformedAt(diff("diff --git a/x b/x", "@@ -1 +1 @@", "-a", "+b"))).toEqual([
+      "patch/malformed",
+      2,
+    ]);
+    // A hunk header with the function name after it, as git writes it.
+    expect(malformedAt(diff("index 1..2", "@@ -1 +1 @@ main()", "-a", "+b"))).toEqual([
       "patch/malformed",
       2,
     ]);
@@ -204,10 +210,9 @@ describe("parseUnifiedDiff: hunks", () => {
       expect(malformedAt(d)).toEqual(["patch/malformed", 6]);
       expect(refusal(parseUnifiedDiff(d)).message).toContain("one file");
     }
-    expect(malformedAt(diff(...HEADERS, "@@ -1 +1 @@", "-a", "+b", "x@@ -1 +1 @@"))).toEqual([
-      "patch/malformed",
-      6,
-    ]);
+    expect(
+      malformedAt(diff(...HEADERS, "@@ -1 +1 @@", "-a", "+b", "x@@ -1 +1 @@", "-c", "+d")),
+    ).toEqual(["patch/malformed", 6]);
     expect(malformedAt(diff(...HEADERS, "junk"))).toEqual(["patch/malformed", 3]);
   });
 
@@ -216,6 +221,9 @@ describe("parseUnifiedDiff: hunks", () => {
       "patch/malformed",
       5,
     ]);
+    expect(
+      refusal(parseUnifiedDiff(diff(...HEADERS, "@@ -1,2 +1,2 @@", "-a", "x", "+b"))).message,
+    ).toContain("line 5");
   });
 
   it("refuses a hunk that ends before its count on either side, at its header", () => {
