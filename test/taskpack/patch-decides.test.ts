@@ -313,6 +313,13 @@ describe("applyParsedDiff: where a hunk lands", () => {
     });
   });
 
+  it("an insertion stated before the previous hunk's end, which is the file's end, goes at the end", () => {
+    expect(apply("a\nb\n", "@@ -2 +2 @@", "-b", "+B", "@@ -1,0 +3 @@", "+c")).toEqual({
+      ok: true,
+      value: "a\nB\nc\n",
+    });
+  });
+
   it("never before the end of the previous hunk, but right at it", () => {
     // The second hunk's lines are also before the first's end: not there, after it.
     expect(
