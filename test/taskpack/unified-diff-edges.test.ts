@@ -156,6 +156,13 @@ describe("context and hunks", () => {
       "+c",
       "\\ No newline at end of file",
     ]);
+    // The marked line keeps all of its text.
+    expect(unifiedHunks("abc", "xyz\n")).toEqual([
+      "@@ -1 +1 @@",
+      "-abc",
+      "\\ No newline at end of file",
+      "+xyz",
+    ]);
     // A context line without its newline is marked too.
     expect(unifiedHunks("a\nb", "x\nb")).toEqual([
       "@@ -1,2 +1,2 @@",
