@@ -299,6 +299,43 @@ describe("each alternative of a rule decides alone", () => {
     ).toEqual([["definition/duplicate-name", "/mcpServers/2/name"]]);
   });
 
+  it("a null inside a middleware config is no model reference", () => {
+    expect(
+      edited((d) => {
+        at(d, "middleware", 1, "config").extra = [null, { x: null }];
+      }),
+    ).toEqual([]);
+  });
+
+  it("duplicate-name: the message names the kind of thing declared twice", () => {
+    const messages = (edit: (d: Doc) => void) => {
+      const d = full();
+      edit(d);
+      const r = validateDefinition(text(d));
+      return r.ok ? [] : r.errors.map((e) => e.message);
+    };
+    expect(
+      messages((d) => {
+        at(d, "tools", 1).name = "read_file";
+      })[0],
+    ).toMatch(/^tool /);
+    expect(
+      messages((d) => {
+        (d.skills as Json[]).push(structuredClone((d.skills as Json[])[0] as Json));
+      })[0],
+    ).toMatch(/^skill /);
+    expect(
+      messages((d) => {
+        at(d, "mcpServers", 2).name = "files";
+      })[0],
+    ).toMatch(/^MCP server /);
+    expect(
+      messages((d) => {
+        (d.subAgents as Json[]).push({ ...((d.subAgents as Json[])[0] as Obj) });
+      })[0],
+    ).toMatch(/^sub-agent /);
+  });
+
   it("input-schema and cid: at their paths", () => {
     expect(
       edited((d) => {
