@@ -85,6 +85,43 @@ export const GROUPS = [
       "test/runtime/hil*.test.ts",
     ],
   },
+  {
+    name: "taskpack",
+    // Task-pack rules: workspace-relative paths, globs, patch parsing and applying, ignore and the
+    // credential-name rule.
+    mutate: [
+      "src/core/taskpack/relative-path.ts",
+      "src/core/taskpack/glob.ts",
+      "src/core/taskpack/patch.ts",
+      "src/core/taskpack/ignore.ts",
+    ],
+    tests: [
+      "test/taskpack/relative-path.test.ts",
+      "test/taskpack/glob.test.ts",
+      "test/taskpack/patch.test.ts",
+      "test/taskpack/patch-decides.test.ts",
+      "test/taskpack/ignore.test.ts",
+      "test/taskpack/ignore-env.test.ts",
+    ],
+  },
+  {
+    name: "diff",
+    // Git-style unified diffs of whole files.
+    mutate: ["src/core/taskpack/unified-diff.ts"],
+    tests: ["test/taskpack/unified-diff.test.ts", "test/taskpack/unified-diff-edges.test.ts"],
+  },
+  {
+    name: "definition",
+    // The semantic rules of a definition beyond its schema.
+    mutate: ["src/core/definition/rules.ts"],
+    tests: ["test/definition/rules.test.ts", "test/definition/rules-limits.test.ts"],
+  },
+  {
+    name: "turn",
+    // Validation of one model turn.
+    mutate: ["src/core/turn/validate-turn.ts"],
+    tests: ["test/turn/validate-turn.test.ts", "test/turn/validate-turn-decides.test.ts"],
+  },
 ];
 
 /** The group named by MUTATION_GROUP (the first when unset). */

@@ -40,6 +40,12 @@ describe("glob matcher", () => {
     expect(glob("a/**/b").matches("a/x/y/c")).toBe(false);
   });
 
+  it("? and * take a character outside the Basic Multilingual Plane as one", () => {
+    expect(glob("a?c").matches("a\u{1f600}c")).toBe(true);
+    expect(glob("a??c").matches("a\u{1f600}c")).toBe(false);
+    expect(glob("*.md").matches("\u{1f600}.md")).toBe(true);
+  });
+
   it("regular-expression characters are literal", () => {
     expect(glob("a.b+(c)").matches("a.b+(c)")).toBe(true);
     expect(glob("a.b").matches("axb")).toBe(false);
@@ -53,21 +59,31 @@ describe("glob matcher", () => {
   });
 
   it.each([
-    ["", "empty"],
-    ["/abs/**", "absolute"],
-    ["src//a", "empty segment"],
-    ["src/", "trailing slash"],
-    ["../x", "dot-dot"],
-    ["./x", "dot"],
-    ["src/a**", "partial globstar"],
-    ["src/[ab].ts", "class"],
-    ["src/{a,b}.ts", "braces"],
-    ["src\\a", "backslash"],
-    ["a\0b", "nul"],
-  ])("refuses %j (%s) with taskpack/glob-invalid", (source) => {
-    expect(globSyntaxError(source)).toBeTypeOf("string");
+    ["", "empty", "not empty"],
+    ["/abs/**", "absolute", "relative"],
+    ["/", "absolute", "relative"],
+    ["src//a", "empty segment", "empty segment"],
+    ["src/", "trailing slash", "empty segment"],
+    ["../x", "dot-dot", ". or .."],
+    ["./x", "dot", ". or .."],
+    ["src/a**", "partial globstar", "whole segment"],
+    ["src/[ab].ts", "class", "brackets"],
+    ["src/{a,b}.ts", "braces", "braces"],
+    ["src\\a", "backslash", "backslash"],
+    ["a\0b", "nul", "NUL"],
+  ])("refuses %j (%s) with taskpack/glob-invalid, saying why", (source, _what, why) => {
+    expect(globSyntaxError(source)).toContain(why);
     const r = compileGlob(source);
     expect(r.ok).toBe(false);
-    if (!r.ok) expect(r.errors[0]?.code).toBe("taskpack/glob-invalid");
+    if (!r.ok) {
+      expect(r.errors).toHaveLength(1);
+      expect(r.errors[0]).toMatchObject({ code: "taskpack/glob-invalid", path: "" });
+      expect(r.errors[0]?.message).toContain(why);
+    }
+  });
+
+  it("a well-formed glob has no syntax error", () => {
+    for (const g of ["**", "a/**/b", "*.ts", "a?b", ".hidden/x", "a..b"])
+      expect(globSyntaxError(g)).toBeUndefined();
   });
 });
