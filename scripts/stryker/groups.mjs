@@ -14,11 +14,11 @@ export const GROUPS = [
       "src/core/loop/audit-records.ts",
       "src/core/loop/bundle.ts",
     ],
+    // Pure calls of the audit over cached rows (audited-rows.json): no loop is built or signed.
     tests: [
-      "test/loop/audit.test.ts",
-      "test/loop/audit-heads.test.ts",
-      "test/loop/audit-decides.test.ts",
-      "test/loop/bundle.test.ts",
+      "test/loop/audit-heads-rules.test.ts",
+      "test/loop/audit-records-rules.test.ts",
+      "test/loop/audit-pass.test.ts",
     ],
   },
   {
