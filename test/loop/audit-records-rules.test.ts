@@ -624,3 +624,104 @@ describe("a record nothing names is an orphan", () => {
     expect(problems(add(l, "proposal", undefined), nowhere(["proposal"])).length).toBe(1);
   });
 });
+
+describe("each part decides alone", () => {
+  const C = "/facts/5";
+
+  it("work of each kind after a charge shows the passage ended: its end is then missing", () => {
+    const l = loop();
+    const [opened, p1, cycle, r1, admitted, concluded] = l.facts as [
+      Fact,
+      Fact,
+      Fact,
+      Fact,
+      Fact,
+      Fact,
+    ];
+    const noEnd = drop(l, "passageEnd", 0);
+    for (const after of [r1, cycle, admitted, concluded]) {
+      const facts = [opened, p1, after];
+      expect(
+        problems({ ...noEnd, facts }).filter(([, p]) => p === "/facts/1"),
+        after.step.kind,
+      ).toContainEqual([MISSING, "/facts/1"]);
+    }
+    const stopped = { ...l.facts[0], step: { kind: "cancelled" } } as Fact;
+    expect(problems({ ...noEnd, facts: [opened, p1, stopped] })).toEqual([]);
+  });
+
+  it("of two ends of one passage, or two run reports of one execution, the first is the one judged", () => {
+    const l = loop();
+    const end = body(l, "passageEnd", 0);
+    expect(problems(add(l, "passageEnd", { ...end, role: "reviewer" }))).toEqual([]);
+    const report = body(l, "runReport");
+    expect(problems(add(l, "runReport", { ...report, outcome: "verified" }))).toEqual([]);
+    const first = edit(l, "passageEnd", (b) => ({ ...b, role: "reviewer" }), 0);
+    expect(problems(add(first, "passageEnd", end))).toEqual([[MISMATCH, "/facts/1"]]);
+  });
+
+  it("a transcript is found among the transcripts only: a row of another kind under its ref is not it", () => {
+    const l = loop();
+    const t = l.records.find((r) => r.kind === "transcript") as AuditedRecord;
+    const relabelled = {
+      ...l,
+      records: l.records.map((r) => (r === t ? { ...r, kind: "review" } : r)),
+    };
+    expect(problems(relabelled)).toContainEqual([MISSING, "/facts/1"]);
+  });
+
+  it("an end without a message, a step that is not an object: judged, not thrown on", () => {
+    const l = loop();
+    const silent = edit(l, "passageEnd", (b) => ({ ...b, message: undefined }), 0);
+    expect(problems(silent)).toEqual([[MISMATCH, "/facts/2"]]);
+    const later = {
+      ...silent,
+      facts: [
+        ...l.facts.slice(0, 2),
+        {
+          ...l.facts[1],
+          sequence: 3,
+          step: { ...l.facts[1]?.step, "passage/ref": "passage:p2" },
+        } as Fact,
+      ],
+    };
+    expect(problems(later).filter(([, p]) => p === "/facts/1")).toEqual([]);
+    const odd = edit(drop(l, "stepStarted"), "execution", (b) => ({ ...b, steps: [null] }));
+    expect(problems(odd)).toEqual([[MISSING, C]]);
+    expect(problems(add(odd, "stepStarted", { "proposal/ref": PROPOSAL, "step/id": "?" }))).toEqual(
+      [],
+    );
+  });
+
+  it("an execution naming no review is missing it, even beside a review that names no ref", () => {
+    const l = loop();
+    const unnamed = edit(l, "execution", (b) => ({ ...b, "review/ref": undefined }));
+    const { "review/ref": _r, ...review } = body(l, "review");
+    expect(problems(add(unnamed, "review", review))).toEqual([[MISSING, C]]);
+  });
+
+  it("an execution of another outcome disagrees with the fact (and its report with it); one refusal code in both agrees", () => {
+    const l = loop();
+    expect(problems(edit(l, "execution", (b) => ({ ...b, outcome: "verified" })))).toEqual([
+      [MISMATCH, C],
+      [MISMATCH, C],
+    ]);
+    const refused = {
+      ...l,
+      facts: l.facts.map((f, i) =>
+        i === 5 ? ({ ...f, step: { ...f.step, "refusal/code": "a/b" } } as Fact) : f,
+      ),
+    };
+    expect(problems(refused)).toEqual([[MISMATCH, C]]);
+    expect(problems(edit(refused, "execution", (b) => ({ ...b, "refusal/code": "a/b" })))).toEqual(
+      [],
+    );
+  });
+
+  it("a changeset whose execution ref is not text names no execution", () => {
+    const v = loop("verified");
+    expect(problems(edit(v, "changeset", (b) => ({ ...b, "execution/ref": 5 })))).toEqual([
+      [MISSING, C],
+    ]);
+  });
+});
