@@ -403,6 +403,8 @@ describe("the keys: one pin signed by the key it pins, and the keys rotations si
       await made("hostKey", plain, OTHER),
       await made("hostKey", { ...plain, "key/public": PUB.other }, KEY),
       await made("hostKey", { ...plain, "key/public": 5 }, KEY),
+      // A pinned key that is not 32 bytes of base64url: refused though the signature names a key.
+      await made("hostKey", { ...plain, "key/public": "short" }, KEY),
       await made("hostKey", plain),
     ];
     for (const forged of cases) {
@@ -589,6 +591,14 @@ describe("the signature pass: every record signed by a key of the loop, its sign
   });
 });
 
+describe("without a pinned key nothing is signed", () => {
+  it("no head or act signature counts: the conclusion and the act are not covered", async () => {
+    const p = await problems(unpinned(loop()));
+    expect(p).toContainEqual(["audit/unsigned-tail", "/facts/5"]);
+    expect(p).toContainEqual(["records/act-unsigned", "/facts/5"]);
+  });
+});
+
 describe("the report of a loop that audits valid", () => {
   it("its state, keys, where the trusted key came from, records, what the heads cover, its last head", async () => {
     const l = loop();
@@ -610,6 +620,9 @@ describe("the report of a loop that audits valid", () => {
     });
     const plain = await audit(l);
     expect(plain.ok && Object.hasOwn(plain.value, "pinnedBy")).toBe(false);
+    // Pinned by a file that trusts it among other keys.
+    const filed = await audit(l, { trusted: { keys: [PUB.other, PUB.key], source: "keys.txt" } });
+    expect(filed.ok && filed.value.pinnedBy).toBe("keys.txt");
     expect(plain.ok && plain.value.keys).toEqual([PUB.key]);
   });
 
