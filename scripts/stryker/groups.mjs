@@ -14,10 +14,12 @@ export const GROUPS = [
       "src/core/loop/audit-records.ts",
       "src/core/loop/bundle.ts",
     ],
+    // Pure calls of the audit over cached rows (test/loop/audited-rows.ts): nothing is built or
+    // signed first, and the slower audit tests that build loops are left to `npm test`.
     tests: [
-      "test/loop/audit.test.ts",
-      "test/loop/audit-heads.test.ts",
-      "test/loop/audit-decides.test.ts",
+      "test/loop/audit-heads-rules.test.ts",
+      "test/loop/audit-records-rules.test.ts",
+      "test/loop/audit-pass.test.ts",
       "test/loop/bundle.test.ts",
     ],
   },

@@ -6,17 +6,28 @@
 import { describe, expect, it } from "vitest";
 import { auditBundle, isBundle, makeBundle } from "../../src/core/loop/bundle.js";
 import { project } from "../../src/core/loop/project.js";
-import type { LoopDocument } from "../../src/core/loop/types.js";
-import { canonicalJson } from "../../src/core/records/canonical.js";
+import { fold } from "../../src/core/loop/state.js";
+import type { Fact, LoopDocument } from "../../src/core/loop/types.js";
+import { base64url, canonicalJson } from "../../src/core/records/canonical.js";
 import { headRecord } from "../../src/core/records/host-records.js";
-import { LoopLedger } from "../../src/runtime/loop-ledger.js";
-import { type Built, body, built, KEY, OTHER, pub } from "./audited-loop.js";
+import { publicKeyOf } from "../../src/core/records/signature.js";
+import { type CachedLoop, cachedLoops } from "./audited-rows.js";
 import { at, QUERY } from "./gwt.js";
+
+// The loops of audited-loop.ts, as cached data (audited-rows.ts): nothing is built or signed
+// before a bundle is made of them, and the runtime is not loaded.
+type Built = CachedLoop;
+const KEY = new Uint8Array(32).fill(5);
+const OTHER = new Uint8Array(32).fill(8);
+const built = async (outcome: "verification-failed" | "verified" = "verification-failed") =>
+  cachedLoops()[outcome === "verified" ? "verified" : "failed"];
+const pub = async (k: Uint8Array) => base64url(await publicKeyOf(k));
+const body = (r: { readonly text: string }) => JSON.parse(r.text) as Record<string, unknown>;
 
 type Bundle = Record<string, unknown>;
 
 async function docOf(b: Built, when = at(100)): Promise<LoopDocument> {
-  return project(await new LoopLedger(b.store).state(QUERY), when) as LoopDocument;
+  return project(fold(b.rows.facts.map((f) => JSON.parse(f.text) as Fact)), when) as LoopDocument;
 }
 
 async function bundleOf(b: Built, exportHead?: Awaited<ReturnType<typeof headRecord>>) {
