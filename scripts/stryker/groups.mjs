@@ -55,6 +55,40 @@ export const GROUPS = [
     ],
     tests: ["test/server/console-gates.test.ts"],
   },
+  {
+    name: "sandbox",
+    // The sandbox's host-side confinement (a baseline read, the host file access), resource limits
+    // (cgroup placement rules, the reporter, the disk watchdog; not the cgroup plumbing, lines
+    // 85-274, which needs a delegated cgroup and the slow sandbox tests), and the environment filter.
+    mutate: [
+      "src/adapters/sandbox/confined-read.ts",
+      "src/adapters/sandbox/host-fs.ts",
+      "src/adapters/sandbox/resource-limits.ts:16-84",
+      "src/adapters/sandbox/resource-limits.ts:275-380",
+      "src/adapters/sandbox/contained-exec.ts:33-43",
+      "src/core/taskpack/ignore.ts:15",
+      "src/core/taskpack/validate-task-pack.ts:153-162",
+    ],
+    tests: [
+      "test/sandbox/confinement-unit.test.ts",
+      "test/sandbox/host-fs.test.ts",
+      "test/sandbox/resource-limits.test.ts",
+      "test/sandbox/env-filter.test.ts",
+      "test/taskpack/ignore-env.test.ts",
+    ],
+  },
+  {
+    name: "egress",
+    // The egress proxy's allow-list decision and its parsing: the SOCKS5 request, the HTTP head,
+    // CONNECT and absolute-URI targets, the forwarded request, printable hosts (not the socket
+    // plumbing: the connection cap, dialling, splicing, listening).
+    mutate: [
+      "src/adapters/sandbox/egress-proxy.ts:51-58",
+      "src/adapters/sandbox/egress-proxy.ts:262-398",
+      "src/adapters/sandbox/egress-proxy.ts:430-530",
+    ],
+    tests: ["test/sandbox/egress-proxy.test.ts"],
+  },
 ];
 
 /** The group named by MUTATION_GROUP (the first when unset). */
