@@ -57,12 +57,13 @@ export const GROUPS = [
   },
   {
     name: "sandbox",
-    // The sandbox's host-side confinement (a baseline read, the host file access), resource limits
+    // The sandbox's host-side confinement (a baseline read, host file access, tree walks), resource limits
     // (cgroup placement rules, the reporter, the disk watchdog; not the cgroup plumbing, lines
     // 85-274, which needs a delegated cgroup and the slow sandbox tests), and the environment filter.
     mutate: [
       "src/adapters/sandbox/confined-read.ts",
       "src/adapters/sandbox/host-fs.ts",
+      "src/adapters/sandbox/tree-walk.ts",
       "src/adapters/sandbox/resource-limits.ts:16-84",
       "src/adapters/sandbox/resource-limits.ts:275-380",
       "src/adapters/sandbox/contained-exec.ts:33-43",
@@ -72,6 +73,7 @@ export const GROUPS = [
     tests: [
       "test/sandbox/confinement-unit.test.ts",
       "test/sandbox/host-fs.test.ts",
+      "test/sandbox/tree-walk.test.ts",
       "test/sandbox/resource-limits.test.ts",
       "test/sandbox/env-filter.test.ts",
       "test/taskpack/ignore-env.test.ts",
