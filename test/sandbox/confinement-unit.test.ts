@@ -4,6 +4,7 @@
 // is a breach.
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -74,6 +75,16 @@ describe("a baseline read (readConfinedFile)", () => {
     expect(await text("fifo")).toBeUndefined();
   });
 
+  it("a socket, which cannot be opened, is nothing to read (never an error)", async () => {
+    const sock = net.createServer().listen(path.join(tree, "sock"));
+    await new Promise<void>((r) => sock.once("listening", () => r()));
+    try {
+      expect(await text("sock")).toBeUndefined();
+    } finally {
+      sock.close();
+    }
+  });
+
   it("closes every file it opens", async () => {
     const fds = () => readdirSync("/proc/self/fd").length;
     const before = fds();
@@ -128,6 +139,74 @@ describe("the disk watchdog", () => {
     truncateSync(sparse, 1 << 30);
     expect((await diskUse(dir)) - before).toBeLessThan(1 << 20);
     rmSync(sparse);
+  });
+
+  it("counts what folders hold, at any depth, and closes what it opens", async () => {
+    const nested = path.join(work, "nested");
+    mkdirSync(path.join(nested, "sub/deeper"), { recursive: true });
+    writeFileSync(path.join(nested, "sub/deeper/f"), Buffer.alloc(65_536, 1));
+    expect(await diskUse(nested)).toBeGreaterThanOrEqual(65_536);
+    const fds = () => readdirSync("/proc/self/fd").length;
+    const before = fds();
+    for (let i = 0; i < 30; i += 1) await diskUse(nested);
+    expect(fds() - before).toBeLessThan(10);
+  });
+
+  it("without an onPass listener it breaches all the same", async () => {
+    await new Promise<void>((done) => {
+      watchDisk(dir, 0, 0, done, 5);
+    });
+  });
+
+  it("a tree it cannot measure is measured again, never a breach", async () => {
+    const gone = path.join(work, "never-there");
+    let breached = false;
+    const measured = await new Promise<(number | undefined)[]>((done) => {
+      const seen: (number | undefined)[] = [];
+      const stop = watchDisk(
+        gone,
+        0,
+        -1,
+        () => {
+          breached = true;
+        },
+        5,
+        (used) => {
+          seen.push(used);
+          if (seen.length === 3) {
+            stop();
+            done(seen);
+          }
+        },
+      );
+    });
+    expect(measured).toEqual([undefined, undefined, undefined]);
+    expect(breached).toBe(false);
+  });
+
+  it("stopped during a pass: no later pass reports or breaches", async () => {
+    let passes = 0;
+    let breached = false;
+    let stop: () => void = () => undefined;
+    stop = watchDisk(
+      dir,
+      0,
+      1e15,
+      () => {
+        breached = true;
+      },
+      5,
+      () => {
+        passes += 1;
+        stop();
+      },
+    );
+    await new Promise<void>((r) => {
+      const wait = () => (passes > 0 ? setTimeout(r, 150) : setTimeout(wait, 5));
+      wait();
+    });
+    expect(passes).toBe(1);
+    expect(breached).toBe(false);
   });
 
   it("a watch stopped before its first pass never breaches", async () => {

@@ -1,5 +1,5 @@
-// The pieces of containment that are data: the seccomp program's bytes, the reporter's words, and
-// the choice of backend by name (where a memory cgroup would be made: resource-limits.test.ts).
+// The pieces of containment that are data: the seccomp program's bytes and the choice of backend by
+// name (where a memory cgroup would be made, and the reporter's words: resource-limits.test.ts).
 import { existsSync, mkdirSync, rmdirSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -8,13 +8,12 @@ import {
   isSandboxChoice,
   onPath,
 } from "../../src/adapters/sandbox/detect-sandbox.js";
-import { memoryCgroups, reportedLimit } from "../../src/adapters/sandbox/resource-limits.js";
+import { memoryCgroups } from "../../src/adapters/sandbox/resource-limits.js";
 import {
   DENIED_SOCKET_FAMILIES,
   filterArch,
   seccompProgram,
 } from "../../src/adapters/sandbox/seccomp-filter.js";
-import { DEFAULT_RESOURCES } from "../../src/core/sandbox/sandbox-port.js";
 
 interface Insn {
   code: number;
@@ -122,23 +121,6 @@ describe.skipIf(parent === undefined)(
     });
   },
 );
-
-describe("the limits reporter's words", () => {
-  it("fsize is the disk limit, tmp the /tmp limit, anything else nothing", () => {
-    expect(reportedLimit("fsize\n", DEFAULT_RESOURCES)).toEqual({
-      resource: "disk",
-      bytes: DEFAULT_RESOURCES.diskBytes,
-      via: "rlimit-fsize",
-    });
-    expect(reportedLimit("tmp\n", DEFAULT_RESOURCES)).toEqual({
-      resource: "tmp",
-      bytes: DEFAULT_RESOURCES.tmpBytes,
-      via: "tmpfs",
-    });
-    expect(reportedLimit("", DEFAULT_RESOURCES)).toBeUndefined();
-    expect(reportedLimit("memory\n", DEFAULT_RESOURCES)).toBeUndefined();
-  });
-});
 
 describe("choosing a backend by name", () => {
   it("knows auto, bwrap and unshare and nothing else", () => {

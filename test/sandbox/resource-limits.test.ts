@@ -67,6 +67,21 @@ describe("memory cgroups: which lines of /proc/self/cgroup and mountinfo count",
     expect(cgroupCandidates("4:memory:/p\n", v2)).toEqual([]);
     expect(cgroupCandidates("0::/p\n", v1)).toEqual([]);
   });
+  it("an id is the whole number at the start of the line", () => {
+    expect(cgroupCandidates("a0::/x\n", v2)).toEqual([]);
+    expect(cgroupCandidates("10:memory:/p\n", v1)).toEqual([
+      { dir: "/sys/fs/cgroup/memory/p", version: 1 },
+    ]);
+  });
+  it("a v1 cgroup is looked for only in v1 mounts, and only where it lies under the mount's root", () => {
+    const v2WithMemory = "30 25 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw,memory";
+    expect(cgroupCandidates("4:memory:/p\n", v2WithMemory)).toEqual([]);
+    const rooted = "35 25 0:31 /docker/abc /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory";
+    expect(cgroupCandidates("4:memory:/elsewhere\n", rooted)).toEqual([]);
+    expect(cgroupCandidates("4:memory:/docker/abc/j\n", rooted)).toEqual([
+      { dir: "/sys/fs/cgroup/memory/j", version: 1 },
+    ]);
+  });
   it("skips lines that are not of the format; decodes octal escapes in a mount point", () => {
     const spaced = "30 25 0:26 / /sys/fs/my\\040cgroup rw - cgroup2 cgroup2 rw";
     expect(cgroupCandidates("garbage\n0::/x\n:x\n", `no separator here\n${spaced}\n`)).toEqual([
@@ -189,5 +204,22 @@ describe("the limits' small rules", () => {
   it("the reporter's words: fsize before tmp, whole words only", () => {
     expect(reportedLimit("tmp\nfsize\n", DEFAULT_RESOURCES)?.resource).toBe("disk");
     expect(reportedLimit("xfsize tmpx\n", DEFAULT_RESOURCES)).toBeUndefined();
+  });
+});
+
+describe("the limits reporter's words", () => {
+  it("fsize is the disk limit, tmp the /tmp limit, anything else nothing", () => {
+    expect(reportedLimit("fsize\n", DEFAULT_RESOURCES)).toEqual({
+      resource: "disk",
+      bytes: DEFAULT_RESOURCES.diskBytes,
+      via: "rlimit-fsize",
+    });
+    expect(reportedLimit("tmp\n", DEFAULT_RESOURCES)).toEqual({
+      resource: "tmp",
+      bytes: DEFAULT_RESOURCES.tmpBytes,
+      via: "tmpfs",
+    });
+    expect(reportedLimit("", DEFAULT_RESOURCES)).toBeUndefined();
+    expect(reportedLimit("memory\n", DEFAULT_RESOURCES)).toBeUndefined();
   });
 });

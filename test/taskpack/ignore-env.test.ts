@@ -91,7 +91,8 @@ describe("command profile env", () => {
         code: "taskpack/env-secret",
         path: `/commands/run-tests/env/${key}`,
       });
-      // The value never reaches the message.
+      // The refusal names the variable; its value never reaches the message.
+      expect(r.errors[0]?.message).toContain(key);
       expect(r.errors[0]?.message).not.toContain('"x"');
     }
     // A name near every word of the rule, holding none of them, is set.
@@ -102,7 +103,14 @@ describe("command profile env", () => {
     expect(codes(near)).toEqual([]);
     const home = packDoc();
     home.commands["run-tests"].env = { HOME: "/root" };
-    expect(codes(home)).toEqual(["taskpack/env-reserved"]);
+    const reserved = validateTaskPack(home);
+    expect(reserved.ok ? [] : reserved.errors).toEqual([
+      expect.objectContaining({
+        code: "taskpack/env-reserved",
+        path: "/commands/run-tests/env/HOME",
+        message: expect.stringContaining("HOME"),
+      }),
+    ]);
     const badName = packDoc();
     badName.commands["run-tests"].env = { "A-B": "1" };
     expect(codes(badName)).toContain("taskpack/schema");
