@@ -172,9 +172,9 @@ export class ContainedTree {
       throw outside(this.root, rel);
     }
     return { fh, via: where, rel };
-    // Stryker restore all
   }
 
+  // Stryker restore all
   /**
    * The file `rel` as it is now. A link on the way or at `rel` itself: `apply/outside`. A folder
    * on the way that is missing or is a file: the file is absent.
