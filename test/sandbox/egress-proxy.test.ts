@@ -222,6 +222,7 @@ describe("an absolute http:// request target (absoluteHttp)", () => {
     "http:/h.test/",
     "http://user@h.test/",
     "http://user:pw@h.test:80/",
+    "/x?u=http://h.test/",
   ])("%s is unsupported", (target) => {
     expect(absoluteHttp(target)).toBe("unsupported");
   });
@@ -519,6 +520,11 @@ describe("the egress proxy", () => {
 
   it("reads a head by its rules: each malformed request line or header alone is refused", async () => {
     const p = await proxyFor([`127.0.0.1:${port}`]);
+    // A head that is only its blank line has an empty request line.
+    expect((await talk(p, Buffer.from("\r\n\r\n"))).toString()).toMatch(/^HTTP\/1\.1 400/);
+    // 64 KiB without the blank line cannot be a head of at most 64 KiB: refused without waiting.
+    const full = Buffer.alloc(MAX_HEAD_BYTES, 0x61);
+    expect((await talk(p, full)).toString()).toMatch(/^HTTP\/1\.1 431/);
     const target = `http://127.0.0.1:${port}/ok`;
     for (const head of [
       `get ${target} HTTP/1.1\r\n\r\n`,
@@ -560,6 +566,7 @@ describe("the egress proxy", () => {
     const head = [
       `POST http://127.0.0.1:${port}/post HTTP/1.1`,
       "X-Trim:   v w  ",
+      "X-Spaced : v",
       "Proxy-Connection: keep-alive",
       "Keep-Alive: timeout=5",
       "connection: keep-alive",
@@ -571,6 +578,11 @@ describe("the egress proxy", () => {
     expect(out).toContain("posted body");
     const seen = seenRequests[0]?.headers;
     expect(seen?.["x-trim"]).toBe("v w");
+    expect(seen?.["x-spaced"]).toBe("v");
+    // Exactly the client's end-to-end headers, Host and Connection: nothing else is added.
+    expect(Object.keys(seen ?? {}).sort()).toEqual(
+      ["connection", "content-length", "host", "x-spaced", "x-trim"].sort(),
+    );
     expect(seen?.["proxy-connection"]).toBeUndefined();
     expect(seen?.["keep-alive"]).toBeUndefined();
     expect(seen?.connection).toBe("close");
