@@ -124,6 +124,41 @@ export const GROUPS = [
     mutate: ["src/core/turn/validate-turn.ts"],
     tests: ["test/turn/validate-turn.test.ts", "test/turn/validate-turn-decides.test.ts"],
   },
+  {
+    name: "sandbox",
+    // The sandbox's host-side confinement (a baseline read, host file access, tree walks), resource limits
+    // (cgroup placement rules, the reporter, the disk watchdog; not the cgroup plumbing, lines
+    // 85-274, which needs a delegated cgroup and the slow sandbox tests), and the environment filter.
+    mutate: [
+      "src/adapters/sandbox/confined-read.ts",
+      "src/adapters/sandbox/host-fs.ts",
+      "src/adapters/sandbox/tree-walk.ts",
+      "src/adapters/sandbox/resource-limits.ts:16-84",
+      "src/adapters/sandbox/resource-limits.ts:275-380",
+      "src/adapters/sandbox/contained-exec.ts:33-43",
+      "src/core/taskpack/ignore.ts:15-15",
+      "src/core/taskpack/validate-task-pack.ts:153-162",
+    ],
+    tests: [
+      "test/sandbox/confinement-unit.test.ts",
+      "test/sandbox/host-fs.test.ts",
+      "test/sandbox/tree-walk.test.ts",
+      "test/sandbox/resource-limits.test.ts",
+      "test/sandbox/env-filter.test.ts",
+      "test/taskpack/ignore-env.test.ts",
+    ],
+  },
+  {
+    name: "egress",
+    // The egress proxy's allow-list decision and its parsing: printable hosts, the HTTP head,
+    // CONNECT and absolute-URI targets (not the socket plumbing, nor yet the SOCKS5 and HTTP
+    // handlers, lines 262-398, whose mutants mostly leave a client waiting until the timeout).
+    mutate: [
+      "src/adapters/sandbox/egress-proxy.ts:51-58",
+      "src/adapters/sandbox/egress-proxy.ts:430-530",
+    ],
+    tests: ["test/sandbox/egress-proxy.test.ts"],
+  },
 ];
 
 /** The group named by MUTATION_GROUP (the first when unset). */

@@ -216,6 +216,18 @@ describe("what a tree holds open, and names that look like its own rules", () =>
     expect(await openFds()).toBe(before);
   });
 
+  it("a write into folders that are already there opens each once: close leaves nothing open", async () => {
+    await mkdir(path.join(root, "src/deep"));
+    const before = await openFds();
+    await withTree(async (t) => {
+      // Nothing has opened src or src/deep yet: the write finds them there, makes nothing.
+      await t.write("src/deep/b.txt", new TextEncoder().encode("b"));
+      await t.removeMade();
+    });
+    expect(await openFds()).toBe(before);
+    expect(await readFile(path.join(root, "src/deep/b.txt"), "utf8")).toBe("b");
+  });
+
   it("a read never makes a folder; a remove never makes one either", async () => {
     await withTree(async (t) => {
       expect(await t.read("none/x.txt")).toEqual({ kind: "absent" });

@@ -712,6 +712,32 @@ describe("a changeset that is not what the run wrote", () => {
     // The diff is still shown: only taking the change needs the audit.
     expect((await loopChange(store, query)).files).toHaveLength(2);
   });
+
+  it("an audit with exactly one problem (the stored loop lost its last fact): that problem, and no count of more", async () => {
+    const { store, query } = await verifiedLoop();
+    const truncated = new Proxy(store, {
+      get(target, key) {
+        if (key === "readRawLoop")
+          return async (q: string) => {
+            const raw = await target.readRawLoop(q);
+            return { ...raw, facts: raw.facts.slice(0, -1) };
+          };
+        const v = Reflect.get(target, key) as unknown;
+        return typeof v === "function" ? v.bind(target) : v;
+      },
+    });
+    const audited = await auditStoredLoop(truncated, query);
+    expect(audited.ok ? [] : audited.errors.map((e) => e.code)).toEqual(["store/truncated"]);
+    const last = audited.ok ? "" : audited.errors[0]?.path;
+    const before = await readFile(path.join(workspace, "src/slugify.js"));
+    const err = await applyChange(truncated, query).catch((e: WarrantError) => e);
+    expect(err).toMatchObject({ code: "apply/audit-failed", path: last });
+    // The message ends with the problem's own text: nothing follows it.
+    const problem = audited.ok ? "" : (audited.errors[0]?.message ?? "");
+    expect((err as Error).message.endsWith(`store/truncated at ${last}: ${problem}`)).toBe(true);
+    expect((err as Error).message).not.toContain("more)");
+    expect(await readFile(path.join(workspace, "src/slugify.js"))).toEqual(before);
+  });
 });
 
 describe("applyChange --git: the commit message and provenance", () => {

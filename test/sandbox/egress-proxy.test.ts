@@ -7,9 +7,11 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
+  absoluteHttp,
   decide,
   type EgressProxy,
   MAX_HEAD_BYTES,
+  printable,
   type Resolver,
   startEgressProxy,
 } from "../../src/adapters/sandbox/egress-proxy.js";
@@ -29,6 +31,12 @@ beforeAll(async () => {
     if (q.url === "/redirect") {
       s.writeHead(302, { Location: `http://127.0.0.1:${port + 1}/elsewhere` });
       s.end();
+      return;
+    }
+    if (q.method === "POST") {
+      const body: Buffer[] = [];
+      q.on("data", (d: Buffer) => body.push(d));
+      q.on("end", () => s.end(`posted ${Buffer.concat(body).toString()}`));
       return;
     }
     s.end(`hello ${q.url}`);
@@ -144,6 +152,104 @@ describe("the allow-list decision", () => {
     const d = decide(policy, host, p);
     expect(d.allowed).toBe(allowed);
     expect(d.reason).toBe(reason);
+  });
+});
+
+describe("the allow-list decision, decided alone", () => {
+  const policy: NetworkPolicy = {
+    allow: [
+      { host: "registry.npmjs.org", kind: "name", port: 443 },
+      { host: "10.0.0.1", kind: "ipv4", port: 80 },
+    ],
+  };
+  it("a name that extends, prefixes or contains a listed one is not listed", () => {
+    for (const host of [
+      "registry.npmjs.org.evil.test",
+      "evilregistry.npmjs.org",
+      "x.registry.npmjs.org",
+      "registry.npmjs.or",
+      "npmjs.org",
+      "10.0.0.10",
+      "10.0.0.1.evil.test",
+    ])
+      expect(decide(policy, host, 443), host).toEqual({
+        allowed: false,
+        reason: "egress/not-listed",
+      });
+  });
+  it("names the entry it matched, by host and port together; a trailing dot is the same name", () => {
+    expect(decide(policy, "registry.npmjs.org.", 443)).toEqual({
+      allowed: true,
+      target: { host: "registry.npmjs.org", kind: "name", port: 443 },
+    });
+    expect(decide(policy, "10.0.0.1", 80)).toEqual({
+      allowed: true,
+      target: { host: "10.0.0.1", kind: "ipv4", port: 80 },
+    });
+    // The port of another entry is not this host's port.
+    expect(decide(policy, "10.0.0.1", 443)).toEqual({
+      allowed: false,
+      reason: "egress/port-not-listed",
+    });
+    expect(decide({ allow: [] }, "10.0.0.1", 80)).toEqual({
+      allowed: false,
+      reason: "egress/not-listed",
+    });
+  });
+});
+
+describe("an absolute http:// request target (absoluteHttp)", () => {
+  it.each([
+    ["http://h.test/p?q=1", { host: "h.test", port: 80, authority: "h.test", path: "/p?q=1" }],
+    ["HTTP://h.test", { host: "h.test", port: 80, authority: "h.test", path: "/" }],
+    ["http://h.test?q", { host: "h.test", port: 80, authority: "h.test", path: "/?q" }],
+    ["http://h.test#frag", { host: "h.test", port: 80, authority: "h.test", path: "/" }],
+    ["http://h.test/a#frag", { host: "h.test", port: 80, authority: "h.test", path: "/a" }],
+    ["http://h.test:8080/x", { host: "h.test", port: 8080, authority: "h.test:8080", path: "/x" }],
+    ["http://[::1]/x", { host: "[::1]", port: 80, authority: "[::1]", path: "/x" }],
+    ["http://[::1]:81", { host: "[::1]", port: 81, authority: "[::1]:81", path: "/" }],
+    ["hTtP://h.test/", { host: "h.test", port: 80, authority: "h.test", path: "/" }],
+  ])("%s", (target, expected) => {
+    expect(absoluteHttp(target)).toEqual(expected);
+  });
+
+  it.each([
+    "https://h.test/",
+    "ftp://h.test/",
+    "/relative",
+    "h.test:80",
+    "xhttp://h.test/",
+    "http:/h.test/",
+    "http://user@h.test/",
+    "http://user:pw@h.test:80/",
+    "/x?u=http://h.test/",
+  ])("%s is unsupported", (target) => {
+    expect(absoluteHttp(target)).toBe("unsupported");
+  });
+
+  it.each([
+    "http:///x",
+    "http://",
+    "http://h.test:/",
+    "http://h.test:0/",
+    "http://h.test:65536/",
+    "http://h.test:080/",
+    "http://:80/",
+    "http://[::1/",
+    "http://[::1:80/",
+    "http://::1:80/",
+    "http://[::1]x:80/",
+  ])("%s has a malformed authority", (target) => {
+    expect(absoluteHttp(target)).toBeUndefined();
+  });
+});
+
+describe("printable hosts", () => {
+  it("keeps printable ASCII, writes every other character \\xHH, and cuts at 255", () => {
+    expect(printable("a-Z.0~!")).toBe("a-Z.0~!");
+    expect(printable("a b\x7f\x1b\x00\u00e9")).toBe("a\\x20b\\x7f\\x1b\\x00\\xe9");
+    expect(printable("x".repeat(300))).toBe("x".repeat(255));
+    expect(printable(`${"x".repeat(254)}\n`)).toBe(`${"x".repeat(254)}\\x0a`);
   });
 });
 
@@ -409,6 +515,147 @@ describe("the egress proxy", () => {
       ["%31%32%37.0.0.1", false, "egress/bad-target"],
       ["127.0.0.1", true, undefined],
       ["http://127.0.0.1:/", false, "egress/bad-target"],
+    ]);
+  });
+
+  it("reads a head by its rules: each malformed request line or header alone is refused", async () => {
+    const p = await proxyFor([`127.0.0.1:${port}`]);
+    // A head that is only its blank line has an empty request line.
+    expect((await talk(p, Buffer.from("\r\n\r\n"))).toString()).toMatch(/^HTTP\/1\.1 400/);
+    // 64 KiB without the blank line cannot be a head of at most 64 KiB: refused without waiting.
+    const full = Buffer.alloc(MAX_HEAD_BYTES, 0x61);
+    expect((await talk(p, full)).toString()).toMatch(/^HTTP\/1\.1 431/);
+    const target = `http://127.0.0.1:${port}/ok`;
+    for (const head of [
+      `get ${target} HTTP/1.1\r\n\r\n`,
+      `GET ${target} HTTP/1.2\r\n\r\n`,
+      `GET ${target} HTTP/1.1 \r\n\r\n`,
+      `GET  ${target} HTTP/1.1\r\n\r\n`,
+      `GET ${target} HTTP/1.1\r\nNo-Colon\r\n\r\n`,
+      `GET ${target} HTTP/1.1\r\n: no name\r\n\r\n`,
+      `${"A".repeat(21)} ${target} HTTP/1.1\r\n\r\n`,
+    ]) {
+      const out = (await talk(p, Buffer.from(head))).toString();
+      expect(out, head).toMatch(/^HTTP\/1\.1 400 Bad Request/);
+      expect(out, head).toContain("X-Warrant-Egress: egress/bad-request");
+    }
+    expect(seenRequests).toHaveLength(0);
+    // Every part at its limit is well formed: HTTP/1.0 and an empty value are forwarded; a method
+    // of 20 letters reaches the upstream (which answers it itself, unknown to it).
+    const fine = (
+      await talk(p, Buffer.from(`GET ${target} HTTP/1.0\r\nX-Empty:\r\n\r\n`))
+    ).toString();
+    expect(fine).toMatch(/^HTTP\/1\.1 200/);
+    expect(seenRequests.map((r) => r.url)).toEqual(["/ok"]);
+    expect(seenRequests[0]?.headers["x-empty"]).toBe("");
+    const long = (
+      await talk(p, Buffer.from(`${"A".repeat(20)} ${target} HTTP/1.1\r\n\r\n`))
+    ).toString();
+    expect(long).toMatch(/^HTTP\/1\.1 400/);
+    expect(long).not.toContain("X-Warrant-Egress");
+    expect(
+      p
+        .connections()
+        .list.slice(-2)
+        .map((c) => c.allowed),
+    ).toEqual([true, true]);
+  });
+
+  it("forwards the headers trimmed, without hop-by-hop ones, with Host added when missing, and the body", async () => {
+    const p = await proxyFor([`127.0.0.1:${port}`]);
+    const head = [
+      `POST http://127.0.0.1:${port}/post HTTP/1.1`,
+      "X-Trim:   v w  ",
+      "X-Spaced : v",
+      "Proxy-Connection: keep-alive",
+      "Keep-Alive: timeout=5",
+      "connection: keep-alive",
+      "Content-Length: 4",
+      "",
+      "body",
+    ].join("\r\n");
+    const out = (await talk(p, Buffer.from(head))).toString();
+    expect(out).toContain("posted body");
+    const seen = seenRequests[0]?.headers;
+    expect(seen?.["x-trim"]).toBe("v w");
+    expect(seen?.["x-spaced"]).toBe("v");
+    // Exactly the client's end-to-end headers, Host and Connection: nothing else is added.
+    expect(Object.keys(seen ?? {}).sort()).toEqual(
+      ["connection", "content-length", "host", "x-spaced", "x-trim"].sort(),
+    );
+    expect(seen?.["proxy-connection"]).toBeUndefined();
+    expect(seen?.["keep-alive"]).toBeUndefined();
+    expect(seen?.connection).toBe("close");
+    expect(seen?.host).toBe(`127.0.0.1:${port}`);
+    // A Host the client sent, in any case, is kept as it is.
+    await talk(p, Buffer.from(`GET http://127.0.0.1:${port}/h HTTP/1.1\r\nhOST: mine\r\n\r\n`));
+    expect(seenRequests[1]?.headers.host).toBe("mine");
+  });
+
+  it("CONNECT: bytes sent with the head go through the tunnel; each malformed target alone is refused", async () => {
+    const p = await proxyFor([`127.0.0.1:${port}`]);
+    const out = (
+      await talk(
+        p,
+        Buffer.from(
+          `CONNECT 127.0.0.1:${port} HTTP/1.1\r\n\r\nGET /tun HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`,
+        ),
+      )
+    ).toString();
+    expect(out).toMatch(/^HTTP\/1\.1 200 Connection Established\r\n\r\n/);
+    expect(out).toContain("hello /tun");
+    for (const target of [
+      `:${port}`,
+      `::1:${port}`,
+      `[::1:${port}`,
+      `::1]:${port}`,
+      "127.0.0.1:0",
+      "127.0.0.1:65536",
+      "127.0.0.1:",
+      "127.0.0.1",
+    ]) {
+      const refused = (await talk(p, Buffer.from(`CONNECT ${target} HTTP/1.1\r\n\r\n`))).toString();
+      expect(refused, target).toMatch(/^HTTP\/1\.1 400/);
+      expect(refused, target).toContain("X-Warrant-Egress: egress/bad-target");
+    }
+    expect(
+      p
+        .connections()
+        .list.map((c) => [c.protocol, c.host, c.reason])
+        .slice(1, 3),
+    ).toEqual([
+      ["http-connect", `:${port}`, "egress/bad-target"],
+      ["http-connect", `::1:${port}`, "egress/bad-target"],
+    ]);
+  });
+
+  it("SOCKS5: an IPv6 address, methods offered among others, and the reply code for each outcome", async () => {
+    const p = await proxyFor(
+      [`127.0.0.1:${port}`, `gone.test:${port}`, "127.0.0.1:1"],
+      async () => {
+        throw new Error("ENOTFOUND");
+      },
+    );
+    const portBytes = (x: number) => [x >> 8, x & 0xff];
+    const v6 = [0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xab, 0xcd];
+    const req = (atyp: number, addr: number[], to: number) =>
+      Buffer.from([5, 1, 0, atyp, ...addr, ...portBytes(to)]);
+    const name = (n: string) => [n.length, ...Buffer.from(n)];
+    // No-authentication offered third of three is taken; an IPv6 target not listed is refused (2).
+    const refused = await talk(p, Buffer.from([5, 3, 2, 1, 0]), req(4, v6, port));
+    expect([...refused.subarray(0, 4)]).toEqual([5, 0, 5, 2]);
+    // A listed name that does not resolve: 4; a listed address whose port does not accept: 5.
+    const unresolved = await talk(p, Buffer.from([5, 1, 0]), req(3, name("gone.test"), port));
+    expect([...unresolved.subarray(0, 4)]).toEqual([5, 0, 5, 4]);
+    const closed = await talk(p, Buffer.from([5, 1, 0]), req(1, [127, 0, 0, 1], 1));
+    expect([...closed.subarray(0, 4)]).toEqual([5, 0, 5, 5]);
+    // No method offered at all: refused like one without no-authentication.
+    expect([...(await talk(p, Buffer.from([5, 0])))]).toEqual([5, 0xff]);
+    expect(p.connections().list.map((c) => [c.host, c.port, c.allowed, c.reason])).toEqual([
+      ["2001:db8:0:0:0:0:0:abcd", port, false, "egress/not-listed"],
+      ["gone.test", port, true, "egress/resolve-failed"],
+      ["127.0.0.1", 1, true, "egress/connect-failed"],
+      ["", 0, false, "egress/unsupported"],
     ]);
   });
 

@@ -1,5 +1,5 @@
-// The pieces of containment that are data: the seccomp program's bytes, where a memory cgroup
-// would be made, the reporter's words, and the choice of backend by name.
+// The pieces of containment that are data: the seccomp program's bytes and the choice of backend by
+// name (where a memory cgroup would be made, and the reporter's words: resource-limits.test.ts).
 import { existsSync, mkdirSync, rmdirSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -8,11 +8,7 @@ import {
   isSandboxChoice,
   onPath,
 } from "../../src/adapters/sandbox/detect-sandbox.js";
-import {
-  cgroupCandidates,
-  memoryCgroups,
-  reportedLimit,
-} from "../../src/adapters/sandbox/resource-limits.js";
+import { memoryCgroups } from "../../src/adapters/sandbox/resource-limits.js";
 import {
   DENIED_SOCKET_FAMILIES,
   filterArch,
@@ -105,37 +101,6 @@ describe("the seccomp program", () => {
   });
 });
 
-describe("memory cgroups", () => {
-  const mountinfo = [
-    "30 25 0:26 / /sys/fs/cgroup/unified rw,relatime shared:5 - cgroup2 cgroup2 rw",
-    "35 25 0:31 / /sys/fs/cgroup/memory rw,relatime shared:10 - cgroup cgroup rw,memory",
-    "36 25 0:32 / /sys/fs/cgroup/pids rw,relatime shared:11 - cgroup cgroup rw,pids",
-  ].join("\n");
-  it("a v2 cgroup comes first, then the v1 memory hierarchy's", () => {
-    const procCgroup = "8:pids:/a\n4:memory:/process/x\n0::/user.slice/me\n";
-    expect(cgroupCandidates(procCgroup, mountinfo)).toEqual([
-      { dir: "/sys/fs/cgroup/unified/user.slice/me", version: 2 },
-      { dir: "/sys/fs/cgroup/memory/process/x", version: 1 },
-    ]);
-  });
-  it("a mount whose root is a sub-cgroup (a container's) is resolved below it", () => {
-    const inner = "40 25 0:26 /docker/abc /sys/fs/cgroup rw - cgroup2 cgroup2 rw";
-    expect(cgroupCandidates("0::/docker/abc/job\n", inner)).toEqual([
-      { dir: "/sys/fs/cgroup/job", version: 2 },
-    ]);
-    expect(cgroupCandidates("0::/elsewhere\n", inner)).toEqual([]);
-  });
-  it("a sibling cgroup whose name extends the mount's root is outside it; a name starting .. is not a climb", () => {
-    const inner = "40 25 0:26 /docker/abc /sys/fs/cgroup rw - cgroup2 cgroup2 rw";
-    // /docker/abcd is beside /docker/abc, not under it.
-    expect(cgroupCandidates("0::/docker/abcd/job\n", inner)).toEqual([]);
-    const top = "40 25 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw";
-    expect(cgroupCandidates("0::/..job\n", top)).toEqual([
-      { dir: "/sys/fs/cgroup/..job", version: 2 },
-    ]);
-  });
-});
-
 const parent = await memoryCgroups(true).parent();
 describe.skipIf(parent === undefined)(
   `a memory cgroup left by a dead host${parent === undefined ? " (skipped: no writable memory cgroup here)" : ""}`,
@@ -157,23 +122,6 @@ describe.skipIf(parent === undefined)(
     });
   },
 );
-
-describe("the limits reporter's words", () => {
-  it("fsize is the disk limit, tmp the /tmp limit, anything else nothing", () => {
-    expect(reportedLimit("fsize\n", DEFAULT_RESOURCES)).toEqual({
-      resource: "disk",
-      bytes: DEFAULT_RESOURCES.diskBytes,
-      via: "rlimit-fsize",
-    });
-    expect(reportedLimit("tmp\n", DEFAULT_RESOURCES)).toEqual({
-      resource: "tmp",
-      bytes: DEFAULT_RESOURCES.tmpBytes,
-      via: "tmpfs",
-    });
-    expect(reportedLimit("", DEFAULT_RESOURCES)).toBeUndefined();
-    expect(reportedLimit("memory\n", DEFAULT_RESOURCES)).toBeUndefined();
-  });
-});
 
 describe("choosing a backend by name", () => {
   it("knows auto, bwrap and unshare and nothing else", () => {

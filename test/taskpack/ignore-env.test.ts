@@ -72,7 +72,16 @@ describe("command profile env", () => {
   });
 
   it("refuses a name the credential rule matches, HOME, a bad name and a value that is not text", () => {
-    for (const key of ["API_KEY", "GITHUB_TOKEN", "db_password", "AWS_SECRET", "SESSION_ID"]) {
+    for (const key of [
+      "API_KEY",
+      "GITHUB_TOKEN",
+      "db_password",
+      "AWS_SECRET",
+      "SESSION_ID",
+      "GOOGLE_APPLICATION_CREDENTIALS",
+      "auth_header",
+      "COOKIE_JAR",
+    ]) {
       const doc = packDoc();
       doc.commands["run-tests"].env = { [key]: "x" };
       const r = validateTaskPack(doc);
@@ -82,12 +91,26 @@ describe("command profile env", () => {
         code: "taskpack/env-secret",
         path: `/commands/run-tests/env/${key}`,
       });
-      // The value never reaches the message.
+      // The refusal names the variable; its value never reaches the message.
+      expect(r.errors[0]?.message).toContain(key);
       expect(r.errors[0]?.message).not.toContain('"x"');
     }
+    // A name near every word of the rule, holding none of them, is set.
+    const near = packDoc();
+    near.commands["run-tests"].env = { PASS_COUNT: "1", AUTO: "1", COOK: "1", KEYS_: "1" };
+    expect(codes(near)).toEqual(["taskpack/env-secret"]);
+    near.commands["run-tests"].env = { PASS_COUNT: "1", AUTO: "1", COOK: "1" };
+    expect(codes(near)).toEqual([]);
     const home = packDoc();
     home.commands["run-tests"].env = { HOME: "/root" };
-    expect(codes(home)).toEqual(["taskpack/env-reserved"]);
+    const reserved = validateTaskPack(home);
+    expect(reserved.ok ? [] : reserved.errors).toEqual([
+      expect.objectContaining({
+        code: "taskpack/env-reserved",
+        path: "/commands/run-tests/env/HOME",
+        message: expect.stringContaining("HOME"),
+      }),
+    ]);
     const badName = packDoc();
     badName.commands["run-tests"].env = { "A-B": "1" };
     expect(codes(badName)).toContain("taskpack/schema");
