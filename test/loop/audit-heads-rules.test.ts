@@ -10,8 +10,8 @@ import {
   headProblems,
   verifiedHeads,
 } from "../../src/core/loop/audit-heads.js";
-import type { OperatorAct, StoredFact } from "../../src/core/loop/ledger-store.js";
 import type { Fact } from "../../src/core/loop/types.js";
+import type { OperatorAct, StoredFact } from "../../src/core/ports/ledger-store.js";
 import { operatorActRef } from "../../src/core/records/operator-act.js";
 
 type Step = Record<string, unknown> & { kind: string };

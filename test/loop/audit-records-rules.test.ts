@@ -5,8 +5,8 @@
 import { describe, expect, it } from "vitest";
 import { type AuditedRecord, Findings, type Located } from "../../src/core/loop/audit-findings.js";
 import { recordProblems } from "../../src/core/loop/audit-records.js";
-import type { OperatorAct } from "../../src/core/loop/ledger-store.js";
 import type { Fact } from "../../src/core/loop/types.js";
+import type { OperatorAct } from "../../src/core/ports/ledger-store.js";
 import { operatorActRef } from "../../src/core/records/operator-act.js";
 import { cachedLoops } from "./audited-rows.js";
 

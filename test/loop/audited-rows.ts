@@ -3,7 +3,7 @@
 // building, signing or storing a loop first; audited-rows.test.ts keeps the data equal to what
 // `built()` writes. Each loader returns a fresh copy the test may change.
 import { readFileSync } from "node:fs";
-import type { OperatorAct, RawLoop } from "../../src/core/loop/ledger-store.js";
+import type { OperatorAct, RawLoop } from "../../src/core/ports/ledger-store.js";
 
 export interface CachedLoop {
   readonly rows: RawLoop;

@@ -14,7 +14,6 @@ import {
   filterArch,
   seccompProgram,
 } from "../../src/adapters/sandbox/seccomp-filter.js";
-import { DEFAULT_RESOURCES } from "../../src/core/ports/sandbox.js";
 
 interface Insn {
   code: number;

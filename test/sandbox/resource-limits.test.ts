@@ -15,7 +15,7 @@ import {
   reporterLine,
   resourcesOf,
 } from "../../src/adapters/sandbox/resource-limits.js";
-import { DEFAULT_RESOURCES } from "../../src/core/sandbox/sandbox-port.js";
+import { DEFAULT_RESOURCES } from "../../src/core/ports/sandbox.js";
 
 describe("memory cgroups", () => {
   const mountinfo = [
