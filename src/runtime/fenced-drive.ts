@@ -144,14 +144,48 @@ export async function underLease<T>(
   } catch (e) {
     // A drive that failed (its store gone past the retry window, say) leaves no environment
     // running: a resume would discard it anyway, and a run with a step started concludes unknown.
+    // A drive that fails while another holds its loop (a process frozen past its lease wakes to
+    // find its environment discarded by the new holder) lost its lease: that is what it reports.
+    const failure = store.lost === undefined ? await lostMeanwhile(ctx, lease, e) : undefined;
+    if (failure !== undefined) store.revoke(failure);
     await destroyAll();
-    throw e;
+    throw store.lost ?? e;
   } finally {
     stopped = true;
     stop.force?.removeEventListener("abort", onForce);
     timer.cancel();
     await renewal;
   }
+}
+
+/**
+ * Why a drive that failed with `e` lost its lease meanwhile, asked of the store by one more renewal
+ * (the caller releases the lease next either way); undefined when the lease is still held, when the
+ * store cannot answer (then `e` is the news), or when `e` is already a refusal of the lease or a
+ * shutdown.
+ */
+async function lostMeanwhile(
+  ctx: RuntimeContext,
+  lease: HeldLease,
+  e: unknown,
+): Promise<WarrantError | undefined> {
+  if (
+    e instanceof WarrantError &&
+    (e.code === "store/lease-lost" || e.code === "runtime/shutting-down")
+  )
+    return undefined;
+  const { query, holder, token, ttlMs } = lease;
+  const held = await ctx.store.renewLease(query, holder, token, ttlMs, ctx.time.now()).then(
+    (renewed) => renewed,
+    () => true,
+  );
+  return held
+    ? undefined
+    : new WarrantError(
+        "store/lease-lost",
+        `loop ${query}: the drive failed after its lease was taken over or released: ${e instanceof Error ? e.message : String(e)}`,
+        { cause: e },
+      );
 }
 
 /** What rejects once `stop.drain` is aborted (a worker draining); undefined without a drain. */

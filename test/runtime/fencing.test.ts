@@ -247,4 +247,37 @@ describe("a drive that loses its lease", () => {
     expect(await h.store.leases()).toEqual([]);
     expect(time.pending()).toBe(0);
   });
+  it("reports a failure after another driver took the loop as the lease lost, not as the failure", async () => {
+    // A process frozen past its lease wakes to find what the new holder removed (its environment's
+    // folders): the error it meets then is not the drive's failure but the lease's loss.
+    const time = manualClock();
+    const failsAfterTakeover = (store: LedgerStore): LedgerStore =>
+      new Proxy(store, {
+        get(target, prop, receiver) {
+          const v = Reflect.get(target, prop, receiver) as unknown;
+          if (typeof v !== "function") return v;
+          if (prop !== "putRecords") return v.bind(target);
+          return async (records: readonly LedgerRecord[], ...rest: unknown[]) => {
+            const query = records[0]?.query;
+            if (query !== undefined && records.some((r) => r.kind === "stepStarted")) {
+              const later = new Date(time.now().getTime() + 3_600_000);
+              expect(await target.acquireLease(query, "worker-b", 60_000, later)).toBeDefined();
+              throw new Error("ENOENT: no such file or directory, open 'upper'");
+            }
+            return (v as (...a: unknown[]) => Promise<unknown>).call(target, records, ...rest);
+          };
+        },
+      });
+    const h = await harness(
+      { implementer: [longStep], reviewer: [accept] },
+      { pack: "long-step.task-pack.json", wrapStore: failsAfterTakeover, lease: WORKER_A, time },
+    );
+    const failed = h.warrant.resume(h.query, { waitMs: 0 }).result;
+    await expect(failed).rejects.toMatchObject({ code: "store/lease-lost" });
+    await expect(failed).rejects.toThrow(/ENOENT/);
+    expect(envDirs(h)).toEqual([]);
+    // worker-b holds the loop still: the abandoned drive released nothing of it.
+    expect((await h.store.leases()).map((l) => l.holder)).toEqual(["worker-b"]);
+    expect(time.pending()).toBe(0);
+  });
 });
