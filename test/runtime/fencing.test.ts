@@ -24,8 +24,11 @@ const longStep = turn("Plan", {
   expected_checks: ["tests-pass"],
 });
 
-/** Another driver takes the loop over (its lease long expired by then) just before `kind` is written. */
-function takenOverBefore(kind: string, time: ManualClock): (s: LedgerStore) => LedgerStore {
+/** The store, with `before` run just before it puts a loop's records of `kind`. */
+function beforePut(
+  kind: string,
+  before: (store: LedgerStore, query: string) => Promise<void>,
+): (s: LedgerStore) => LedgerStore {
   return (store) =>
     new Proxy(store, {
       get(target, prop, receiver) {
@@ -34,14 +37,23 @@ function takenOverBefore(kind: string, time: ManualClock): (s: LedgerStore) => L
         if (prop !== "putRecords") return v.bind(target);
         return async (records: readonly LedgerRecord[], ...rest: unknown[]) => {
           const query = records[0]?.query;
-          if (query !== undefined && records.some((r) => r.kind === kind)) {
-            const later = new Date(time.now().getTime() + 3_600_000);
-            expect(await target.acquireLease(query, "worker-b", 60_000, later)).toBeDefined();
-          }
+          if (query !== undefined && records.some((r) => r.kind === kind))
+            await before(target, query);
           return (v as (...a: unknown[]) => Promise<unknown>).call(target, records, ...rest);
         };
       },
     });
+}
+
+/** Another driver takes the loop over (its lease long expired by then). */
+async function takeOver(store: LedgerStore, query: string, time: ManualClock): Promise<void> {
+  const later = new Date(time.now().getTime() + 3_600_000);
+  expect(await store.acquireLease(query, "worker-b", 60_000, later)).toBeDefined();
+}
+
+/** Another driver takes the loop over just before `kind` is written. */
+function takenOverBefore(kind: string, time: ManualClock): (s: LedgerStore) => LedgerStore {
+  return beforePut(kind, (store, query) => takeOver(store, query, time));
 }
 
 /** Processes running the long step's command (`sleep 613`), by pid, read from /proc. */
@@ -220,20 +232,9 @@ describe("a drive that loses its lease", () => {
   });
 
   it("leaves no environment behind when the drive fails otherwise (its store gone)", async () => {
-    const storeGone = (store: LedgerStore): LedgerStore =>
-      new Proxy(store, {
-        get(target, prop, receiver) {
-          const v = Reflect.get(target, prop, receiver) as unknown;
-          if (typeof v !== "function") return v;
-          if (prop !== "putRecords") return v.bind(target);
-          return async (records: readonly LedgerRecord[], ...rest: unknown[]) => {
-            if (records.some((r) => r.kind === "stepStarted")) {
-              throw new WarrantError("store/unreachable", "the database went away");
-            }
-            return (v as (...a: unknown[]) => Promise<unknown>).call(target, records, ...rest);
-          };
-        },
-      });
+    const storeGone = beforePut("stepStarted", async () => {
+      throw new WarrantError("store/unreachable", "the database went away");
+    });
     const time = manualClock();
     const h = await harness(
       { implementer: [longStep], reviewer: [accept] },
@@ -251,23 +252,10 @@ describe("a drive that loses its lease", () => {
     // A process frozen past its lease wakes to find what the new holder removed (its environment's
     // folders): the error it meets then is not the drive's failure but the lease's loss.
     const time = manualClock();
-    const failsAfterTakeover = (store: LedgerStore): LedgerStore =>
-      new Proxy(store, {
-        get(target, prop, receiver) {
-          const v = Reflect.get(target, prop, receiver) as unknown;
-          if (typeof v !== "function") return v;
-          if (prop !== "putRecords") return v.bind(target);
-          return async (records: readonly LedgerRecord[], ...rest: unknown[]) => {
-            const query = records[0]?.query;
-            if (query !== undefined && records.some((r) => r.kind === "stepStarted")) {
-              const later = new Date(time.now().getTime() + 3_600_000);
-              expect(await target.acquireLease(query, "worker-b", 60_000, later)).toBeDefined();
-              throw new Error("ENOENT: no such file or directory, open 'upper'");
-            }
-            return (v as (...a: unknown[]) => Promise<unknown>).call(target, records, ...rest);
-          };
-        },
-      });
+    const failsAfterTakeover = beforePut("stepStarted", async (store, query) => {
+      await takeOver(store, query, time);
+      throw new Error("ENOENT: no such file or directory, open 'upper'");
+    });
     const h = await harness(
       { implementer: [longStep], reviewer: [accept] },
       { pack: "long-step.task-pack.json", wrapStore: failsAfterTakeover, lease: WORKER_A, time },
