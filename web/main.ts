@@ -290,6 +290,8 @@ function pendingCard(p: Pending): HTMLElement {
   ) as HTMLButtonElement;
   const deny = h("button", { class: "deny", "data-testid": "deny" }, "Deny") as HTMLButtonElement;
   const act = async (decision: "approve" | "deny") => {
+    // Acted on from here: the card stays for the act's answer even if the queue drops it first.
+    card.dataset.acted = "true";
     approve.disabled = true;
     deny.disabled = true;
     const body: Json = { run: p.run, step: p.step, decision };
@@ -345,6 +347,14 @@ function renderQueue(box: HTMLElement, filter?: string): void {
   const want = new Set(list.map(keyOf));
   for (const [k, card] of cards)
     if (!want.has(k)) {
+      // A card acted on from this page stays, with what the act did, until the page is left: the
+      // loop may move on (and the live queue drop it) before the act's answer comes. It is no
+      // longer a pending approval.
+      if (card.dataset.acted === "true") {
+        card.dataset.testid = "acted-approval";
+        card.classList.add("acted");
+        continue;
+      }
       card.remove();
       cards.delete(k);
     }

@@ -123,9 +123,9 @@ describe.skipIf(!haveBrowser)("the approval card and a stopped loop in the conso
     );
     // bob approves it here: the run succeeds and the loop stops.
     await card.locator('[data-testid="approve"]').click();
-    await expect
-      .poll(() => card.locator('[data-testid="act-result"]').textContent(), { timeout: 10_000 })
-      .toContain("approved fix");
+    // The act's answer stays on the card, which is no longer pending once the loop moves on.
+    const answered = page.locator(`[data-run="${second}"] [data-testid="act-result"]`);
+    await expect.poll(() => answered.textContent(), { timeout: 10_000 }).toContain("approved fix");
     const done = await run.done;
     expect(done.stdout).toContain("loop stopped: succeeded");
 
