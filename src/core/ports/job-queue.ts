@@ -1,5 +1,5 @@
-// The job queue port: hands dispatched loops to workers and lists their jobs (graphile-worker over
-// PostgreSQL, src/adapters/queue/graphile-job-queue.ts).
+// The job queue port: hands dispatched loops to workers and lists their jobs. docs/architecture.md
+// names its implementation in the ports table.
 
 /** The version of the job queue port. */
 export const JOB_QUEUE_PORT_VERSION = "v1";
@@ -36,7 +36,7 @@ export interface QueuedJob {
   readonly failed: boolean;
 }
 
-/** The queue that hands dispatched loops to workers (graphile-worker over PostgreSQL). */
+/** The queue that hands dispatched loops to workers. */
 export interface JobQueue {
   /** Where the queue lives, for people (never a password). */
   readonly description: string;
