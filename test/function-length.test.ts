@@ -85,7 +85,6 @@ const REMAINDER: readonly Remainder[] = [
     name: "compose",
     reason: NOT_YET,
   },
-  { file: "src/runtime/passage.ts", name: "runPassage", reason: NOT_YET },
   { file: "src/runtime/run-executor.ts", name: "executeRun", reason: NOT_YET },
   { file: "src/runtime/run-executor.ts", name: "verify", reason: NOT_YET },
   { file: "src/core/taskpack/validate-task-pack.ts", name: "validateTaskPack", reason: NOT_YET },
