@@ -85,8 +85,6 @@ const REMAINDER: readonly Remainder[] = [
     name: "compose",
     reason: NOT_YET,
   },
-  { file: "src/runtime/run-executor.ts", name: "executeRun", reason: NOT_YET },
-  { file: "src/runtime/run-executor.ts", name: "verify", reason: NOT_YET },
   { file: "src/core/taskpack/validate-task-pack.ts", name: "validateTaskPack", reason: NOT_YET },
   { file: "src/core/loop/decide.ts", name: "decide", reason: NOT_YET },
   { file: "src/core/loop/audit-records.ts", name: "recordProblems", reason: NOT_YET },
