@@ -80,11 +80,6 @@ const REMAINDER: readonly Remainder[] = [
     name: "createOpenAIModel",
     reason: NOT_YET,
   },
-  {
-    file: "src/library/compose.ts",
-    name: "compose",
-    reason: NOT_YET,
-  },
   { file: "src/core/taskpack/validate-task-pack.ts", name: "validateTaskPack", reason: NOT_YET },
   { file: "src/core/loop/decide.ts", name: "decide", reason: NOT_YET },
   { file: "src/core/loop/audit-records.ts", name: "recordProblems", reason: NOT_YET },
