@@ -66,11 +66,6 @@ const REMAINDER: readonly Remainder[] = [
     reason: BEING_CHANGED,
   },
   {
-    file: "src/library/evals/load.ts",
-    name: "loadEvalSet",
-    reason: NOT_YET,
-  },
-  {
     file: "src/adapters/models/openai-model.ts",
     name: "createOpenAIModel",
     reason: NOT_YET,
