@@ -65,11 +65,6 @@ const REMAINDER: readonly Remainder[] = [
     name: "createEnvironment",
     reason: BEING_CHANGED,
   },
-  {
-    file: "src/adapters/models/openai-model.ts",
-    name: "createOpenAIModel",
-    reason: NOT_YET,
-  },
   { file: "src/core/taskpack/validate-task-pack.ts", name: "validateTaskPack", reason: NOT_YET },
   { file: "src/core/loop/decide.ts", name: "decide", reason: NOT_YET },
   { file: "src/core/loop/audit-records.ts", name: "recordProblems", reason: NOT_YET },
