@@ -70,7 +70,6 @@ const REMAINDER: readonly Remainder[] = [
   { file: "src/core/loop/audit-records.ts", name: "recordProblems", reason: NOT_YET },
   { file: "src/core/turn/validate-turn.ts", name: "validateTurn", reason: NOT_YET },
   { file: "src/core/definition/rules.ts", name: "agent", reason: NOT_YET },
-  { file: "src/adapters/queue/graphile-job-queue.ts", name: "graphileJobQueue", reason: NOT_YET },
   // The contract suites warrant/testing exports: each one `describe` of `it` cases over one
   // factory, and the describe's body; not yet split into groups of cases.
   { file: "src/testing/contracts/ledger-store.ts", name: "ledgerStoreContract", reason: SUITE },
