@@ -78,7 +78,6 @@ const REMAINDER: readonly Remainder[] = [
   { file: "src/testing/contracts/leases.ts", name: "<anonymous>", reason: SUITE },
   { file: "src/testing/contracts/sandbox.ts", name: "sandboxContract", reason: SUITE },
   { file: "src/testing/contracts/sandbox.ts", name: "<anonymous>", reason: SUITE },
-  { file: "src/testing/fake-sandbox.ts", name: "fakeSandbox", reason: NOT_YET },
 ];
 
 interface Measured {
