@@ -74,8 +74,6 @@ const REMAINDER: readonly Remainder[] = [
   // factory, and the describe's body; not yet split into groups of cases.
   { file: "src/testing/contracts/ledger-store.ts", name: "ledgerStoreContract", reason: SUITE },
   { file: "src/testing/contracts/ledger-store.ts", name: "<anonymous>", reason: SUITE },
-  { file: "src/testing/contracts/leases.ts", name: "leaseContract", reason: SUITE },
-  { file: "src/testing/contracts/leases.ts", name: "<anonymous>", reason: SUITE },
   { file: "src/testing/contracts/sandbox.ts", name: "sandboxContract", reason: SUITE },
   { file: "src/testing/contracts/sandbox.ts", name: "<anonymous>", reason: SUITE },
 ];
