@@ -72,8 +72,6 @@ const REMAINDER: readonly Remainder[] = [
   { file: "src/core/definition/rules.ts", name: "agent", reason: NOT_YET },
   // The contract suites warrant/testing exports: each one `describe` of `it` cases over one
   // factory, and the describe's body; not yet split into groups of cases.
-  { file: "src/testing/contracts/ledger-store.ts", name: "ledgerStoreContract", reason: SUITE },
-  { file: "src/testing/contracts/ledger-store.ts", name: "<anonymous>", reason: SUITE },
   { file: "src/testing/contracts/sandbox.ts", name: "sandboxContract", reason: SUITE },
   { file: "src/testing/contracts/sandbox.ts", name: "<anonymous>", reason: SUITE },
 ];
