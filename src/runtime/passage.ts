@@ -463,47 +463,42 @@ function invalidTurn(
   return undefined;
 }
 
-/** Runs a turn's tool calls through the host, in order, and gives the model their results. */
-async function callTools(run: Run, calls: readonly ValidCall[], index: number): Promise<void> {
-  const { toolHost, onEvent } = run.input;
-  const { content } = run;
-  const results: ToolResultEntry[] = [];
-  for (const [n, call] of calls.entries()) {
-    onEvent?.(
-      content
-        ? { kind: "tool-call-start", turn: index, call: n, name: call.name, args: call.args }
-        : { kind: "tool-call-start", turn: index, call: n, name: call.name },
-    );
-    const started = performance.now();
-    let result: ToolResult;
-    try {
-      result = await toolHost.call(call.name, call.args, run.toolOptions);
-    } catch (e) {
-      // A tool that could not write the ledger (a memory write, a sub-agent's charge) ends the
-      // drive as a crash would: resume redoes the passage, and its writes replay.
-      if (e instanceof LedgerWriteFailed) throw e.reason;
-      // A host never rejects by contract; should one, the model reads a failure, not the error.
-      const code = e instanceof WarrantError ? e.code : "tool/failed";
-      result = { ok: false, content: `the tool failed (${code})`, isError: true, code };
-    }
-    run.toolCalls++;
-    const latencyMs = performance.now() - started;
-    run.log.append({
-      kind: "tool-call",
-      turn: index,
-      name: call.name,
-      args: call.args,
-      result,
-      latencyMs,
-    });
-    onEvent?.(toolCallEnd(index, n, call.name, result, latencyMs, content));
-    results.push({
-      name: call.name,
-      content: result.content,
-      isError: result.isError,
-    });
-  }
-  run.conversation.push({ kind: "tool-results", results });
+/**
+ * What the model reads of a tool call that threw (a host never rejects by contract); a tool that
+ * could not write the ledger (a memory write, a sub-agent's charge) ends the drive as a crash
+ * would instead: resume redoes the passage, and its writes replay.
+ */
+function thrownByTool(e: unknown): ToolResult {
+  if (e instanceof LedgerWriteFailed) throw e.reason;
+  const code = e instanceof WarrantError ? e.code : "tool/failed";
+  return { ok: false, content: `the tool failed (${code})`, isError: true, code };
+}
+
+/** A tool call done: counted, in the transcript, told, and its result kept for the model. */
+function recordToolCall(
+  run: Run,
+  index: number,
+  n: number,
+  call: ValidCall,
+  result: ToolResult,
+  latencyMs: number,
+  results: ToolResultEntry[],
+): void {
+  run.toolCalls++;
+  run.log.append({
+    kind: "tool-call",
+    turn: index,
+    name: call.name,
+    args: call.args,
+    result,
+    latencyMs,
+  });
+  run.input.onEvent?.(toolCallEnd(index, n, call.name, result, latencyMs, run.content));
+  results.push({
+    name: call.name,
+    content: result.content,
+    isError: result.isError,
+  });
 }
 
 export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
@@ -578,6 +573,23 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
         transcript: log.finish(transcriptHead(run, { ok: true, type: message.type })),
       };
     }
-    await callTools(run, valid.calls, index);
+    // The turn's tool calls in order, inline: an async helper would cost a promise per turn.
+    const results: ToolResultEntry[] = [];
+    for (const [n, call] of valid.calls.entries()) {
+      onEvent?.(
+        content
+          ? { kind: "tool-call-start", turn: index, call: n, name: call.name, args: call.args }
+          : { kind: "tool-call-start", turn: index, call: n, name: call.name },
+      );
+      const started = performance.now();
+      let result: ToolResult;
+      try {
+        result = await input.toolHost.call(call.name, call.args, run.toolOptions);
+      } catch (e) {
+        result = thrownByTool(e);
+      }
+      recordToolCall(run, index, n, call, result, performance.now() - started, results);
+    }
+    conversation.push({ kind: "tool-results", results });
   }
 }
