@@ -345,7 +345,7 @@ describe("where a record's problem is reported: the fact that names it or that i
       rows: { ...l.rows, records: [...l.rows.records, ...extra] },
     });
     expect(all.keyRotation).toEqual(["/facts/2", "/facts/0", "/facts/5", "/facts/0", "/facts/0"]);
-    expect(all.head?.slice(3)).toEqual(["/facts/0", "/facts/6", "/facts/0", "/facts/0"]);
+    expect(all.head?.slice(3)).toEqual(["/facts/0", "/facts/5", "/facts/0", "/facts/0"]);
     expect(all.memoryWrite).toEqual(["/facts/3", `/records/${n + 10}`]);
     expect(all.driveTrace).toEqual([`/records/${n + 11}`]);
     expect(all.actSignature).toEqual(["/facts/5", `/records/${n + 12}`]);

@@ -395,19 +395,17 @@ function touchOf(
     };
     let fact: number | undefined;
     // By the kind its ref names: a kind column may have been changed.
-    switch (kindOfRef(r.ref) ?? r.kind) {
+    const kind = kindOfRef(r.ref) ?? r.kind;
+    switch (kind) {
       case "binding":
       case "hostKey":
         fact = 0;
         break;
-      case "keyRotation": {
-        const n = b["at/sequence"];
-        fact = typeof n === "number" && n >= 1 ? Math.min(n, facts.length) - 1 : 0;
-        break;
-      }
+      case "keyRotation":
       case "head": {
-        const n = b.sequence;
-        fact = typeof n === "number" && n >= 1 ? Math.min(n - 1, facts.length) : 0;
+        // The last fact the sequence counts, within the loop.
+        const n = kind === "head" ? b.sequence : b["at/sequence"];
+        fact = typeof n === "number" && n >= 1 ? Math.min(n, facts.length) - 1 : 0;
         break;
       }
       case "actSignature":
