@@ -33,7 +33,17 @@ import {
 
 const real = { ...treeFs };
 const work = mkdtempSync(path.join(tmpdir(), "warrant-walk-refusals-"));
-afterAll(() => rmSync(work, { recursive: true, force: true }));
+/** Grant the owner rwx on every folder under `dir` (folders left locked), so that it can go. */
+function unlock(dir: string): void {
+  chmodSync(dir, 0o700);
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    if (e.isDirectory()) unlock(path.join(dir, e.name));
+  }
+}
+afterAll(() => {
+  unlock(work);
+  rmSync(work, { recursive: true, force: true });
+});
 afterEach(() => {
   vi.restoreAllMocks();
 });
