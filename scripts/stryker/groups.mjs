@@ -143,6 +143,7 @@ export const GROUPS = [
       "test/sandbox/confinement-unit.test.ts",
       "test/sandbox/host-fs.test.ts",
       "test/sandbox/tree-walk.test.ts",
+      "test/sandbox/tree-walk-refusals.test.ts",
       "test/sandbox/resource-limits.test.ts",
       "test/sandbox/env-filter.test.ts",
       "test/taskpack/ignore-env.test.ts",
