@@ -51,9 +51,10 @@ describe("the audit places a record's problem at the fact the record belongs to"
   for (const [index, kind, path] of BELONGS) {
     it(`${kind} (record ${index}) with a kind column its ref does not name: ${path}`, async () => {
       const r = rows();
-      const row = r.records[index] as RawLoop["records"][number];
-      r.records[index] = { ...row, kind: kind === "review" ? "proposal" : "review" };
-      expect(await pathsOf(r, "store/kind-mismatch")).toEqual([path]);
+      const records = r.records.map((row, i) =>
+        i === index ? { ...row, kind: kind === "review" ? "proposal" : "review" } : row,
+      );
+      expect(await pathsOf({ ...r, records }, "store/kind-mismatch")).toEqual([path]);
     });
   }
 });
@@ -70,9 +71,8 @@ describe("a record whose body is not a JSON object: at the fact that names its r
   ] as const) {
     it(`${kind} (record ${index}): ${path}`, async () => {
       const r = rows();
-      const row = r.records[index] as RawLoop["records"][number];
-      r.records[index] = { ...row, text: "[]" };
-      expect(await pathsOf(r, "store/row-invalid")).toEqual([path]);
+      const records = r.records.map((row, i) => (i === index ? { ...row, text: "[]" } : row));
+      expect(await pathsOf({ ...r, records }, "store/row-invalid")).toEqual([path]);
     });
   }
 });
