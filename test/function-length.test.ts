@@ -34,7 +34,6 @@ const REMAINDER: readonly Remainder[] = [
     name: "createLayeredView",
     reason: BEING_CHANGED,
   },
-  { file: "src/adapters/sandbox/egress-proxy.ts", name: "startEgressProxy", reason: BEING_CHANGED },
   {
     file: "src/adapters/sandbox/managed-environment.ts",
     name: "environmentHost",

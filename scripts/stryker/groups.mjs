@@ -151,12 +151,10 @@ export const GROUPS = [
   {
     name: "egress",
     // The egress proxy's allow-list decision and its parsing: printable hosts, the HTTP head,
-    // CONNECT and absolute-URI targets (not the socket plumbing, nor yet the SOCKS5 and HTTP
-    // handlers, lines 262-398, whose mutants mostly leave a client waiting until the timeout).
-    mutate: [
-      "src/adapters/sandbox/egress-proxy.ts:51-58",
-      "src/adapters/sandbox/egress-proxy.ts:430-530",
-    ],
+    // CONNECT and absolute-URI targets (not the socket plumbing, egress-connect.ts and
+    // egress-proxy.ts, nor yet the SOCKS5 and HTTP handlers, egress-handlers.ts, whose mutants
+    // mostly leave a client waiting until the timeout).
+    mutate: ["src/adapters/sandbox/egress-rules.ts"],
     tests: ["test/sandbox/egress-proxy.test.ts"],
   },
 ];
