@@ -30,16 +30,6 @@ const SUITE = "a contract suite: its cases not yet split into groups";
 
 const REMAINDER: readonly Remainder[] = [
   {
-    file: "src/adapters/sandbox/managed-environment.ts",
-    name: "environmentHost",
-    reason: BEING_CHANGED,
-  },
-  {
-    file: "src/adapters/sandbox/managed-environment.ts",
-    name: "managedEnvironment",
-    reason: BEING_CHANGED,
-  },
-  {
     file: "src/adapters/sandbox/unshare-sandbox.ts",
     name: "createUnshareSandbox",
     reason: BEING_CHANGED,
