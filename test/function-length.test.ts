@@ -77,7 +77,6 @@ const REMAINDER: readonly Remainder[] = [
   { file: "src/core/taskpack/validate-task-pack.ts", name: "validateTaskPack", reason: NOT_YET },
   { file: "src/core/loop/decide.ts", name: "decide", reason: NOT_YET },
   { file: "src/core/loop/audit-records.ts", name: "recordProblems", reason: NOT_YET },
-  { file: "src/core/turn/validate-turn.ts", name: "validateTurn", reason: NOT_YET },
   { file: "src/runtime/worker.ts", name: "startWorker", reason: NOT_YET },
   { file: "src/core/definition/rules.ts", name: "agent", reason: NOT_YET },
   { file: "src/adapters/queue/graphile-job-queue.ts", name: "graphileJobQueue", reason: NOT_YET },
