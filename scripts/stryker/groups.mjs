@@ -137,7 +137,7 @@ export const GROUPS = [
       "src/adapters/sandbox/resource-limits.ts:275-380",
       "src/adapters/sandbox/contained-exec.ts:33-43",
       "src/core/taskpack/ignore.ts:15-15",
-      "src/core/taskpack/validate-task-pack.ts:153-162",
+      "src/core/taskpack/command-env.ts",
     ],
     tests: [
       "test/sandbox/confinement-unit.test.ts",
