@@ -30,22 +30,6 @@ const SUITE = "a contract suite: its cases not yet split into groups";
 
 const REMAINDER: readonly Remainder[] = [
   {
-    file: "src/adapters/sandbox/layered-view.ts",
-    name: "createLayeredView",
-    reason: BEING_CHANGED,
-  },
-  { file: "src/adapters/sandbox/egress-proxy.ts", name: "startEgressProxy", reason: BEING_CHANGED },
-  {
-    file: "src/adapters/sandbox/managed-environment.ts",
-    name: "environmentHost",
-    reason: BEING_CHANGED,
-  },
-  {
-    file: "src/adapters/sandbox/managed-environment.ts",
-    name: "managedEnvironment",
-    reason: BEING_CHANGED,
-  },
-  {
     file: "src/adapters/sandbox/unshare-sandbox.ts",
     name: "createUnshareSandbox",
     reason: BEING_CHANGED,
@@ -90,10 +74,8 @@ const REMAINDER: readonly Remainder[] = [
   { file: "src/runtime/passage.ts", name: "runPassage", reason: NOT_YET },
   { file: "src/runtime/run-executor.ts", name: "executeRun", reason: NOT_YET },
   { file: "src/runtime/run-executor.ts", name: "verify", reason: NOT_YET },
-  { file: "src/core/taskpack/validate-task-pack.ts", name: "validateTaskPack", reason: NOT_YET },
   { file: "src/core/loop/decide.ts", name: "decide", reason: NOT_YET },
   { file: "src/core/loop/audit-records.ts", name: "recordProblems", reason: NOT_YET },
-  { file: "src/core/turn/validate-turn.ts", name: "validateTurn", reason: NOT_YET },
   { file: "src/runtime/worker.ts", name: "startWorker", reason: NOT_YET },
   { file: "src/core/definition/rules.ts", name: "agent", reason: NOT_YET },
   { file: "src/adapters/queue/graphile-job-queue.ts", name: "graphileJobQueue", reason: NOT_YET },

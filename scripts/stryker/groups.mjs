@@ -137,7 +137,7 @@ export const GROUPS = [
       "src/adapters/sandbox/resource-limits.ts:275-380",
       "src/adapters/sandbox/contained-exec.ts:33-43",
       "src/core/taskpack/ignore.ts:15-15",
-      "src/core/taskpack/validate-task-pack.ts:153-162",
+      "src/core/taskpack/command-env.ts",
     ],
     tests: [
       "test/sandbox/confinement-unit.test.ts",
@@ -152,12 +152,10 @@ export const GROUPS = [
   {
     name: "egress",
     // The egress proxy's allow-list decision and its parsing: printable hosts, the HTTP head,
-    // CONNECT and absolute-URI targets (not the socket plumbing, nor yet the SOCKS5 and HTTP
-    // handlers, lines 262-398, whose mutants mostly leave a client waiting until the timeout).
-    mutate: [
-      "src/adapters/sandbox/egress-proxy.ts:51-58",
-      "src/adapters/sandbox/egress-proxy.ts:430-530",
-    ],
+    // CONNECT and absolute-URI targets (not the socket plumbing, egress-connect.ts and
+    // egress-proxy.ts, nor yet the SOCKS5 and HTTP handlers, egress-handlers.ts, whose mutants
+    // mostly leave a client waiting until the timeout).
+    mutate: ["src/adapters/sandbox/egress-rules.ts"],
     tests: ["test/sandbox/egress-proxy.test.ts"],
   },
 ];
