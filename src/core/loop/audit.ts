@@ -9,7 +9,7 @@
 // it touches.
 import { base64url, contentRef } from "../records/canonical.js";
 import { hasValidContentRef } from "../records/content-ref.js";
-import type { HeadBody, HostKeyBody, KeyRotationBody } from "../records/host-records.js";
+import type { HostKeyBody, KeyRotationBody } from "../records/host-records.js";
 import { operatorActRef } from "../records/operator-act.js";
 import {
   isRecordKind,
@@ -25,7 +25,7 @@ import { type AuditedRecord, Findings, type Located } from "./audit-findings.js"
 export { type AuditedRecord, Findings, type Located } from "./audit-findings.js";
 
 import type { OperatorAct, RawLoop, StoredFact } from "../ports/ledger-store.js";
-import { actFactOf, actSignatureProblems, headProblems } from "./audit-heads.js";
+import { actFactOf, actSignatureProblems, headProblems, type StoredHead } from "./audit-heads.js";
 import { recordProblems } from "./audit-records.js";
 import { chainProblem, checkFacts, problem, projectionSchemaProblems } from "./check.js";
 import type { LoopState } from "./state.js";
@@ -70,8 +70,8 @@ export interface AuditReport {
   readonly signedThrough: number;
   /** The operator acts the signed heads cover (every act that counts, when valid). */
   readonly actsCovered: number;
-  /** The latest head that matches the chain. */
-  readonly lastHead?: HeadBody;
+  /** The latest head that matches the chain, as stored (only its sequence and hash are checked). */
+  readonly lastHead?: StoredHead;
 }
 
 function isObject(x: unknown): x is Record<string, unknown> {
@@ -86,12 +86,21 @@ function parse(text: string): unknown {
   }
 }
 
+/**
+ * Whether a parsed row is a fact in form: an object whose `step` is an object naming its kind. What
+ * its fields hold is judged after, by checkFacts (sequence, time, the legality of each step), as for
+ * every loop read.
+ */
+function isFactInForm(x: unknown): x is Fact {
+  return isObject(x) && isObject(x.step) && typeof x.step.kind === "string";
+}
+
 /** Parse the fact rows; the first row that is not a fact ends the audit there. */
 function parseFacts(query: string, rows: RawLoop["facts"], found: Findings): StoredFact[] {
   const stored: StoredFact[] = [];
   for (const [i, row] of rows.entries()) {
     const fact = parse(row.text);
-    if (!isObject(fact) || !isObject(fact.step) || typeof fact.step.kind !== "string") {
+    if (!isFactInForm(fact)) {
       found.add(
         { fact: i },
         "store/row-invalid",
@@ -113,7 +122,7 @@ function parseFacts(query: string, rows: RawLoop["facts"], found: Findings): Sto
         `fact row ${row.sequence} holds a fact numbered ${String(fact.sequence)}`,
       );
     }
-    stored.push({ fact: fact as unknown as Fact, chargeKey: row.chargeKey, hash: row.hash });
+    stored.push({ fact, chargeKey: row.chargeKey, hash: row.hash });
   }
   return stored;
 }

@@ -1,5 +1,6 @@
 // The validated task pack: the contract's document mapped to the shapes the runtime acts on.
 
+import type { TaskPackV1 } from "../contracts/types/task-pack.v1.js";
 import type { ResourceLimits } from "../ports/sandbox.js";
 import type { Result } from "../result.js";
 import type { Glob } from "./glob.js";
@@ -41,12 +42,8 @@ export type PackLimitKey =
   | "max/experiments"
   | "max/wall-time-ms";
 
-export interface TaskPackAgents {
-  readonly implementer: string;
-  readonly reviewer: string;
-  readonly summarizer?: string;
-  readonly "adversarial-critic"?: string;
-}
+/** The agent definition file of each role, as the contract (contracts/task-pack.v1.json) types it. */
+export type TaskPackAgents = Readonly<TaskPackV1["agents"]>;
 
 /**
  * A pack's `resources`: what each command may use, and how much host work reading a run's changes

@@ -2,6 +2,7 @@
 import taskPackSchema from "../../../contracts/task-pack.v1.json" with { type: "json" };
 import { createAjv, type ErrorObject, type ValidateFunction } from "../contracts/ajv-factory.js";
 import { operatorTaskCommonSchema } from "../contracts/schemas.js";
+import type { TaskPackV1 } from "../contracts/types/task-pack.v1.js";
 import { DEFAULT_CHANGE_BOUNDS, DEFAULT_RESOURCES } from "../ports/sandbox.js";
 import { fail, ok, type Problem, pointer, type Result } from "../result.js";
 import { didYouMean, suggestName } from "../text/did-you-mean.js";
@@ -24,13 +25,16 @@ import type {
 
 export const TASK_PACK_SCHEMA_ID = "urn:warrant:task-pack:v1";
 
-let packValidator: ValidateFunction | undefined;
+/** A document the pack schema accepted: its contract type, and a JSON object the rules read by name. */
+type PackDocument = TaskPackV1 & Json;
 
-function taskPackValidator(): ValidateFunction {
+let packValidator: ValidateFunction<PackDocument> | undefined;
+
+function taskPackValidator(): ValidateFunction<PackDocument> {
   if (packValidator !== undefined) return packValidator;
   const ajv = createAjv();
   ajv.addSchema(operatorTaskCommonSchema);
-  packValidator = ajv.compile(taskPackSchema);
+  packValidator = ajv.compile<PackDocument>(taskPackSchema);
   return packValidator;
 }
 
@@ -138,7 +142,7 @@ export function validateTaskPack(doc: unknown, opts: { packPath?: string } = {})
       schemaProblems(validate.errors, doc).map((p) => ({ ...p, message: label + p.message })),
     );
   }
-  const pack = doc as Json;
+  const pack: Json = doc;
   const problems: Problem[] = [];
   const push = (code: string, path: string, message: string) =>
     problems.push({ code, path, message: label + message });
@@ -161,7 +165,7 @@ export function validateTaskPack(doc: unknown, opts: { packPath?: string } = {})
 
   const verifier = pack.verifier as Json;
   const checks = verifierChecks(verifier.checks as Json[], commands, commandDocs, push);
-  const agents = pack.agents as TaskPackAgents;
+  const agents: TaskPackAgents = doc.agents;
   const guidance = (isObject(pack.guidance) ? pack.guidance : {}) as TaskPack["guidance"];
   guidanceProblems(agents, guidance, push);
   const network = isObject(pack.network) ? networkOf(pack.network, push) : undefined;
