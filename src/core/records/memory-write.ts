@@ -2,9 +2,14 @@
 // path, scope, namespace), each written by one `memory.write` call of one passage; and the ledger
 // record of that call (before and after digests), so an audited or resumed loop sees exactly what
 // each passage read and wrote.
+import type { MemoryScopeKind } from "../contracts/types/agent-definition.v1.js";
 import { digestOf } from "./canonical.js";
 
-export const MEMORY_SCOPES = ["shared", "namespace", "thread"] as const;
+export const MEMORY_SCOPES = [
+  "shared",
+  "namespace",
+  "thread",
+] as const satisfies readonly MemoryScopeKind[];
 export type MemoryScopeName = (typeof MEMORY_SCOPES)[number];
 
 /** Whose memory: `namespace` is "" for shared memory, the loop's query for a thread's. */

@@ -1,5 +1,6 @@
 // The model-turn wire shape (model-turn.schema.json, seed spelling) and the validated form the
 // runtime consumes, plus which message types each role may emit (docs/spec/turns.md).
+import type { ModelTurnV1 } from "../contracts/types/model-turn.js";
 import type { Role } from "../loop/types.js";
 
 export const MESSAGE_TYPES = [
@@ -9,7 +10,7 @@ export const MESSAGE_TYPES = [
   "Verdict",
   "Finding",
   "DeadEnd",
-] as const;
+] as const satisfies readonly NonNullable<ModelTurnV1["message"]>["type"][];
 export type MessageType = (typeof MESSAGE_TYPES)[number];
 
 /** One tool call as the model wrote it: arguments are a JSON text, parsed only by validation. */
