@@ -10,9 +10,7 @@ import { base64url, contentRef } from "./canonical.js";
 import { operatorActRef } from "./operator-act.js";
 import { OUTSIDE_REF_FIELD, RECORD_KIND_TABLE } from "./record-kinds.js";
 import { publicKeyOf, signRecord } from "./signature.js";
-
-/** A body as its contract types it, before the signer adds its `signature`. */
-type Unsigned<T> = Readonly<Omit<T, "signature">>;
+import type { Unsigned } from "./unsigned.js";
 
 /**
  * The host key pinned at a loop's opening: `key/public` is the unpadded base64url of the 32-byte
