@@ -2,6 +2,7 @@
 // of roles, outcomes and limits are checked against the generated contract types (`satisfies`:
 // nothing the contract lacks) and test/wire-lists.test.ts (nothing the contract has is missing).
 
+import type * as WireLoop from "../contracts/types/corpus-task-pack-loop.v1.js";
 import type * as Wire from "../contracts/types/ledger-records.v1.js";
 import type { DeliberationLimits } from "../contracts/types/operator-task-common.v1.js";
 
@@ -89,7 +90,7 @@ export type Stop =
     }
   | { readonly reason: "cancelled"; readonly "operator/binding-ref": string };
 
-export type LoopStateName = "open" | "deadline-passed" | "stopped";
+export type LoopStateName = WireLoop.CorpusTaskPackLoopV1["state"];
 
 /** The loop document (projection plus facts), exactly as the seed schema describes. */
 export interface LoopDocument {
