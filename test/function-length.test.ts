@@ -74,10 +74,7 @@ const REMAINDER: readonly Remainder[] = [
   { file: "src/runtime/passage.ts", name: "runPassage", reason: NOT_YET },
   { file: "src/runtime/run-executor.ts", name: "executeRun", reason: NOT_YET },
   { file: "src/runtime/run-executor.ts", name: "verify", reason: NOT_YET },
-  { file: "src/core/loop/decide.ts", name: "decide", reason: NOT_YET },
-  { file: "src/core/loop/audit-records.ts", name: "recordProblems", reason: NOT_YET },
   { file: "src/runtime/worker.ts", name: "startWorker", reason: NOT_YET },
-  { file: "src/core/definition/rules.ts", name: "agent", reason: NOT_YET },
   { file: "src/adapters/queue/graphile-job-queue.ts", name: "graphileJobQueue", reason: NOT_YET },
   // The contract suites warrant/testing exports: each one `describe` of `it` cases over one
   // factory, and the describe's body; not yet split into groups of cases.
