@@ -33,6 +33,17 @@ export function withoutProc(): void {
 }
 
 /**
+ * What `containedFs[name]` does now: the call itself, or what a test made it do (`withoutProc`).
+ * A test wraps this, not the spy: `vi.spyOn` on a spied call returns the same spy.
+ */
+export function currentCall<T = unknown>(name: FsName): (...a: unknown[]) => Promise<T> {
+  const now = containedFs[name];
+  return (vi.isMockFunction(now) ? now.getMockImplementation() : now) as (
+    ...a: unknown[]
+  ) => Promise<T>;
+}
+
+/**
  * Run `before` (another process acting) the first time `name` is called with a path whose last
  * name is `base`, then make the call (the current one: `withoutProc`'s when it was set up first).
  */
@@ -42,11 +53,7 @@ export function raceBefore(
   before: () => unknown,
   answer?: (...a: unknown[]) => Promise<unknown>,
 ): void {
-  const now = containedFs[name];
-  // Already wrapped (withoutProc): wrap what it does, not the spy (spyOn returns the same one).
-  const current = (vi.isMockFunction(now) ? now.getMockImplementation() : now) as (
-    ...a: unknown[]
-  ) => Promise<unknown>;
+  const current = currentCall(name);
   let done = false;
   vi.spyOn(containedFs, name).mockImplementation((async (...a: unknown[]) => {
     if (!done && path.basename(String(a[0])) === base) {
