@@ -90,11 +90,12 @@ export class ContainedTree {
     }
     // /proc/self/fd/N is used only when it is there and is this folder.
     const viaProc = `/proc/self/fd/${fh.fd}`;
-    const proc = await containedFs
-      .lstat(`${viaProc}/.`)
-      .then(async (st) => sameFile(st, await fh.stat()))
-      // Stryker disable next-line ArrowFunction: equivalent, proc is only tested for truth
-      .catch(() => false);
+    let proc = false;
+    try {
+      proc = sameFile(await containedFs.lstat(`${viaProc}/.`), await fh.stat());
+    } catch {
+      // No /proc: full paths.
+    }
     return new ContainedTree(root, proc, { fh, via: proc ? viaProc : root });
   }
 
