@@ -27,7 +27,10 @@ export const GROUPS = [
     name: "containment",
     // The contained tree apply writes through, judged by its own unit tests.
     mutate: ["src/adapters/fs/contained-tree.ts"],
-    tests: ["test/adapters/contained-tree.test.ts"],
+    tests: [
+      "test/adapters/contained-tree.test.ts",
+      "test/adapters/contained-tree-races.test.ts",
+    ],
   },
   {
     name: "apply",
