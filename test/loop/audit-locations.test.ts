@@ -76,3 +76,23 @@ describe("a record whose body is not a JSON object: at the fact that names its r
     });
   }
 });
+
+describe("a run's record naming a proposal no fact names", () => {
+  it("is placed at its own row (a run report, a changeset)", async () => {
+    for (const [index, kind] of [
+      [11, "runReport"],
+      [12, "changeset"],
+    ] as const) {
+      const r = rows();
+      const records = r.records.map((row, i) => {
+        if (i !== index) return row;
+        const body = { ...JSON.parse(row.text), "proposal/ref": "corpus-experiment:sha256:none" };
+        return { ...row, text: JSON.stringify(body) };
+      });
+      expect(r.records[index]?.kind).toBe(kind);
+      expect(await pathsOf({ ...r, records }, "store/record-mismatch"), kind).toEqual([
+        `/records/${index}`,
+      ]);
+    }
+  });
+});

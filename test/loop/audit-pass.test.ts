@@ -503,6 +503,17 @@ describe("the keys: one pin signed by the key it pins, and the keys rotations si
     ).toEqual([["records/key-not-trusted", "/facts/0"]]);
   });
 
+  it("records/key-not-trusted names the one key trusted, or how many are", async () => {
+    const l = bare([]);
+    const message = async (keys: string[]) => {
+      const r = await audit(l, { trusted: { keys, source: "file" } });
+      const p = r.ok ? undefined : r.errors.find((e) => e.code === "records/key-not-trusted");
+      return p?.message ?? "";
+    };
+    expect(await message([PUB.other])).toContain(`not to ${PUB.other} trusted by file`);
+    expect(await message([PUB.other, PUB.next])).toContain("not to any of 2 keys trusted by file");
+  });
+
   it("requirePinned: a loop no trusted key vouches for is refused (audit/key-not-pinned); one without keys is refused for that alone", async () => {
     const l = bare([]);
     const pinned = async (o: Partial<AuditInput>) =>

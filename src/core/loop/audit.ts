@@ -363,27 +363,18 @@ function touchOf(
   };
   facts.forEach((f, i) => {
     const s = f.step;
-    switch (s.kind) {
-      case "passage-charged":
-        if (!byPassage.has(s["passage/ref"])) byPassage.set(s["passage/ref"], i);
-        break;
-      case "cycle-opened":
-        proposalOf(s["proposal/ref"]).cycle ??= i;
-        byRef.set(s["proposal/ref"], i);
-        break;
-      case "run-admitted":
-        proposalOf(s["proposal/ref"]).admit ??= i;
-        break;
-      case "concluded":
-        proposalOf(s["proposal/ref"]).conclude ??= i;
-        byRef.set(s["execution/ref"], i);
-        break;
-      case "opened":
-      case "renewed":
-      case "cancelled":
-        break;
-      default:
-        s satisfies never;
+    // Only these kinds name a passage or a proposal; the others (opened, renewed, cancelled) place
+    // nothing.
+    if (s.kind === "passage-charged") {
+      if (!byPassage.has(s["passage/ref"])) byPassage.set(s["passage/ref"], i);
+    } else if (s.kind === "cycle-opened") {
+      proposalOf(s["proposal/ref"]).cycle ??= i;
+      byRef.set(s["proposal/ref"], i);
+    } else if (s.kind === "run-admitted") {
+      proposalOf(s["proposal/ref"]).admit ??= i;
+    } else if (s.kind === "concluded") {
+      proposalOf(s["proposal/ref"]).conclude ??= i;
+      byRef.set(s["execution/ref"], i);
     }
   });
   const str = (x: unknown) => (typeof x === "string" ? x : "");
@@ -412,16 +403,13 @@ function touchOf(
         break;
       case "keyRotation":
       case "head": {
-        // The last fact the sequence counts, within the loop.
+        // The last fact the sequence counts, within the loop (the first for a sequence below 1).
         const n = kind === "head" ? b.sequence : b["at/sequence"];
-        fact = typeof n === "number" && n >= 1 ? Math.min(n, facts.length) - 1 : 0;
+        fact = typeof n === "number" ? Math.max(0, Math.min(n, facts.length) - 1) : 0;
         break;
       }
       case "actSignature":
         fact = byAct.get(str(b["act/ref"]));
-        break;
-      case "proposal":
-        fact = byProposal.get(r.ref)?.cycle;
         break;
       case "review":
         fact =
