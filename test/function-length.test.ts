@@ -25,25 +25,8 @@ interface Remainder {
 }
 
 const BEING_CHANGED = "the sandbox and environment path: its closures not split yet";
-const NOT_YET = "not split yet";
 
 const REMAINDER: readonly Remainder[] = [
-  {
-    file: "src/adapters/sandbox/layered-view.ts",
-    name: "createLayeredView",
-    reason: BEING_CHANGED,
-  },
-  { file: "src/adapters/sandbox/egress-proxy.ts", name: "startEgressProxy", reason: BEING_CHANGED },
-  {
-    file: "src/adapters/sandbox/managed-environment.ts",
-    name: "environmentHost",
-    reason: BEING_CHANGED,
-  },
-  {
-    file: "src/adapters/sandbox/managed-environment.ts",
-    name: "managedEnvironment",
-    reason: BEING_CHANGED,
-  },
   {
     file: "src/adapters/sandbox/unshare-sandbox.ts",
     name: "createUnshareSandbox",
@@ -64,11 +47,6 @@ const REMAINDER: readonly Remainder[] = [
     name: "createEnvironment",
     reason: BEING_CHANGED,
   },
-  { file: "src/core/taskpack/validate-task-pack.ts", name: "validateTaskPack", reason: NOT_YET },
-  { file: "src/core/loop/decide.ts", name: "decide", reason: NOT_YET },
-  { file: "src/core/loop/audit-records.ts", name: "recordProblems", reason: NOT_YET },
-  { file: "src/core/turn/validate-turn.ts", name: "validateTurn", reason: NOT_YET },
-  { file: "src/core/definition/rules.ts", name: "agent", reason: NOT_YET },
 ];
 
 interface Measured {

@@ -43,6 +43,7 @@ import { constraintConflict, isTransientPgError, mapPgError } from "./postgres-e
 import { PostgresLeases } from "./postgres-leases.js";
 import { PostgresMemory } from "./postgres-memory.js";
 import { POSTGRES_META_DDL, POSTGRES_MIGRATIONS } from "./postgres-migrations.js";
+import { statementResults } from "./postgres-results.js";
 import {
   inTransaction,
   lockKey,
@@ -199,13 +200,14 @@ export class PostgresLedgerStore implements LedgerStore {
       // Each statement of a simple query takes a new snapshot, so the read sees every append
       // committed before the lock was granted.
       const token = batch.fencingToken;
-      const results = (await client.query(
+      const answer = await client.query(
         "BEGIN; SET LOCAL synchronous_commit TO on; " +
           `${loopLock(this.#schema, batch.query)}; ` +
           (token === undefined ? "" : `${this.#leaseOf(lit(batch.query))}; `) +
           `SELECT sequence, hash FROM ${this.#t.facts} WHERE query = ${lit(batch.query)} ` +
           "ORDER BY sequence DESC LIMIT 1",
-      )) as unknown as pg.QueryResult[];
+      );
+      const results = statementResults(answer);
       if (token !== undefined) {
         const lease = leaseOf(results[3]);
         if (lease?.token !== token) {
@@ -598,7 +600,7 @@ export class PostgresLedgerStore implements LedgerStore {
           `(${lit(batch.query)}, ${s.fact.sequence}, ${lit(s.chargeKey)}, ${lit(s.fact.step.kind)}, ` +
           `${lit(storedText(s.fact))}, ${lit(s.hash)})`,
       );
-      const results = (await client.query(
+      const answer = await client.query(
         "BEGIN; SET LOCAL synchronous_commit TO on; " +
           `${loopLock(this.#schema, batch.query)}; ` +
           (token === undefined ? "" : `${this.#leaseOf(lit(batch.query))}; `) +
@@ -610,7 +612,8 @@ export class PostgresLedgerStore implements LedgerStore {
             ? ""
             : ` AND EXISTS (SELECT 1 FROM ${this.#t.leases} WHERE query = ${lit(batch.query)} AND token = ${token})`) +
           "; COMMIT",
-      )) as unknown as pg.QueryResult[];
+      );
+      const results = statementResults(answer);
       if (token !== undefined) {
         const lease = leaseOf(results[3]);
         if (lease?.token !== token) throw leaseLost(batch.query, token, lease);
