@@ -13,6 +13,7 @@ import {
   loopSchema,
   modelTurnSchema,
   operatorTaskCommonSchema,
+  taskPackSchema,
 } from "./schemas.js";
 
 // A CommonJS module: under NodeNext the default import is its `module.exports`, which is the
@@ -44,6 +45,13 @@ const MODULES: readonly Module[] = [
     profile: "contract-loose",
     support: [{ schema: operatorTaskCommonSchema, name: COMMON_SCHEMA_REF }],
     exports: { validate: loopSchema },
+  },
+  {
+    file: "task-pack.ts",
+    profile: "contract",
+    // The pack schema refers to the common schema by its `$id`.
+    support: [{ schema: operatorTaskCommonSchema }],
+    exports: { validate: taskPackSchema },
   },
   {
     file: "payloads.ts",
