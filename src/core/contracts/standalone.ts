@@ -1,5 +1,6 @@
-// The generator of ./generated: the seed and payload validators as standalone ES modules, compiled
-// by the same factory and options the project would otherwise compile them with at run time.
+// The generator of ./generated: the seed, task-pack and payload validators as standalone ES
+// modules, compiled by the same factory and options the project would otherwise compile them with
+// at run time.
 // `npm run build:validators` writes them; a test fails when the checked-in files differ from what
 // this produces, so they cannot go stale against contracts/.
 import { _ } from "ajv/dist/compile/codegen/index.js";
