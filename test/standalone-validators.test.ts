@@ -2,12 +2,25 @@
 // from contracts/ today (run `npm run build:validators` when this fails), and they judge documents
 // as validators compiled at run time by the same factory do.
 import { spawnSync } from "node:child_process";
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { contractValidators, createAjv } from "../src/core/contracts/ajv.js";
-import { modelTurnSchema } from "../src/core/contracts/schemas.js";
+import { validate as taskPack } from "../src/core/contracts/generated/task-pack.js";
+import {
+  modelTurnSchema,
+  operatorTaskCommonSchema,
+  taskPackSchema,
+} from "../src/core/contracts/schemas.js";
 import { standaloneValidators } from "../src/core/contracts/standalone.js";
 import { PAYLOAD_SCHEMAS, payloadValidators } from "../src/core/turn/payload-schemas.js";
 import { repoRoot, seedExamplesDir } from "./helpers/cli.js";
@@ -90,6 +103,35 @@ describe("precompiled validators", () => {
         expect(validate.errors ?? null).toEqual(compiled.errors ?? null);
       }
     }
+  });
+});
+
+describe("the precompiled task-pack validator", () => {
+  it("judges the example packs and broken ones as the run-time compiled schema does", () => {
+    const ajv = createAjv("contract");
+    ajv.addSchema(operatorTaskCommonSchema);
+    const compiled = ajv.compile(taskPackSchema);
+    const examples = readdirSync(path.join(repoRoot, "examples"))
+      .map((d) => path.join(repoRoot, "examples", d, "task-pack.json"))
+      .filter((f) => existsSync(f))
+      .map((f) => JSON.parse(readFileSync(f, "utf8")) as Record<string, unknown>);
+    expect(examples.length).toBeGreaterThan(0);
+    const [first] = examples as [Record<string, unknown>];
+    const broken: unknown[] = [
+      { ...first, nmae: "typo" },
+      { ...first, limits: { ...(first.limits as object), maxTurns: -1 } },
+      { ...first, commands: { "run-tests": { effect: "sideways" } } },
+      { ...first, name: 7, task: undefined },
+      [],
+      "not a pack",
+    ];
+    for (const doc of [...examples, ...broken]) {
+      const verdict = compiled(doc);
+      expect(taskPack(doc)).toBe(verdict);
+      expect(taskPack.errors ?? null).toEqual(compiled.errors ?? null);
+    }
+    expect(examples.every((doc) => taskPack(doc))).toBe(true);
+    expect(broken.some((doc) => taskPack(doc))).toBe(false);
   });
 });
 
@@ -179,6 +221,23 @@ describe("Ajv is loaded only to compile", () => {
       if (!r.ok) throw new Error("registry invalid");
     `);
     expect(loaded.length).toBeGreaterThan(0);
+  });
+
+  it("loading a pack whose argument schemas are plain loads none, until arguments are refused", () => {
+    const pack = `
+      const { validateTaskPack } = await import(dist + "/core/taskpack/validate-task-pack.js");
+      const fs = await import("node:fs");
+      const doc = JSON.parse(fs.readFileSync("examples/fix-config/task-pack.json", "utf8"));
+      const r = validateTaskPack(doc);
+      if (!r.ok) throw new Error("pack invalid");
+      const profile = r.value.commands.get("run-tests");
+      if (!profile.validateArgs({}).ok) throw new Error("arguments refused");
+    `;
+    expect(ajvLoadedAfter(pack)).toEqual([]);
+    const refused = ajvLoadedAfter(`${pack}
+      if (profile.validateArgs({ extra: 1 }).ok) throw new Error("arguments accepted");
+    `);
+    expect(refused.length).toBeGreaterThan(0);
   });
 
   it("a tool's plain input schema is compiled only when it first refuses arguments", () => {

@@ -28,6 +28,18 @@ const SCHEMAS: readonly Record<string, unknown>[] = [
     required: ["s", "toString"],
   },
   { type: "object", properties: {}, required: [] },
+  {
+    type: "object",
+    properties: {
+      s: { type: "string", enum: ["x", "replace", "x"] },
+      a: { type: "string", minLength: 1, description: "not empty" },
+      b: { type: "string", minLength: 2, maxLength: 2 },
+      n: { type: "string", maxLength: 0 },
+    },
+    required: ["s", "a"],
+    additionalProperties: false,
+  },
+  { type: "object", properties: { a: { type: "string", enum: ["", "😀", "é"], maxLength: 1 } } },
 ];
 
 const VALUES: readonly unknown[] = [
@@ -42,6 +54,12 @@ const VALUES: readonly unknown[] = [
   Number.MAX_SAFE_INTEGER + 2,
   "",
   "x",
+  "replace",
+  "xy",
+  "😀",
+  "😀x",
+  "\ud83d",
+  "é",
   true,
   false,
   null,
@@ -93,7 +111,15 @@ describe("simple tool schemas", () => {
   });
 
   it.each([
-    { type: "object", properties: { a: { type: "string", minLength: 1 } } },
+    { type: "object", properties: { a: { type: "integer", minLength: 1 } } },
+    { type: "object", properties: { a: { type: "string", minLength: 1.5 } } },
+    { type: "object", properties: { a: { type: "string", maxLength: -1 } } },
+    { type: "object", properties: { a: { type: "string", minLength: "1" } } },
+    { type: "object", properties: { a: { type: "string", enum: [] } } },
+    { type: "object", properties: { a: { type: "string", enum: ["a", 1] } } },
+    { type: "object", properties: { a: { type: "string", enum: "a" } } },
+    { type: "object", properties: { a: { type: "boolean", enum: [true] } } },
+    { type: "object", properties: { a: { type: "string", pattern: "^a" } } },
     { type: "object", properties: { a: { type: ["string", "null"] } } },
     { type: "object", properties: { a: { type: "array" } } },
     { type: "object", properties: { a: { type: "object" } } },

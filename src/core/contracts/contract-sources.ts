@@ -1,6 +1,6 @@
 // The seed schemas as sources of subschema validators (for linear-validation.ts): each in an Ajv
 // instance of its own, made on first use, whose validators Ajv compiles once and keeps.
-import { createAjv } from "./ajv.js";
+import { createAjv } from "./ajv-factory.js";
 import type { SchemaSource } from "./linear-validation.js";
 import {
   agentDefinitionSchema,

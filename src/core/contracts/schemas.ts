@@ -7,11 +7,13 @@ import modelTurn from "../../../contracts/model-turn.schema.json" with { type: "
 import operatorTaskCommon from "../../../contracts/operator-task-common.v1.schema.json" with {
   type: "json",
 };
+import taskPack from "../../../contracts/task-pack.v1.json" with { type: "json" };
 
 export const agentDefinitionSchema: object = agentDefinition;
 export const loopSchema: object = loop;
 export const modelTurnSchema: object = modelTurn;
 export const operatorTaskCommonSchema: object = operatorTaskCommon;
+export const taskPackSchema: object = taskPack;
 
 /** The relative name by which the loop seed refers to the common schema. */
 export const COMMON_SCHEMA_REF = "operator-task-common.v1.schema.json";

@@ -1,5 +1,6 @@
-// The generator of ./generated: the seed and payload validators as standalone ES modules, compiled
-// by the same factory and options the project would otherwise compile them with at run time.
+// The generator of ./generated: the seed, task-pack and payload validators as standalone ES
+// modules, compiled by the same factory and options the project would otherwise compile them with
+// at run time.
 // `npm run build:validators` writes them; a test fails when the checked-in files differ from what
 // this produces, so they cannot go stale against contracts/.
 import { _ } from "ajv/dist/compile/codegen/index.js";
@@ -13,6 +14,7 @@ import {
   loopSchema,
   modelTurnSchema,
   operatorTaskCommonSchema,
+  taskPackSchema,
 } from "./schemas.js";
 
 // A CommonJS module: under NodeNext the default import is its `module.exports`, which is the
@@ -44,6 +46,13 @@ const MODULES: readonly Module[] = [
     profile: "contract-loose",
     support: [{ schema: operatorTaskCommonSchema, name: COMMON_SCHEMA_REF }],
     exports: { validate: loopSchema },
+  },
+  {
+    file: "task-pack.ts",
+    profile: "contract",
+    // The pack schema refers to the common schema by its `$id`.
+    support: [{ schema: operatorTaskCommonSchema }],
+    exports: { validate: taskPackSchema },
   },
   {
     file: "payloads.ts",

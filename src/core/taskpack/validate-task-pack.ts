@@ -1,12 +1,13 @@
 // Task pack validation: the contract schema, then the semantic rules the schema cannot state.
-import taskPackSchema from "../../../contracts/task-pack.v1.json" with { type: "json" };
 import { createAjv, type ErrorObject, type ValidateFunction } from "../contracts/ajv-factory.js";
-import { operatorTaskCommonSchema } from "../contracts/schemas.js";
+import { validate as packSchemaValidator } from "../contracts/generated/task-pack.js";
+import { taskPackSchema } from "../contracts/schemas.js";
 import type { TaskPackV1 } from "../contracts/types/task-pack.v1.js";
 import { DEFAULT_CHANGE_BOUNDS, DEFAULT_RESOURCES } from "../ports/sandbox.js";
 import { fail, ok, type Problem, pointer, type Result } from "../result.js";
 import { didYouMean, suggestName } from "../text/did-you-mean.js";
 import { describeAjvError } from "../turn/ajv-messages.js";
+import { simpleSchemaOf, simpleValidator } from "../turn/simple-schema.js";
 import { placeholderName } from "./argv.js";
 import { envNameProblems } from "./command-env.js";
 import { checkPackPaths, dependencyGlob } from "./dependencies.js";
@@ -28,14 +29,12 @@ export const TASK_PACK_SCHEMA_ID = "urn:warrant:task-pack:v1";
 /** A document the pack schema accepted: its contract type, and a JSON object the rules read by name. */
 type PackDocument = TaskPackV1 & Json;
 
-let packValidator: ValidateFunction<PackDocument> | undefined;
-
-function taskPackValidator(): ValidateFunction<PackDocument> {
-  if (packValidator !== undefined) return packValidator;
-  const ajv = createAjv();
-  ajv.addSchema(operatorTaskCommonSchema);
-  packValidator = ajv.compile<PackDocument>(taskPackSchema);
-  return packValidator;
+/**
+ * Whether the pack schema accepts `doc`: the validator precompiled from contracts/task-pack.v1.json
+ * (../contracts/generated/task-pack.ts), whose `errors` say why not.
+ */
+function isPackDocument(doc: unknown): doc is PackDocument {
+  return packSchemaValidator(doc);
 }
 
 type ArgsCompiled = { readonly validate: ValidateFunction } | { readonly error: string };
@@ -49,7 +48,8 @@ const ARGS_CACHE_SIZE = 64;
  * that must not collide across packs, and do collide within one). Compiling is a function of the
  * schemas alone: a pack loaded again (every loop a set or a dispatcher opens, every resume) reuses
  * the validators its identical schemas compiled to, instead of paying for Ajv's meta-schema and
- * code generation each time.
+ * code generation each time. Schemas of the plainest shape are checked without Ajv (see
+ * simpleArgs): a pack whose schemas all are never loads it unless arguments are refused.
  */
 function compiledArgs(schemas: readonly Json[]): readonly ArgsCompiled[] {
   const key = JSON.stringify(schemas);
@@ -59,9 +59,12 @@ function compiledArgs(schemas: readonly Json[]): readonly ArgsCompiled[] {
     argsCache.set(key, cached);
     return cached;
   }
-  const ajv = createAjv();
+  let ajv: ReturnType<typeof createAjv> | undefined;
   const out = schemas.map((schema): ArgsCompiled => {
+    const simple = simpleArgs(schema);
+    if (simple !== undefined) return { validate: simple };
     try {
+      ajv ??= createAjv();
       return { validate: ajv.compile(schema) };
     } catch (e) {
       return { error: (e as Error).message };
@@ -70,6 +73,21 @@ function compiledArgs(schemas: readonly Json[]): readonly ArgsCompiled[] {
   argsCache.set(key, out);
   if (argsCache.size > ARGS_CACHE_SIZE) argsCache.delete(argsCache.keys().next().value as string);
   return out;
+}
+
+/**
+ * The validator of an argument schema of the plainest shape (simple-schema.ts: no `$id`, no
+ * `$schema`), or undefined for any other. It accepts exactly what the Ajv validator of the schema
+ * accepts, and only on a refusal is that validator compiled (in an Ajv of its own: the schema has no
+ * `$id` to collide), for its verdict and its errors. A `required` name that is not a property is
+ * left to Ajv, whose strict mode refuses to compile it.
+ */
+function simpleArgs(schema: Json): ValidateFunction | undefined {
+  if (!isObject(schema)) return undefined;
+  const simple = simpleSchemaOf(schema);
+  if (simple === undefined) return undefined;
+  if (simple.required.some((name) => !simple.properties.has(name))) return undefined;
+  return simpleValidator(simple, () => createAjv().compile(schema));
 }
 
 /** The properties the task-pack schema allows where an `additionalProperties` error was raised. */
@@ -136,10 +154,12 @@ type Push = (code: string, path: string, message: string) => void;
  */
 export function validateTaskPack(doc: unknown, opts: { packPath?: string } = {}): Result<TaskPack> {
   const label = opts.packPath === undefined ? "" : `${opts.packPath}: `;
-  const validate = taskPackValidator();
-  if (!validate(doc)) {
+  if (!isPackDocument(doc)) {
     return fail(
-      schemaProblems(validate.errors, doc).map((p) => ({ ...p, message: label + p.message })),
+      schemaProblems(packSchemaValidator.errors, doc).map((p) => ({
+        ...p,
+        message: label + p.message,
+      })),
     );
   }
   const pack: Json = doc;

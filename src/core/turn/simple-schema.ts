@@ -1,10 +1,12 @@
 // Tool input schemas of the plainest shape (an object of string, integer, number and boolean
-// properties, some required, extra properties allowed or not) checked without Ajv: most tools'
-// schemas are this shape, and loading Ajv to compile them costs a process several megabytes. The
-// check decides exactly as the Ajv validator of the same schema (tolerant profile, draft 2020-12 or
-// draft-07, which agree on these keywords) and reads the arguments the same way (`data[key]`,
-// `for … in`); only when it refuses do the arguments go to that validator, compiled then, so the
-// errors a model reads are Ajv's own. Any other schema is compiled by Ajv at registration as before.
+// properties, strings perhaps limited to a list of values or a length, some properties required,
+// extra properties allowed or not) checked without Ajv: most tools' schemas are this shape, and
+// loading Ajv to compile them costs a process several megabytes. The check decides exactly as the
+// Ajv validator of the same schema (tolerant profile, draft 2020-12 or draft-07, which agree on
+// these keywords; or the strict contract profile, for task packs' argument schemas) and reads the
+// arguments the same way (`data[key]`, `for … in`); only when it refuses do the arguments go to
+// that validator, compiled then, so the errors a model reads are Ajv's own. Any other schema is
+// compiled by Ajv at registration as before.
 import type { ValidateFunction } from "../contracts/ajv-factory.js";
 
 type Scalar = "string" | "integer" | "number" | "boolean";
@@ -20,8 +22,19 @@ const ROOT_KEYWORDS: ReadonlySet<string> = new Set([
 ]);
 const SCALARS: ReadonlySet<string> = new Set(["string", "integer", "number", "boolean"]);
 
+/** A property's checks: its type and, for a string, the values it may take and its length. */
+interface Property {
+  readonly type: Scalar;
+  readonly enum?: readonly string[];
+  readonly minLength?: number;
+  readonly maxLength?: number;
+}
+
+/** The string keywords a simple property may use. */
+const STRING_KEYWORDS: ReadonlySet<string> = new Set(["enum", "minLength", "maxLength"]);
+
 interface SimpleSchema {
-  readonly properties: ReadonlyMap<string, Scalar>;
+  readonly properties: ReadonlyMap<string, Property>;
   readonly required: readonly string[];
   readonly closed: boolean;
 }
@@ -48,18 +61,14 @@ export function simpleSchemaOf(
   if (schema.type !== "object") return undefined;
   for (const key of Object.keys(schema)) if (!ROOT_KEYWORDS.has(key)) return undefined;
   if (!annotationsValid(schema)) return undefined;
-  const properties = new Map<string, Scalar>();
+  const properties = new Map<string, Property>();
   if ("properties" in schema) {
     const props = schema.properties;
     if (!isPlainObject(props)) return undefined;
     for (const [name, sub] of Object.entries(props)) {
-      if (!isPlainObject(sub)) return undefined;
-      for (const key of Object.keys(sub)) {
-        if (key !== "type" && !ANNOTATIONS.has(key)) return undefined;
-      }
-      if (!annotationsValid(sub)) return undefined;
-      if (typeof sub.type !== "string" || !SCALARS.has(sub.type)) return undefined;
-      properties.set(name, sub.type as Scalar);
+      const property = isPlainObject(sub) ? propertyOf(sub) : undefined;
+      if (property === undefined) return undefined;
+      properties.set(name, property);
     }
   }
   let required: readonly string[] = [];
@@ -75,6 +84,61 @@ export function simpleSchemaOf(
     closed = !schema.additionalProperties;
   }
   return { properties, required, closed };
+}
+
+/** A length keyword's value as the meta-schema has it (a non-negative integer), or undefined. */
+function lengthOf(v: unknown): number | undefined {
+  return typeof v === "number" && Number.isInteger(v) && v >= 0 ? v : undefined;
+}
+
+/**
+ * A property schema as a simple one, or undefined: a scalar `type`, annotations, and for a string
+ * a non-empty `enum` of strings (Ajv refuses to compile an empty one), `minLength`, `maxLength`.
+ */
+function propertyOf(sub: Readonly<Record<string, unknown>>): Property | undefined {
+  const type = sub.type;
+  if (typeof type !== "string" || !SCALARS.has(type)) return undefined;
+  if (!annotationsValid(sub)) return undefined;
+  for (const key of Object.keys(sub)) {
+    if (key === "type" || ANNOTATIONS.has(key)) continue;
+    if (type !== "string" || !STRING_KEYWORDS.has(key)) return undefined;
+  }
+  if (type !== "string") return { type: type as Scalar };
+  let values: readonly string[] | undefined;
+  if ("enum" in sub) {
+    const e = sub.enum;
+    if (!Array.isArray(e) || e.length === 0 || !e.every((v) => typeof v === "string")) {
+      return undefined;
+    }
+    values = e as string[];
+  }
+  const minLength = "minLength" in sub ? lengthOf(sub.minLength) : 0;
+  const maxLength = "maxLength" in sub ? lengthOf(sub.maxLength) : Number.POSITIVE_INFINITY;
+  if (minLength === undefined || maxLength === undefined) return undefined;
+  return {
+    type: "string",
+    ...(values === undefined ? {} : { enum: values }),
+    ...(minLength > 0 ? { minLength } : {}),
+    ...(maxLength < Number.POSITIVE_INFINITY ? { maxLength } : {}),
+  };
+}
+
+/** A string's length as Ajv counts it (`ucs2length`): a surrogate pair is one character. */
+function lengthOfString(s: string): number {
+  let n = 0;
+  for (const _ of s) n++;
+  return n;
+}
+
+/** Whether a present value passes the property's checks. */
+function passes(value: unknown, p: Property): boolean {
+  if (!hasType(value, p.type)) return false;
+  if (p.type !== "string") return true;
+  const text = value as string;
+  if (p.enum !== undefined && !p.enum.includes(text)) return false;
+  if (p.minLength === undefined && p.maxLength === undefined) return true;
+  const length = lengthOfString(text);
+  return length >= (p.minLength ?? 0) && length <= (p.maxLength ?? Number.POSITIVE_INFINITY);
 }
 
 /** Ajv's own tests of each type (`integer`: a finite number without a fraction). */
@@ -97,9 +161,9 @@ function accepts(s: SimpleSchema, data: unknown): boolean {
   if (!isPlainObject(data)) return false;
   const record = data as Record<string, unknown>;
   for (const name of s.required) if (record[name] === undefined) return false;
-  for (const [name, type] of s.properties) {
+  for (const [name, property] of s.properties) {
     const value = record[name];
-    if (value !== undefined && !hasType(value, type)) return false;
+    if (value !== undefined && !passes(value, property)) return false;
   }
   if (s.closed) {
     for (const key in record) if (!s.properties.has(key)) return false;
