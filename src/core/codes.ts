@@ -818,6 +818,10 @@ export const CODES = {
   },
   "sandbox/too-large": { meaning: "the file is over the environment's size limit", exit: 1 },
   "sandbox/toolchain-missing": { meaning: "a toolchain is not a folder", exit: 1 },
+  "sandbox/stopping": {
+    meaning: "the process was told to stop while an environment was made: it is not made",
+    exit: 1,
+  },
   "sandbox/tree-changed": { meaning: "a folder moved while it was walked: try again", exit: 1 },
   "sandbox/unavailable": {
     meaning: "the named sandbox does not work on this host: pick another or install it",

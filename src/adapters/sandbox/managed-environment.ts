@@ -98,6 +98,10 @@ const NOBODY: RunAs = { uid: 65534, gid: 65534 };
 const held = {
   environments: new Set<() => Promise<unknown>>(),
   pins: new Set<() => Promise<unknown>>(),
+  /** Each environment being made: settles once it is made (and held) or undone. */
+  making: new Set<Promise<void>>(),
+  /** Counts the calls of destroyHeldEnvironments: a making begun before one stops at its next step. */
+  stops: 0,
 };
 
 /**
@@ -106,6 +110,10 @@ const held = {
  * this call are not affected.
  */
 export async function destroyHeldEnvironments(): Promise<void> {
+  // An environment still being made stops at its next step and removes what it made, or is
+  // finished and held: either way nothing is added to a directory after it is removed.
+  held.stops += 1;
+  await Promise.allSettled([...held.making]);
   const environments = [...held.environments];
   await Promise.allSettled(environments.map((destroy) => destroy()));
   const pins = [...held.pins];
@@ -220,11 +228,13 @@ export function environmentHost(backend: SandboxBackend, options: BackendOptions
     },
     async createEnvironment(baseline, opts, prepare) {
       checkTempRoot(tempRoot, runAs);
+      const making = startMaking();
       const share = shares.hold(baseline);
       // Until the environment is handed out, a process told to stop removes what is made of it.
       let removeMade: (() => Promise<unknown>) | undefined;
       try {
         const pin = await share.pin;
+        making.step();
         const dir = await createEnvironmentDir(
           pin,
           await environmentMode(),
@@ -240,9 +250,13 @@ export function environmentHost(backend: SandboxBackend, options: BackendOptions
         let binds: HostBinds;
         let egress: { hostDir: string; proxy: EgressProxy } | undefined;
         try {
+          making.step();
           binds = await prepareHostBinds(dir, pin, opts.toolchains ?? [], runAs);
+          making.step();
           run = await prepare(dir, binds);
+          making.step();
           if (opts.network !== undefined) egress = await startEgress(dir, opts.network);
+          making.step();
         } catch (e) {
           await egress?.proxy.close();
           await removeEnvironmentDir(dir);
@@ -256,7 +270,35 @@ export function environmentHost(backend: SandboxBackend, options: BackendOptions
         throw e;
       } finally {
         if (removeMade !== undefined) held.environments.delete(removeMade);
+        making.done();
       }
+    },
+  };
+}
+
+/**
+ * An environment's making, known to destroyHeldEnvironments until `done()`: `step()`, called
+ * between its steps, throws sandbox/stopping once the process was told to stop after it began.
+ */
+function startMaking(): { step(): void; done(): void } {
+  const stopsAtStart = held.stops;
+  let done = () => {};
+  const settled = new Promise<void>((resolve) => {
+    done = resolve;
+  });
+  held.making.add(settled);
+  return {
+    step() {
+      if (held.stops !== stopsAtStart) {
+        throw new WarrantError(
+          "sandbox/stopping",
+          "the process is stopping: the environment is not made",
+        );
+      }
+    },
+    done() {
+      held.making.delete(settled);
+      done();
     },
   };
 }
