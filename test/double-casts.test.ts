@@ -16,7 +16,6 @@ const NOT_YET: Readonly<Record<string, number>> = {
   "src/adapters/models/anthropic-model.ts": 1,
   "src/adapters/sandbox/egress-proxy.ts": 1,
   "src/adapters/sandbox/resource-limits.ts": 1,
-  "src/adapters/store/postgres-ledger-store.ts": 2,
   "src/core/contracts/ajv-factory.ts": 1,
   "src/core/contracts/standalone.ts": 1,
   "src/core/definition/canonical-form.ts": 1,

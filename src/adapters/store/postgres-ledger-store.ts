@@ -1,8 +1,9 @@
-// The PostgreSQL LedgerStore (pg Pool): one READ COMMITTED transaction per append, serialised per
-// loop by a transaction-scoped advisory lock, with synchronous_commit on so a commit is durable
-// before append() resolves. PRIMARY KEY (query, sequence) and UNIQUE (query, charge_key) are the
-// backstop should anything bypass the lock. A fenced write checks its token against the lease row
-// in its own transaction, under that lock (which a takeover takes too). Transient errors (a restart, a cut connection, a
+// The PostgreSQL LedgerStore (pg Pool): one READ COMMITTED transaction per append, with
+// synchronous_commit on so a commit is durable before append() resolves, and no lock shared by the
+// loops. The facts go in with one statement that inserts them only if the loop is still at the
+// expected sequence and, for a fenced write, the lease row (locked FOR SHARE until COMMIT, so a
+// takeover waits) still carries the write's token; PRIMARY KEY (query, sequence) and UNIQUE (query,
+// charge_key) refuse a concurrent writer. Transient errors (a restart, a cut connection, a
 // serialization failure) are retried under the same idempotency keys for the retry window.
 import pg from "pg";
 import type { Fact } from "../../core/loop/types.js";
@@ -43,14 +44,7 @@ import { constraintConflict, isTransientPgError, mapPgError } from "./postgres-e
 import { PostgresLeases } from "./postgres-leases.js";
 import { PostgresMemory } from "./postgres-memory.js";
 import { POSTGRES_META_DDL, POSTGRES_MIGRATIONS } from "./postgres-migrations.js";
-import {
-  inTransaction,
-  lockKey,
-  loopLock,
-  type PgTables,
-  pgTables,
-  quote,
-} from "./postgres-sql.js";
+import { inTransaction, lockKey, type PgTables, pgTables, quote } from "./postgres-sql.js";
 import {
   LATEST_SCHEMA_VERSION,
   parseVersion,
@@ -185,58 +179,83 @@ export class PostgresLedgerStore implements LedgerStore {
   async #appendOnce(batch: AppendBatch, records: readonly StoredRecord[]): Promise<AppendOutcome> {
     const expected = batch.expectedLastSequence;
     const head = this.#heads.get(batch.query);
-    if (records.length === 0 && (expected === 0 || head?.sequence === expected)) {
-      return this.#appendKnownHead(batch, expected === 0 ? undefined : head?.hash);
+    if (expected === 0 || head?.sequence === expected) {
+      return this.#insertFacts(batch, records, expected === 0 ? undefined : head?.hash);
     }
+    // The loop's last fact (and a fenced write's lease), read without a lock: the insert checks
+    // both again in its own statement, so a writer that slips in between makes it insert nothing.
+    const token = batch.fencingToken;
+    const { rows } = await this.#pool.query<{
+      sequence: number | null;
+      hash: string | null;
+      holder: string | null;
+      token: string | null;
+    }>(
+      "SELECT f.sequence, f.hash, l.holder, l.token FROM (SELECT 1) AS one " +
+        `LEFT JOIN LATERAL (SELECT sequence, hash FROM ${this.#t.facts} WHERE query = $1 ` +
+        "ORDER BY sequence DESC LIMIT 1) AS f ON TRUE " +
+        `LEFT JOIN ${this.#t.leases} AS l ON l.query = $1`,
+      [batch.query],
+    );
+    const row = rows[0];
+    if (token !== undefined) {
+      const lease = leaseOf(row);
+      if (lease?.token !== token) throw leaseLost(batch.query, token, lease);
+    }
+    const lastSequence = row?.sequence ?? 0;
+    if (lastSequence !== expected) {
+      return {
+        ok: false,
+        conflict: "sequence",
+        message: sequenceConflictMessage(batch.query, expected, lastSequence),
+      };
+    }
+    return this.#insertFacts(batch, records, row?.hash ?? undefined);
+  }
+
+  /**
+   * The batch's facts after `previousHash`, in one statement that inserts them only if the loop's
+   * last sequence is the expected one and, for a fenced write, the lease row still carries the
+   * write's token. That row is locked FOR SHARE until COMMIT: a takeover (which updates it) waits
+   * for the write, and a write whose statement meets a takeover in progress waits for it, then sees
+   * the new token and inserts nothing. PRIMARY KEY (query, sequence) refuses a concurrent writer
+   * at the same sequence. Without records this is one round trip: BEGIN, the insert, COMMIT and
+   * the notification (sent after COMMIT, see migration 7).
+   */
+  async #insertFacts(
+    batch: AppendBatch,
+    records: readonly StoredRecord[],
+    previousHash: string | undefined,
+  ): Promise<AppendOutcome> {
+    const stored = chainFacts(previousHash, batch.facts);
     const client = await this.#pool.connect();
     let broken: Error | undefined;
     try {
-      // Values are inlined as escaped literals so that statements share a round trip: this path
-      // takes two (more with records).
       const lit = (v: string) => client.escapeLiteral(v);
-      // 1: open the transaction with synchronous_commit on (whatever the server default), take the
-      // loop's lock (held to COMMIT), lock a fenced write's lease row, read the loop's last fact.
-      // Each statement of a simple query takes a new snapshot, so the read sees every append
-      // committed before the lock was granted.
-      const token = batch.fencingToken;
-      const results = (await client.query(
-        "BEGIN; SET LOCAL synchronous_commit TO on; " +
-          `${loopLock(this.#schema, batch.query)}; ` +
-          (token === undefined ? "" : `${this.#leaseOf(lit(batch.query))}; `) +
-          `SELECT sequence, hash FROM ${this.#t.facts} WHERE query = ${lit(batch.query)} ` +
-          "ORDER BY sequence DESC LIMIT 1",
-      )) as unknown as pg.QueryResult[];
-      if (token !== undefined) {
-        const lease = leaseOf(results[3]);
-        if (lease?.token !== token) {
-          await client.query("ROLLBACK");
+      const notify = `SELECT pg_notify('warrant_changes', ${lit(this.#schema)})`;
+      const insert = `BEGIN; SET LOCAL synchronous_commit TO on; ${this.#factsInsert(lit, batch, stored)}`;
+      const results = await multiQuery(
+        client,
+        records.length === 0 ? `${insert}; COMMIT; ${notify}` : insert,
+      );
+      const row = results[2]?.rows[0] as InsertedRow | undefined;
+      if (Number(row?.inserted ?? 0) !== stored.length) {
+        if (records.length > 0) await client.query("ROLLBACK");
+        const token = batch.fencingToken;
+        const lease = leaseOf(row);
+        if (token !== undefined && lease?.token !== token) {
           throw leaseLost(batch.query, token, lease);
         }
-      }
-      const last = (results.at(-1) as pg.QueryResult<{ sequence: number; hash: string }>).rows[0];
-      const lastSequence = last?.sequence ?? 0;
-      if (lastSequence !== batch.expectedLastSequence) {
-        await client.query("ROLLBACK");
+        this.#heads.delete(batch.query);
         return {
           ok: false,
           conflict: "sequence",
-          message: sequenceConflictMessage(batch.query, batch.expectedLastSequence, lastSequence),
+          message: `loop ${batch.query} is no longer at sequence ${batch.expectedLastSequence}: another writer appended first`,
         };
       }
-      const stored = chainFacts(last?.hash, batch.facts);
-      const rows = stored.map(
-        (s) =>
-          `(${lit(batch.query)}, ${s.fact.sequence}, ${lit(s.chargeKey)}, ${lit(s.fact.step.kind)}, ` +
-          `${lit(storedText(s.fact))}, ${lit(s.hash)})`,
-      );
-      const insert = `INSERT INTO ${this.#t.facts} (query, sequence, charge_key, kind, fact, hash) VALUES ${rows.join(", ")}`;
-      // 2: the facts and COMMIT (records, which may need a comparison, in between).
-      if (records.length === 0) {
-        await client.query(`${insert}; COMMIT`);
-      } else {
-        await client.query(insert);
+      if (records.length > 0) {
         await this.#insertRecords(client, records);
-        await client.query("COMMIT");
+        await client.query(`COMMIT; ${notify}`);
       }
       this.#remember(batch.query, stored.at(-1));
       return { ok: true, stored };
@@ -255,6 +274,35 @@ export class PostgresLedgerStore implements LedgerStore {
     } finally {
       client.release(broken);
     }
+  }
+
+  /** The statement inserting `stored` (see #insertFacts); its one row says how many it inserted. */
+  #factsInsert(
+    lit: (v: string) => string,
+    batch: AppendBatch,
+    stored: readonly StoredFact[],
+  ): string {
+    const query = lit(batch.query);
+    const token = batch.fencingToken;
+    const rows = stored.map(
+      (s) =>
+        `(${query}, ${s.fact.sequence}, ${lit(s.chargeKey)}, ${lit(s.fact.step.kind)}, ` +
+        `${lit(storedText(s.fact))}, ${lit(s.hash)})`,
+    );
+    const lease =
+      token === undefined
+        ? ""
+        : `lease AS (SELECT holder, token FROM ${this.#t.leases} WHERE query = ${query} FOR SHARE), `;
+    return (
+      `WITH ${lease}inserted AS (INSERT INTO ${this.#t.facts} (query, sequence, charge_key, kind, fact, hash) ` +
+      `SELECT * FROM (VALUES ${rows.join(", ")}) AS v (query, sequence, charge_key, kind, fact, hash) ` +
+      `WHERE (SELECT COALESCE(MAX(sequence), 0) FROM ${this.#t.facts} WHERE query = ${query}) = ${batch.expectedLastSequence}` +
+      (token === undefined ? "" : ` AND EXISTS (SELECT 1 FROM lease WHERE token = ${token})`) +
+      " RETURNING 1) SELECT (SELECT count(*) FROM inserted) AS inserted" +
+      (token === undefined
+        ? ""
+        : ", (SELECT holder FROM lease) AS holder, (SELECT token FROM lease) AS token")
+    );
   }
 
   /**
@@ -296,22 +344,20 @@ export class PostgresLedgerStore implements LedgerStore {
     });
   }
 
-  /** The statement reading a loop's lease row (under the loop's lock: no takeover until COMMIT). */
-  #leaseOf(queryLiteral: string): string {
-    return `SELECT holder, token FROM ${this.#t.leases} WHERE query = ${queryLiteral}`;
-  }
-
   /**
-   * Positions are given in commit order by the facts' insert trigger (schema version 6). Watching
-   * holds one pooled connection LISTENing on `warrant_changes` (every fact, record and act of
-   * this schema notifies it at COMMIT) and also says "changed" every `safetyMs`, should a
+   * Positions come from a sequence as facts are inserted, with no lock, so they may commit out of
+   * order; the feed gives only positions below the oldest append still in flight (schema version
+   * 7, `warrant_feed_after`), so a reader that has seen a position never later finds a new fact
+   * below it. Watching holds one pooled connection LISTENing on `warrant_changes` (every write of
+   * this schema notifies it after COMMIT) and also says "changed" every `safetyMs`, should a
    * notification be lost with its connection (which is then replaced).
    */
   changeFeed(safetyMs = 30_000): ChangeFeed {
+    const schema = quote(this.#schema);
     return {
       factsAfter: async (position, limit) => {
         const { rows } = await this.#query<{ position: string; query: string; fact: string }>(
-          `SELECT position, query, fact FROM ${this.#t.facts} WHERE position > $1 ORDER BY position LIMIT $2`,
+          `SELECT position, query, fact FROM ${schema}.warrant_feed_after($1, $2)`,
           [position, limit],
         );
         return rows.map((r) => ({
@@ -322,7 +368,7 @@ export class PostgresLedgerStore implements LedgerStore {
       },
       lastPosition: async () => {
         const { rows } = await this.#query<{ position: string }>(
-          `SELECT COALESCE(MAX(position), 0) AS position FROM ${this.#t.facts}`,
+          `SELECT ${schema}.warrant_feed_last() AS position`,
           [],
         );
         return Number(rows[0]?.position ?? 0);
@@ -390,15 +436,10 @@ export class PostgresLedgerStore implements LedgerStore {
     await this.#retry("putRecords", async (attempt) => {
       try {
         await inTransaction(this.#pool, async (client) => {
-          if (fence !== undefined) {
-            await client.query(loopLock(this.#schema, fence.query));
-            const lease = leaseOf(
-              await client.query(this.#leaseOf(client.escapeLiteral(fence.query))),
-            );
-            if (lease?.token !== fence.token) throw leaseLost(fence.query, fence.token, lease);
-          }
+          if (fence !== undefined) await this.#checkFence(client, fence);
           await this.#insertRecords(client, stored);
         });
+        await this.#notify();
       } catch (e) {
         const lost = e instanceof WarrantError && e.code === "store/lease-lost";
         if (lost && attempt.afterFailure && (await this.#allStored(stored))) return;
@@ -419,20 +460,16 @@ export class PostgresLedgerStore implements LedgerStore {
     assertMemoryShape(version, record);
     if (fence !== undefined) assertToken(fence.token);
     const stored = toStoredRecords([record]);
-    return this.#retry("appendMemory", () =>
-      inTransaction(this.#pool, async (client) => {
-        if (fence !== undefined) {
-          await client.query(loopLock(this.#schema, fence.query));
-          const lease = leaseOf(
-            await client.query(this.#leaseOf(client.escapeLiteral(fence.query))),
-          );
-          if (lease?.token !== fence.token) throw leaseLost(fence.query, fence.token, lease);
-        }
+    return this.#retry("appendMemory", async () => {
+      const written = await inTransaction(this.#pool, async (client) => {
+        if (fence !== undefined) await this.#checkFence(client, fence);
         if (!(await this.#memory.insert(client, version))) return false;
         await this.#insertRecords(client, stored);
         return true;
-      }),
-    );
+      });
+      if (written) await this.#notify();
+      return written;
+    });
   }
 
   async readRecord(ref: string): Promise<LedgerRecord | undefined> {
@@ -479,7 +516,10 @@ export class PostgresLedgerStore implements LedgerStore {
           "ON CONFLICT DO NOTHING",
         [act.query, act.kind, act.target, act.text ?? null, act.operator, act.at],
       );
-      if (inserted.rowCount === 1) return { posted: true };
+      if (inserted.rowCount === 1) {
+        await this.#notify();
+        return { posted: true };
+      }
       const { rows } = await this.#pool.query<ActRow>(
         `SELECT query, kind, target, text, operator, at FROM ${this.#t.acts} WHERE query = $1 AND target = $2 AND counts`,
         [act.query, act.target],
@@ -579,66 +619,27 @@ export class PostgresLedgerStore implements LedgerStore {
   }
 
   /**
-   * An append without records whose previous hash is known: one round trip. The insert happens
-   * only if the loop's last sequence is the expected one, checked under the loop's lock in the
-   * same transaction; zero rows inserted means another writer appended first.
+   * A fenced write's check, in its transaction: the lease row is locked FOR SHARE until COMMIT, so
+   * no takeover commits in between, and one in progress is waited for and its token seen.
    */
-  async #appendKnownHead(
-    batch: AppendBatch,
-    previousHash: string | undefined,
-  ): Promise<AppendOutcome> {
-    const stored = chainFacts(previousHash, batch.facts);
-    const client = await this.#pool.connect();
-    let broken: Error | undefined;
-    try {
-      const lit = (v: string) => client.escapeLiteral(v);
-      const token = batch.fencingToken;
-      const rows = stored.map(
-        (s) =>
-          `(${lit(batch.query)}, ${s.fact.sequence}, ${lit(s.chargeKey)}, ${lit(s.fact.step.kind)}, ` +
-          `${lit(storedText(s.fact))}, ${lit(s.hash)})`,
-      );
-      const results = (await client.query(
-        "BEGIN; SET LOCAL synchronous_commit TO on; " +
-          `${loopLock(this.#schema, batch.query)}; ` +
-          (token === undefined ? "" : `${this.#leaseOf(lit(batch.query))}; `) +
-          `INSERT INTO ${this.#t.facts} (query, sequence, charge_key, kind, fact, hash) ` +
-          `SELECT * FROM (VALUES ${rows.join(", ")}) AS v (query, sequence, charge_key, kind, fact, hash) ` +
-          `WHERE (SELECT COALESCE(MAX(sequence), 0) FROM ${this.#t.facts} WHERE query = ${lit(batch.query)}) = ${batch.expectedLastSequence}` +
-          // Under the loop's lock no takeover commits: the token seen before is the token here.
-          (token === undefined
-            ? ""
-            : ` AND EXISTS (SELECT 1 FROM ${this.#t.leases} WHERE query = ${lit(batch.query)} AND token = ${token})`) +
-          "; COMMIT",
-      )) as unknown as pg.QueryResult[];
-      if (token !== undefined) {
-        const lease = leaseOf(results[3]);
-        if (lease?.token !== token) throw leaseLost(batch.query, token, lease);
-      }
-      const inserted = results.find((r) => r.command === "INSERT")?.rowCount ?? 0;
-      if (inserted !== stored.length) {
-        this.#heads.delete(batch.query);
-        return {
-          ok: false,
-          conflict: "sequence",
-          message: `loop ${batch.query} is no longer at sequence ${batch.expectedLastSequence}: another writer appended first`,
-        };
-      }
-      this.#remember(batch.query, stored.at(-1));
-      return { ok: true, stored };
-    } catch (e) {
-      if (e instanceof WarrantError && e.code === "store/lease-lost") throw e;
-      try {
-        await client.query("ROLLBACK");
-      } catch (rollbackError) {
-        broken = rollbackError as Error;
-      }
-      const conflict = constraintConflict(e, batch.query);
-      if (conflict !== undefined) return conflict;
-      throw e;
-    } finally {
-      client.release(broken);
-    }
+  async #checkFence(client: pg.PoolClient, fence: Fence): Promise<void> {
+    const { rows } = await client.query<LeaseRow>(
+      `SELECT holder, token FROM ${this.#t.leases} WHERE query = $1 FOR SHARE`,
+      [fence.query],
+    );
+    const lease = leaseOf(rows[0]);
+    if (lease?.token !== fence.token) throw leaseLost(fence.query, fence.token, lease);
+  }
+
+  /**
+   * Tells the watchers (channel `warrant_changes`) of a write, after its COMMIT: a NOTIFY inside the
+   * writing transaction would make its COMMIT take a database-wide lock through the WAL flush.
+   */
+  async #notify(): Promise<void> {
+    // Best effort: the write is in; a lost notification is made up by the watchers' safety tick.
+    await this.#pool
+      .query("SELECT pg_notify('warrant_changes', $1)", [this.#schema])
+      .catch(() => {});
   }
 
   /** `op` retried while it fails transiently; what it finally throws, as a store error. */
@@ -673,12 +674,30 @@ export class PostgresLedgerStore implements LedgerStore {
   }
 }
 
-/** The lease row a `#leaseOf` statement returned, if the loop has a lease. */
+interface LeaseRow {
+  readonly holder?: string | null;
+  readonly token?: string | null;
+}
+
+/** What the facts insert returns: how many it inserted, and a fenced write's lease row. */
+interface InsertedRow extends LeaseRow {
+  readonly inserted: string;
+}
+
+/** The lease in a row read with the loop's lease columns, if the loop has a lease. */
 function leaseOf(
-  result: pg.QueryResult | undefined,
+  row: LeaseRow | undefined,
 ): { readonly holder: string; readonly token: number } | undefined {
-  const row = result?.rows[0] as { holder: string; token: string } | undefined;
-  return row === undefined ? undefined : { holder: row.holder, token: Number(row.token) };
+  return row?.holder == null || row.token == null
+    ? undefined
+    : { holder: row.holder, token: Number(row.token) };
+}
+
+/** The results of a simple query of several statements, one per statement. */
+async function multiQuery(client: pg.PoolClient, text: string): Promise<pg.QueryResult[]> {
+  const results: unknown = await client.query(text);
+  if (!Array.isArray(results)) throw new Error("expected one result per statement");
+  return results;
 }
 
 function sameAct(a: OperatorAct, b: OperatorAct): boolean {
