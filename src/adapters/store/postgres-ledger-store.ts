@@ -66,6 +66,9 @@ export interface PostgresStoreOptions {
   readonly retry?: RetryOptions;
 }
 
+/** At most one notification per this many ms from appends: the rest are folded into it. */
+const NOTIFY_GAP_MS = 10;
+
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /** Connect, create the schema if needed and migrate it; throws WarrantError `store/…`. */
@@ -137,6 +140,9 @@ export class PostgresLedgerStore implements LedgerStore {
   readonly #memory: PostgresMemory;
   readonly #retryOptions: RetryOptions;
   #closed = false;
+  /** When the last notification was sent, and the one scheduled after it (see #notifyLater). */
+  #notifiedAt = Number.NEGATIVE_INFINITY;
+  #notifyTimer: ReturnType<typeof setTimeout> | undefined;
   /**
    * The last fact this store has read or written per loop. A stored fact never changes, so the hash
    * at a sequence is safe to keep; when the caller expects exactly that sequence the append needs
@@ -219,8 +225,8 @@ export class PostgresLedgerStore implements LedgerStore {
    * write's token. That row is locked FOR SHARE until COMMIT: a takeover (which updates it) waits
    * for the write, and a write whose statement meets a takeover in progress waits for it, then sees
    * the new token and inserts nothing. PRIMARY KEY (query, sequence) refuses a concurrent writer
-   * at the same sequence. Without records this is one round trip: BEGIN, the insert, COMMIT and
-   * the notification (sent after COMMIT, see migration 7).
+   * at the same sequence. Without records this is one round trip: BEGIN, the insert, COMMIT and,
+   * when due, the notification (after COMMIT, see #notifyDue).
    */
   async #insertFacts(
     batch: AppendBatch,
@@ -234,31 +240,23 @@ export class PostgresLedgerStore implements LedgerStore {
       const lit = (v: string) => client.escapeLiteral(v);
       const notify = `SELECT pg_notify('warrant_changes', ${lit(this.#schema)})`;
       const insert = `BEGIN; SET LOCAL synchronous_commit TO on; ${this.#factsInsert(lit, batch, stored)}`;
-      const results = await multiQuery(
-        client,
-        records.length === 0 ? `${insert}; COMMIT; ${notify}` : insert,
-      );
-      const row = results[2]?.rows[0] as InsertedRow | undefined;
-      if (Number(row?.inserted ?? 0) !== stored.length) {
-        if (records.length > 0) await client.query("ROLLBACK");
-        const token = batch.fencingToken;
-        const lease = leaseOf(row);
-        if (token !== undefined && lease?.token !== token) {
-          throw leaseLost(batch.query, token, lease);
-        }
-        this.#heads.delete(batch.query);
-        return {
-          ok: false,
-          conflict: "sequence",
-          message: `loop ${batch.query} is no longer at sequence ${batch.expectedLastSequence}: another writer appended first`,
-        };
+      if (records.length === 0) {
+        const carried = this.#notifyDue();
+        const results = await multiQuery(
+          client,
+          carried ? `${insert}; COMMIT; ${notify}` : `${insert}; COMMIT`,
+        );
+        if (!carried) this.#notifyLater();
+        return this.#inserted(batch, stored, results[2]?.rows[0]);
       }
-      if (records.length > 0) {
+      const results = await multiQuery(client, insert);
+      const row = results[2]?.rows[0];
+      if (Number(row?.inserted ?? 0) === stored.length) {
         await this.#insertRecords(client, records);
-        await client.query(`COMMIT; ${notify}`);
-      }
-      this.#remember(batch.query, stored.at(-1));
-      return { ok: true, stored };
+        await client.query("COMMIT");
+        this.#notifyLater();
+      } else await client.query("ROLLBACK");
+      return this.#inserted(batch, stored, row);
     } catch (e) {
       if (e instanceof WarrantError && e.code === "store/lease-lost") throw e;
       // After a failed statement the transaction is aborted (or, if COMMIT failed, already over):
@@ -268,12 +266,35 @@ export class PostgresLedgerStore implements LedgerStore {
       } catch (rollbackError) {
         broken = rollbackError as Error;
       }
+      // The rolled-back insert may have held back the change feed's positions above its own.
+      this.#notifyLater();
       const conflict = constraintConflict(e, batch.query);
       if (conflict !== undefined) return conflict;
       throw e;
     } finally {
       client.release(broken);
     }
+  }
+
+  /** The outcome of the facts insert whose row is `row`: stored, refused on its lease, or late. */
+  #inserted(
+    batch: AppendBatch,
+    stored: readonly StoredFact[],
+    row: InsertedRow | undefined,
+  ): AppendOutcome {
+    if (Number(row?.inserted ?? 0) !== stored.length) {
+      const token = batch.fencingToken;
+      const lease = leaseOf(row);
+      if (token !== undefined && lease?.token !== token) throw leaseLost(batch.query, token, lease);
+      this.#heads.delete(batch.query);
+      return {
+        ok: false,
+        conflict: "sequence",
+        message: `loop ${batch.query} is no longer at sequence ${batch.expectedLastSequence}: another writer appended first`,
+      };
+    }
+    this.#remember(batch.query, stored.at(-1));
+    return { ok: true, stored: [...stored] };
   }
 
   /** The statement inserting `stored` (see #insertFacts); its one row says how many it inserted. */
@@ -439,7 +460,7 @@ export class PostgresLedgerStore implements LedgerStore {
           if (fence !== undefined) await this.#checkFence(client, fence);
           await this.#insertRecords(client, stored);
         });
-        await this.#notify();
+        this.#notifyLater();
       } catch (e) {
         const lost = e instanceof WarrantError && e.code === "store/lease-lost";
         if (lost && attempt.afterFailure && (await this.#allStored(stored))) return;
@@ -467,7 +488,7 @@ export class PostgresLedgerStore implements LedgerStore {
         await this.#insertRecords(client, stored);
         return true;
       });
-      if (written) await this.#notify();
+      if (written) this.#notifyLater();
       return written;
     });
   }
@@ -517,7 +538,7 @@ export class PostgresLedgerStore implements LedgerStore {
         [act.query, act.kind, act.target, act.text ?? null, act.operator, act.at],
       );
       if (inserted.rowCount === 1) {
-        await this.#notify();
+        this.#notifyLater();
         return { posted: true };
       }
       const { rows } = await this.#pool.query<ActRow>(
@@ -609,6 +630,11 @@ export class PostgresLedgerStore implements LedgerStore {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    if (this.#notifyTimer !== undefined) {
+      clearTimeout(this.#notifyTimer);
+      this.#notifyTimer = undefined;
+      await this.#sendNotify();
+    }
     await this.#pool.end();
   }
 
@@ -632,11 +658,32 @@ export class PostgresLedgerStore implements LedgerStore {
   }
 
   /**
-   * Tells the watchers (channel `warrant_changes`) of a write, after its COMMIT: a NOTIFY inside the
-   * writing transaction would make its COMMIT take a database-wide lock through the WAL flush.
+   * Whether an append should carry the notification (channel `warrant_changes`) in its own message,
+   * after its COMMIT: when none was sent for NOTIFY_GAP_MS and none is scheduled. A NOTIFY inside
+   * the writing transaction would make its COMMIT take a database-wide lock through the WAL flush.
    */
-  async #notify(): Promise<void> {
-    // Best effort: the write is in; a lost notification is made up by the watchers' safety tick.
+  #notifyDue(): boolean {
+    const now = performance.now();
+    if (this.#notifyTimer !== undefined || now - this.#notifiedAt < NOTIFY_GAP_MS) return false;
+    this.#notifiedAt = now;
+    return true;
+  }
+
+  /**
+   * After a write that carried no notification: one notification at the end of the gap, for every
+   * write until then. Best effort: a lost one is made up by the watchers' safety tick.
+   */
+  #notifyLater(): void {
+    if (this.#notifyTimer !== undefined || this.#closed) return;
+    const wait = Math.max(0, this.#notifiedAt + NOTIFY_GAP_MS - performance.now());
+    this.#notifyTimer = setTimeout(() => {
+      this.#notifyTimer = undefined;
+      void this.#sendNotify();
+    }, wait);
+  }
+
+  async #sendNotify(): Promise<void> {
+    this.#notifiedAt = performance.now();
     await this.#pool
       .query("SELECT pg_notify('warrant_changes', $1)", [this.#schema])
       .catch(() => {});
