@@ -153,34 +153,34 @@ CREATE TRIGGER warrant_operator_acts_changed AFTER INSERT ON warrant_operator_ac
     summary:
       "appends without a store-wide lock: positions straight from the sequence, the change feed " +
       "reading only below the oldest append in flight, and notifications sent after COMMIT",
-    // A fact's position is drawn from the sequence with no lock, so positions may commit out of
-    // order. Each transaction that inserts facts first takes a shared (never conflicting)
-    // transaction-scoped advisory lock whose key carries the sequence's last value before its first
-    // draw: every position it draws is above that floor, and the lock is visible in pg_locks until
-    // it commits or rolls back. The feed reads, in this order, the sequence's last value, then the
-    // lowest floor held, then the facts (a new snapshot per statement of a volatile function), and
-    // delivers only positions below both: any position below them was drawn by a transaction that
-    // had ended when the facts were read. The key is (hash of the schema & 32767) << 48 | floor.
+    // A fact's position is drawn from the sequence with no lock (the column's default), so
+    // positions may commit out of order. Each statement inserting facts first takes (a BEFORE
+    // STATEMENT trigger, which fires before any row's default is computed) a shared, never
+    // conflicting, transaction-scoped advisory lock whose key carries the sequence's last value:
+    // every position the statement draws is above that floor, and the lock is visible in pg_locks
+    // until the transaction commits or rolls back. The feed reads, in this order, the sequence's
+    // last value, then the lowest floor held, then the facts (a new snapshot per statement of a
+    // volatile function), and delivers only positions below both: any position below them was
+    // drawn by a transaction that had ended when the facts were read. The key is (hash of the
+    // schema & 32767) << 48 | floor.
     // Notifications leave the triggers: NOTIFY makes COMMIT take a database-wide lock held through
     // the WAL flush, which serialised every append; the store notifies after COMMIT instead.
     sql: `
 DROP TRIGGER warrant_records_changed ON warrant_records;
 DROP TRIGGER warrant_operator_acts_changed ON warrant_operator_acts;
 DROP FUNCTION warrant_changed();
-CREATE OR REPLACE FUNCTION warrant_fact_positioned() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-  sequence_name regclass := format('%I.warrant_fact_position', TG_TABLE_SCHEMA)::regclass;
-  flag text := 'warrant.feed_floor_' || (hashtext(TG_TABLE_SCHEMA) & 32767);
+DROP TRIGGER warrant_facts_position ON warrant_facts;
+DROP FUNCTION warrant_fact_positioned();
+ALTER TABLE warrant_facts ALTER COLUMN position SET DEFAULT nextval('warrant_fact_position');
+CREATE FUNCTION warrant_feed_floor() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  IF COALESCE(current_setting(flag, true), '') = '' THEN
-    PERFORM pg_advisory_xact_lock_shared(
-      ((hashtext(TG_TABLE_SCHEMA) & 32767)::bigint << 48)
-        | COALESCE(pg_sequence_last_value(sequence_name), 0));
-    PERFORM set_config(flag, 'taken', true);
-  END IF;
-  NEW.position := nextval(sequence_name);
-  RETURN NEW;
+  PERFORM pg_advisory_xact_lock_shared(
+    ((hashtext(TG_TABLE_SCHEMA) & 32767)::bigint << 48)
+      | COALESCE(pg_sequence_last_value(format('%I.warrant_fact_position', TG_TABLE_SCHEMA)::regclass), 0));
+  RETURN NULL;
 END $$;
+CREATE TRIGGER warrant_facts_feed_floor BEFORE INSERT ON warrant_facts
+  FOR EACH STATEMENT EXECUTE FUNCTION warrant_feed_floor();
 CREATE FUNCTION warrant_feed_bound() RETURNS bigint LANGUAGE plpgsql VOLATILE
   SET search_path FROM CURRENT AS $$
 DECLARE
