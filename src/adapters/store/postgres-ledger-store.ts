@@ -83,7 +83,13 @@ export async function openPostgresLedgerStore(
       `schema "${schema}" must match ${SCHEMA_NAME.source} (lower-case letters, digits, _)`,
     );
   }
-  const pool = new pg.Pool({ connectionString, max: opts.poolSize ?? 10 });
+  // synchronous_commit on for every session, whatever the server's default: a commit is durable
+  // before an append resolves.
+  const pool = new pg.Pool({
+    connectionString,
+    max: opts.poolSize ?? 10,
+    options: "-c synchronous_commit=on",
+  });
   // An idle client that loses its connection is dropped by the pool; the next query reconnects
   // or fails with its own error. Without a listener the error would end the process.
   pool.on("error", () => {});
@@ -225,8 +231,8 @@ export class PostgresLedgerStore implements LedgerStore {
    * write's token. That row is locked FOR SHARE until COMMIT: a takeover (which updates it) waits
    * for the write, and a write whose statement meets a takeover in progress waits for it, then sees
    * the new token and inserts nothing. PRIMARY KEY (query, sequence) refuses a concurrent writer
-   * at the same sequence. Without records this is one round trip: BEGIN, the insert, COMMIT and,
-   * when due, the notification (after COMMIT, see #notifyDue).
+   * at the same sequence. Without records this is one statement in its own transaction: one round
+   * trip, planned once per connection.
    */
   async #insertFacts(
     batch: AppendBatch,
@@ -237,20 +243,15 @@ export class PostgresLedgerStore implements LedgerStore {
     const client = await this.#pool.connect();
     let broken: Error | undefined;
     try {
-      const lit = (v: string) => client.escapeLiteral(v);
-      const notify = `SELECT pg_notify('warrant_changes', ${lit(this.#schema)})`;
-      const insert = `BEGIN; SET LOCAL synchronous_commit TO on; ${this.#factsInsert(lit, batch, stored)}`;
+      const insert = this.#factsInsert(batch, stored);
       if (records.length === 0) {
-        const carried = this.#notifyDue();
-        const results = await multiQuery(
-          client,
-          carried ? `${insert}; COMMIT; ${notify}` : `${insert}; COMMIT`,
-        );
-        if (!carried) this.#notifyLater();
-        return this.#inserted(batch, stored, results[2]?.rows[0]);
+        // One statement, its own transaction: one round trip, planned once per connection.
+        const { rows } = await client.query<InsertedRow>(insert);
+        this.#notifyLater();
+        return this.#inserted(batch, stored, rows[0]);
       }
-      const results = await multiQuery(client, insert);
-      const row = results[2]?.rows[0];
+      await client.query("BEGIN");
+      const row = (await client.query<InsertedRow>(insert)).rows[0];
       if (Number(row?.inserted ?? 0) === stored.length) {
         await this.#insertRecords(client, records);
         await client.query("COMMIT");
@@ -297,33 +298,33 @@ export class PostgresLedgerStore implements LedgerStore {
     return { ok: true, stored: [...stored] };
   }
 
-  /** The statement inserting `stored` (see #insertFacts); its one row says how many it inserted. */
-  #factsInsert(
-    lit: (v: string) => string,
-    batch: AppendBatch,
-    stored: readonly StoredFact[],
-  ): string {
-    const query = lit(batch.query);
+  /**
+   * The statement inserting `stored` (see #insertFacts), prepared under a name per shape (how many
+   * facts, fenced or not); its one row says how many it inserted, and a fenced write's lease.
+   */
+  #factsInsert(batch: AppendBatch, stored: readonly StoredFact[]): pg.QueryConfig {
     const token = batch.fencingToken;
-    const rows = stored.map(
-      (s) =>
-        `(${query}, ${s.fact.sequence}, ${lit(s.chargeKey)}, ${lit(s.fact.step.kind)}, ` +
-        `${lit(storedText(s.fact))}, ${lit(s.hash)})`,
-    );
+    const values: unknown[] = [batch.query, batch.expectedLastSequence, token ?? null];
+    const rows = stored.map((s) => {
+      const at = values.length;
+      values.push(s.fact.sequence, s.chargeKey, s.fact.step.kind, storedText(s.fact), s.hash);
+      return `($1, $${at + 1}::integer, $${at + 2}, $${at + 3}, $${at + 4}, $${at + 5})`;
+    });
     const lease =
       token === undefined
         ? ""
-        : `lease AS (SELECT holder, token FROM ${this.#t.leases} WHERE query = ${query} FOR SHARE), `;
-    return (
+        : `lease AS (SELECT holder, token FROM ${this.#t.leases} WHERE query = $1 FOR SHARE), `;
+    const text =
       `WITH ${lease}inserted AS (INSERT INTO ${this.#t.facts} (query, sequence, charge_key, kind, fact, hash) ` +
       `SELECT * FROM (VALUES ${rows.join(", ")}) AS v (query, sequence, charge_key, kind, fact, hash) ` +
-      `WHERE (SELECT COALESCE(MAX(sequence), 0) FROM ${this.#t.facts} WHERE query = ${query}) = ${batch.expectedLastSequence}` +
-      (token === undefined ? "" : ` AND EXISTS (SELECT 1 FROM lease WHERE token = ${token})`) +
+      `WHERE (SELECT COALESCE(MAX(sequence), 0) FROM ${this.#t.facts} WHERE query = $1) = $2::integer` +
+      (token === undefined ? "" : " AND EXISTS (SELECT 1 FROM lease WHERE token = $3::bigint)") +
       " RETURNING 1) SELECT (SELECT count(*) FROM inserted) AS inserted" +
       (token === undefined
-        ? ""
-        : ", (SELECT holder FROM lease) AS holder, (SELECT token FROM lease) AS token")
-    );
+        ? ", $3::bigint AS token"
+        : ", (SELECT holder FROM lease) AS holder, (SELECT token FROM lease) AS token");
+    const name = `warrant-append-${stored.length}${token === undefined ? "" : "-fenced"}`;
+    return { name, text, values };
   }
 
   /**
@@ -658,20 +659,10 @@ export class PostgresLedgerStore implements LedgerStore {
   }
 
   /**
-   * Whether an append should carry the notification (channel `warrant_changes`) in its own message,
-   * after its COMMIT: when none was sent for NOTIFY_GAP_MS and none is scheduled. A NOTIFY inside
-   * the writing transaction would make its COMMIT take a database-wide lock through the WAL flush.
-   */
-  #notifyDue(): boolean {
-    const now = performance.now();
-    if (this.#notifyTimer !== undefined || now - this.#notifiedAt < NOTIFY_GAP_MS) return false;
-    this.#notifiedAt = now;
-    return true;
-  }
-
-  /**
-   * After a write that carried no notification: one notification at the end of the gap, for every
-   * write until then. Best effort: a lost one is made up by the watchers' safety tick.
+   * After a write: one notification (channel `warrant_changes`) at the end of the gap since the last
+   * one, for every write until then. Sent after COMMIT, never in the writing transaction: a NOTIFY
+   * there would make its COMMIT take a database-wide lock through the WAL flush. Best effort: a lost
+   * one is made up by the watchers' safety tick.
    */
   #notifyLater(): void {
     if (this.#notifyTimer !== undefined || this.#closed) return;
@@ -738,13 +729,6 @@ function leaseOf(
   return row?.holder == null || row.token == null
     ? undefined
     : { holder: row.holder, token: Number(row.token) };
-}
-
-/** The results of a simple query of several statements, one per statement. */
-async function multiQuery(client: pg.PoolClient, text: string): Promise<pg.QueryResult[]> {
-  const results: unknown = await client.query(text);
-  if (!Array.isArray(results)) throw new Error("expected one result per statement");
-  return results;
 }
 
 function sameAct(a: OperatorAct, b: OperatorAct): boolean {
