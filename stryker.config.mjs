@@ -1,9 +1,11 @@
 // StrykerJS for one group of scripts/stryker/groups.mjs (MUTATION_GROUP; `npm run test:mutation`
 // runs every group through scripts/stryker/run.mjs and merges their reports into
 // reports/mutation/mutation.json and mutation.html). Each group mutates its modules and runs its
-// own tests (vitest.mutation.config.ts), keeps its report and its incremental file (only mutants
-// whose code or tests changed are run again) in reports/mutation/GROUP/. One mutant at a time by
-// default (STRYKER_CONCURRENCY to change): the machine this must fit has 2 cores.
+// own tests (vitest.mutation.config.ts), keeps its report in reports/mutation/GROUP/ and its
+// incremental file in scripts/stryker/incremental/GROUP.json: that file is committed, so that a run
+// from a clean clone tests again only the mutants whose code or covering tests changed since it was
+// written. One mutant at a time by default (STRYKER_CONCURRENCY to change): the machine this must
+// fit has 2 cores.
 import { currentGroup } from "./scripts/stryker/groups.mjs";
 
 const group = currentGroup();
@@ -26,11 +28,11 @@ export default {
   coverageAnalysis: "perTest",
   concurrency: Number(process.env.STRYKER_CONCURRENCY ?? 1),
   incremental: true,
-  incrementalFile: `${dir}/incremental.json`,
+  incrementalFile: `scripts/stryker/incremental/${group.name}.json`,
   reporters: ["json", "html", "clear-text", "progress"],
   jsonReporter: { fileName: `${dir}/mutation.json` },
   htmlReporter: { fileName: `${dir}/mutation.html` },
-  ignorePatterns: ["dist", "reports", "coverage", "test-results", "bench/peers", "docs", ".warrant"],
+  ignorePatterns: ["dist", "reports", "scripts/stryker/incremental", "coverage", "test-results", "bench/peers", "docs", ".warrant"],
   timeoutMS: 20_000,
   tempDirName: ".stryker-tmp",
   cleanTempDir: "always",

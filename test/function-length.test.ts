@@ -25,26 +25,8 @@ interface Remainder {
 }
 
 const BEING_CHANGED = "the sandbox and environment path: its closures not split yet";
-const NOT_YET = "not split yet";
-const SUITE = "a contract suite: its cases not yet split into groups";
 
 const REMAINDER: readonly Remainder[] = [
-  {
-    file: "src/adapters/sandbox/layered-view.ts",
-    name: "createLayeredView",
-    reason: BEING_CHANGED,
-  },
-  { file: "src/adapters/sandbox/egress-proxy.ts", name: "startEgressProxy", reason: BEING_CHANGED },
-  {
-    file: "src/adapters/sandbox/managed-environment.ts",
-    name: "environmentHost",
-    reason: BEING_CHANGED,
-  },
-  {
-    file: "src/adapters/sandbox/managed-environment.ts",
-    name: "managedEnvironment",
-    reason: BEING_CHANGED,
-  },
   {
     file: "src/adapters/sandbox/unshare-sandbox.ts",
     name: "createUnshareSandbox",
@@ -65,47 +47,6 @@ const REMAINDER: readonly Remainder[] = [
     name: "createEnvironment",
     reason: BEING_CHANGED,
   },
-  {
-    file: "src/library/evals/run.ts",
-    name: "startEval",
-    reason: NOT_YET,
-  },
-  {
-    file: "src/library/evals/load.ts",
-    name: "loadEvalSet",
-    reason: NOT_YET,
-  },
-  {
-    file: "src/adapters/models/openai-model.ts",
-    name: "createOpenAIModel",
-    reason: NOT_YET,
-  },
-  {
-    file: "src/library/compose.ts",
-    name: "compose",
-    reason: NOT_YET,
-  },
-  { file: "src/runtime/agent-passages.ts", name: "createAgentPassages", reason: NOT_YET },
-  { file: "src/runtime/agent-passages.ts", name: "runAgent", reason: NOT_YET },
-  { file: "src/runtime/passage.ts", name: "runPassage", reason: NOT_YET },
-  { file: "src/runtime/run-executor.ts", name: "executeRun", reason: NOT_YET },
-  { file: "src/runtime/run-executor.ts", name: "verify", reason: NOT_YET },
-  { file: "src/core/taskpack/validate-task-pack.ts", name: "validateTaskPack", reason: NOT_YET },
-  { file: "src/core/loop/decide.ts", name: "decide", reason: NOT_YET },
-  { file: "src/core/loop/audit-records.ts", name: "recordProblems", reason: NOT_YET },
-  { file: "src/core/turn/validate-turn.ts", name: "validateTurn", reason: NOT_YET },
-  { file: "src/runtime/worker.ts", name: "startWorker", reason: NOT_YET },
-  { file: "src/core/definition/rules.ts", name: "agent", reason: NOT_YET },
-  { file: "src/adapters/queue/graphile-job-queue.ts", name: "graphileJobQueue", reason: NOT_YET },
-  // The contract suites warrant/testing exports: each one `describe` of `it` cases over one
-  // factory, and the describe's body; not yet split into groups of cases.
-  { file: "src/testing/contracts/ledger-store.ts", name: "ledgerStoreContract", reason: SUITE },
-  { file: "src/testing/contracts/ledger-store.ts", name: "<anonymous>", reason: SUITE },
-  { file: "src/testing/contracts/leases.ts", name: "leaseContract", reason: SUITE },
-  { file: "src/testing/contracts/leases.ts", name: "<anonymous>", reason: SUITE },
-  { file: "src/testing/contracts/sandbox.ts", name: "sandboxContract", reason: SUITE },
-  { file: "src/testing/contracts/sandbox.ts", name: "<anonymous>", reason: SUITE },
-  { file: "src/testing/fake-sandbox.ts", name: "fakeSandbox", reason: NOT_YET },
 ];
 
 interface Measured {

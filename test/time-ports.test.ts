@@ -9,6 +9,16 @@ import { filesUnder } from "./helpers/imports.js";
 
 /** The system implementations of the ports: the only files that may read or wait on real time. */
 const ALLOWED = new Set(["src/runtime/system-time.ts"]);
+/** The system implementation of the randomness port: the only file that may draw a random number. */
+const RANDOM_ALLOWED = new Set(["src/runtime/system-random.ts"]);
+
+const DRAWS_OF_RANDOMNESS: readonly { readonly name: string; readonly pattern: RegExp }[] = [
+  { name: "Math.random()", pattern: /\bMath\s*\.\s*random\b/g },
+  { name: "randomBytes", pattern: /\brandomBytes\b/g },
+  { name: "randomUUID", pattern: /\brandomUUID\b/g },
+  { name: "randomInt", pattern: /\brandomInt\b/g },
+  { name: "getRandomValues", pattern: /\bgetRandomValues\b/g },
+];
 
 const READS_OF_TIME: readonly { readonly name: string; readonly pattern: RegExp }[] = [
   // `new Date()` or `new Date` reads the clock; `new Date(ms)` only builds a value.
@@ -49,11 +59,15 @@ function withoutComments(source: string): string {
   return out;
 }
 
-/** Every read of real time in `source`, as `file:line: what`. */
-function readsOfTime(file: string, source: string): string[] {
+/** Every match of `patterns` in the code of `source` (not its comments), as `file:line: what`. */
+function readsOf(
+  file: string,
+  source: string,
+  patterns: readonly { readonly name: string; readonly pattern: RegExp }[],
+): string[] {
   const code = withoutComments(source);
   const found: string[] = [];
-  for (const { name, pattern } of READS_OF_TIME) {
+  for (const { name, pattern } of patterns) {
     for (const m of code.matchAll(pattern)) {
       const line = code.slice(0, m.index).split("\n").length;
       found.push(`${file}:${line}: ${name}`);
@@ -61,6 +75,9 @@ function readsOfTime(file: string, source: string): string[] {
   }
   return found.sort();
 }
+
+/** Every read of real time in `source`, as `file:line: what`. */
+const readsOfTime = (file: string, source: string) => readsOf(file, source, READS_OF_TIME);
 
 describe("time through ports", () => {
   it("src/core and src/runtime read no clock and start no timer outside the system ports", () => {
@@ -103,6 +120,40 @@ describe("time through ports", () => {
       "f.ts:5: setInterval",
       "f.ts:5: setTimeout",
       "f.ts:6: setImmediate",
+    ]);
+  });
+});
+
+describe("randomness through a port", () => {
+  it("src/core and src/runtime draw no random number outside the system port", () => {
+    const files = ["src/core", "src/runtime"].flatMap((d) => filesUnder(path.join(repoRoot, d)));
+    const found = files
+      .map((f) => path.relative(repoRoot, f))
+      .filter((f) => !RANDOM_ALLOWED.has(f))
+      .flatMap((f) =>
+        readsOf(f, readFileSync(path.join(repoRoot, f), "utf8"), DRAWS_OF_RANDOMNESS),
+      );
+    expect(found).toEqual([]);
+  });
+
+  it("finds each draw, in code only, and the system port is where Math.random is", () => {
+    const source = [
+      "const a = Math.random();", // 1
+      "// Math.random() in a comment", // 2
+      "import { randomBytes, randomUUID } from 'node:crypto';", // 3
+      "crypto.getRandomValues(buf); randomInt(6);", // 4
+    ].join("\n");
+    expect(readsOf("f.ts", source, DRAWS_OF_RANDOMNESS)).toEqual([
+      "f.ts:1: Math.random()",
+      "f.ts:3: randomBytes",
+      "f.ts:3: randomUUID",
+      "f.ts:4: getRandomValues",
+      "f.ts:4: randomInt",
+    ]);
+    const [file] = [...RANDOM_ALLOWED];
+    const system = readFileSync(path.join(repoRoot, file as string), "utf8");
+    expect(readsOf(file as string, system, DRAWS_OF_RANDOMNESS)).toEqual([
+      `${file}:5: Math.random()`,
     ]);
   });
 });

@@ -27,7 +27,10 @@ export const GROUPS = [
     name: "containment",
     // The contained tree apply writes through, judged by its own unit tests.
     mutate: ["src/adapters/fs/contained-tree.ts"],
-    tests: ["test/adapters/contained-tree.test.ts"],
+    tests: [
+      "test/adapters/contained-tree.test.ts",
+      "test/adapters/contained-tree-races.test.ts",
+    ],
   },
   {
     name: "apply",
@@ -137,12 +140,13 @@ export const GROUPS = [
       "src/adapters/sandbox/resource-limits.ts:275-380",
       "src/adapters/sandbox/contained-exec.ts:33-43",
       "src/core/taskpack/ignore.ts:15-15",
-      "src/core/taskpack/validate-task-pack.ts:153-162",
+      "src/core/taskpack/command-env.ts",
     ],
     tests: [
       "test/sandbox/confinement-unit.test.ts",
       "test/sandbox/host-fs.test.ts",
       "test/sandbox/tree-walk.test.ts",
+      "test/sandbox/tree-walk-refusals.test.ts",
       "test/sandbox/resource-limits.test.ts",
       "test/sandbox/env-filter.test.ts",
       "test/taskpack/ignore-env.test.ts",
@@ -151,12 +155,10 @@ export const GROUPS = [
   {
     name: "egress",
     // The egress proxy's allow-list decision and its parsing: printable hosts, the HTTP head,
-    // CONNECT and absolute-URI targets (not the socket plumbing, nor yet the SOCKS5 and HTTP
-    // handlers, lines 262-398, whose mutants mostly leave a client waiting until the timeout).
-    mutate: [
-      "src/adapters/sandbox/egress-proxy.ts:51-58",
-      "src/adapters/sandbox/egress-proxy.ts:430-530",
-    ],
+    // CONNECT and absolute-URI targets (not the socket plumbing, egress-connect.ts and
+    // egress-proxy.ts, nor yet the SOCKS5 and HTTP handlers, egress-handlers.ts, whose mutants
+    // mostly leave a client waiting until the timeout).
+    mutate: ["src/adapters/sandbox/egress-rules.ts"],
     tests: ["test/sandbox/egress-proxy.test.ts"],
   },
 ];

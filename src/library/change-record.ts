@@ -1,9 +1,9 @@
 // The changeset record of a loop's verified run, found from its facts: which run (the last verified
 // one, or one named by its ref or a prefix), its execution, its body, and the roles that took part.
+import type { Changeset } from "../core/contracts/types/ledger-records.v1.js";
 import type { LedgerRecord, LedgerStore, OperatorAct } from "../core/ports/ledger-store.js";
 import { readRecordBody } from "../core/records/record-body.js";
 import { WarrantError } from "../core/result.js";
-import type { ChangesetFile } from "./changeset-check.js";
 
 export interface ChangeOptions {
   /** A run of the loop (its proposal ref, or a unique prefix of at least 8 characters). */
@@ -15,12 +15,8 @@ export interface Found {
   readonly run: string;
   readonly executionRef: string;
   readonly changeset: LedgerRecord;
-  readonly body: {
-    readonly baseline: string;
-    readonly "baseline/dir"?: string;
-    readonly complete: boolean;
-    readonly files: readonly ChangesetFile[];
-  };
+  /** The changeset's body, as its schema (contracts/ledger-records.v1.json) types it. */
+  readonly body: Changeset;
   readonly records: readonly LedgerRecord[];
   readonly roles: readonly { readonly role: string; readonly agent: string }[];
   /** The loop's operator acts (who approved the run's mutations). */
@@ -105,7 +101,7 @@ export async function findChange(
     run,
     executionRef,
     changeset,
-    body: body.value as unknown as Found["body"],
+    body: body.value,
     records,
     roles,
     acts,

@@ -143,19 +143,36 @@ function once<T>(make: () => Promise<T>): () => Promise<T> {
   };
 }
 
+/** A role's model when the run names one (the library's `models`, `--model`), else none. */
+type OverrideOf = (
+  role: Role,
+  priorCalls: number,
+  query: string,
+  recorded?: string,
+  modelUris?: boolean,
+) => { provider: ReturnType<typeof providerOf>; uri: string } | undefined;
+
+/** What the composition's facets share: the options and the parts made from them once. */
+interface Parts {
+  readonly o: WarrantOptions;
+  readonly store: LedgerStore;
+  readonly clock: Clock;
+  readonly time: Time;
+  readonly env: NodeJS.ProcessEnv;
+  readonly operatorNow: () => string;
+  readonly sandbox: () => Promise<Sandbox | undefined>;
+  readonly signer: () => Promise<RecordSigner | undefined>;
+  readonly telemetry: Telemetry;
+  readonly files: ReturnType<typeof createDefinitionFiles>;
+  readonly skillDirs: readonly string[];
+  readonly overrideOf: OverrideOf;
+  readonly passageTools: () => Promise<PassageTools>;
+  readonly toolKind: (name: string) => ToolKind;
+}
+
 export async function compose(o: WarrantOptions): Promise<Composition> {
   // A named backend is proven now: one that does not work here is an error, not a fallback.
-  let named: Sandbox | undefined;
-  if (o.sandbox === "bwrap" || o.sandbox === "unshare") {
-    const chosen = await chooseSandbox(o.sandbox, {
-      ...(o.allowWeakerSandbox === undefined ? {} : { allowWeakerSandbox: o.allowWeakerSandbox }),
-    });
-    if (!chosen.ok) {
-      const e = chosen.errors[0];
-      throw new WarrantError(e?.code ?? "sandbox/unavailable", e?.message ?? o.sandbox);
-    }
-    named = chosen.value;
-  }
+  const named = await namedSandbox(o);
   const given = o.store ?? DEFAULT_STORE_URI;
   const owned = typeof given === "string";
   const store = owned
@@ -166,24 +183,9 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
     : given;
   const time = o.time ?? systemTime;
   const clock: Clock = o.clock ?? time;
-  // A given operator is checked now; the default ($WARRANT_OPERATOR, else the login name) when it is
-  // first needed, so that a command that never acts is not refused for it.
-  const namedOperator =
-    o.operator === undefined ? undefined : operatorBindingOf(o.operator, "the operator");
-  let defaulted: string | undefined;
-  const operatorNow = (): string => {
-    if (namedOperator !== undefined) return namedOperator;
-    defaulted ??= operatorBinding();
-    return defaulted;
-  };
-  const resolve = resolverOf(o.models);
-  const publish = fanOut(o);
+  const operatorNow = operatorOf(o);
   const telemetry = createTelemetry(o.openTelemetry);
-  // Untraced, the emitter does not even call into telemetry.
-  const traced = telemetry.enabled ? telemetry : undefined;
   const code = o.tools === undefined || o.tools.length === 0 ? undefined : codeToolHost(o.tools);
-  const codeNames = new Set(o.tools?.map((t) => t.spec.name));
-
   const sandbox = once(async (): Promise<Sandbox | undefined> => {
     const s = o.sandbox;
     if (s === "none") return undefined;
@@ -199,73 +201,23 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
     if (typeof s === "function") return s();
     return s ?? hostKeySigner(store, o.cwd === undefined ? {} : { cwd: o.cwd });
   });
-
-  const actingStore = once(async (): Promise<LedgerStore> => {
-    const sign = await signer();
-    return sign === undefined ? store : signingStore(store, sign, clock);
-  });
-
-  const toolKind = (name: string): ToolKind =>
-    codeNames.has(name)
-      ? "code"
-      : WORKSPACE_TOOLS.has(name)
-        ? "workspace"
-        : name.startsWith("profile.")
-          ? "profile"
-          : "mcp";
-
   const env = process.env;
-  const files = createDefinitionFiles();
-  const skillDirs = o.skills ?? [];
-  /** A role's model when the run names one (the library's `models`, `--model`), else none. */
-  const byUri = uriModels(env);
-  const overrideOf = (
-    role: Role,
-    priorCalls: number,
-    query: string,
-    recorded?: string,
-    modelUris = false,
-  ) => {
-    const asked = { query, priorCalls, recorded };
-    const model = resolve(role, asked) ?? (modelUris ? byUri(role, asked) : undefined);
-    if (model === undefined) return undefined;
-    const provider = providerOf(model, role);
-    return { provider, uri: recorded ?? provider.id };
+  const parts: Parts = {
+    o,
+    store,
+    clock,
+    time,
+    env,
+    operatorNow,
+    sandbox,
+    signer,
+    telemetry,
+    files: createDefinitionFiles(),
+    skillDirs: o.skills ?? [],
+    overrideOf: overridesOf(resolverOf(o.models), uriModels(env)),
+    passageTools: () => passageToolsOf(o, sandbox, code),
+    toolKind: toolKindOf(new Set(o.tools?.map((t) => t.spec.name))),
   };
-  const passageModels = (
-    overrides: Readonly<Record<string, string>>,
-    modelUris?: boolean,
-  ): PassageModels => ({
-    override: (role, priorCalls, query) =>
-      overrideOf(role, priorCalls, query, overrides[role], modelUris),
-    definition: (site, index, priorCalls, pack) =>
-      definitionModel(site, index, priorCalls, pack, env),
-  });
-  const passageTools = async (): Promise<PassageTools> => {
-    const contained = await sandbox();
-    return createPassageTools({
-      workspace: (root) => createWorkspaceTools({ root }),
-      profiles:
-        contained === undefined || o.profileTools === false
-          ? undefined
-          : (commands, baselineDir, resources, host) =>
-              createProfileTools({ commands, baselineDir, sandbox: contained, resources, host }),
-      code,
-      connect: o.mcp?.connect ?? defaultConnect,
-      ...(o.mcp?.connectTimeoutMs === undefined
-        ? {}
-        : { connectTimeoutMs: o.mcp.connectTimeoutMs }),
-      ...(o.mcp?.callTimeoutMs === undefined ? {} : { callTimeoutMs: o.mcp.callTimeoutMs }),
-    });
-  };
-
-  const askOf = (a: WarrantOptions["approver"]) =>
-    a === undefined || a === "auto" || a === "wait"
-      ? {}
-      : typeof a === "function"
-        ? { ask: a }
-        : { ask: a.ask, ...(a.recordedAs === undefined ? {} : { askedText: a.recordedAs }) };
-
   return {
     store,
     clock,
@@ -281,126 +233,16 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
       const all = loaded.errors.map((p) => `${p.path || "(root)"}: ${p.code}: ${p.message}`);
       throw new WarrantError(first?.code ?? "taskpack/invalid", all.join("\n"));
     },
-    recordedModels(pack, givenRefs) {
-      const roles = ROLES.filter((r) => pack.agents[r] !== undefined);
-      // A role is overridden when the run names its model, or when the resolver answers for it.
-      const overrides: Record<string, string> = {};
-      for (const r of roles) {
-        const given = givenRefs?.[r] ?? overrideOf(r, 0, "")?.uri;
-        if (given !== undefined) overrides[r] = given;
-      }
-      const uris = effectiveModelUris(pack, overrides, env);
-      const models: Record<string, string> = {};
-      for (const r of roles) {
-        const first = pack.agents[r]?.definition as {
-          models?: { provider: string; model: string }[];
-        };
-        const own = first?.models?.[0];
-        models[r] = uris[r] ?? (own === undefined ? "none" : `${own.provider}:${own.model}`);
-      }
-      return { models, overrides };
-    },
-    async preflight(pack, overrides, recordedNamespace) {
-      const tools = await passageTools();
-      try {
-        const reports: Partial<Record<Role, PreflightReport>> = {};
-        for (const role of ROLES) {
-          const agent = pack.agents[role];
-          if (agent === undefined) continue;
-          const request = {
-            query: "query:preflight",
-            role,
-            agentId: agent.id,
-            passageRef: "passage:preflight",
-            evidence: "",
-            pack,
-            priorCalls: 0,
-          };
-          const override = overrides[role];
-          const namespace = recordedNamespace ?? o.namespace ?? pack.pack.memoryNamespace;
-          reports[role] = await preflightAgent(rootSite(agent), {
-            files,
-            skillDirs,
-            modelUri: (model, site) =>
-              runnableModelUri(model, site, {
-                env,
-                compatibleBaseUrl: pack.pack.openaiCompatibleBaseUrl,
-              }),
-            ...(override === undefined ? {} : { override }),
-            offered: (site) => tools.toolsFor(request, site),
-            ...(namespace === undefined ? {} : { namespace }),
-          });
-        }
-        return reports;
-      } finally {
-        await tools.close();
-      }
-    },
-    async context(overrides, emit, recordedNamespace, drive) {
-      const approver = drive?.approver ?? o.approver;
-      const tracing = await telemetry.start();
-      const found = await sandbox();
-      const tools = await passageTools();
-      // One per drive: the baselines its runs pin are given back when the drive ends.
-      const port = runEnvironments(found);
+    recordedModels: (pack, givenRefs) => recordedModels(parts, pack, givenRefs),
+    preflight: (pack, overrides, recordedNamespace) =>
+      preflight(parts, pack, overrides, recordedNamespace),
+    context: (overrides, emit, recordedNamespace, drive) =>
+      driveContext(parts, overrides, emit, recordedNamespace, drive),
+    actingStore: once(async (): Promise<LedgerStore> => {
       const sign = await signer();
-      // With a signer, everything the drive writes is signed and its chain heads sealed.
-      const signing = sign === undefined ? undefined : signingStore(store, sign, clock);
-      const ledger = signing ?? store;
-      const loop = new LoopLedger(ledger, time.sleep);
-      return {
-        store: ledger,
-        loop,
-        passages: createAgentPassages({
-          models: passageModels(overrides, drive?.modelUris),
-          tools: tools.toolsFor,
-          files: { files, skillDirs },
-          ...((recordedNamespace ?? o.namespace) === undefined
-            ? {}
-            : { namespace: recordedNamespace ?? o.namespace }),
-          emit,
-          toolKind,
-          captureContent: telemetry.captureContent,
-        }),
-        sandbox: port,
-        approver: createApprover({
-          store: ledger,
-          loop,
-          clock,
-          sleep: time.sleep,
-          emit,
-          operator: operatorNow(),
-          autoApprove: approver === "auto",
-          ...askOf(approver),
-          ...(o.pollIntervalMs === undefined ? {} : { pollMs: o.pollIntervalMs }),
-        }),
-        clock,
-        time,
-        emit,
-        operator: operatorNow(),
-        ...(sign === undefined ? {} : { signer: sign }),
-        ...(signing === undefined ? {} : { sealHead: signing.sealHead }),
-        ...(tracing === undefined ? {} : { traceparent: (query) => tracing.traceparent(query) }),
-        loadPack,
-        close: async () => {
-          await tools.close();
-          await port.close?.();
-        },
-      };
-    },
-    actingStore,
-    emitter(log) {
-      return (body: WarrantEventBody) => {
-        // Copied and added to, not spread: a spread followed by more properties costs several
-        // microseconds in V8, and this runs for every event of every turn. Same keys, same order.
-        const event = Object.assign({}, body) as WarrantEvent & { query: string; at: string };
-        event.query = heldQueryId(body.query);
-        event.at = clock.now().toISOString();
-        log?.push(event);
-        publish(event);
-        traced?.observe(event);
-      };
-    },
+      return sign === undefined ? store : signingStore(store, sign, clock);
+    }),
+    emitter: emitterOf(clock, fanOut(o), telemetry),
     queue() {
       if (o.queue === undefined)
         throw new WarrantError("runtime/no-queue", "dispatching and workers need a job queue");
@@ -414,5 +256,250 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
       await o.queue?.close();
       if (owned) await store.close();
     },
+  };
+}
+
+/** The backend the options name (`bwrap`, `unshare`), proven to work here; else undefined. */
+async function namedSandbox(o: WarrantOptions): Promise<Sandbox | undefined> {
+  if (o.sandbox !== "bwrap" && o.sandbox !== "unshare") return undefined;
+  const chosen = await chooseSandbox(o.sandbox, {
+    ...(o.allowWeakerSandbox === undefined ? {} : { allowWeakerSandbox: o.allowWeakerSandbox }),
+  });
+  if (!chosen.ok) {
+    const e = chosen.errors[0];
+    throw new WarrantError(e?.code ?? "sandbox/unavailable", e?.message ?? o.sandbox);
+  }
+  return chosen.value;
+}
+
+/**
+ * The operator: a given one is checked now; the default ($WARRANT_OPERATOR, else the login name)
+ * when it is first needed, so that a command that never acts is not refused for it.
+ */
+function operatorOf(o: WarrantOptions): () => string {
+  const namedOperator =
+    o.operator === undefined ? undefined : operatorBindingOf(o.operator, "the operator");
+  let defaulted: string | undefined;
+  return (): string => {
+    if (namedOperator !== undefined) return namedOperator;
+    defaulted ??= operatorBinding();
+    return defaulted;
+  };
+}
+
+/** Which kind of tool a name is, for the events. */
+function toolKindOf(codeNames: ReadonlySet<string | undefined>): (name: string) => ToolKind {
+  return (name) =>
+    codeNames.has(name)
+      ? "code"
+      : WORKSPACE_TOOLS.has(name)
+        ? "workspace"
+        : name.startsWith("profile.")
+          ? "profile"
+          : "mcp";
+}
+
+/** A role's override: the options' models, else (when asked) the recorded URI's model. */
+function overridesOf(resolve: ModelResolver, byUri: ReturnType<typeof uriModels>): OverrideOf {
+  return (role, priorCalls, query, recorded, modelUris = false) => {
+    const asked = { query, priorCalls, recorded };
+    const model = resolve(role, asked) ?? (modelUris ? byUri(role, asked) : undefined);
+    if (model === undefined) return undefined;
+    const provider = providerOf(model, role);
+    return { provider, uri: recorded ?? provider.id };
+  };
+}
+
+/** The models of one drive's passages: its overrides, else its definitions'. */
+function passageModels(
+  parts: Parts,
+  overrides: Readonly<Record<string, string>>,
+  modelUris?: boolean,
+): PassageModels {
+  return {
+    override: (role, priorCalls, query) =>
+      parts.overrideOf(role, priorCalls, query, overrides[role], modelUris),
+    definition: (site, index, priorCalls, pack) =>
+      definitionModel(site, index, priorCalls, pack, parts.env),
+  };
+}
+
+/** The passages' tools: workspace reads, profiles when contained, code tools, MCP. */
+async function passageToolsOf(
+  o: WarrantOptions,
+  sandbox: () => Promise<Sandbox | undefined>,
+  code: ReturnType<typeof codeToolHost> | undefined,
+): Promise<PassageTools> {
+  const contained = await sandbox();
+  return createPassageTools({
+    workspace: (root) => createWorkspaceTools({ root }),
+    profiles:
+      contained === undefined || o.profileTools === false
+        ? undefined
+        : (commands, baselineDir, resources, host) =>
+            createProfileTools({ commands, baselineDir, sandbox: contained, resources, host }),
+    code,
+    connect: o.mcp?.connect ?? defaultConnect,
+    ...(o.mcp?.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: o.mcp.connectTimeoutMs }),
+    ...(o.mcp?.callTimeoutMs === undefined ? {} : { callTimeoutMs: o.mcp.callTimeoutMs }),
+  });
+}
+
+/** See Composition.recordedModels. */
+function recordedModels(
+  parts: Parts,
+  pack: LoadedPack,
+  givenRefs: Readonly<Partial<Record<Role, string>>> | undefined,
+): { models: Record<string, string>; overrides: Record<string, string> } {
+  const roles = ROLES.filter((r) => pack.agents[r] !== undefined);
+  // A role is overridden when the run names its model, or when the resolver answers for it.
+  const overrides: Record<string, string> = {};
+  for (const r of roles) {
+    const given = givenRefs?.[r] ?? parts.overrideOf(r, 0, "")?.uri;
+    if (given !== undefined) overrides[r] = given;
+  }
+  const uris = effectiveModelUris(pack, overrides, parts.env);
+  const models: Record<string, string> = {};
+  for (const r of roles) {
+    const first = pack.agents[r]?.definition as {
+      models?: { provider: string; model: string }[];
+    };
+    const own = first?.models?.[0];
+    models[r] = uris[r] ?? (own === undefined ? "none" : `${own.provider}:${own.model}`);
+  }
+  return { models, overrides };
+}
+
+/** See Composition.preflight. */
+async function preflight(
+  parts: Parts,
+  pack: LoadedPack,
+  overrides: Readonly<Record<string, string>>,
+  recordedNamespace: string | undefined,
+): Promise<Partial<Record<Role, PreflightReport>>> {
+  const { env, files, skillDirs } = parts;
+  const tools = await parts.passageTools();
+  try {
+    const reports: Partial<Record<Role, PreflightReport>> = {};
+    for (const role of ROLES) {
+      const agent = pack.agents[role];
+      if (agent === undefined) continue;
+      const request = {
+        query: "query:preflight",
+        role,
+        agentId: agent.id,
+        passageRef: "passage:preflight",
+        evidence: "",
+        pack,
+        priorCalls: 0,
+      };
+      const override = overrides[role];
+      const namespace = recordedNamespace ?? parts.o.namespace ?? pack.pack.memoryNamespace;
+      reports[role] = await preflightAgent(rootSite(agent), {
+        files,
+        skillDirs,
+        modelUri: (model, site) =>
+          runnableModelUri(model, site, {
+            env,
+            compatibleBaseUrl: pack.pack.openaiCompatibleBaseUrl,
+          }),
+        ...(override === undefined ? {} : { override }),
+        offered: (site) => tools.toolsFor(request, site),
+        ...(namespace === undefined ? {} : { namespace }),
+      });
+    }
+    return reports;
+  } finally {
+    await tools.close();
+  }
+}
+
+/** What the approver asks through, and how the question is recorded, from the options' approver. */
+function askOf(a: WarrantOptions["approver"]) {
+  return a === undefined || a === "auto" || a === "wait"
+    ? {}
+    : typeof a === "function"
+      ? { ask: a }
+      : { ask: a.ask, ...(a.recordedAs === undefined ? {} : { askedText: a.recordedAs }) };
+}
+
+/** See Composition.context. */
+async function driveContext(
+  parts: Parts,
+  overrides: Readonly<Record<string, string>>,
+  emit: Emit,
+  recordedNamespace: string | undefined,
+  drive: DriveSettings | undefined,
+): Promise<DriveContext> {
+  const { o, store, clock, time, telemetry } = parts;
+  const approver = drive?.approver ?? o.approver;
+  const tracing = await telemetry.start();
+  const found = await parts.sandbox();
+  const tools = await parts.passageTools();
+  // One per drive: the baselines its runs pin are given back when the drive ends.
+  const port = runEnvironments(found);
+  const sign = await parts.signer();
+  // With a signer, everything the drive writes is signed and its chain heads sealed.
+  const signing = sign === undefined ? undefined : signingStore(store, sign, clock);
+  const ledger = signing ?? store;
+  const loop = new LoopLedger(ledger, time.sleep);
+  return {
+    store: ledger,
+    loop,
+    passages: createAgentPassages({
+      models: passageModels(parts, overrides, drive?.modelUris),
+      tools: tools.toolsFor,
+      files: { files: parts.files, skillDirs: parts.skillDirs },
+      ...((recordedNamespace ?? o.namespace) === undefined
+        ? {}
+        : { namespace: recordedNamespace ?? o.namespace }),
+      emit,
+      toolKind: parts.toolKind,
+      captureContent: telemetry.captureContent,
+    }),
+    sandbox: port,
+    approver: createApprover({
+      store: ledger,
+      loop,
+      clock,
+      sleep: time.sleep,
+      emit,
+      operator: parts.operatorNow(),
+      autoApprove: approver === "auto",
+      ...askOf(approver),
+      ...(o.pollIntervalMs === undefined ? {} : { pollMs: o.pollIntervalMs }),
+    }),
+    clock,
+    time,
+    emit,
+    operator: parts.operatorNow(),
+    ...(sign === undefined ? {} : { signer: sign }),
+    ...(signing === undefined ? {} : { sealHead: signing.sealHead }),
+    ...(tracing === undefined ? {} : { traceparent: (query) => tracing.traceparent(query) }),
+    loadPack,
+    close: async () => {
+      await tools.close();
+      await port.close?.();
+    },
+  };
+}
+
+/** See Composition.emitter. */
+function emitterOf(
+  clock: Clock,
+  publish: WarrantSubscriber,
+  telemetry: Telemetry,
+): (log?: EventLog) => Emit {
+  // Untraced, the emitter does not even call into telemetry.
+  const traced = telemetry.enabled ? telemetry : undefined;
+  return (log) => (body: WarrantEventBody) => {
+    // Copied and added to, not spread: a spread followed by more properties costs several
+    // microseconds in V8, and this runs for every event of every turn. Same keys, same order.
+    const event = Object.assign({}, body) as WarrantEvent & { query: string; at: string };
+    event.query = heldQueryId(body.query);
+    event.at = clock.now().toISOString();
+    log?.push(event);
+    publish(event);
+    traced?.observe(event);
   };
 }

@@ -1,7 +1,7 @@
 // The change a verified run made, kept after its environment is gone: each regular file it added,
 // modified or deleted (ignored paths left out), with the baseline's and the final contents, so
 // `diff` can show it and `apply` can check a target and write it (the `changeset` record).
-
+import type * as Wire from "../core/contracts/types/ledger-records.v1.js";
 import type { Environment, EnvironmentChanges } from "../core/ports/sandbox.js";
 import { digestOf, digestOfBytes } from "../core/records/canonical.js";
 import type { Problem } from "../core/result.js";
@@ -11,19 +11,15 @@ import { isIgnored } from "../core/taskpack/ignore.js";
 /** Contents past this many bytes in all are left out: the change is listed, not applicable. */
 export const CHANGESET_MAX_BYTES = 8 << 20;
 
-export type ChangeStatus = "modified" | "added" | "deleted";
+export type ChangeStatus = Wire.ChangesetFile["status"];
 
-export interface ChangesetFile {
-  readonly path: string;
-  readonly status: ChangeStatus;
-  /** `sha256:…` of the baseline's bytes; null for an added file. */
-  readonly before: string | null;
-  /** `sha256:…` of the final bytes; null for a deleted file. */
-  readonly after: string | null;
-  /** Base64 of the bytes (absent for the side that does not exist, and in an incomplete set). */
-  readonly "before/content"?: string;
-  readonly "after/content"?: string;
-}
+/**
+ * One file of a change, as contracts/ledger-records.v1.json types it: `before` and `after` are the
+ * `sha256:…` of the baseline's and the final bytes (null for an added or a deleted file);
+ * `before/content` and `after/content` the bytes in base64 (absent for the side that does not
+ * exist, and in an incomplete set).
+ */
+export type ChangesetFile = Readonly<Wire.ChangesetFile>;
 
 export interface ChangesetBody {
   readonly "query/id": string;

@@ -5,6 +5,7 @@
 import type { Decision, LoopCommand, LoopDocument, Role } from "../core/loop/types.js";
 import type { Approver } from "../core/ports/approver.js";
 import type { LedgerRecord, LedgerStore } from "../core/ports/ledger-store.js";
+import type { Random } from "../core/ports/random.js";
 import type { RecordSigner } from "../core/ports/signer.js";
 import type { Clock, Time } from "../core/ports/time.js";
 import type { Problem, Result } from "../core/result.js";
@@ -99,6 +100,8 @@ export interface RuntimeContext {
    * is wall-clock time, not the loop's clock).
    */
   readonly time: Time;
+  /** Randomness (a lost append's backoff, a new loop's id); the system's when absent. */
+  readonly random?: Random;
   readonly emit: Emit;
   /** The operator binding acting for this host (`node-operator-binding:…`). */
   readonly operator: string;

@@ -96,7 +96,7 @@ export async function underLease<T>(
   const fenced: RuntimeContext = {
     ...ctx,
     store,
-    loop: new LoopLedger(store, ctx.time.sleep),
+    loop: new LoopLedger(store, ctx.time.sleep, ctx.random),
     sandbox: tracked(
       ctx.sandbox,
       environments,

@@ -7,8 +7,10 @@ import { project } from "../core/loop/project.js";
 import { evolve, fold, type LoopState } from "../core/loop/state.js";
 import type { Decision, LoopCommand, LoopDocument } from "../core/loop/types.js";
 import type { LedgerRecord, LedgerStore } from "../core/ports/ledger-store.js";
+import type { Random } from "../core/ports/random.js";
 import type { Sleep } from "../core/ports/time.js";
 import { WarrantError } from "../core/result.js";
+import { systemRandom } from "./system-random.js";
 import { systemSleep } from "./system-time.js";
 
 /** Appends lost to other writers before giving up: each loss means another fact was appended. */
@@ -18,24 +20,29 @@ export const MAX_APPEND_ATTEMPTS = 64;
  * After a lost append, wait a random time that grows with the losses (capped), so that writers
  * racing for one loop spread out instead of colliding again at once.
  */
-function backoff(losses: number, sleep: Sleep): Promise<void> {
+function backoff(losses: number, sleep: Sleep, random: Random): Promise<void> {
   if (losses < 2) return Promise.resolve();
-  return sleep(Math.random() * Math.min(100, 2 ** losses));
+  return sleep(random() * Math.min(100, 2 ** losses));
 }
 
 export class LoopLedger {
   readonly #store: LedgerStore;
   readonly #sleep: Sleep;
+  readonly #random: Random;
   /**
    * Per query, the folded state of the facts read so far. It only ever grows by evolve over facts
    * read from the store in sequence order after its lastSequence, so it equals fold(all facts read).
    */
   readonly #cache = new Map<string, LoopState>();
 
-  /** `sleep`: how a writer that lost an append waits before it re-reads (the process's time). */
-  constructor(store: LedgerStore, sleep: Sleep = systemSleep) {
+  /**
+   * `sleep`: how a writer that lost an append waits before it re-reads (the process's time);
+   * `random`: what spreads those waits.
+   */
+  constructor(store: LedgerStore, sleep: Sleep = systemSleep, random: Random = systemRandom) {
     this.#store = store;
     this.#sleep = sleep;
+    this.#random = random;
   }
 
   /** The current state of a loop: the cached fold brought up to date with the store. */
@@ -100,7 +107,7 @@ export class LoopLedger {
       // A sequence conflict: another writer appended first. A charge-key conflict: the same charge
       // landed meanwhile. Either way the re-read finds what happened and the re-decision sees it. A
       // try on the state last seen lost to nothing in flight: it re-reads at once.
-      if (cached === undefined) await backoff(attempt + 1, this.#sleep);
+      if (cached === undefined) await backoff(attempt + 1, this.#sleep, this.#random);
     }
     throw new WarrantError(
       "store/contention",

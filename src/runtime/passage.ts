@@ -23,8 +23,13 @@ import { digestOf } from "../core/records/canonical.js";
 import { type Problem, WarrantError } from "../core/result.js";
 import { repairText } from "../core/turn/repair-text.js";
 import type { ToolRegistry } from "../core/turn/tool-registry.js";
-import { type MessageType, ROLE_MESSAGE_TYPES, type ValidMessage } from "../core/turn/types.js";
-import { validateTurn } from "../core/turn/validate-turn.js";
+import {
+  type MessageType,
+  ROLE_MESSAGE_TYPES,
+  type ValidCall,
+  type ValidMessage,
+} from "../core/turn/types.js";
+import { type TurnContext, validateTurn } from "../core/turn/validate-turn.js";
 import { RequestDigests } from "./passage-digest.js";
 import {
   type PassageTranscript,
@@ -242,10 +247,35 @@ function toolCallEnd(
     : { kind, turn, call, name, isError, latencyMs, code };
 }
 
-export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
-  const { provider, registry, toolHost, signal, onEvent } = input;
-  const content = input.content === true;
-  const repairs = input.repairs ?? DEFAULT_REPAIRS;
+/** A passage in progress: what its turns share, made once per passage, and what they count. */
+interface Run {
+  readonly input: PassageInput;
+  readonly content: boolean;
+  readonly repairs: number;
+  readonly messageTypes: readonly MessageType[];
+  readonly tools: ProviderTool[];
+  readonly evidenceText: string;
+  readonly conversation: ConversationEntry[];
+  readonly log: TranscriptLog;
+  readonly digests: RequestDigests;
+  /** Output tokens asked of each call, before the passage's token limit caps it. */
+  readonly perCall: number;
+  readonly turnChecks: TurnContext;
+  readonly toolOptions: { readonly signal?: AbortSignal; readonly timeoutMs?: number };
+  usage: Usage;
+  latencyMs: number;
+  modelCalls: number;
+  toolCalls: number;
+  repairsUsed: number;
+  /** The problems of the model's last answer, while it was refused and not yet answered anew. */
+  lastRefused: readonly Problem[];
+}
+
+type Failure = Extract<PassageOutcome, { ok: false }>;
+
+/** What does not change from turn to turn, made once per passage, and counters at zero. */
+function startRun(input: PassageInput): Run {
+  const { registry, signal } = input;
   const messageTypes = input.messageTypes ?? ROLE_MESSAGE_TYPES[input.role];
   const tools: ProviderTool[] = registry.specs().map((s) => ({
     name: s.name,
@@ -253,78 +283,243 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
     inputSchema: s.inputSchema,
   }));
   const evidenceText = renderEvidence(input.evidence);
-  const conversation: ConversationEntry[] = [{ kind: "user", text: evidenceText }];
   const log = new TranscriptLog();
-  const digests = new RequestDigests({ system: input.system, tools, messageTypes }, log.known);
-  const perCall = outputTokensOf(input);
-  // What does not change from turn to turn is made once per passage.
-  const turnChecks: Parameters<typeof validateTurn>[1] = {
-    registry,
-    role: input.role,
-    ...(input.messageTypes === undefined ? {} : { messageTypes: input.messageTypes }),
-    ...(input.resolvePaperRef === undefined ? {} : { resolvePaperRef: input.resolvePaperRef }),
+  return {
+    input,
+    content: input.content === true,
+    repairs: input.repairs ?? DEFAULT_REPAIRS,
+    messageTypes,
+    tools,
+    evidenceText,
+    conversation: [{ kind: "user", text: evidenceText }],
+    log,
+    digests: new RequestDigests({ system: input.system, tools, messageTypes }, log.known),
+    perCall: outputTokensOf(input),
+    turnChecks: {
+      registry,
+      role: input.role,
+      ...(input.messageTypes === undefined ? {} : { messageTypes: input.messageTypes }),
+      ...(input.resolvePaperRef === undefined ? {} : { resolvePaperRef: input.resolvePaperRef }),
+    },
+    toolOptions: {
+      ...(signal === undefined ? {} : { signal }),
+      ...(input.toolTimeoutMs === undefined ? {} : { timeoutMs: input.toolTimeoutMs }),
+    },
+    usage: NO_USAGE,
+    latencyMs: 0,
+    modelCalls: 0,
+    toolCalls: 0,
+    repairsUsed: 0,
+    lastRefused: [],
   };
-  const toolOptions = {
-    ...(signal === undefined ? {} : { signal }),
-    ...(input.toolTimeoutMs === undefined ? {} : { timeoutMs: input.toolTimeoutMs }),
-  };
+}
 
-  let usage = NO_USAGE;
-  let latencyMs = 0;
-  let modelCalls = 0;
-  let toolCalls = 0;
-  let repairsUsed = 0;
-  /** The problems of the model's last answer, while it was refused and not yet answered anew. */
-  let lastRefused: readonly Problem[] = [];
-
-  const transcript = (outcome: PassageTranscript["outcome"]): TranscriptHead => ({
+/** The transcript's head as the passage ends with `outcome`. */
+function transcriptHead(run: Run, outcome: PassageTranscript["outcome"]): TranscriptHead {
+  const { input } = run;
+  return {
     schema: "warrant.passage-transcript.v1",
     role: input.role,
     "agent/id": input.agentId,
-    provider: provider.id,
+    provider: input.provider.id,
     systemDigest: digestOf(input.system),
-    evidenceDigest: digestOf(evidenceText),
+    evidenceDigest: digestOf(run.evidenceText),
     ...(typeof input.evidence === "string"
       ? {}
       : { evidenceRefs: input.evidence.map((e) => e.ref) }),
-    usage: { ...usage, latencyMs, modelCalls, toolCalls, repairs: repairsUsed },
+    usage: {
+      ...run.usage,
+      latencyMs: run.latencyMs,
+      modelCalls: run.modelCalls,
+      toolCalls: run.toolCalls,
+      repairs: run.repairsUsed,
+    },
     outcome,
-  });
-  const failed = (code: string, message: string, errors: readonly Problem[] = []) =>
-    ({
-      ok: false,
-      code,
-      message,
-      errors,
-      transcript: log.finish(transcript({ ok: false, code, message })),
-    }) as const;
+  };
+}
 
+function failed(run: Run, code: string, message: string, errors: readonly Problem[] = []): Failure {
+  const transcript = run.log.finish(transcriptHead(run, { ok: false, code, message }));
+  return { ok: false, code, message, errors, transcript };
+}
+
+/** The passage's end when it is cancelled or has used its turns or tokens; otherwise undefined. */
+function limitReached(run: Run, used: number): Failure | undefined {
+  const { limits } = run.input;
+  if (aborted(run.input.signal))
+    return failed(run, "passage/cancelled", "the passage was cancelled");
+  if (run.modelCalls >= limits.maxTurns) {
+    return failed(
+      run,
+      "passage/max-turns",
+      `the passage reached its limit of ${limits.maxTurns} model calls without a message`,
+    );
+  }
+  if (used >= limits.maxTokens) {
+    return failed(
+      run,
+      "passage/max-tokens",
+      `the passage used ${used} of its ${limits.maxTokens} tokens without a message`,
+    );
+  }
+  return undefined;
+}
+
+/** The passage's end when a model call threw: recorded, and said with the last refused answer. */
+function modelCallFailed(
+  run: Run,
+  e: unknown,
+  index: number,
+  requestDigest: string,
+  callStarted: number,
+): Failure {
+  const code = e instanceof WarrantError ? e.code : "model/failed";
+  const message = e instanceof WarrantError ? e.message : "the model call failed unexpectedly";
+  const latencyMs = performance.now() - callStarted;
+  run.input.onEvent?.({ kind: "model-call-end", index, latencyMs, error: code });
+  run.log.append({ kind: "model-error", index, requestDigest, code, message });
+  if (aborted(run.input.signal))
+    return failed(run, "passage/cancelled", "the passage was cancelled");
+  // A model left without a valid answer: the refused one is what to fix, so it is said too.
+  const cause = run.lastRefused[0];
+  return cause === undefined
+    ? failed(run, code, message)
+    : failed(
+        run,
+        code,
+        `${message}; its last answer was refused: ${cause.code} ${cause.path || "(root)"}: ${cause.message}`,
+        run.lastRefused,
+      );
+}
+
+/** The passage's end when the model refused or was cut short. */
+function unfinished(
+  run: Run,
+  response: ModelResponse,
+  index: number,
+  requestDigest: string,
+): Failure {
+  run.log.append({
+    kind: "model-call",
+    index,
+    requestDigest,
+    raw: response.raw,
+    stop: response.stop,
+    ...(response.refusal === undefined ? {} : { refusal: response.refusal }),
+    validation: null,
+    usage: response.usage,
+    response: response.meta,
+    latencyMs: response.latencyMs,
+  });
+  run.input.onEvent?.(modelCallEnd(index, response, null, run.content));
+  return response.stop === "refusal"
+    ? failed(
+        run,
+        "turn/refusal",
+        `the model refused${response.refusal ? `: ${response.refusal}` : ""}`,
+      )
+    : failed(run, "turn/truncated", "the model's answer was cut at its output token limit");
+}
+
+/** Answers a refused turn with a repair, charged to the passage's repairs. */
+function repair(run: Run, index: number, errors: readonly Problem[]): void {
+  run.repairsUsed++;
+  run.lastRefused = errors;
+  run.input.onEvent?.({ kind: "repair", index, codes: errors.map((e) => e.code) });
+  run.conversation.push({ kind: "repair", errors, text: repairText(errors) });
+}
+
+/** An invalid turn, recorded: repaired while repairs remain (undefined), else the passage's end. */
+function invalidTurn(
+  run: Run,
+  response: ModelResponse,
+  errors: readonly Problem[],
+  index: number,
+  requestDigest: string,
+): Failure | undefined {
+  run.input.onEvent?.(modelCallEnd(index, response, false, run.content));
+  run.log.append({
+    kind: "model-call",
+    index,
+    requestDigest,
+    raw: response.raw,
+    stop: response.stop,
+    candidate: response.candidate,
+    validation: { valid: false, errors },
+    usage: response.usage,
+    response: response.meta,
+    latencyMs: response.latencyMs,
+  });
+  const first = errors[0];
+  if (run.repairsUsed >= run.repairs) {
+    return failed(
+      run,
+      first?.code ?? "turn/schema",
+      `the model's turn was invalid and no repair is left (${run.repairs} allowed): ${first?.message ?? ""}`,
+      errors,
+    );
+  }
+  repair(run, index, errors);
+  return undefined;
+}
+
+/**
+ * What the model reads of a tool call that threw (a host never rejects by contract); a tool that
+ * could not write the ledger (a memory write, a sub-agent's charge) ends the drive as a crash
+ * would instead: resume redoes the passage, and its writes replay.
+ */
+function thrownByTool(e: unknown): ToolResult {
+  if (e instanceof LedgerWriteFailed) throw e.reason;
+  const code = e instanceof WarrantError ? e.code : "tool/failed";
+  return { ok: false, content: `the tool failed (${code})`, isError: true, code };
+}
+
+/** A tool call done: counted, in the transcript, told, and its result kept for the model. */
+function recordToolCall(
+  run: Run,
+  index: number,
+  n: number,
+  call: ValidCall,
+  result: ToolResult,
+  latencyMs: number,
+  results: ToolResultEntry[],
+): void {
+  run.toolCalls++;
+  run.log.append({
+    kind: "tool-call",
+    turn: index,
+    name: call.name,
+    args: call.args,
+    result,
+    latencyMs,
+  });
+  run.input.onEvent?.(toolCallEnd(index, n, call.name, result, latencyMs, run.content));
+  results.push({
+    name: call.name,
+    content: result.content,
+    isError: result.isError,
+  });
+}
+
+export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
+  const { provider, signal, onEvent } = input;
+  const run = startRun(input);
+  const { content, conversation, log } = run;
   for (;;) {
-    if (aborted(signal)) return failed("passage/cancelled", "the passage was cancelled");
-    if (modelCalls >= input.limits.maxTurns) {
-      return failed(
-        "passage/max-turns",
-        `the passage reached its limit of ${input.limits.maxTurns} model calls without a message`,
-      );
-    }
-    const used = usage.inputTokens + usage.outputTokens;
-    if (used >= input.limits.maxTokens) {
-      return failed(
-        "passage/max-tokens",
-        `the passage used ${used} of its ${input.limits.maxTokens} tokens without a message`,
-      );
-    }
+    const used = run.usage.inputTokens + run.usage.outputTokens;
+    const limited = limitReached(run, used);
+    if (limited !== undefined) return limited;
     const request: ModelRequest = {
       role: input.role,
       system: input.system,
       conversation,
       length: conversation.length,
-      tools,
-      messageTypes,
-      maxOutputTokens: Math.min(perCall, input.limits.maxTokens - used),
+      tools: run.tools,
+      messageTypes: run.messageTypes,
+      maxOutputTokens: Math.min(run.perCall, input.limits.maxTokens - used),
     };
-    const index = modelCalls++;
-    const requestDigest = digests.digest(request);
+    const index = run.modelCalls++;
+    const requestDigest = run.digests.digest(request);
     let response: ModelResponse;
     // One literal per shape, never a spread of a maybe-empty object: these run on every turn.
     onEvent?.(
@@ -334,88 +529,26 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
     try {
       response = await provider.complete(request, signal === undefined ? undefined : { signal });
     } catch (e) {
-      const code = e instanceof WarrantError ? e.code : "model/failed";
-      const message = e instanceof WarrantError ? e.message : "the model call failed unexpectedly";
-      const latencyMs = performance.now() - callStarted;
-      onEvent?.({ kind: "model-call-end", index, latencyMs, error: code });
-      log.append({ kind: "model-error", index, requestDigest, code, message });
-      if (aborted(signal)) return failed("passage/cancelled", "the passage was cancelled");
-      // A model left without a valid answer: the refused one is what to fix, so it is said too.
-      const cause = lastRefused[0];
-      return cause === undefined
-        ? failed(code, message)
-        : failed(
-            code,
-            `${message}; its last answer was refused: ${cause.code} ${cause.path || "(root)"}: ${cause.message}`,
-            lastRefused,
-          );
+      return modelCallFailed(run, e, index, requestDigest, callStarted);
     }
-    usage = addUsage(usage, response.usage);
-    latencyMs += response.latencyMs;
+    run.usage = addUsage(run.usage, response.usage);
+    run.latencyMs += response.latencyMs;
     conversation.push({ kind: "model", response });
+    if (response.stop !== "complete") return unfinished(run, response, index, requestDigest);
 
-    if (response.stop !== "complete") {
-      log.append({
-        kind: "model-call",
-        index,
-        requestDigest,
-        raw: response.raw,
-        stop: response.stop,
-        ...(response.refusal === undefined ? {} : { refusal: response.refusal }),
-        validation: null,
-        usage: response.usage,
-        response: response.meta,
-        latencyMs: response.latencyMs,
-      });
-      onEvent?.(modelCallEnd(index, response, null, content));
-      return response.stop === "refusal"
-        ? failed(
-            "turn/refusal",
-            `the model refused${response.refusal ? `: ${response.refusal}` : ""}`,
-          )
-        : failed("turn/truncated", "the model's answer was cut at its output token limit");
+    const checked = validateTurn(response.candidate, run.turnChecks);
+    if (!checked.ok) {
+      const ended = invalidTurn(run, response, checked.errors, index, requestDigest);
+      if (ended !== undefined) return ended;
+      continue;
     }
-
-    const checked = validateTurn(response.candidate, turnChecks);
-    const message = checked.ok ? checked.value.message : undefined;
+    const valid = checked.value;
+    const { message } = valid;
     const refused =
       message === undefined || input.checkMessage === undefined
         ? []
         : hostRefusals(message, input.checkMessage(message));
-    onEvent?.(modelCallEnd(index, response, checked.ok && refused.length === 0, content));
-    if (!checked.ok) {
-      log.append({
-        kind: "model-call",
-        index,
-        requestDigest,
-        raw: response.raw,
-        stop: response.stop,
-        candidate: response.candidate,
-        validation: { valid: false, errors: checked.errors },
-        usage: response.usage,
-        response: response.meta,
-        latencyMs: response.latencyMs,
-      });
-      const first = checked.errors[0];
-      if (repairsUsed >= repairs) {
-        return failed(
-          first?.code ?? "turn/schema",
-          `the model's turn was invalid and no repair is left (${repairs} allowed): ${first?.message ?? ""}`,
-          checked.errors,
-        );
-      }
-      repairsUsed++;
-      lastRefused = checked.errors;
-      onEvent?.({ kind: "repair", index, codes: checked.errors.map((e) => e.code) });
-      conversation.push({
-        kind: "repair",
-        errors: checked.errors,
-        text: repairText(checked.errors),
-      });
-      continue;
-    }
-
-    const valid = checked.value;
+    onEvent?.(modelCallEnd(index, response, refused.length === 0, content));
     log.append({
       kind: "model-call",
       index,
@@ -428,21 +561,19 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
       response: response.meta,
       latencyMs: response.latencyMs,
     });
-    lastRefused = refused;
-    if (message !== undefined && refused.length > 0 && repairsUsed < repairs) {
-      repairsUsed++;
-      onEvent?.({ kind: "repair", index, codes: refused.map((e) => e.code) });
-      conversation.push({ kind: "repair", errors: refused, text: repairText(refused) });
+    run.lastRefused = refused;
+    if (message !== undefined && refused.length > 0 && run.repairsUsed < run.repairs) {
+      repair(run, index, refused);
       continue;
     }
     if (message !== undefined) {
       return {
         ok: true,
         message,
-        transcript: log.finish(transcript({ ok: true, type: message.type })),
+        transcript: log.finish(transcriptHead(run, { ok: true, type: message.type })),
       };
     }
-
+    // The turn's tool calls in order, inline: an async helper would cost a promise per turn.
     const results: ToolResultEntry[] = [];
     for (const [n, call] of valid.calls.entries()) {
       onEvent?.(
@@ -453,31 +584,11 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
       const started = performance.now();
       let result: ToolResult;
       try {
-        result = await toolHost.call(call.name, call.args, toolOptions);
+        result = await input.toolHost.call(call.name, call.args, run.toolOptions);
       } catch (e) {
-        // A tool that could not write the ledger (a memory write, a sub-agent's charge) ends the
-        // drive as a crash would: resume redoes the passage, and its writes replay.
-        if (e instanceof LedgerWriteFailed) throw e.reason;
-        // A host never rejects by contract; should one, the model reads a failure, not the error.
-        const code = e instanceof WarrantError ? e.code : "tool/failed";
-        result = { ok: false, content: `the tool failed (${code})`, isError: true, code };
+        result = thrownByTool(e);
       }
-      toolCalls++;
-      const latencyMs = performance.now() - started;
-      log.append({
-        kind: "tool-call",
-        turn: index,
-        name: call.name,
-        args: call.args,
-        result,
-        latencyMs,
-      });
-      onEvent?.(toolCallEnd(index, n, call.name, result, latencyMs, content));
-      results.push({
-        name: call.name,
-        content: result.content,
-        isError: result.isError,
-      });
+      recordToolCall(run, index, n, call, result, performance.now() - started, results);
     }
     conversation.push({ kind: "tool-results", results });
   }

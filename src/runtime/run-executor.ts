@@ -15,7 +15,7 @@ import type {
 import { digestOfBytes } from "../core/records/canonical.js";
 import type { Problem } from "../core/result.js";
 import { withoutIgnored } from "../core/taskpack/ignore.js";
-import { targetKey } from "../core/taskpack/network.js";
+import { type NetworkPolicy, targetKey } from "../core/taskpack/network.js";
 import { applyParsedDiff, type ParsedDiff } from "../core/taskpack/patch.js";
 import { type AdmittedPlan, type AdmittedStep, stepEffect } from "../core/taskpack/plan-check.js";
 import {
@@ -24,7 +24,7 @@ import {
   changesAsDiff,
   type SnapshotDiff,
 } from "../core/taskpack/snapshot-diff.js";
-import type { PackResources } from "../core/taskpack/task-pack.js";
+import type { PackResources, VerifierCheck } from "../core/taskpack/task-pack.js";
 import { baselineDigest, type CapturedChangeset, captureChangeset } from "./changeset.js";
 import type { RuntimeContext } from "./context.js";
 import type { RunPhase } from "./events.js";
@@ -86,96 +86,153 @@ export function environmentNameOf(query: string, proposalRef: string): string {
   return `run-${createHash("sha256").update(`${query}\n${proposalRef}`).digest("hex").slice(0, 32)}`;
 }
 
-export async function executeRun(ctx: RuntimeContext, input: RunInput): Promise<RunResult> {
-  const { pack, plan, query, proposalRef } = input;
-  const startedAt = ctx.clock.now().toISOString();
-  const envRef = environmentRefOf(proposalRef);
-  let environmentMade = false;
-  const network = pack.pack.network;
-  // The egress record, each connection tagged with the step or check it was made during.
-  const egress = {
-    env: undefined as Environment | undefined,
-    /** The step or check each recorded connection was made during, by its index in the log. */
-    tags: [] as ({ "step/id": string } | { "check/name": string } | Record<string, never>)[],
-    /** Tag the connections made since the last call with `during`; those connections. */
-    take(
-      during: { "step/id": string } | { "check/name": string } | Record<string, never>,
-    ): ReportedConnection[] {
-      const log = this.env?.connections?.();
-      if (log === undefined) return [];
-      const fresh = log.list.slice(this.tags.length).map((c) => ({ ...c, ...during }));
-      for (const _ of fresh) this.tags.push(during);
-      return fresh;
-    },
-    report(): NetworkReport | undefined {
-      if (network === undefined || !environmentMade) return undefined;
-      // Anything made after the last step or check (a command's leftover child) goes in untagged.
-      this.take({});
-      // The final counts: a connection still open at its step's end went on counting its bytes.
-      const log = this.env?.connections?.() ?? { list: [], omitted: 0 };
-      return {
-        allow: network.allow.map((t) => targetKey(t.host, t.port)),
-        connections: log.list.map((c, i) => ({ ...c, ...this.tags[i] })),
-        omitted: log.omitted,
-      };
-    },
-  };
-  const finish = (
-    outcome: Outcome,
-    steps: readonly StepRecord[],
-    checks: readonly CheckRecord[],
-    destroyed: boolean,
-    refusal?: string,
-  ): RunResult => {
-    ctx.emit({
-      kind: "run-end",
-      query,
-      proposalRef,
-      environmentRef: envRef,
-      outcome,
-      ...(refusal === undefined ? {} : { refusal }),
-      environmentMade,
-      environmentDestroyed: destroyed,
-      interrupted: false,
-    });
-    const net = egress.report();
+/** What a connection was made during: a step, a check, or neither (after the last of them). */
+type During = { "step/id": string } | { "check/name": string } | Record<string, never>;
+
+/** A run's egress record, each connection tagged with the step or check it was made during. */
+class Egress {
+  /** The run's environment, once it is made. */
+  env: Environment | undefined;
+  /** The step or check each recorded connection was made during, by its index in the log. */
+  private readonly tags: During[] = [];
+
+  /** Tag the connections made since the last call with `during`; those connections. */
+  take(during: During): ReportedConnection[] {
+    const log = this.env?.connections?.();
+    if (log === undefined) return [];
+    const fresh = log.list.slice(this.tags.length).map((c) => ({ ...c, ...during }));
+    for (const _ of fresh) this.tags.push(during);
+    return fresh;
+  }
+
+  /** The network report of a run under `network`, none when it has none or made no environment. */
+  report(network: NetworkPolicy | undefined): NetworkReport | undefined {
+    if (network === undefined || this.env === undefined) return undefined;
+    // Anything made after the last step or check (a command's leftover child) goes in untagged.
+    this.take({});
+    // The final counts: a connection still open at its step's end went on counting its bytes.
+    const log = this.env.connections?.() ?? { list: [], omitted: 0 };
     return {
-      report: {
-        "query/id": query,
-        "proposal/ref": proposalRef,
-        "environment/ref": envRef,
-        steps,
-        checks,
-        outcome,
-        ...(refusal === undefined ? {} : { "refusal/code": refusal }),
-        "environment/destroyed": destroyed,
-        ...(net === undefined ? {} : { network: net }),
-        // The weaker sandbox (allowed by the operator) is never silent: the report says so.
-        ...(egress.env?.seccomp === false ? { "sandbox/seccomp": false } : {}),
-      },
-      startedAt,
-      endedAt: ctx.clock.now().toISOString(),
+      allow: network.allow.map((t) => targetKey(t.host, t.port)),
+      connections: log.list.map((c, i) => ({ ...c, ...this.tags[i] })),
+      omitted: log.omitted,
     };
+  }
+}
+
+/** One run being executed: its context, input, environment's reference, start and egress. */
+interface Execution {
+  readonly ctx: RuntimeContext;
+  readonly input: RunInput;
+  readonly envRef: string;
+  readonly startedAt: string;
+  readonly egress: Egress;
+}
+
+export async function executeRun(ctx: RuntimeContext, input: RunInput): Promise<RunResult> {
+  const x: Execution = {
+    ctx,
+    input,
+    envRef: environmentRefOf(input.proposalRef),
+    startedAt: ctx.clock.now().toISOString(),
+    egress: new Egress(),
   };
   // Never a mutation uncontained (docs/spec/containment.md): the loop stops safety-refused. The verifier's commands
   // run in the environment too, so without a backend no run is made at all.
   if (ctx.sandbox.backend === undefined) {
-    return finish("refused", [], [], true, "environment/not-contained");
+    return finish(x, "refused", [], [], true, "environment/not-contained");
   }
   const early = await input.boundary();
-  if (early !== undefined) return finish(early.outcome, [], [], true, early.refusal);
+  if (early !== undefined) return finish(x, early.outcome, [], [], true, early.refusal);
+  const env = await startEnvironment(x, ctx.sandbox.backend);
+  const { steps, halt, mutationFailed } = await runSteps(x, env);
+  if (halt !== undefined) {
+    const destroyed = await timed(
+      x,
+      "sandbox-destroy",
+      async () => (await env.destroy()).confirmed,
+    );
+    return finish(x, halt.outcome, steps, [], destroyed, halt.refusal);
+  }
+  const verdict = await timed(x, "verifier", () =>
+    verify(ctx, env, input, mutationFailed, (name) => x.egress.take({ "check/name": name })).catch(
+      (e: unknown): Verdict => ({
+        outcome: "verification-failed",
+        checks: [{ name: "verifier", passed: false, detail: `the host failed: ${String(e)}` }],
+      }),
+    ),
+  );
+  const changeset =
+    verdict.outcome === "verified"
+      ? await keepChangeset(ctx, env, input, x.envRef, verdict.changes)
+      : undefined;
+  const destroyed = await timed(x, "sandbox-destroy", async () => (await env.destroy()).confirmed);
+  if (!destroyed)
+    return finish(x, "refused", steps, verdict.checks, false, "rollback/destroy-unconfirmed");
+  const done = finish(x, verdict.outcome, steps, verdict.checks, true, verdict.refusal);
+  return changeset === undefined ? done : { ...done, changeset };
+}
 
-  const timed = async <T>(phase: RunPhase, f: () => Promise<T>): Promise<T> => {
-    const t0 = performance.now();
-    try {
-      return await f();
-    } finally {
-      const durationMs = performance.now() - t0;
-      ctx.emit({ kind: "run-phase", query, proposalRef, phase, durationMs });
-    }
+/** The run's end, told (`run-end`) and as its result. */
+function finish(
+  x: Execution,
+  outcome: Outcome,
+  steps: readonly StepRecord[],
+  checks: readonly CheckRecord[],
+  destroyed: boolean,
+  refusal?: string,
+): RunResult {
+  const { ctx, input, envRef, egress } = x;
+  const { query, proposalRef } = input;
+  ctx.emit({
+    kind: "run-end",
+    query,
+    proposalRef,
+    environmentRef: envRef,
+    outcome,
+    ...(refusal === undefined ? {} : { refusal }),
+    environmentMade: egress.env !== undefined,
+    environmentDestroyed: destroyed,
+    interrupted: false,
+  });
+  const net = egress.report(input.pack.pack.network);
+  return {
+    report: {
+      "query/id": query,
+      "proposal/ref": proposalRef,
+      "environment/ref": envRef,
+      steps,
+      checks,
+      outcome,
+      ...(refusal === undefined ? {} : { "refusal/code": refusal }),
+      "environment/destroyed": destroyed,
+      ...(net === undefined ? {} : { network: net }),
+      // The weaker sandbox (allowed by the operator) is never silent: the report says so.
+      ...(egress.env?.seccomp === false ? { "sandbox/seccomp": false } : {}),
+    },
+    startedAt: x.startedAt,
+    endedAt: ctx.clock.now().toISOString(),
   };
-  const backend = ctx.sandbox.backend;
-  const env = await timed("sandbox-start", () =>
+}
+
+/** Runs a phase of the run, telling how long it took (`run-phase`) even when it throws. */
+async function timed<T>(x: Execution, phase: RunPhase, f: () => Promise<T>): Promise<T> {
+  const t0 = performance.now();
+  try {
+    return await f();
+  } finally {
+    const durationMs = performance.now() - t0;
+    const { query, proposalRef } = x.input;
+    x.ctx.emit({ kind: "run-phase", query, proposalRef, phase, durationMs });
+  }
+}
+
+/** Makes the run's environment, tells it (`run-start`) and journals the run as started. */
+async function startEnvironment(x: Execution, backend: string): Promise<Environment> {
+  const { ctx, input, envRef } = x;
+  const { pack, query, proposalRef } = input;
+  const network = pack.pack.network;
+  const env = await timed(x, "sandbox-start", () =>
     ctx.sandbox.create(pack.baselineDir, environmentNameOf(query, proposalRef), {
       resources: pack.pack.resources,
       ...(network === undefined ? {} : { network }),
@@ -183,8 +240,7 @@ export async function executeRun(ctx: RuntimeContext, input: RunInput): Promise<
       toolchains: pack.pack.toolchains,
     }),
   );
-  environmentMade = true;
-  egress.env = env;
+  x.egress.env = env;
   ctx.emit({
     kind: "run-start",
     query,
@@ -199,105 +255,107 @@ export async function executeRun(ctx: RuntimeContext, input: RunInput): Promise<
       "proposal/ref": proposalRef,
       "environment/ref": envRef,
       "environment/dir": env.root,
-      "started-at": startedAt,
+      "started-at": x.startedAt,
     }),
   ]);
+  return env;
+}
 
+/** The steps run, and why they stopped before the verifier (a halt) or whether a mutation failed. */
+interface StepsDone {
+  readonly steps: readonly StepRecord[];
+  readonly halt?: Halt;
+  readonly mutationFailed: boolean;
+}
+
+/** The plan's steps in order, each at a boundary and approved first when HIL asks for it. */
+async function runSteps(x: Execution, env: Environment): Promise<StepsDone> {
   const steps: StepRecord[] = [];
-  let halt: Halt | undefined;
-  let mutationFailed = false;
-  for (const [index, step] of plan.steps.entries()) {
-    halt = await input.boundary();
-    if (halt !== undefined) break;
+  for (const [index, step] of x.input.plan.steps.entries()) {
+    const boundary = await x.input.boundary();
+    if (boundary !== undefined) return { steps, halt: boundary, mutationFailed: false };
     const mutation = stepEffect(step) === "mutation";
-    let approval: Approval = "not-required";
-    if (mutation && pack.pack.hil === "each-mutation") {
-      const answer = await ctx.approver.approve({
-        query,
-        run: proposalRef,
-        step: step.id,
-        kind: "mutation",
-        description: describeMutation(step),
-      });
-      if (answer === "denied") halt = { outcome: "refused", refusal: "hil/denied" };
-      else if (answer === "expired") halt = { outcome: "refused", refusal: "hil/expired" };
-      else if (answer === "cancelled") halt = { outcome: "cancelled" };
-      if (halt !== undefined) break;
-      approval = "approved";
-    }
-    // Journal first: a crash from here on concludes this run `unknown`; the step never repeats.
-    await ctx.store.putRecords([
-      makeRecord("stepStarted", query, {
-        "query/id": query,
-        "proposal/ref": proposalRef,
-        "step/id": step.id,
-        index,
-        "started-at": ctx.clock.now().toISOString(),
-      }),
-    ]);
-    const stepClass = stepEffect(step);
-    ctx.emit({
-      kind: "step-start",
-      query,
-      proposalRef,
-      stepId: step.id,
-      index,
-      class: stepClass,
-      action: step.kind,
-    });
-    const record = await timed("steps", () =>
-      runStep(env, step, approval).catch((e: unknown) => hostFailure(step, approval, e)),
-    );
+    const approval = mutation ? await approvalOf(x, step) : "not-required";
+    if (typeof approval !== "string") return { steps, halt: approval, mutationFailed: false };
+    const record = await journaledStep(x, env, step, index, approval);
     steps.push(record);
-    const connections = egress.take({ "step/id": step.id });
-    const reason = stepFailureReason(record);
-    ctx.emit({
-      kind: "step-end",
-      query,
-      proposalRef,
-      stepId: step.id,
-      class: stepClass,
-      action: record.action,
-      status: record.status,
-      ...(record["exit/code"] === undefined ? {} : { exitCode: record["exit/code"] }),
-      ...(record.truncated === undefined ? {} : { truncated: record.truncated }),
-      ...(record["timed-out"] === undefined ? {} : { timedOut: record["timed-out"] }),
-      ...(record.refusal === undefined ? {} : { refusal: record.refusal }),
-      ...(reason === undefined ? {} : { reason }),
-      ...(connections.length === 0 ? {} : { connections }),
-    });
     if (record.refusal !== undefined) {
       // `environment/limit` is not a loop refusal code: the run concludes with the nearest one.
       const refusal = record.refusal === LIMIT_CODE ? "run/budget-exhausted" : record.refusal;
-      halt = { outcome: "refused", refusal };
-      break;
+      return { steps, halt: { outcome: "refused", refusal }, mutationFailed: false };
     }
-    if (record.status === "failed" && mutation) {
-      mutationFailed = true;
-      break;
-    }
+    if (record.status === "failed" && mutation) return { steps, mutationFailed: true };
   }
-  if (halt !== undefined) {
-    const destroyed = await timed("sandbox-destroy", async () => (await env.destroy()).confirmed);
-    return finish(halt.outcome, steps, [], destroyed, halt.refusal);
-  }
-  const verdict = await timed("verifier", () =>
-    verify(ctx, env, input, mutationFailed, (name) => egress.take({ "check/name": name })).catch(
-      (e: unknown): Verdict => ({
-        outcome: "verification-failed",
-        checks: [{ name: "verifier", passed: false, detail: `the host failed: ${String(e)}` }],
-      }),
-    ),
+  return { steps, mutationFailed: false };
+}
+
+/** A mutation's approval when the pack asks for each one, or the halt its answer makes. */
+async function approvalOf(x: Execution, step: AdmittedStep): Promise<Approval | Halt> {
+  if (x.input.pack.pack.hil !== "each-mutation") return "not-required";
+  const answer = await x.ctx.approver.approve({
+    query: x.input.query,
+    run: x.input.proposalRef,
+    step: step.id,
+    kind: "mutation",
+    description: describeMutation(step),
+  });
+  if (answer === "denied") return { outcome: "refused", refusal: "hil/denied" };
+  if (answer === "expired") return { outcome: "refused", refusal: "hil/expired" };
+  if (answer === "cancelled") return { outcome: "cancelled" };
+  return "approved";
+}
+
+/** One step: journaled as started, run (a host failure recorded, never thrown), and told. */
+async function journaledStep(
+  x: Execution,
+  env: Environment,
+  step: AdmittedStep,
+  index: number,
+  approval: Approval,
+): Promise<StepRecord> {
+  const { ctx } = x;
+  const { query, proposalRef } = x.input;
+  // Journal first: a crash from here on concludes this run `unknown`; the step never repeats.
+  await ctx.store.putRecords([
+    makeRecord("stepStarted", query, {
+      "query/id": query,
+      "proposal/ref": proposalRef,
+      "step/id": step.id,
+      index,
+      "started-at": ctx.clock.now().toISOString(),
+    }),
+  ]);
+  const stepClass = stepEffect(step);
+  ctx.emit({
+    kind: "step-start",
+    query,
+    proposalRef,
+    stepId: step.id,
+    index,
+    class: stepClass,
+    action: step.kind,
+  });
+  const record = await timed(x, "steps", () =>
+    runStep(env, step, approval).catch((e: unknown) => hostFailure(step, approval, e)),
   );
-  const changeset =
-    verdict.outcome === "verified"
-      ? await keepChangeset(ctx, env, input, envRef, verdict.changes)
-      : undefined;
-  const destroyed = await timed("sandbox-destroy", async () => (await env.destroy()).confirmed);
-  if (!destroyed)
-    return finish("refused", steps, verdict.checks, false, "rollback/destroy-unconfirmed");
-  const done = finish(verdict.outcome, steps, verdict.checks, true, verdict.refusal);
-  return changeset === undefined ? done : { ...done, changeset };
+  const connections = x.egress.take({ "step/id": step.id });
+  const reason = stepFailureReason(record);
+  ctx.emit({
+    kind: "step-end",
+    query,
+    proposalRef,
+    stepId: step.id,
+    class: stepClass,
+    action: record.action,
+    status: record.status,
+    ...(record["exit/code"] === undefined ? {} : { exitCode: record["exit/code"] }),
+    ...(record.truncated === undefined ? {} : { truncated: record.truncated }),
+    ...(record["timed-out"] === undefined ? {} : { timedOut: record["timed-out"] }),
+    ...(record.refusal === undefined ? {} : { refusal: record.refusal }),
+    ...(reason === undefined ? {} : { reason }),
+    ...(connections.length === 0 ? {} : { connections }),
+  });
+  return record;
 }
 
 /** How much host work reading a run's changes may take (the pack's `resources`). */
@@ -548,6 +606,91 @@ interface Verdict {
   readonly changes?: EnvironmentChanges;
 }
 
+/** The verifier's checks as they are reached, each told (`check`) with how long it took. */
+class CheckLog {
+  readonly checks: CheckRecord[] = [];
+  private readonly ctx: Pick<RuntimeContext, "emit">;
+  private readonly input: RunInput;
+  /** Each check is timed from the end of the one before (the first from the verifier's start). */
+  private started = performance.now();
+
+  constructor(ctx: Pick<RuntimeContext, "emit">, input: RunInput) {
+    this.ctx = ctx;
+    this.input = input;
+  }
+
+  add(check: CheckRecord): void {
+    this.checks.push(check);
+    const { name, passed, detail } = check;
+    const now = performance.now();
+    this.ctx.emit({
+      kind: "check",
+      query: this.input.query,
+      proposalRef: this.input.proposalRef,
+      name,
+      passed,
+      detail,
+      durationMs: now - this.started,
+    });
+    this.started = now;
+  }
+
+  /** The verdict of a verifier stopped by `refusal`, with the checks reached. */
+  refused(refusal: string): Verdict {
+    return { outcome: "refused", refusal, checks: this.checks };
+  }
+}
+
+/** The environment's changes against its baseline, or why they could not be read. */
+type Found = { diff: SnapshotDiff; raw: EnvironmentChanges } | { failed: string };
+
+/**
+ * The environment's changes against its baseline, read once (from its upper layer in overlay
+ * mode) within the verifier's deadline; a walk that failed or stopped at a bound fails every check
+ * that needs it.
+ */
+class ChangeReader {
+  private found: Found | undefined;
+  /** The walk as read, while no command check has run since (a command may write). */
+  current: EnvironmentChanges | undefined;
+  private readonly ctx: Pick<RuntimeContext, "clock">;
+  private readonly env: Environment;
+  private readonly pack: LoadedPack["pack"];
+  private readonly deadline: number;
+
+  constructor(
+    ctx: Pick<RuntimeContext, "clock">,
+    env: Environment,
+    pack: LoadedPack["pack"],
+    deadline: number,
+  ) {
+    this.ctx = ctx;
+    this.env = env;
+    this.pack = pack;
+    this.deadline = deadline;
+  }
+
+  async read(): Promise<Found> {
+    if (this.found === undefined) {
+      const bounds = changeBounds(this.pack.resources);
+      try {
+        const left = this.deadline - this.ctx.clock.now().getTime();
+        const raw = await this.env.changes({
+          ...bounds,
+          timeMs: Math.max(1, Math.min(bounds.timeMs, left)),
+        });
+        this.current = raw;
+        this.found = raw.complete
+          ? { diff: withoutIgnored(changesAsDiff(raw), this.pack.ignore), raw }
+          : { failed: `the change walk stopped: ${raw.findings.map((f) => f.code).join(", ")}` };
+      } catch (e) {
+        this.found = { failed: `the change walk failed: ${(e as Error).message}` };
+      }
+    }
+    return this.found;
+  }
+}
+
 async function verify(
   ctx: RuntimeContext,
   env: Environment,
@@ -556,136 +699,105 @@ async function verify(
   tagConnections: (check: string) => void,
 ): Promise<Verdict> {
   const { pack } = input.pack;
-  const checks: CheckRecord[] = [];
-  // Each check is timed from the end of the one before (the first from the verifier's start).
-  let checkStarted = performance.now();
-  const add = (check: CheckRecord): void => {
-    checks.push(check);
-    const { name, passed, detail } = check;
-    const now = performance.now();
-    ctx.emit({
-      kind: "check",
-      query: input.query,
-      proposalRef: input.proposalRef,
-      name,
-      passed,
-      detail,
-      durationMs: now - checkStarted,
-    });
-    checkStarted = now;
-  };
+  const log = new CheckLog(ctx, input);
   const names = new Set(pack.verifier.checks.map((c) => c.name));
   const missing = input.plan.expectedChecks.filter((n) => !names.has(n));
   if (missing.length > 0) {
     for (const name of missing)
-      add({ name, passed: false, detail: "the verifier has no such check" });
-    return { outcome: "refused", refusal: "verifier/check-missing", checks };
+      log.add({ name, passed: false, detail: "the verifier has no such check" });
+    return log.refused("verifier/check-missing");
   }
   const deadline = ctx.clock.now().getTime() + pack.verifier.timeoutMs;
-  // The environment's changes against its baseline, read once (from its upper layer in overlay
-  // mode); a walk that failed or stopped at a bound fails every check that needs it.
-  let found: { diff: SnapshotDiff; raw: EnvironmentChanges } | { failed: string } | undefined;
-  // The walk as read, while no command check has run since (a command may write).
-  let current: EnvironmentChanges | undefined;
-  const bounds = changeBounds(pack.resources);
-  const changes = async () => {
-    if (found === undefined) {
-      try {
-        const left = deadline - ctx.clock.now().getTime();
-        const raw = await env.changes({
-          ...bounds,
-          timeMs: Math.max(1, Math.min(bounds.timeMs, left)),
-        });
-        current = raw;
-        found = raw.complete
-          ? { diff: withoutIgnored(changesAsDiff(raw), pack.ignore), raw }
-          : { failed: `the change walk stopped: ${raw.findings.map((f) => f.code).join(", ")}` };
-      } catch (e) {
-        found = { failed: `the change walk failed: ${(e as Error).message}` };
-      }
-    }
-    return found;
-  };
-  const withFindings = (f: Awaited<ReturnType<typeof changes>>) =>
-    "raw" in f && f.raw.findings.length > 0 ? { findings: f.raw.findings } : {};
+  const changes = new ChangeReader(ctx, env, pack, deadline);
   for (const check of pack.verifier.checks) {
     const left = deadline - ctx.clock.now().getTime();
-    if (left <= 0) return { outcome: "refused", refusal: "verifier/timeout", checks };
-    switch (check.kind) {
-      case "command": {
-        const profile = pack.commands.get(check.command);
-        if (profile === undefined || profile.effect !== "observation") {
-          add({
-            name: check.name,
-            passed: false,
-            detail: `no observation command ${check.command}`,
-          });
-          return { outcome: "refused", refusal: "verifier/check-missing", checks };
-        }
-        current = undefined;
-        const r = await env.exec(profile.argv, {
-          timeoutMs: Math.min(profile.timeoutMs, left),
-          maxOutputBytes: profile.maxOutputBytes,
-          ...(profile.env === undefined ? {} : { env: profile.env }),
-        });
-        tagConnections(check.name);
-        if (r.timedOut) {
-          add({ name: check.name, passed: false, detail: `${check.command} timed out` });
-          return { outcome: "refused", refusal: "verifier/timeout", checks };
-        }
-        add({
-          name: check.name,
-          passed: r.exitCode === 0,
-          detail: commandDetail(check.command, r.exitCode, r.stdout, r.stderr),
-          "exit/code": r.exitCode,
-          "output/digest": r.outputDigest,
-          truncated: r.truncated,
-        });
-        break;
-      }
-      case "unchanged": {
-        const c = await changes();
-        if ("failed" in c) {
-          add({ name: check.name, passed: false, detail: c.failed });
-          break;
-        }
-        const touched = changedUnder(c.diff, check.globs);
-        add({
-          name: check.name,
-          passed: touched.length === 0,
-          detail: touched.length === 0 ? "unchanged" : `changed: ${touched.join(", ")}`,
-          ...withFindings(c),
-        });
-        break;
-      }
-      case "only-allowed-changed": {
-        const c = await changes();
-        if ("failed" in c) {
-          add({ name: check.name, passed: false, detail: c.failed });
-          break;
-        }
-        const outside = changedOutside(c.diff, pack.patchPolicy.allow);
-        add({
-          name: check.name,
-          passed: outside.length === 0,
-          detail:
-            outside.length === 0
-              ? "only allowed files changed"
-              : `outside the policy: ${outside.join(", ")}`,
-          ...withFindings(c),
-        });
-        break;
-      }
-      default:
-        check satisfies never;
-    }
+    if (left <= 0) return log.refused("verifier/timeout");
+    if (check.kind === "command") {
+      // A command may write: the walk read before it no longer stands for the environment.
+      changes.current = undefined;
+      const refusal = await commandCheck(env, pack, check, left, log, tagConnections);
+      if (refusal !== undefined) return log.refused(refusal);
+    } else log.add(changeCheck(check, await changes.read(), pack));
   }
-  const passed = !mutationFailed && checks.every((c) => c.passed);
+  const passed = !mutationFailed && log.checks.every((c) => c.passed);
   return {
     outcome: passed ? "verified" : "verification-failed",
-    checks,
-    ...(current === undefined ? {} : { changes: current }),
+    checks: log.checks,
+    ...(changes.current === undefined ? {} : { changes: changes.current }),
   };
+}
+
+/**
+ * A command check, run in the environment within what is left of the deadline, its connections
+ * tagged with its name: the refusal that stops the verifier, or undefined.
+ */
+async function commandCheck(
+  env: Environment,
+  pack: LoadedPack["pack"],
+  check: Extract<VerifierCheck, { kind: "command" }>,
+  left: number,
+  log: CheckLog,
+  tagConnections: (check: string) => void,
+): Promise<string | undefined> {
+  const profile = pack.commands.get(check.command);
+  if (profile === undefined || profile.effect !== "observation") {
+    log.add({ name: check.name, passed: false, detail: `no observation command ${check.command}` });
+    return "verifier/check-missing";
+  }
+  const r = await env.exec(profile.argv, {
+    timeoutMs: Math.min(profile.timeoutMs, left),
+    maxOutputBytes: profile.maxOutputBytes,
+    ...(profile.env === undefined ? {} : { env: profile.env }),
+  });
+  tagConnections(check.name);
+  if (r.timedOut) {
+    log.add({ name: check.name, passed: false, detail: `${check.command} timed out` });
+    return "verifier/timeout";
+  }
+  log.add({
+    name: check.name,
+    passed: r.exitCode === 0,
+    detail: commandDetail(check.command, r.exitCode, r.stdout, r.stderr),
+    "exit/code": r.exitCode,
+    "output/digest": r.outputDigest,
+    truncated: r.truncated,
+  });
+  return undefined;
+}
+
+/** A check of the environment's changes: nothing changed under globs, or only allowed files. */
+function changeCheck(
+  check: Exclude<VerifierCheck, { kind: "command" }>,
+  c: Found,
+  pack: LoadedPack["pack"],
+): CheckRecord {
+  if ("failed" in c) return { name: check.name, passed: false, detail: c.failed };
+  const findings = c.raw.findings.length > 0 ? { findings: c.raw.findings } : {};
+  switch (check.kind) {
+    case "unchanged": {
+      const touched = changedUnder(c.diff, check.globs);
+      return {
+        name: check.name,
+        passed: touched.length === 0,
+        detail: touched.length === 0 ? "unchanged" : `changed: ${touched.join(", ")}`,
+        ...findings,
+      };
+    }
+    case "only-allowed-changed": {
+      const outside = changedOutside(c.diff, pack.patchPolicy.allow);
+      return {
+        name: check.name,
+        passed: outside.length === 0,
+        detail:
+          outside.length === 0
+            ? "only allowed files changed"
+            : `outside the policy: ${outside.join(", ")}`,
+        ...findings,
+      };
+    }
+    default:
+      return check satisfies never;
+  }
 }
 
 /** What the verifier found on a certification run: every check, and whether the patches applied. */

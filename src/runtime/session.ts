@@ -1,20 +1,22 @@
 // A driving session over one store: opens a task pack's loop or resumes one from its ledger, under
 // the store's lease so that no two processes drive the same loop at once.
-import { randomBytes } from "node:crypto";
+import type { Random } from "../core/ports/random.js";
 import { WarrantError } from "../core/result.js";
 import type { RuntimeContext } from "./context.js";
 import { type DriveResult, drive } from "./driver.js";
 import { type DriveStop, underLease } from "./fenced-drive.js";
 import { bindingRefOf, openLoop } from "./open-loop.js";
 import { type BindingBody, type DriveTraceBody, makeRecord } from "./records.js";
+import { randomHex, systemRandom } from "./system-random.js";
 import type { LoadedPack } from "./task-pack.js";
 
 /** How long a driver's lease lasts unless extended (it is extended every third of it). */
 export const DEFAULT_LEASE_TTL_MS = 10_000;
 
-export function newQueryId(pack: LoadedPack, now: Date): string {
+/** A new loop's query id: the pack's name, the instant, and six random hex digits. */
+export function newQueryId(pack: LoadedPack, now: Date, random: Random = systemRandom): string {
   const stamp = now.toISOString().replace(/[-:]/g, "").replace(/\..*$/, "");
-  return `query:${pack.pack.name}-${stamp}-${randomBytes(3).toString("hex")}`;
+  return `query:${pack.pack.name}-${stamp}-${randomHex(random, 3)}`;
 }
 
 export interface LeaseOptions {
@@ -128,7 +130,7 @@ export async function startLoop(
   ctx: RuntimeContext,
   pack: LoadedPack,
   models: Readonly<Record<string, string>>,
-  query: string = newQueryId(pack, ctx.clock.now()),
+  query: string = newQueryId(pack, ctx.clock.now(), ctx.random),
   overrides?: Readonly<Record<string, string>>,
   namespace?: string,
 ): Promise<string> {

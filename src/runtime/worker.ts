@@ -11,8 +11,8 @@
 // boundary, its lease is released and its loop dispatched again; past the timeout the drives are
 // stopped as if their leases were lost, and their loops still dispatched again.
 
-import type { JobQueue, WorkerRunner } from "../core/ports/job-queue.js";
-import type { LedgerStore, WorkerInfo } from "../core/ports/ledger-store.js";
+import type { JobHandler, JobQueue, WorkerRunner } from "../core/ports/job-queue.js";
+import type { LedgerStore, WorkerInfo, WorkerRegistration } from "../core/ports/ledger-store.js";
 import type { Time, Timer } from "../core/ports/time.js";
 import { WarrantError } from "../core/result.js";
 import type { RuntimeContext } from "./context.js";
@@ -97,133 +97,168 @@ function ownedBy(name: string, workers: readonly WorkerInfo[]): boolean {
 /** A worker's drive holds its lease as `<worker id>/job-<job id>`; `resume` and `run` do not. */
 const WORKER_HOLDER = /\/job-[^/]+$/;
 
-export async function startWorker(o: WorkerOptions): Promise<Worker> {
-  const drain = new AbortController();
-  const force = new AbortController();
+/** A worker's state, shared by its job handler, its beat and its stop. */
+interface WorkerState {
+  readonly o: WorkerOptions;
+  /** Aborted when the worker drains: no more jobs; drives end at their next step boundary. */
+  readonly drain: AbortController;
+  /** Aborted when the drives are stopped now, as if their leases were lost. */
+  readonly force: AbortController;
+  readonly started: Date;
+  /** Set once the queue says who this worker is; a job waits for the registration. */
+  id: string;
+  readonly registration: Promise<void>;
+  readonly registered: () => void;
+  /** The beat under way, if any. */
+  beating: Promise<void> | undefined;
+  timer: Timer | undefined;
+}
+
+/** This worker as the store's registry lists it. */
+function entryOf(w: WorkerState): WorkerRegistration {
+  return { id: w.id, host: w.o.host, pid: w.o.pid, started: w.started };
+}
+
+/** Dispatch a loop again, saying so; a failure is said and left to the next sweep. */
+async function requeue(
+  w: WorkerState,
+  query: string,
+  reason: "shutdown" | "expired-lease" | "orphaned-job",
+  holder?: string,
+): Promise<void> {
+  try {
+    // Ahead of loops not yet started: this one was under way.
+    await w.o.queue.dispatch(query, { first: true });
+    w.o.onEvent({ kind: "requeued", query, reason, ...(holder === undefined ? {} : { holder }) });
+  } catch (e) {
+    w.o.onEvent({ kind: "failed", query, code: "queue/requeue-failed", message: messageOf(e) });
+  }
+}
+
+/** The beat: heartbeat, then sweep for loops no live worker drives. */
+async function beat(w: WorkerState): Promise<void> {
+  const { o } = w;
   const ttl = o.ttlMs;
-  const { time } = o;
-  const started = time.now();
-  // Set once the queue says who this worker is; a job waits for the registration.
-  let id = "";
+  const now = o.time.now();
+  if (!(await o.store.heartbeatWorker(w.id, now))) await o.store.registerWorker(entryOf(w));
+  if (w.drain.signal.aborted) return;
+  // A worker silent for three leases is gone from the registry (it registers again if it wakes).
+  await o.store.pruneWorkers(new Date(now.getTime() - 3 * ttl));
+  const live = (await o.store.listWorkers()).filter(
+    (x) => x.lastHeartbeat.getTime() >= now.getTime() - ttl,
+  );
+  const leases = await o.store.leases();
+  const jobs = await o.queue.jobs();
+  const leased = new Set(leases.map((l) => l.query));
+  // A loop whose job a live worker holds is being taken already.
+  const taken = new Set(
+    jobs.filter((j) => j.lockedBy !== undefined && ownedBy(j.lockedBy, live)).map((j) => j.query),
+  );
+  for (const l of leases) {
+    if (l.until.getTime() >= now.getTime() || taken.has(l.query)) continue;
+    if (!WORKER_HOLDER.test(l.holder) || ownedBy(l.holder, live)) continue;
+    await requeue(w, l.query, "expired-lease", l.holder);
+  }
+  // A job held for over a lease by a worker gone silent before it leased the loop.
+  for (const j of jobs) {
+    if (j.lockedBy === undefined || leased.has(j.query) || ownedBy(j.lockedBy, live)) continue;
+    if ((j.lockedAt?.getTime() ?? 0) >= now.getTime() - ttl) continue;
+    await requeue(w, j.query, "orphaned-job", j.lockedBy);
+  }
+}
+
+/** Beats every third of the lease's ttl, one beat at a time. */
+function startBeat(w: WorkerState): void {
+  w.timer = w.o.time.every(w.o.ttlMs / 3, () => {
+    if (w.beating !== undefined) return;
+    // A store that is away (restarting) is tried again at the next beat.
+    w.beating = beat(w)
+      .catch(() => undefined)
+      .finally(() => {
+        w.beating = undefined;
+      });
+  });
+}
+
+/** One job: its loop driven under the store's lease, with a holder of its own. */
+async function runJob(
+  w: WorkerState,
+  { query, id: job, worker }: Parameters<JobHandler>[0],
+): Promise<void> {
+  const { o } = w;
+  await w.registration;
+  if (w.drain.signal.aborted) {
+    await requeue(w, query, "shutdown");
+    return;
+  }
+  const binding = await bindingOf(o, query);
+  const ctx = await o.context(modelOverridesOf(binding), binding["memory/namespace"]);
+  // One holder per job: two jobs of one worker never share a lease.
+  const holder = `${worker}/job-${job}`;
+  try {
+    const pack = await packOf(ctx, binding);
+    const result = await driveUnderLease(ctx, query, pack, {
+      holder,
+      ttlMs: o.ttlMs,
+      // A lease a dead driver left lapses within its ttl: wait for it rather than retry later.
+      waitMs: o.ttlMs + 1000,
+      onLeased: () => o.onEvent({ kind: "start", query, holder }),
+      stop: { drain: w.drain.signal, force: w.force.signal },
+    }).finally(() => ctx.sandbox.close?.());
+    if (result === "leased-elsewhere") {
+      // A live driver holds the loop; it drives it on, or the sweep requeues it if it dies.
+      o.onEvent({ kind: "busy", query });
+      return;
+    }
+    o.onEvent({ kind: "end", query, result });
+  } catch (e) {
+    if (e instanceof WarrantError && e.code === "runtime/shutting-down") {
+      await requeue(w, query, "shutdown");
+      return;
+    }
+    if (e instanceof WarrantError && e.code === "store/lease-lost") {
+      // Another worker drives the loop now: this job is done.
+      o.onEvent({ kind: "lease-lost", query, message: e.message });
+      return;
+    }
+    o.onEvent({
+      kind: "failed",
+      query,
+      code: e instanceof WarrantError ? e.code : "runtime/failed",
+      message: messageOf(e),
+    });
+    throw e;
+  } finally {
+    await ctx.close();
+  }
+}
+
+export async function startWorker(o: WorkerOptions): Promise<Worker> {
   let registered: () => void = () => {};
   const registration = new Promise<void>((resolve) => {
     registered = resolve;
   });
-  const entry = () => ({ id, host: o.host, pid: o.pid, started });
-
-  /** Dispatch a loop again, saying so; a failure is said and left to the next sweep. */
-  const requeue = async (
-    query: string,
-    reason: "shutdown" | "expired-lease" | "orphaned-job",
-    holder?: string,
-  ): Promise<void> => {
-    try {
-      // Ahead of loops not yet started: this one was under way.
-      await o.queue.dispatch(query, { first: true });
-      o.onEvent({ kind: "requeued", query, reason, ...(holder === undefined ? {} : { holder }) });
-    } catch (e) {
-      o.onEvent({ kind: "failed", query, code: "queue/requeue-failed", message: messageOf(e) });
-    }
+  const w: WorkerState = {
+    o,
+    drain: new AbortController(),
+    force: new AbortController(),
+    started: o.time.now(),
+    id: "",
+    registration,
+    registered,
+    beating: undefined,
+    timer: undefined,
   };
-
-  // The beat: heartbeat, then sweep for loops no live worker drives.
-  const beat = async (): Promise<void> => {
-    const now = time.now();
-    if (!(await o.store.heartbeatWorker(id, now))) await o.store.registerWorker(entry());
-    if (drain.signal.aborted) return;
-    // A worker silent for three leases is gone from the registry (it registers again if it wakes).
-    await o.store.pruneWorkers(new Date(now.getTime() - 3 * ttl));
-    const live = (await o.store.listWorkers()).filter(
-      (w) => w.lastHeartbeat.getTime() >= now.getTime() - ttl,
-    );
-    const leases = await o.store.leases();
-    const jobs = await o.queue.jobs();
-    const leased = new Set(leases.map((l) => l.query));
-    // A loop whose job a live worker holds is being taken already.
-    const taken = new Set(
-      jobs.filter((j) => j.lockedBy !== undefined && ownedBy(j.lockedBy, live)).map((j) => j.query),
-    );
-    for (const l of leases) {
-      if (l.until.getTime() >= now.getTime() || taken.has(l.query)) continue;
-      if (!WORKER_HOLDER.test(l.holder) || ownedBy(l.holder, live)) continue;
-      await requeue(l.query, "expired-lease", l.holder);
-    }
-    // A job held for over a lease by a worker gone silent before it leased the loop.
-    for (const j of jobs) {
-      if (j.lockedBy === undefined || leased.has(j.query) || ownedBy(j.lockedBy, live)) continue;
-      if ((j.lockedAt?.getTime() ?? 0) >= now.getTime() - ttl) continue;
-      await requeue(j.query, "orphaned-job", j.lockedBy);
-    }
-  };
-  let beating: Promise<void> | undefined;
-  let timer: Timer | undefined;
-  const startBeat = () => {
-    timer = time.every(ttl / 3, () => {
-      if (beating !== undefined) return;
-      // A store that is away (restarting) is tried again at the next beat.
-      beating = beat()
-        .catch(() => undefined)
-        .finally(() => {
-          beating = undefined;
-        });
-    });
-  };
-
+  const { drain, force } = w;
   const runner = await o.queue.start({
     concurrency: o.concurrency,
     handleSignals: o.handleSignals,
-    handler: async ({ query, id: job, worker }) => {
-      await registration;
-      if (drain.signal.aborted) {
-        await requeue(query, "shutdown");
-        return;
-      }
-      const binding = await bindingOf(o, query);
-      const ctx = await o.context(modelOverridesOf(binding), binding["memory/namespace"]);
-      // One holder per job: two jobs of one worker never share a lease.
-      const holder = `${worker}/job-${job}`;
-      try {
-        const pack = await packOf(ctx, binding);
-        const result = await driveUnderLease(ctx, query, pack, {
-          holder,
-          ttlMs: ttl,
-          // A lease a dead driver left lapses within its ttl: wait for it rather than retry later.
-          waitMs: ttl + 1000,
-          onLeased: () => o.onEvent({ kind: "start", query, holder }),
-          stop: { drain: drain.signal, force: force.signal },
-        }).finally(() => ctx.sandbox.close?.());
-        if (result === "leased-elsewhere") {
-          // A live driver holds the loop; it drives it on, or the sweep requeues it if it dies.
-          o.onEvent({ kind: "busy", query });
-          return;
-        }
-        o.onEvent({ kind: "end", query, result });
-      } catch (e) {
-        if (e instanceof WarrantError && e.code === "runtime/shutting-down") {
-          await requeue(query, "shutdown");
-          return;
-        }
-        if (e instanceof WarrantError && e.code === "store/lease-lost") {
-          // Another worker drives the loop now: this job is done.
-          o.onEvent({ kind: "lease-lost", query, message: e.message });
-          return;
-        }
-        o.onEvent({
-          kind: "failed",
-          query,
-          code: e instanceof WarrantError ? e.code : "runtime/failed",
-          message: messageOf(e),
-        });
-        throw e;
-      } finally {
-        await ctx.close();
-      }
-    },
+    handler: (job) => runJob(w, job),
   });
 
-  id = runner.workerId;
+  w.id = runner.workerId;
   try {
-    await o.store.registerWorker(entry());
+    await o.store.registerWorker(entryOf(w));
   } catch (e) {
     // Jobs taken meanwhile go back to the queue.
     drain.abort();
@@ -232,7 +267,7 @@ export async function startWorker(o: WorkerOptions): Promise<Worker> {
     throw e;
   }
   registered();
-  startBeat();
+  startBeat(w);
 
   let stopping: Promise<void> | undefined;
   let forceTimer: Timer | undefined;
@@ -243,17 +278,17 @@ export async function startWorker(o: WorkerOptions): Promise<Worker> {
     force.abort();
   };
   const finish = async (): Promise<void> => {
-    timer?.cancel();
+    w.timer?.cancel();
     forceTimer?.cancel();
-    await beating;
-    await o.store.deregisterWorker(id).catch(() => undefined);
+    await w.beating;
+    await o.store.deregisterWorker(w.id).catch(() => undefined);
     o.onEvent({ kind: "shutdown", phase: "stopped" });
   };
   const stop = (timeoutMs = DEFAULT_SHUTDOWN_TIMEOUT_MS): Promise<void> => {
     if (stopping === undefined) {
       drain.abort();
       o.onEvent({ kind: "shutdown", phase: "draining", timeoutMs });
-      forceTimer = time.after(timeoutMs, abort);
+      forceTimer = o.time.after(timeoutMs, abort);
       stopping = runner.stop().then(finish, async (e) => {
         await finish();
         throw e;
@@ -263,5 +298,5 @@ export async function startWorker(o: WorkerOptions): Promise<Worker> {
   };
   // A runner that stops by itself (graphile-worker's own signal handling) deregisters too.
   const promise = runner.promise.then(() => stopping ?? finish());
-  return { id, promise, stop, abort };
+  return { id: w.id, promise, stop, abort };
 }

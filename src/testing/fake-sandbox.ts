@@ -117,159 +117,186 @@ function checkName(name: string): void {
     throw new WarrantError("sandbox/invalid-name", `not an environment name: ${name}`);
 }
 
+/** A fake's state: its options, the commands it was asked to run, its folder and baselines' copies. */
+interface Fake {
+  readonly options: FakeSandboxOptions;
+  readonly commands: (readonly string[])[];
+  /** The folder environments and baselines are made in, made on first use. */
+  readonly rootDir: () => Promise<string>;
+  /** The copy of each baseline the fake opened. */
+  readonly pins: WeakMap<Baseline, string>;
+}
+
 export function fakeSandbox(options: FakeSandboxOptions = {}): FakeSandbox {
-  const commands: (readonly string[])[] = [];
   let root: Promise<string> | undefined;
-  const rootDir = () => {
-    root ??=
-      options.root === undefined
-        ? mkdtemp(path.join(tmpdir(), "warrant-fake-"))
-        : mkdir(options.root, { recursive: true }).then(() => options.root as string);
-    return root;
+  const f: Fake = {
+    options,
+    commands: [],
+    rootDir: () => {
+      root ??=
+        options.root === undefined
+          ? mkdtemp(path.join(tmpdir(), "warrant-fake-"))
+          : mkdir(options.root, { recursive: true }).then(() => options.root as string);
+      return root;
+    },
+    pins: new WeakMap(),
   };
-  const pins = new WeakMap<Baseline, string>();
-
-  const openBaseline = async (
-    dir: string,
-    opts: { readonly dependencies?: readonly string[] } = {},
-  ): Promise<Baseline> => {
-    const copy = path.join(await rootDir(), `baseline-${randomBytes(6).toString("hex")}`);
-    await cp(dir, copy, { recursive: true, verbatimSymlinks: true });
-    const digests = await snapshotTree(copy);
-    let bytes = 0;
-    for (const p of digests.keys()) {
-      const st = await lstat(path.join(copy, p));
-      if (st.isFile()) bytes += st.size;
-    }
-    let refs = 1;
-    const baseline: Baseline = {
-      source: dir,
-      dependencies: opts.dependencies ?? [],
-      files: digests.size,
-      bytes,
-      digests: async () => digests,
-      async release() {
-        refs -= 1;
-        if (refs === 0) await rm(copy, { recursive: true, force: true });
-      },
-    };
-    pins.set(baseline, copy);
-    return baseline;
-  };
-
   return {
     backend: "fake",
-    commands,
+    commands: f.commands,
     environmentMode: async () => "copy",
-    openBaseline,
-    async createEnvironment(given, opts = {}) {
-      if (opts.name !== undefined) checkName(opts.name);
-      const baseline = typeof given === "string" ? await openBaseline(given) : given;
-      const baselineDir = pins.get(baseline) ?? baseline.source;
-      const before = await baseline.digests();
-      const base =
-        opts.name === undefined
-          ? await mkdtemp(path.join(await rootDir(), PREFIX))
-          : path.join(await rootDir(), `${PREFIX}${opts.name}`);
-      await rm(base, { recursive: true, force: true });
-      await mkdir(base, { recursive: true });
-      const workspace = path.join(base, "workspace");
-      await cp(baselineDir, workspace, { recursive: true, verbatimSymlinks: true });
-      const env: Environment = {
-        id: path.basename(base).slice(PREFIX.length),
-        backend: "fake",
-        mode: "copy",
-        root: workspace,
-        async exec(argv): Promise<ExecResult> {
-          const startedAt = new Date().toISOString();
-          commands.push([...argv]);
-          const r = (await options.exec?.(argv, { cwd: workspace })) ?? { exitCode: 0 };
-          const stdout = r.stdout ?? "";
-          const stderr = r.stderr ?? "";
-          return {
-            exitCode: r.exitCode,
-            signal: null,
-            timedOut: r.timedOut ?? false,
-            cancelled: false,
-            stdout,
-            stderr,
-            truncated: false,
-            outputDigest: digestOf({
-              stderr: digestOfBytes(encoder.encode(stderr)),
-              stdout: digestOfBytes(encoder.encode(stdout)),
-            }),
-            startedAt,
-            endedAt: new Date().toISOString(),
-          };
-        },
-        async writeFile(p, bytes) {
-          const target = await confined(workspace, p);
-          if (!target.ok) return target;
-          await mkdir(path.dirname(target.value), { recursive: true });
-          await writeFile(target.value, bytes);
-          return ok({ path: p });
-        },
-        async readFile(p, o = {}) {
-          const target = await confined(workspace, p);
-          if (!target.ok) return target;
-          const max = o.maxBytes ?? DEFAULT_MAX_READ;
-          const r = await regularFile(target.value, p, max);
-          if (!r.ok) return r;
-          if (r.value.truncated)
-            return fail([
-              { code: "sandbox/too-large", path: p, message: `${p} is over ${max} bytes` },
-            ]);
-          return ok(r.value.bytes);
-        },
-        async readPart(p, maxBytes) {
-          const target = await confined(workspace, p);
-          if (!target.ok) return target;
-          return regularFile(target.value, p, maxBytes);
-        },
-        readBaseline: (p, maxBytes) => readConfinedFile(baselineDir, p, maxBytes),
-        async removeFile(p) {
-          const target = await confined(workspace, p);
-          if (!target.ok) return target;
-          const gone = await unlink(target.value).then(
-            () => true,
-            () => false,
-          );
-          return gone
-            ? ok({ path: p })
-            : fail([{ code: "sandbox/not-found", path: p, message: `no file ${p}` }]);
-        },
-        snapshot: () => snapshotTree(workspace),
-        changes: async (bounds) =>
-          changesOf(
-            before,
-            await snapshotTree(workspace),
-            bounds?.maxEntries ?? DEFAULT_CHANGE_BOUNDS.maxEntries,
-          ),
-        connections: () => undefined,
-        async destroy() {
-          await rm(base, { recursive: true, force: true });
-          if (typeof given === "string") await baseline.release();
-          const left = await stat(base).then(
-            () => true,
-            () => false,
-          );
-          return { confirmed: !left };
-        },
-      };
-      return env;
-    },
+    openBaseline: (dir, opts) => openBaseline(f, dir, opts),
+    createEnvironment: (given, opts) => createEnvironment(f, given, opts),
     async discardEnvironment(name) {
       checkName(name);
-      const base = path.join(await rootDir(), `${PREFIX}${name}`);
+      const base = path.join(await f.rootDir(), `${PREFIX}${name}`);
       await rm(base, { recursive: true, force: true });
       return { confirmed: true };
     },
     async discardEnvironmentAt(envRoot) {
       const base = path.dirname(envRoot);
-      if (path.dirname(base) !== (await rootDir()) || !path.basename(base).startsWith(PREFIX))
+      if (path.dirname(base) !== (await f.rootDir()) || !path.basename(base).startsWith(PREFIX))
         return { confirmed: false };
       await rm(base, { recursive: true, force: true });
       return { confirmed: true };
     },
   };
+}
+
+/** A baseline: a plain copy of `dir`, removed when its last holder releases it. */
+async function openBaseline(
+  f: Fake,
+  dir: string,
+  opts: { readonly dependencies?: readonly string[] } = {},
+): Promise<Baseline> {
+  const copy = path.join(await f.rootDir(), `baseline-${randomBytes(6).toString("hex")}`);
+  await cp(dir, copy, { recursive: true, verbatimSymlinks: true });
+  const digests = await snapshotTree(copy);
+  let bytes = 0;
+  for (const p of digests.keys()) {
+    const st = await lstat(path.join(copy, p));
+    if (st.isFile()) bytes += st.size;
+  }
+  let refs = 1;
+  const baseline: Baseline = {
+    source: dir,
+    dependencies: opts.dependencies ?? [],
+    files: digests.size,
+    bytes,
+    digests: async () => digests,
+    async release() {
+      refs -= 1;
+      if (refs === 0) await rm(copy, { recursive: true, force: true });
+    },
+  };
+  f.pins.set(baseline, copy);
+  return baseline;
+}
+
+/** An environment: a plain copy of its baseline's files in a folder of its own. */
+async function createEnvironment(
+  f: Fake,
+  given: Parameters<Sandbox["createEnvironment"]>[0],
+  opts: Parameters<Sandbox["createEnvironment"]>[1] = {},
+): Promise<Environment> {
+  if (opts.name !== undefined) checkName(opts.name);
+  const baseline = typeof given === "string" ? await openBaseline(f, given) : given;
+  const baselineDir = f.pins.get(baseline) ?? baseline.source;
+  const before = await baseline.digests();
+  const base =
+    opts.name === undefined
+      ? await mkdtemp(path.join(await f.rootDir(), PREFIX))
+      : path.join(await f.rootDir(), `${PREFIX}${opts.name}`);
+  await rm(base, { recursive: true, force: true });
+  await mkdir(base, { recursive: true });
+  const workspace = path.join(base, "workspace");
+  await cp(baselineDir, workspace, { recursive: true, verbatimSymlinks: true });
+  return {
+    id: path.basename(base).slice(PREFIX.length),
+    backend: "fake",
+    mode: "copy",
+    root: workspace,
+    exec: (argv) => fakeExec(f, workspace, argv),
+    async writeFile(p, bytes) {
+      const target = await confined(workspace, p);
+      if (!target.ok) return target;
+      await mkdir(path.dirname(target.value), { recursive: true });
+      await writeFile(target.value, bytes);
+      return ok({ path: p });
+    },
+    readFile: (p, o) => readWholeFile(workspace, p, o?.maxBytes ?? DEFAULT_MAX_READ),
+    async readPart(p, maxBytes) {
+      const target = await confined(workspace, p);
+      if (!target.ok) return target;
+      return regularFile(target.value, p, maxBytes);
+    },
+    readBaseline: (p, maxBytes) => readConfinedFile(baselineDir, p, maxBytes),
+    async removeFile(p) {
+      const target = await confined(workspace, p);
+      if (!target.ok) return target;
+      const gone = await unlink(target.value).then(
+        () => true,
+        () => false,
+      );
+      return gone
+        ? ok({ path: p })
+        : fail([{ code: "sandbox/not-found", path: p, message: `no file ${p}` }]);
+    },
+    snapshot: () => snapshotTree(workspace),
+    changes: async (bounds) =>
+      changesOf(
+        before,
+        await snapshotTree(workspace),
+        bounds?.maxEntries ?? DEFAULT_CHANGE_BOUNDS.maxEntries,
+      ),
+    connections: () => undefined,
+    async destroy() {
+      await rm(base, { recursive: true, force: true });
+      if (typeof given === "string") await baseline.release();
+      const left = await stat(base).then(
+        () => true,
+        () => false,
+      );
+      return { confirmed: !left };
+    },
+  };
+}
+
+/** A command, not run: recorded, and answered by the options' `exec` (default: exit 0). */
+async function fakeExec(f: Fake, workspace: string, argv: readonly string[]): Promise<ExecResult> {
+  const startedAt = new Date().toISOString();
+  f.commands.push([...argv]);
+  const r = (await f.options.exec?.(argv, { cwd: workspace })) ?? { exitCode: 0 };
+  const stdout = r.stdout ?? "";
+  const stderr = r.stderr ?? "";
+  return {
+    exitCode: r.exitCode,
+    signal: null,
+    timedOut: r.timedOut ?? false,
+    cancelled: false,
+    stdout,
+    stderr,
+    truncated: false,
+    outputDigest: digestOf({
+      stderr: digestOfBytes(encoder.encode(stderr)),
+      stdout: digestOfBytes(encoder.encode(stdout)),
+    }),
+    startedAt,
+    endedAt: new Date().toISOString(),
+  };
+}
+
+/** A workspace file's bytes, whole: `sandbox/too-large` past `max`. */
+async function readWholeFile(
+  workspace: string,
+  p: string,
+  max: number,
+): Promise<Result<Uint8Array>> {
+  const target = await confined(workspace, p);
+  if (!target.ok) return target;
+  const r = await regularFile(target.value, p, max);
+  if (!r.ok) return r;
+  if (r.value.truncated)
+    return fail([{ code: "sandbox/too-large", path: p, message: `${p} is over ${max} bytes` }]);
+  return ok(r.value.bytes);
 }

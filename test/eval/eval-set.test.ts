@@ -150,6 +150,38 @@ describe("pricing", () => {
     const neg = validatePricing({ models: { m: { inputPerMTok: -1, outputPerMTok: 1 } } });
     expect(neg.ok ? "" : neg.errors[0]?.path).toBe("/models/m/inputPerMTok");
   });
+
+  it("answers each model's price as given, the cached price only where the table names one", () => {
+    const r = validatePricing({
+      models: {
+        a: { inputPerMTok: 2, outputPerMTok: 8, cachedInputPerMTok: 0.5 },
+        b: { inputPerMTok: 0, outputPerMTok: 1 },
+      },
+    });
+    expect(r.ok && r.value).toEqual({
+      a: { inputPerMTok: 2, outputPerMTok: 8, cachedInputPerMTok: 0.5 },
+      b: { inputPerMTok: 0, outputPerMTok: 1 },
+    });
+    expect(r.ok && Object.hasOwn(r.value.b ?? {}, "cachedInputPerMTok")).toBe(false);
+  });
+
+  it("checks input, output, then cached price: a number of dollars, finite and not negative", () => {
+    const at = (price: Record<string, unknown>) => {
+      const r = validatePricing({ models: { m: price } });
+      return r.ok ? "ok" : r.errors[0]?.path;
+    };
+    expect(at({ inputPerMTok: "2", outputPerMTok: -1 })).toBe("/models/m/inputPerMTok");
+    expect(at({ inputPerMTok: 2, outputPerMTok: Number.NaN })).toBe("/models/m/outputPerMTok");
+    expect(at({ outputPerMTok: 1 })).toBe("/models/m/inputPerMTok");
+    expect(at({ inputPerMTok: 1 })).toBe("/models/m/outputPerMTok");
+    expect(at({ inputPerMTok: 1, outputPerMTok: 1, cachedInputPerMTok: Infinity })).toBe(
+      "/models/m/cachedInputPerMTok",
+    );
+    expect(at({ inputPerMTok: 1, outputPerMTok: 1, cachedInputPerMTok: null })).toBe(
+      "/models/m/cachedInputPerMTok",
+    );
+    expect(at({ inputPerMTok: 1, outputPerMTok: 1, cachedInputPerMTok: 0 })).toBe("ok");
+  });
 });
 
 describe("loadEvalSet", () => {

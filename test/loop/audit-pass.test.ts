@@ -345,7 +345,7 @@ describe("where a record's problem is reported: the fact that names it or that i
       rows: { ...l.rows, records: [...l.rows.records, ...extra] },
     });
     expect(all.keyRotation).toEqual(["/facts/2", "/facts/0", "/facts/5", "/facts/0", "/facts/0"]);
-    expect(all.head?.slice(3)).toEqual(["/facts/0", "/facts/6", "/facts/0", "/facts/0"]);
+    expect(all.head?.slice(3)).toEqual(["/facts/0", "/facts/5", "/facts/0", "/facts/0"]);
     expect(all.memoryWrite).toEqual(["/facts/3", `/records/${n + 10}`]);
     expect(all.driveTrace).toEqual([`/records/${n + 11}`]);
     expect(all.actSignature).toEqual(["/facts/5", `/records/${n + 12}`]);
@@ -501,6 +501,17 @@ describe("the keys: one pin signed by the key it pins, and the keys rotations si
         await problems(l, { expectedKey: PUB.other, trusted: { keys: [PUB.key], source: "file" } })
       ).filter(([c]) => c.startsWith("records/key")),
     ).toEqual([["records/key-not-trusted", "/facts/0"]]);
+  });
+
+  it("records/key-not-trusted names the one key trusted, or how many are", async () => {
+    const l = bare([]);
+    const message = async (keys: string[]) => {
+      const r = await audit(l, { trusted: { keys, source: "file" } });
+      const p = r.ok ? undefined : r.errors.find((e) => e.code === "records/key-not-trusted");
+      return p?.message ?? "";
+    };
+    expect(await message([PUB.other])).toContain(`not to ${PUB.other} trusted by file`);
+    expect(await message([PUB.other, PUB.next])).toContain("not to any of 2 keys trusted by file");
   });
 
   it("requirePinned: a loop no trusted key vouches for is refused (audit/key-not-pinned); one without keys is refused for that alone", async () => {

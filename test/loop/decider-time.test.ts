@@ -33,7 +33,11 @@ describe("parseInstant", () => {
       // Date.parse would read 24:00 as the next day's midnight.
       "2026-12-01T24:00:00Z",
       "2026-12-01T23:60:00Z",
+      // A leap second is no stored instant.
+      "2026-12-01T23:59:60Z",
       "2026-12-01T23:59:61Z",
+      "2026-12-01T25:00:00Z",
+      "2026-12-01T99:00:00Z",
     ]) {
       expect(parseInstant(bad), bad).toBeUndefined();
     }

@@ -124,7 +124,7 @@ describe("LoopLedger", () => {
 
   it("gives up with store/contention after losing every attempt", async () => {
     const store = new FakeStore();
-    const ledger = new LoopLedger(store);
+    const ledger = new LoopLedger(store, async () => {});
     const wide = [{ "max/passages": 1000, "max/experiments": 1, "max/wall-time-ms": 60_000 }];
     await ledger.execute(QUERY, open(wide), at(0));
     const rival = new LoopLedger(store);
@@ -140,6 +140,34 @@ describe("LoopLedger", () => {
     await expect(ledger.execute(QUERY, passage(1), at(2))).rejects.toMatchObject({
       code: "store/contention",
     });
+  });
+
+  it("after the second lost append on, waits a drawn share of 2^losses ms (at most 100) through its ports", async () => {
+    const store = new FakeStore();
+    const sleeps: number[] = [];
+    const draws = [0.5, 0.25, 1 - 2 ** -20, 0, 0.5, 0.5, 0.5];
+    const ledger = new LoopLedger(
+      store,
+      async (ms) => {
+        sleeps.push(ms);
+      },
+      () => draws.shift() ?? 0.5,
+    );
+    const wide = [{ "max/passages": 1000, "max/experiments": 1, "max/wall-time-ms": 60_000 }];
+    await ledger.execute(QUERY, open(wide), at(0));
+    const rival = new LoopLedger(store);
+    let n = 0;
+    const arm = () => {
+      store.beforeAppend = async () => {
+        n += 1;
+        await rival.execute(QUERY, passage(100 + n, "summarizer"), at(1));
+        if (n < 8) arm();
+      };
+    };
+    arm();
+    expect((await ledger.execute(QUERY, passage(1), at(2))).result).toBe("appended");
+    // Losses 1..8: none after the first; then 4, 8, 16, 32, 64, 100, 100 ms times the draw.
+    expect(sleeps).toEqual([2, 2, (1 - 2 ** -20) * 16, 0, 32, 50, 50]);
   });
 
   it("throws on an open command for another query (a caller bug)", async () => {

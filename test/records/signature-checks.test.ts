@@ -66,4 +66,43 @@ describe("verifyRecordSignature, each check alone", () => {
     }
     expect(dash && underscore).toBe(true);
   });
+
+  it("a signature value of 63 or 65 bytes, or a key/public of 31 or 33, beside real parts: false, not a throw", async () => {
+    const s = await signed();
+    const sig = Buffer.from(s.signature.value, "base64url");
+    const pub = Buffer.from(s.signature["key/public"], "base64url");
+    for (const signature of [
+      { ...s.signature, value: base64url(sig.subarray(0, 63)) },
+      { ...s.signature, value: base64url(Buffer.concat([sig, Buffer.of(0)])) },
+      { ...s.signature, "key/public": base64url(pub.subarray(0, 31)) },
+      { ...s.signature, "key/public": base64url(Buffer.concat([pub, Buffer.of(0)])) },
+    ]) {
+      await expect(
+        verifyRecordSignature({ ...s, signature }),
+        JSON.stringify(signature),
+      ).resolves.toBe(false);
+    }
+  });
+
+  it("a value that is not base64url, beside a real key: false, not a throw", async () => {
+    const s = await signed();
+    for (const value of ["!!", `${s.signature.value.slice(0, -1)}+`]) {
+      const signature = { ...s.signature, value };
+      await expect(verifyRecordSignature({ ...s, signature }), value).resolves.toBe(false);
+    }
+  });
+});
+
+describe("signRecord, a secret key changed in place", () => {
+  it("signs by the key the array holds now, not the one it held when first used", async () => {
+    const secret = new Uint8Array(32).fill(9);
+    const first = await signRecord(record, secret);
+    secret.fill(10);
+    const second = await signRecord(record, secret);
+    expect(second.signature["key/public"]).toBe(
+      base64url(await publicKeyOf(new Uint8Array(32).fill(10))),
+    );
+    expect(second.signature["key/public"]).not.toBe(first.signature["key/public"]);
+    expect(await verifyRecordSignature(second)).toBe(true);
+  });
 });

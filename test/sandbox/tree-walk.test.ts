@@ -6,6 +6,7 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   renameSync,
   rmSync,
@@ -99,6 +100,67 @@ describe("walkTree", () => {
     expect(seen).toContain("too deep a/b/c a/b/c");
     expect(seen.some((s) => s.startsWith("a/b/c/deep"))).toBe(false);
     expect(seen.some((s) => s.startsWith("< a/b/c"))).toBe(false);
+  });
+
+  it("a visitor without tooDeep: folders past maxDepth are passed over, the walk goes on", async () => {
+    const seen: string[] = [];
+    const fd = openDirPath(root);
+    try {
+      await walkTree(
+        fd,
+        0,
+        {
+          entry(_d, _n, _s, kind, node) {
+            seen.push(displayPath(partsOf(node)));
+            return kind === "dir" ? 0 : undefined;
+          },
+        },
+        { maxDepth: 1 },
+      );
+    } finally {
+      closeQuietly(fd);
+    }
+    expect(seen.sort()).toEqual(["a", "a/b", "a/f", "to-a", "to-outside", "top"]);
+  });
+
+  it("a state returned for a file or a link walks into nothing", async () => {
+    const seen: string[] = [];
+    const fd = openDirPath(root);
+    try {
+      await walkTree(fd, 0, {
+        entry(_d, _n, _s, kind, node) {
+          seen.push(`${displayPath(partsOf(node))} ${kind}`);
+          return 0;
+        },
+      });
+    } finally {
+      closeQuietly(fd);
+    }
+    expect(seen.sort()).toEqual(
+      [
+        "a dir",
+        "a/b dir",
+        "a/b/c dir",
+        "a/b/c/deep file",
+        "a/f file",
+        "to-a symlink",
+        "to-outside symlink",
+        "top file",
+      ].sort(),
+    );
+  });
+
+  it("closes every folder it opens, walked to the end or refused", async () => {
+    const fds = () => readdirSync("/proc/self/fd").length;
+    const before = fds();
+    await walk();
+    expect(fds()).toBe(before);
+    mkdirSync(path.join(work, `away${n}`));
+    const err = await walk({}, (p) => {
+      if (p === "a/b/c/deep") renameSync(path.join(root, "a/b"), path.join(work, `away${n}/b`));
+    }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: "sandbox/tree-changed" });
+    expect(fds()).toBe(before);
   });
 
   it("a folder the visitor skips is not walked into", async () => {

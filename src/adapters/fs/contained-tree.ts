@@ -31,8 +31,6 @@ const DIR_FLAGS = O_RDONLY | O_DIRECTORY | O_NOFOLLOW;
 interface Dir {
   readonly fh: FileHandle;
   readonly via: string;
-  /** Its path below the root (`""` for the root). */
-  readonly rel: string;
 }
 
 /** A file of the tree as it is now. */
@@ -41,6 +39,13 @@ export type Current =
   | { readonly kind: "file"; readonly bytes: Uint8Array; readonly mode: number }
   /** A folder, a FIFO, a device: not a regular file. */
   | { readonly kind: "other" };
+
+/**
+ * The file-system calls the tree makes, all through this object so that a test can make one of
+ * them fail or race once (`vi.spyOn`): a full disk, a folder made or removed by another process
+ * between two calls, a system without `/proc`. Nothing else replaces them.
+ */
+export const containedFs = { lstat, mkdir, open, rename, rmdir, unlink };
 
 const errno = (e: unknown) => (e as { code?: unknown }).code;
 
@@ -59,7 +64,6 @@ export class ContainedTree {
   readonly #proc: boolean;
   readonly #dirs = new Map<string, Dir>();
   /** Folders this tree made, in the order made. */
-  // Stryker disable next-line ArrayDeclaration: equivalent, removeMade ignores a folder not there
   readonly #made: string[] = [];
 
   private constructor(root: string, proc: boolean, top: Dir) {
@@ -75,23 +79,24 @@ export class ContainedTree {
   static async open(root: string): Promise<ContainedTree> {
     let fh: FileHandle;
     try {
-      fh = await open(root, DIR_FLAGS);
+      fh = await containedFs.open(root, DIR_FLAGS);
     } catch (e) {
-      const st = await lstat(root).catch(() => undefined);
+      const st = await containedFs.lstat(root).catch(() => undefined);
       if (st?.isSymbolicLink() === true) throw outside(root, "");
       throw new WarrantError(
         "apply/target-missing",
         `${root} is not a folder (${String(errno(e))})`,
       );
     }
-    // Stryker disable all: equivalent on Linux, /proc/self/fd or full paths give the same results
+    // /proc/self/fd/N is used only when it is there and is this folder.
     const viaProc = `/proc/self/fd/${fh.fd}`;
-    const proc = await lstat(`${viaProc}/.`)
-      .then(async (st) => sameFile(st, await fh.stat()))
-      .catch(() => false);
-    // Stryker restore all
-    // Stryker disable next-line StringLiteral: equivalent, every folder key is made by one rule
-    return new ContainedTree(root, proc, { fh, via: proc ? viaProc : root, rel: "" });
+    let proc = false;
+    try {
+      proc = sameFile(await containedFs.lstat(`${viaProc}/.`), await fh.stat());
+    } catch {
+      // No /proc: full paths.
+    }
+    return new ContainedTree(root, proc, { fh, via: proc ? viaProc : root });
   }
 
   /** Closes every folder held. */
@@ -104,7 +109,6 @@ export class ContainedTree {
   /** The folder `rel` (`a/b`), opened step by step; undefined when a step is missing or a file. */
   async #folder(rel: string, create: boolean): Promise<Dir | undefined> {
     let cur = this.#dirs.get("") as Dir;
-    // Stryker disable next-line ConditionalExpression,StringLiteral: equivalent, [""] walks to the root
     if (rel === "") return cur;
     let at = "";
     for (const name of rel.split("/")) {
@@ -116,23 +120,21 @@ export class ContainedTree {
       }
       let next = await this.#openChild(cur, name, at);
       if (next === "missing" && create) {
-        const made = await mkdir(`${cur.via}/${name}`).then(
+        // EEXIST: another process made it since our open; it is not ours to remove.
+        const made = await containedFs.mkdir(`${cur.via}/${name}`).then(
           () => true,
-          // Stryker disable all: a race only, a folder made by another process after our open
           (e: unknown) => {
             if (errno(e) === "EEXIST") return false;
             throw e;
           },
         );
         if (made) this.#made.push(at);
-        // Stryker restore all
         // Opened again without following: a link put there since the mkdir is refused.
         next = await this.#openChild(cur, name, at);
       }
       if (next === "missing" || next === "not-a-folder") {
         if (!create) return undefined;
         throw Object.assign(new Error(`${at} in ${this.root} is not a folder`), {
-          // Stryker disable next-line ConditionalExpression,StringLiteral: a race only, made then gone
           code: next === "missing" ? "ENOENT" : "ENOTDIR",
         });
       }
@@ -150,31 +152,30 @@ export class ContainedTree {
     const where = `${parent.via}/${name}`;
     let fh: FileHandle;
     try {
-      fh = await open(where, DIR_FLAGS);
+      fh = await containedFs.open(where, DIR_FLAGS);
     } catch (e) {
       const code = errno(e);
       if (code === "ENOENT") return "missing";
-      // Stryker disable next-line ConditionalExpression,StringLiteral: equivalent, Linux gives ENOTDIR
+      // A link opened with O_NOFOLLOW|O_DIRECTORY: ENOTDIR on Linux, ELOOP elsewhere.
       if (code !== "ELOOP" && code !== "ENOTDIR") throw e;
-      const st = await lstat(where).catch(() => undefined);
-      // Stryker disable next-line ConditionalExpression,StringLiteral: a race only, gone meanwhile
+      const st = await containedFs.lstat(where).catch(() => undefined);
       if (st === undefined) return "missing";
       if (st.isSymbolicLink()) throw outside(this.root, rel);
       return "not-a-folder";
     }
-    // Stryker disable next-line ConditionalExpression: equivalent on Linux (see open)
-    if (this.#proc) return { fh, via: `/proc/self/fd/${fh.fd}`, rel };
-    // Stryker disable all: not reached on Linux (no test runs without /proc)
+    if (this.#proc) return { fh, via: `/proc/self/fd/${fh.fd}` };
     // Without /proc: the folder open must still be the one at its path.
-    const [held, there] = await Promise.all([fh.stat(), lstat(where).catch(() => undefined)]);
+    const [held, there] = await Promise.all([
+      fh.stat(),
+      containedFs.lstat(where).catch(() => undefined),
+    ]);
     if (there === undefined || !sameFile(held, there)) {
       await fh.close();
       throw outside(this.root, rel);
     }
-    return { fh, via: where, rel };
+    return { fh, via: where };
   }
 
-  // Stryker restore all
   /**
    * The file `rel` as it is now. A link on the way or at `rel` itself: `apply/outside`. A folder
    * on the way that is missing or is a file: the file is absent.
@@ -185,10 +186,10 @@ export class ContainedTree {
     const where = `${dir.via}/${path.posix.basename(rel)}`;
     let fh: FileHandle;
     try {
-      fh = await open(where, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+      fh = await containedFs.open(where, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
     } catch (e) {
       const code = errno(e);
-      // Stryker disable next-line ConditionalExpression,StringLiteral: equivalent for the ENOTDIR half
+      // ENOTDIR: without /proc, a folder held replaced by a file since it was opened.
       if (code === "ENOENT" || code === "ENOTDIR") return { kind: "absent" };
       if (code === "ELOOP") throw outside(this.root, rel);
       throw e;
@@ -211,10 +212,10 @@ export class ContainedTree {
     const name = path.posix.basename(rel);
     const now = await this.read(rel);
     const temp = `.${name}.warrant-${randomBytes(6).toString("hex")}`;
-    const fh = await open(
+    // Made with the mode it ends with: the new bytes are never more readable than the file was.
+    const fh = await containedFs.open(
       `${dir.via}/${temp}`,
       O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW,
-      // Stryker disable next-line all: equivalent under a umask of 022 (an existing file is chmod-ed)
       now.kind === "file" ? now.mode : 0o644,
     );
     try {
@@ -222,17 +223,15 @@ export class ContainedTree {
       if (now.kind === "file") await fh.chmod(now.mode);
       await fh.sync();
     } catch (e) {
-      // Stryker disable next-line all: a full disk only
       await fh.close();
-      // Stryker disable next-line all: a full disk only
-      await unlink(`${dir.via}/${temp}`).catch(() => undefined);
+      await containedFs.unlink(`${dir.via}/${temp}`).catch(() => undefined);
       throw e;
     }
     await fh.close();
     try {
-      await rename(`${dir.via}/${temp}`, `${dir.via}/${name}`);
+      await containedFs.rename(`${dir.via}/${temp}`, `${dir.via}/${name}`);
     } catch (e) {
-      await unlink(`${dir.via}/${temp}`).catch(() => undefined);
+      await containedFs.unlink(`${dir.via}/${temp}`).catch(() => undefined);
       throw e;
     }
   }
@@ -242,26 +241,25 @@ export class ContainedTree {
     const dir = await this.#folder(path.posix.dirname(rel).replace(/^\.$/, ""), false);
     if (dir === undefined)
       throw Object.assign(new Error(`${rel} in ${this.root} is not there`), { code: "ENOENT" });
-    await unlink(`${dir.via}/${path.posix.basename(rel)}`);
+    await containedFs.unlink(`${dir.via}/${path.posix.basename(rel)}`);
   }
 
   /** Removes the folders `write` made (when empty), deepest first. */
   async removeMade(): Promise<void> {
     for (const rel of [...this.#made].reverse()) {
       const parent = this.#dirs.get(path.posix.dirname(rel).replace(/^\.$/, ""));
-      // Stryker disable next-line ConditionalExpression: equivalent, a made folder's parent is held
+      // Not held: the tree was closed.
       if (parent === undefined) continue;
       const held = this.#dirs.get(rel);
       this.#dirs.delete(rel);
-      // Stryker disable next-line OptionalChaining: equivalent, a made folder is held
+      // Not held: made, then gone or replaced before it could be opened.
       await held?.fh.close().catch(() => undefined);
-      await rmdir(`${parent.via}/${path.posix.basename(rel)}`).catch(() => undefined);
+      await containedFs.rmdir(`${parent.via}/${path.posix.basename(rel)}`).catch(() => undefined);
     }
     this.#made.length = 0;
   }
 }
 
 function sameFile(a: Stats, b: Stats): boolean {
-  // Stryker disable next-line all: used by the /proc probe and the fallback only (see open)
   return a.dev === b.dev && a.ino === b.ino;
 }

@@ -73,11 +73,18 @@ export async function loadTaskPack(file: string): Promise<Result<LoadedTaskPack>
     });
   } else problems.push(...(await dependencyProblems(file, workspaceDir, pack.dependencies)));
   problems.push(...(await toolchainProblems(file, workspaceDir, pack.toolchains)));
-  const agentFiles: Record<string, string> = {};
+  const resolved = (rel: string) => path.resolve(dir, rel);
+  const { summarizer, "adversarial-critic": critic } = pack.agents;
+  const agentFiles: TaskPackAgents = {
+    implementer: resolved(pack.agents.implementer),
+    reviewer: resolved(pack.agents.reviewer),
+    ...(summarizer === undefined ? {} : { summarizer: resolved(summarizer) }),
+    ...(critic === undefined ? {} : { "adversarial-critic": resolved(critic) }),
+  };
+  // In the order the pack names them, so problems come in the order of its text.
   for (const [role, rel] of Object.entries(pack.agents)) {
     if (typeof rel !== "string") continue;
-    const abs = path.resolve(dir, rel);
-    agentFiles[role] = abs;
+    const abs = resolved(rel);
     if (!(await isKind(abs, "file"))) {
       problems.push({
         code: "taskpack/agent-missing",
@@ -91,7 +98,7 @@ export async function loadTaskPack(file: string): Promise<Result<LoadedTaskPack>
     pack,
     packFile,
     workspaceDir,
-    agentFiles: agentFiles as unknown as TaskPackAgents,
+    agentFiles,
     bytes,
   });
 }

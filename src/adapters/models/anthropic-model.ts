@@ -204,10 +204,10 @@ export function createAnthropicModel(options: AnthropicModelOptions): ModelProvi
       const started = performance.now();
       let message: WireMessage;
       try {
-        message = (await client.messages.create(
+        message = await client.messages.create(
           body as never,
           opts?.signal === undefined ? undefined : { signal: opts.signal },
-        )) as unknown as WireMessage;
+        );
       } catch (e) {
         throw providerError(id, e, secrets);
       }

@@ -99,6 +99,20 @@ function assistantMessage(raw: unknown): { message: ChatCompletionMessageParam; 
   };
 }
 
+/** What a provider's requests share: its options, its mode, and what it converted or built once. */
+interface Requests {
+  readonly options: OpenAIModelOptions;
+  readonly mode: OpenAIMode;
+  /** The field that caps output tokens (see OpenAIModelOptions.maxTokensField). */
+  readonly maxField: "max_completion_tokens" | "max_tokens";
+  /** The conversation converted so far, per conversation. */
+  readonly converted: (request: ModelRequest) => readonly ChatCompletionMessageParam[];
+  /** The tools per tool list and message types, built once. */
+  readonly toolCache: WeakMap<readonly ProviderTool[], Map<string, ChatCompletionTool[]>>;
+  /** The JSON-mode turn schema per message types, built once. */
+  readonly jsonSchemas: Map<string, ReturnType<typeof jsonModeTurnSchema>>;
+}
+
 export function createOpenAIModel(options: OpenAIModelOptions): ModelProvider {
   const mode = options.mode ?? "tools";
   const id =
@@ -106,9 +120,6 @@ export function createOpenAIModel(options: OpenAIModelOptions): ModelProvider {
     (options.baseURL === undefined
       ? `openai:${options.model}`
       : `openai-compatible:${options.baseURL}#${options.model}`);
-  const maxField =
-    options.maxTokensField ??
-    (options.baseURL === undefined ? "max_completion_tokens" : "max_tokens");
   const client = new OpenAI({
     apiKey: options.apiKey,
     ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }),
@@ -117,137 +128,18 @@ export function createOpenAIModel(options: OpenAIModelOptions): ModelProvider {
     logLevel: "off",
   });
   const secrets = [options.apiKey];
-  const toolCache = new WeakMap<readonly ProviderTool[], Map<string, ChatCompletionTool[]>>();
-
-  function convert(entry: ConversationEntry, state: ConvertedConversation): void {
-    switch (entry.kind) {
-      case "user":
-        state.messages.push({ role: "user", content: entry.text });
-        return;
-      case "model": {
-        const { message, ids } = assistantMessage(entry.response.raw);
-        if (mode === "json_schema") {
-          const raw = entry.response.raw as ChatCompletion;
-          const content = raw.choices?.[0]?.message?.content ?? "";
-          state.messages.push({ role: "assistant", content });
-          state.lastCallIds = [];
-        } else {
-          state.messages.push(message);
-          state.lastCallIds = ids;
-        }
-        return;
-      }
-      case "tool-results":
-        if (state.lastCallIds.length === 0) {
-          state.messages.push({ role: "user", content: toolResultsText(entry.results) });
-          return;
-        }
-        entry.results.forEach((r, i) => {
-          state.messages.push({
-            role: "tool",
-            tool_call_id: state.lastCallIds[i] ?? `missing-${i}`,
-            content: r.isError ? `error: ${r.content}` : r.content,
-          });
-        });
-        return;
-      case "repair":
-        // Every call of the rejected answer needs its tool message; the first carries the errors.
-        if (state.lastCallIds.length === 0) {
-          state.messages.push({ role: "user", content: entry.text });
-          return;
-        }
-        state.lastCallIds.forEach((callId, i) => {
-          state.messages.push({
-            role: "tool",
-            tool_call_id: callId,
-            content: i === 0 ? entry.text : NOT_EXECUTED,
-          });
-        });
-        return;
-    }
-  }
-
-  const converted = conversationConverter<ChatCompletionMessageParam>(convert);
-
-  /** The messages of a request: the system message, then the conversation converted so far. */
-  function messagesFor(request: ModelRequest): ChatCompletionMessageParam[] {
-    const system =
-      mode === "tools"
-        ? `${request.system}\n\n${toolModeInstructions(request.role, request.messageTypes)}`
-        : `${request.system}\n\n${jsonModeInstructions(request.role, request.messageTypes, request.tools)}`;
-    return [{ role: "system", content: system }, ...converted(request)];
-  }
-
-  function toolsFor(request: ModelRequest): ChatCompletionTool[] {
-    let byTypes = toolCache.get(request.tools);
-    if (byTypes === undefined) {
-      byTypes = new Map();
-      toolCache.set(request.tools, byTypes);
-    }
-    const key = request.messageTypes.join(",");
-    let tools = byTypes.get(key);
-    if (tools === undefined) {
-      tools = request.tools.map((t) => {
-        const parameters = normaliseSchema(t.inputSchema) as Record<string, unknown>;
-        return {
-          type: "function",
-          function: {
-            name: encodeToolName(t.name),
-            description: t.description,
-            parameters,
-            strict: isStrictCompatible(parameters),
-          },
-        };
-      });
-      for (const m of messageTools(request.messageTypes)) {
-        // Strict where the payload fits the strict subset; otherwise the plain payload schema,
-        // non-strict (a Plan: a step's `args` is an object open to the profile's own schema).
-        tools.push({
-          type: "function",
-          function: {
-            name: m.name,
-            description: m.description,
-            parameters: m.strictSchema ?? m.schema,
-            strict: m.strictSchema !== undefined,
-          },
-        });
-      }
-      byTypes.set(key, tools);
-    }
-    return tools;
-  }
-
-  const jsonSchemas = new Map<string, ReturnType<typeof jsonModeTurnSchema>>();
-  function jsonSchemaFor(messageTypes: ModelRequest["messageTypes"]) {
-    const key = messageTypes.join(",");
-    let found = jsonSchemas.get(key);
-    if (found === undefined) {
-      found = jsonModeTurnSchema(messageTypes);
-      jsonSchemas.set(key, found);
-    }
-    return found;
-  }
-
-  function body(request: ModelRequest): ChatCompletionCreateParamsNonStreaming {
-    const base = {
-      ...options.settings,
-      model: options.model,
-      messages: messagesFor(request),
-      [maxField]: request.maxOutputTokens,
-    };
-    if (mode === "tools") {
-      return { ...base, tools: toolsFor(request), tool_choice: "required" };
-    }
-    const { schema, strict } = jsonSchemaFor(request.messageTypes);
-    return {
-      ...base,
-      response_format: {
-        type: "json_schema",
-        json_schema: { name: "model_turn", strict, schema },
-      },
-    };
-  }
-
+  const requests: Requests = {
+    options,
+    mode,
+    maxField:
+      options.maxTokensField ??
+      (options.baseURL === undefined ? "max_completion_tokens" : "max_tokens"),
+    converted: conversationConverter<ChatCompletionMessageParam>((entry, state) =>
+      convertEntry(mode, entry, state),
+    ),
+    toolCache: new WeakMap(),
+    jsonSchemas: new Map(),
+  };
   return {
     specificationVersion: MODEL_SPECIFICATION_VERSION,
     id,
@@ -257,7 +149,7 @@ export function createOpenAIModel(options: OpenAIModelOptions): ModelProvider {
       let completion: ChatCompletion;
       try {
         completion = await client.chat.completions.create(
-          body(request),
+          requestBody(requests, request),
           opts?.signal === undefined ? undefined : { signal: opts.signal },
         );
       } catch (e) {
@@ -265,6 +157,140 @@ export function createOpenAIModel(options: OpenAIModelOptions): ModelProvider {
       }
       const latencyMs = performance.now() - started;
       return parseCompletion(completion, mode, latencyMs);
+    },
+  };
+}
+
+/** Adds one conversation entry to the messages converted so far, as Chat Completions spells it. */
+function convertEntry(
+  mode: OpenAIMode,
+  entry: ConversationEntry,
+  state: ConvertedConversation,
+): void {
+  switch (entry.kind) {
+    case "user":
+      state.messages.push({ role: "user", content: entry.text });
+      return;
+    case "model": {
+      const { message, ids } = assistantMessage(entry.response.raw);
+      if (mode === "json_schema") {
+        const raw = entry.response.raw as ChatCompletion;
+        const content = raw.choices?.[0]?.message?.content ?? "";
+        state.messages.push({ role: "assistant", content });
+        state.lastCallIds = [];
+      } else {
+        state.messages.push(message);
+        state.lastCallIds = ids;
+      }
+      return;
+    }
+    case "tool-results":
+      if (state.lastCallIds.length === 0) {
+        state.messages.push({ role: "user", content: toolResultsText(entry.results) });
+        return;
+      }
+      entry.results.forEach((r, i) => {
+        state.messages.push({
+          role: "tool",
+          tool_call_id: state.lastCallIds[i] ?? `missing-${i}`,
+          content: r.isError ? `error: ${r.content}` : r.content,
+        });
+      });
+      return;
+    case "repair":
+      // Every call of the rejected answer needs its tool message; the first carries the errors.
+      if (state.lastCallIds.length === 0) {
+        state.messages.push({ role: "user", content: entry.text });
+        return;
+      }
+      state.lastCallIds.forEach((callId, i) => {
+        state.messages.push({
+          role: "tool",
+          tool_call_id: callId,
+          content: i === 0 ? entry.text : NOT_EXECUTED,
+        });
+      });
+      return;
+  }
+}
+
+/** The messages of a request: the system message, then the conversation converted so far. */
+function messagesFor(r: Requests, request: ModelRequest): ChatCompletionMessageParam[] {
+  const system =
+    r.mode === "tools"
+      ? `${request.system}\n\n${toolModeInstructions(request.role, request.messageTypes)}`
+      : `${request.system}\n\n${jsonModeInstructions(request.role, request.messageTypes, request.tools)}`;
+  return [{ role: "system", content: system }, ...r.converted(request)];
+}
+
+/** The request's tools and one message tool per message type, built once per tools and types. */
+function toolsFor(r: Requests, request: ModelRequest): ChatCompletionTool[] {
+  let byTypes = r.toolCache.get(request.tools);
+  if (byTypes === undefined) {
+    byTypes = new Map();
+    r.toolCache.set(request.tools, byTypes);
+  }
+  const key = request.messageTypes.join(",");
+  let tools = byTypes.get(key);
+  if (tools === undefined) {
+    tools = request.tools.map((t) => {
+      const parameters = normaliseSchema(t.inputSchema) as Record<string, unknown>;
+      return {
+        type: "function",
+        function: {
+          name: encodeToolName(t.name),
+          description: t.description,
+          parameters,
+          strict: isStrictCompatible(parameters),
+        },
+      };
+    });
+    for (const m of messageTools(request.messageTypes)) {
+      // Strict where the payload fits the strict subset; otherwise the plain payload schema,
+      // non-strict (a Plan: a step's `args` is an object open to the profile's own schema).
+      tools.push({
+        type: "function",
+        function: {
+          name: m.name,
+          description: m.description,
+          parameters: m.strictSchema ?? m.schema,
+          strict: m.strictSchema !== undefined,
+        },
+      });
+    }
+    byTypes.set(key, tools);
+  }
+  return tools;
+}
+
+/** The JSON-mode turn schema of the message types, built once per types. */
+function jsonSchemaFor(r: Requests, messageTypes: ModelRequest["messageTypes"]) {
+  const key = messageTypes.join(",");
+  let found = r.jsonSchemas.get(key);
+  if (found === undefined) {
+    found = jsonModeTurnSchema(messageTypes);
+    r.jsonSchemas.set(key, found);
+  }
+  return found;
+}
+
+/** The body of a Chat Completions request in the provider's mode. */
+function requestBody(r: Requests, request: ModelRequest): ChatCompletionCreateParamsNonStreaming {
+  const base = {
+    ...r.options.settings,
+    model: r.options.model,
+    messages: messagesFor(r, request),
+    [r.maxField]: request.maxOutputTokens,
+  };
+  if (r.mode === "tools") {
+    return { ...base, tools: toolsFor(r, request), tool_choice: "required" };
+  }
+  const { schema, strict } = jsonSchemaFor(r, request.messageTypes);
+  return {
+    ...base,
+    response_format: {
+      type: "json_schema",
+      json_schema: { name: "model_turn", strict, schema },
     },
   };
 }

@@ -49,44 +49,25 @@ interface JobRow {
   readonly last_error: string | null;
 }
 
+/** A queue's connection: one pool and one WorkerUtils for every dispatch (and the workers' slots). */
+interface Connection {
+  readonly schema: string;
+  readonly debug: boolean;
+  pool(): Promise<pg.Pool>;
+  /** graphile-worker's utilities, its schema migrated once; made again after a failure. */
+  utils(): Promise<WorkerUtils>;
+  /** `name` in the queue's schema, quoted. */
+  table(name: string): string;
+  close(): Promise<void>;
+}
+
 export function graphileJobQueue(o: GraphileQueueOptions): GraphileJobQueue {
-  const schema = `${o.storeSchema ?? "warrant"}_jobs`;
-  const debug = o.debug ?? process.env.WARRANT_DEBUG_WORKER !== undefined;
-  // One pool and one WorkerUtils for every dispatch of this queue (and the workers' slots).
-  let pool: pg.Pool | undefined;
-  let utils: Promise<WorkerUtils> | undefined;
-  const poolOf = async (): Promise<pg.Pool> => {
-    if (pool === undefined) {
-      const { default: pgModule } = await import("pg");
-      pool = new pgModule.Pool({ connectionString: o.connectionString, max: 10 });
-      // A connection the server cut is replaced on the next query; the error itself is not fatal.
-      pool.on("error", () => undefined);
-      pool.on("connect", (client) => client.on("error", () => undefined));
-    }
-    return pool;
-  };
-  const utilsOf = (): Promise<WorkerUtils> => {
-    utils ??= (async () => {
-      const { Logger, makeWorkerUtils } = await import("graphile-worker");
-      const u = await makeWorkerUtils({
-        pgPool: await poolOf(),
-        schema,
-        logger: quietLogger(Logger, debug),
-      });
-      await u.migrate();
-      return u;
-    })();
-    utils.catch(() => {
-      utils = undefined;
-    });
-    return utils;
-  };
-  const t = (name: string) => `"${schema.replace(/"/g, '""')}".${name}`;
+  const c = connectionOf(o);
   return {
-    schema,
-    description: `graphile-worker schema ${schema}`,
+    schema: c.schema,
+    description: `graphile-worker schema ${c.schema}`,
     async dispatch(query, options) {
-      const u = await utilsOf();
+      const u = await c.utils();
       await u.addJob(
         DRIVE_TASK,
         { query },
@@ -99,70 +80,48 @@ export function graphileJobQueue(o: GraphileQueueOptions): GraphileJobQueue {
         },
       );
     },
-    async jobs() {
-      const db = await poolOf();
-      // A store nothing was dispatched to has no queue schema: reading does not make one.
-      const exists = await db.query<{ t: string | null }>("SELECT to_regclass($1)::text AS t", [
-        t("_private_jobs"),
-      ]);
-      if (exists.rows[0]?.t == null) return [];
-      const { rows } = await db.query<JobRow>(
-        "SELECT j.id::text AS id, j.key, j.attempts, j.max_attempts, j.run_at, j.locked_by, j.locked_at, j.last_error " +
-          `FROM ${t("_private_jobs")} AS j JOIN ${t("_private_tasks")} AS k ON k.id = j.task_id ` +
-          `WHERE k.identifier = $1 AND j.key IS NOT NULL ORDER BY j.key COLLATE "C"`,
-        [DRIVE_TASK],
-      );
-      return rows.map(
-        (r): QueuedJob => ({
-          query: r.key,
-          id: r.id,
-          attempts: r.attempts,
-          maxAttempts: r.max_attempts,
-          runAt: r.run_at,
-          ...(r.locked_by === null ? {} : { lockedBy: r.locked_by }),
-          ...(r.locked_at === null ? {} : { lockedAt: r.locked_at }),
-          ...(r.last_error === null ? {} : { lastError: r.last_error }),
-          failed: r.locked_by === null && r.attempts >= r.max_attempts,
-        }),
-      );
-    },
-    async start({ concurrency, handler, handleSignals }) {
-      const { Logger, run } = await import("graphile-worker");
-      const { EventEmitter } = await import("node:events");
-      await utilsOf(); // migrated once, before the runner starts
-      // graphile-worker locks jobs in the name of its worker pool (`pool-<random>`): that id is the
-      // worker's, so `warrant workers` and the queue's `locked_by` name it alike.
-      let poolId: string | undefined;
-      const events = new EventEmitter();
-      events.on("pool:create", ({ workerPool }: { workerPool: { id: string } }) => {
-        poolId ??= workerPool.id;
+    jobs: () => listJobs(c),
+    start: (options) => startRunner(c, o, options),
+    close: () => c.close(),
+  };
+}
+
+function connectionOf(o: GraphileQueueOptions): Connection {
+  const schema = `${o.storeSchema ?? "warrant"}_jobs`;
+  const debug = o.debug ?? process.env.WARRANT_DEBUG_WORKER !== undefined;
+  let pool: pg.Pool | undefined;
+  let utils: Promise<WorkerUtils> | undefined;
+  const poolOf = async (): Promise<pg.Pool> => {
+    if (pool === undefined) {
+      const { default: pgModule } = await import("pg");
+      pool = new pgModule.Pool({ connectionString: o.connectionString, max: 10 });
+      // A connection the server cut is replaced on the next query; the error itself is not fatal.
+      pool.on("error", () => undefined);
+      pool.on("connect", (client) => client.on("error", () => undefined));
+    }
+    return pool;
+  };
+  return {
+    schema,
+    debug,
+    pool: poolOf,
+    utils() {
+      utils ??= (async () => {
+        const { Logger, makeWorkerUtils } = await import("graphile-worker");
+        const u = await makeWorkerUtils({
+          pgPool: await poolOf(),
+          schema,
+          logger: quietLogger(Logger, debug),
+        });
+        await u.migrate();
+        return u;
+      })();
+      utils.catch(() => {
+        utils = undefined;
       });
-      const runner = await run({
-        pgPool: await poolOf(),
-        schema,
-        concurrency,
-        events: events as never,
-        pollInterval: o.pollIntervalMs ?? 500,
-        logger: quietLogger(Logger, debug),
-        noHandleSignals: !handleSignals,
-        taskList: {
-          [DRIVE_TASK]: async (payload, helpers) => {
-            const query = (payload as { query?: unknown }).query;
-            if (typeof query !== "string") return; // not ours to drive
-            await handler({
-              query,
-              id: String(helpers.job.id),
-              worker: helpers.job.locked_by ?? poolId ?? "unknown",
-            });
-          },
-        },
-      });
-      if (poolId === undefined) {
-        await runner.stop();
-        throw new Error("graphile-worker started without announcing its worker pool");
-      }
-      return { workerId: poolId, promise: runner.promise, stop: () => runner.stop() };
+      return utils;
     },
+    table: (name) => `"${schema.replace(/"/g, '""')}".${name}`,
     async close() {
       const u = utils;
       utils = undefined;
@@ -172,4 +131,77 @@ export function graphileJobQueue(o: GraphileQueueOptions): GraphileJobQueue {
       await p?.end();
     },
   };
+}
+
+/** The loops' jobs still in the queue, by query; none when nothing was ever dispatched. */
+async function listJobs(c: Connection): Promise<QueuedJob[]> {
+  const db = await c.pool();
+  const t = c.table;
+  // A store nothing was dispatched to has no queue schema: reading does not make one.
+  const exists = await db.query<{ t: string | null }>("SELECT to_regclass($1)::text AS t", [
+    t("_private_jobs"),
+  ]);
+  if (exists.rows[0]?.t == null) return [];
+  const { rows } = await db.query<JobRow>(
+    "SELECT j.id::text AS id, j.key, j.attempts, j.max_attempts, j.run_at, j.locked_by, j.locked_at, j.last_error " +
+      `FROM ${t("_private_jobs")} AS j JOIN ${t("_private_tasks")} AS k ON k.id = j.task_id ` +
+      `WHERE k.identifier = $1 AND j.key IS NOT NULL ORDER BY j.key COLLATE "C"`,
+    [DRIVE_TASK],
+  );
+  return rows.map(
+    (r): QueuedJob => ({
+      query: r.key,
+      id: r.id,
+      attempts: r.attempts,
+      maxAttempts: r.max_attempts,
+      runAt: r.run_at,
+      ...(r.locked_by === null ? {} : { lockedBy: r.locked_by }),
+      ...(r.locked_at === null ? {} : { lockedAt: r.locked_at }),
+      ...(r.last_error === null ? {} : { lastError: r.last_error }),
+      failed: r.locked_by === null && r.attempts >= r.max_attempts,
+    }),
+  );
+}
+
+/** A graphile-worker runner of the queue's drive task, named by its worker pool's id. */
+async function startRunner(
+  c: Connection,
+  o: GraphileQueueOptions,
+  { concurrency, handler, handleSignals }: Parameters<JobQueue["start"]>[0],
+): ReturnType<JobQueue["start"]> {
+  const { Logger, run } = await import("graphile-worker");
+  const { EventEmitter } = await import("node:events");
+  await c.utils(); // migrated once, before the runner starts
+  // graphile-worker locks jobs in the name of its worker pool (`pool-<random>`): that id is the
+  // worker's, so `warrant workers` and the queue's `locked_by` name it alike.
+  let poolId: string | undefined;
+  const events = new EventEmitter();
+  events.on("pool:create", ({ workerPool }: { workerPool: { id: string } }) => {
+    poolId ??= workerPool.id;
+  });
+  const runner = await run({
+    pgPool: await c.pool(),
+    schema: c.schema,
+    concurrency,
+    events: events as never,
+    pollInterval: o.pollIntervalMs ?? 500,
+    logger: quietLogger(Logger, c.debug),
+    noHandleSignals: !handleSignals,
+    taskList: {
+      [DRIVE_TASK]: async (payload, helpers) => {
+        const query = (payload as { query?: unknown }).query;
+        if (typeof query !== "string") return; // not ours to drive
+        await handler({
+          query,
+          id: String(helpers.job.id),
+          worker: helpers.job.locked_by ?? poolId ?? "unknown",
+        });
+      },
+    },
+  });
+  if (poolId === undefined) {
+    await runner.stop();
+    throw new Error("graphile-worker started without announcing its worker pool");
+  }
+  return { workerId: poolId, promise: runner.promise, stop: () => runner.stop() };
 }

@@ -1,7 +1,8 @@
 // What every backend shares: the mode environments get here (overlay, proven once by a probe, or a
 // reflinked copy), the pinned baselines (one copy per folder for as long as a loop or an
-// environment holds it), the Environment handed out — its layered host view, change detection,
-// and the bookkeeping that lets destroy() kill whatever still runs before removing the directory.
+// environment holds it: baseline-shares.ts), the Environment handed out — its layered host view,
+// change detection, and the bookkeeping that lets destroy() kill whatever still runs before
+// removing the directory.
 import { tmpdir } from "node:os";
 import path from "node:path";
 import {
@@ -16,14 +17,9 @@ import {
   type Sandbox,
   type SandboxBackend,
 } from "../../core/ports/sandbox.js";
-import { fail, ok, WarrantError } from "../../core/result.js";
-import {
-  BASE_DIR_PREFIX,
-  type HashHook,
-  type PinnedBaseline,
-  pinBaseline,
-  type RunAs,
-} from "./baseline-pin.js";
+import { fail, ok, type Result, WarrantError } from "../../core/result.js";
+import type { HashHook, PinnedBaseline, RunAs } from "./baseline-pin.js";
+import { baselineShares } from "./baseline-shares.js";
 import { readConfinedFile } from "./confined-read.js";
 import { SANDBOX_PATH } from "./contained-exec.js";
 import { type EgressProxy, startEgressProxy } from "./egress-proxy.js";
@@ -45,10 +41,9 @@ import {
   toolchainPath,
 } from "./host-binds.js";
 import { copyChanges, MAX_CHANGED_ENTRIES, overlayChanges } from "./layered-changes.js";
-import { createLayeredView, DEFAULT_READ_LIMIT } from "./layered-view.js";
+import { createLayeredView, DEFAULT_READ_LIMIT, type LayeredView } from "./layered-view.js";
 import { OpaqueMemo } from "./opaque-dirs.js";
 import { type NamespaceCommand, overlayOptions, probeOverlay } from "./overlay-mount.js";
-import { PROBE_DIR_PREFIX, sweepDeadPins } from "./pin-owner.js";
 
 export interface SandboxHooks {
   /** Told of every file hashed (tests count hashing with it). */
@@ -165,14 +160,6 @@ async function startEgress(
   return { hostDir, proxy };
 }
 
-interface Share {
-  readonly key: string;
-  readonly pin: Promise<PinnedBaseline>;
-  refs: number;
-  /** Removes the pin (once no environment or handle holds it, or the process stops). */
-  removeHeld?: () => Promise<void>;
-}
-
 /** What a backend's Sandbox shares with every other: all but how a command is started. */
 export interface EnvironmentHost extends Omit<Sandbox, "backend" | "createEnvironment"> {
   /**
@@ -186,6 +173,27 @@ export interface EnvironmentHost extends Omit<Sandbox, "backend" | "createEnviro
   ): Promise<Environment>;
 }
 
+/** The mode environments get, asked once: overlay where its probe passes, unless forced. */
+function modeProbe(
+  layers: BackendOptions["layers"],
+  tempRoot: string,
+  ns: NamespaceCommand,
+): () => Promise<EnvironmentMode> {
+  let mode: Promise<EnvironmentMode> | undefined;
+  return () => {
+    mode ??= (async (): Promise<EnvironmentMode> => {
+      if (layers === "copy") return "copy";
+      const why = await probeOverlay(tempRoot, ns);
+      if (why === undefined) return "overlay";
+      if (layers === "overlay") {
+        throw new WarrantError("sandbox/overlay-unavailable", `no overlay here: ${why}`);
+      }
+      return "copy";
+    })();
+    return mode;
+  };
+}
+
 export function environmentHost(backend: SandboxBackend, options: BackendOptions): EnvironmentHost {
   const runAs = hostRunAs(options);
   const tempRoot = options.tempRoot ?? tmpdir();
@@ -194,67 +202,13 @@ export function environmentHost(backend: SandboxBackend, options: BackendOptions
     setprivPath: options.setprivPath ?? "setpriv",
     runAs,
   };
-  let mode: Promise<EnvironmentMode> | undefined;
-  const environmentMode = () => {
-    mode ??= (async (): Promise<EnvironmentMode> => {
-      if (options.layers === "copy") return "copy";
-      const why = await probeOverlay(tempRoot, ns);
-      if (why === undefined) return "overlay";
-      if (options.layers === "overlay") {
-        throw new WarrantError("sandbox/overlay-unavailable", `no overlay here: ${why}`);
-      }
-      return "copy";
-    })();
-    return mode;
-  };
-
-  const shares = new Map<string, Share>();
-  // Before this sandbox's first pin: the pins (and probe folders) of processes that died holding
-  // them go.
-  let swept: Promise<unknown> | undefined;
-  const sweepOnce = () => {
-    swept ??= Promise.all([
-      sweepDeadPins(tempRoot, BASE_DIR_PREFIX).catch(() => 0),
-      sweepDeadPins(tempRoot, PROBE_DIR_PREFIX).catch(() => 0),
-    ]);
-    return swept;
-  };
-  const handles = new WeakMap<Baseline, Share>();
-  const acquire = (dir: string, dependencies: readonly string[] = []): Share => {
-    const source = path.resolve(dir);
-    const key = [source, ...dependencies].join("\0");
-    let share = shares.get(key);
-    if (share === undefined) {
-      share = {
-        key,
-        pin: sweepOnce().then(() =>
-          pinBaseline(source, { tempRoot, runAs, onHash: options.hooks?.onHash, dependencies }),
-        ),
-        refs: 0,
-      };
-      shares.set(key, share);
-      const made = share;
-      const remove = async () => {
-        held.pins.delete(remove);
-        if (shares.get(made.key) === made) shares.delete(made.key);
-        const pin = await made.pin.catch(() => undefined);
-        await pin?.remove();
-      };
-      held.pins.add(remove);
-      made.removeHeld = remove;
-      // A pin that fails is not kept for the next caller.
-      share.pin.catch(() => {
-        if (shares.get(key) === share) shares.delete(key);
-      });
-    }
-    share.refs += 1;
-    return share;
-  };
-  const release = async (share: Share) => {
-    share.refs -= 1;
-    if (share.refs > 0) return;
-    await share.removeHeld?.();
-  };
+  const environmentMode = modeProbe(options.layers, tempRoot, ns);
+  const shares = baselineShares({
+    tempRoot,
+    runAs,
+    onHash: options.hooks?.onHash,
+    heldPins: held.pins,
+  });
 
   return {
     environmentMode,
@@ -262,43 +216,11 @@ export function environmentHost(backend: SandboxBackend, options: BackendOptions
     discardEnvironmentAt,
     async openBaseline(dir: string, opts = {}): Promise<Baseline> {
       checkTempRoot(tempRoot, runAs);
-      const share = acquire(dir, opts.dependencies);
-      let pin: PinnedBaseline;
-      try {
-        pin = await share.pin;
-      } catch (e) {
-        await release(share);
-        throw e;
-      }
-      let released = false;
-      const handle: Baseline = {
-        source: pin.source,
-        dependencies: pin.dependencies.map((d) => d.rel),
-        files: pin.files,
-        bytes: pin.bytes,
-        digests: () => pin.digests(),
-        async release() {
-          if (released) return;
-          released = true;
-          handles.delete(handle);
-          await release(share);
-        },
-      };
-      handles.set(handle, share);
-      return handle;
+      return shares.open(dir, opts.dependencies);
     },
     async createEnvironment(baseline, opts, prepare) {
       checkTempRoot(tempRoot, runAs);
-      let share: Share;
-      if (typeof baseline === "string") share = acquire(baseline);
-      else {
-        const held = handles.get(baseline);
-        if (held === undefined || shares.get(held.key) !== held) {
-          throw new WarrantError("sandbox/baseline-released", "that baseline is not held here");
-        }
-        share = held;
-        share.refs += 1;
-      }
+      const share = shares.hold(baseline);
       // Until the environment is handed out, a process told to stop removes what is made of it.
       let removeMade: (() => Promise<unknown>) | undefined;
       try {
@@ -327,16 +249,137 @@ export function environmentHost(backend: SandboxBackend, options: BackendOptions
           throw e;
         }
         return managedEnvironment(backend, dir, pin, run, runAs, options.hooks, egress, binds, () =>
-          release(share),
+          shares.release(share),
         );
       } catch (e) {
-        await release(share);
+        await shares.release(share);
         throw e;
       } finally {
         if (removeMade !== undefined) held.environments.delete(removeMade);
       }
     },
   };
+}
+
+/** An environment's egress: the host directory of its proxy's socket and relay, and the proxy. */
+interface Egress {
+  readonly hostDir: string;
+  readonly proxy: EgressProxy;
+}
+
+/** What an environment's commands run with, and which of them are running. */
+interface Commands {
+  readonly dir: EnvironmentDir;
+  readonly run: ExecLine;
+  readonly runAs: RunAs | undefined;
+  readonly binds: HostBinds;
+  readonly egress: Egress | undefined;
+  readonly running: Set<{ controller: AbortController; done: Promise<unknown> }>;
+  /** Each command running at once gets its own overlayfs work directory. */
+  readonly slots: Set<number>;
+  destroyed: boolean;
+}
+
+/** Run one command in the environment, aborted by `opts.signal` or by destroy(). */
+async function execIn(
+  commands: Commands,
+  argv: readonly string[],
+  opts: ExecOptions,
+): Promise<ExecResult> {
+  const { dir, running, slots } = commands;
+  if (commands.destroyed)
+    throw new WarrantError("sandbox/destroyed", `environment ${dir.id} is destroyed`);
+  if (argv.length === 0) throw new WarrantError("sandbox/empty-argv", "exec needs a command");
+  const controller = new AbortController();
+  const outer = opts.signal;
+  const forward = () => controller.abort();
+  if (outer?.aborted === true) controller.abort();
+  else outer?.addEventListener("abort", forward, { once: true });
+  let slot = 0;
+  while (slots.has(slot)) slot += 1;
+  slots.add(slot);
+  const done = startCommand(commands, slot, argv, { ...opts, signal: controller.signal });
+  const entry = { controller, done };
+  running.add(entry);
+  try {
+    return await done;
+  } finally {
+    running.delete(entry);
+    slots.delete(slot);
+    outer?.removeEventListener("abort", forward);
+  }
+}
+
+/** Start a command in work slot `slot`: its overlay mounts, its PATH, behind the relay if any. */
+async function startCommand(
+  commands: Commands,
+  slot: number,
+  argv: readonly string[],
+  given: ExecOptions,
+): Promise<ExecResult> {
+  const { dir, run, runAs, binds, egress } = commands;
+  let mount: string | undefined;
+  let layers: OverlayMount[] = [];
+  if (dir.mode === "overlay") {
+    const work = await workDir(dir, slot, runAs);
+    mount = overlayOptions(dir.lower as string, dir.upper, work);
+    if (mount === undefined)
+      throw new WarrantError("sandbox/overlay-unavailable", `cannot mount over ${dir.base}`);
+    layers = await dependencyOverlays(binds, slot, runAs);
+  }
+  const exec =
+    binds.pathPrefix.length === 0
+      ? given
+      : {
+          ...given,
+          env: { ...given.env, PATH: toolchainPath(binds, given.env?.PATH ?? SANDBOX_PATH) },
+        };
+  if (egress === undefined) return run(argv, exec, mount, undefined, layers);
+  return run(relayArgv(argv), exec, mount, egress.hostDir, layers);
+}
+
+/** What changed in the environment's workspace against its baseline, within `bounds`. */
+function changesOf(
+  dir: EnvironmentDir,
+  pin: PinnedBaseline,
+  onHash: HashHook | undefined,
+  opaque: OpaqueMemo,
+  bounds: ChangeBounds,
+) {
+  const opts = {
+    upper: dir.upper,
+    baseline: pin,
+    onHash,
+    maxEntries: bounds.maxEntries,
+    timeMs: bounds.timeMs,
+  };
+  return dir.mode === "overlay"
+    ? overlayChanges({ ...opts, opaque })
+    : copyChanges({
+        ...opts,
+        ...(dir.copiedUntilNs === undefined ? {} : { copiedUntilNs: dir.copiedUntilNs }),
+      });
+}
+
+/** A whole workspace file of at most `max` bytes (`sandbox/too-large` past it). */
+async function readWhole(
+  view: LayeredView,
+  relPath: string,
+  max: number,
+): Promise<Result<Uint8Array>> {
+  const r = await view.read(relPath, max);
+  if (!r.ok) return r;
+  if (r.value.truncated) {
+    return fail([
+      {
+        code: "sandbox/too-large",
+        path: "",
+        message: `${relPath}: larger than ${max} bytes`,
+        detail: { maxBytes: max },
+      },
+    ]);
+  }
+  return ok(r.value.bytes);
 }
 
 function managedEnvironment(
@@ -346,14 +389,20 @@ function managedEnvironment(
   run: ExecLine,
   runAs: RunAs | undefined,
   hooks: SandboxHooks | undefined,
-  egress: { readonly hostDir: string; readonly proxy: EgressProxy } | undefined,
+  egress: Egress | undefined,
   binds: HostBinds,
   releasePin: () => Promise<void>,
 ): Environment {
-  const running = new Set<{ controller: AbortController; done: Promise<unknown> }>();
-  // Each command running at once gets its own overlayfs work directory.
-  const slots = new Set<number>();
-  let destroyed = false;
+  const commands: Commands = {
+    dir,
+    run,
+    runAs,
+    binds,
+    egress,
+    running: new Set(),
+    slots: new Set(),
+    destroyed: false,
+  };
   let pinReleased = false;
   // Which upper directories are opaque, asked once per directory as it is, by the view and the
   // change detection alike.
@@ -367,86 +416,15 @@ function managedEnvironment(
     hooks,
     opaque,
   });
-  const changes = (bounds: ChangeBounds) => {
-    const opts = {
-      upper: dir.upper,
-      baseline: pin,
-      onHash: hooks?.onHash,
-      maxEntries: bounds.maxEntries,
-      timeMs: bounds.timeMs,
-    };
-    return dir.mode === "overlay"
-      ? overlayChanges({ ...opts, opaque })
-      : copyChanges({
-          ...opts,
-          ...(dir.copiedUntilNs === undefined ? {} : { copiedUntilNs: dir.copiedUntilNs }),
-        });
-  };
+  const changes = (bounds: ChangeBounds) => changesOf(dir, pin, hooks?.onHash, opaque, bounds);
   const environment: Environment = {
     id: dir.id,
     backend,
     mode: dir.mode,
     root: dir.workspace,
-    async exec(argv, opts) {
-      if (destroyed)
-        throw new WarrantError("sandbox/destroyed", `environment ${dir.id} is destroyed`);
-      if (argv.length === 0) throw new WarrantError("sandbox/empty-argv", "exec needs a command");
-      const controller = new AbortController();
-      const outer = opts.signal;
-      const forward = () => controller.abort();
-      if (outer?.aborted === true) controller.abort();
-      else outer?.addEventListener("abort", forward, { once: true });
-      let slot = 0;
-      while (slots.has(slot)) slot += 1;
-      slots.add(slot);
-      const done = (async () => {
-        let mount: string | undefined;
-        let layers: OverlayMount[] = [];
-        if (dir.mode === "overlay") {
-          const work = await workDir(dir, slot, runAs);
-          mount = overlayOptions(dir.lower as string, dir.upper, work);
-          if (mount === undefined)
-            throw new WarrantError("sandbox/overlay-unavailable", `cannot mount over ${dir.base}`);
-          layers = await dependencyOverlays(binds, slot, runAs);
-        }
-        const given = { ...opts, signal: controller.signal };
-        const exec =
-          binds.pathPrefix.length === 0
-            ? given
-            : {
-                ...given,
-                env: { ...opts.env, PATH: toolchainPath(binds, opts.env?.PATH ?? SANDBOX_PATH) },
-              };
-        if (egress === undefined) return run(argv, exec, mount, undefined, layers);
-        return run(relayArgv(argv), exec, mount, egress.hostDir, layers);
-      })();
-      const entry = { controller, done };
-      running.add(entry);
-      try {
-        return await done;
-      } finally {
-        running.delete(entry);
-        slots.delete(slot);
-        outer?.removeEventListener("abort", forward);
-      }
-    },
+    exec: (argv, opts) => execIn(commands, argv, opts),
     writeFile: (relPath, bytes) => view.write(relPath, bytes),
-    async readFile(relPath, opts) {
-      const max = opts?.maxBytes ?? DEFAULT_READ_LIMIT;
-      const r = await view.read(relPath, max);
-      if (!r.ok) return r;
-      if (r.value.truncated) {
-        return fail([
-          {
-            code: "sandbox/too-large",
-            path: "",
-            message: `${relPath}: larger than ${max} bytes`,
-            detail: { maxBytes: max },
-          },
-        ]);
-      }
-      return ok(r.value.bytes);
-    },
+    readFile: (relPath, opts) => readWhole(view, relPath, opts?.maxBytes ?? DEFAULT_READ_LIMIT),
     readPart: (relPath, maxBytes) => view.read(relPath, maxBytes),
     readBaseline: (relPath, maxBytes) => readConfinedFile(pin.tree, relPath, maxBytes),
     removeFile: (relPath) => view.remove(relPath),
@@ -464,9 +442,9 @@ function managedEnvironment(
     },
     async destroy() {
       held.environments.delete(environment.destroy);
-      destroyed = true;
-      for (const r of running) r.controller.abort();
-      await Promise.allSettled([...running].map((r) => r.done));
+      commands.destroyed = true;
+      for (const r of commands.running) r.controller.abort();
+      await Promise.allSettled([...commands.running].map((r) => r.done));
       await egress?.proxy.close().catch(() => undefined);
       const removed = await removeEnvironmentDir(dir);
       if (!pinReleased) {

@@ -65,7 +65,7 @@ export function cgroupCandidates(procCgroup: string, mountinfo: string): CgroupP
   for (const line of procCgroup.split("\n")) {
     const m = /^(\d+):([^:]*):(.*)$/.exec(line);
     if (m === null) continue;
-    const [, id, controllers, rel] = m as unknown as [string, string, string, string];
+    const [, id, controllers = "", rel = ""] = m;
     if (id === "0" && controllers === "") {
       for (const mount of mounts.filter((x) => x.fsType === "cgroup2")) {
         const dir = inside(mount, rel);

@@ -21,6 +21,22 @@ import {
   yielder,
 } from "./host-fs.js";
 
+/**
+ * The file-system calls whose refusals and races the walk and the removal handle, called through
+ * this object only so that a test can make one of them fail or race once (`vi.spyOn`): the tests
+ * run as root, which no permission refuses. Nothing else replaces them.
+ */
+export const treeFs = {
+  chmodDirAt,
+  fchmodSync,
+  fstatBig,
+  lstatAt,
+  openDirAt,
+  openDirPath,
+  rmdirSync,
+  unlinkSync,
+};
+
 /** A relative path as a chain of byte names (shared prefixes, built without copying). */
 export interface PathNode {
   readonly up: PathNode | undefined;
@@ -50,19 +66,19 @@ function same(st: BigIntStats, id: Ident): boolean {
 /** Open `name` in `dirFd` as a directory; a directory without permission is opened after chmod. */
 function openChildDir(dirFd: number, name: Buffer, fixMode: boolean): number {
   try {
-    return openDirAt(dirFd, name);
+    return treeFs.openDirAt(dirFd, name);
   } catch (e) {
     if (!fixMode || errnoOf(e) !== "EACCES") throw e;
-    chmodDirAt(dirFd, name, 0o700);
-    return openDirAt(dirFd, name);
+    treeFs.chmodDirAt(dirFd, name, 0o700);
+    return treeFs.openDirAt(dirFd, name);
   }
 }
 
 /** Go from `fd` to its parent, which must be `expected`; `fd` is closed. */
 function ascend(fd: number, expected: Ident): number {
-  const up = openDirAt(fd, Buffer.from(".."));
+  const up = treeFs.openDirAt(fd, Buffer.from(".."));
   closeSync(fd);
-  if (!same(fstatBig(up), expected)) {
+  if (!same(treeFs.fstatBig(up), expected)) {
     closeSync(up);
     throw new WarrantError("sandbox/tree-changed", "a directory moved while it was walked");
   }
@@ -114,9 +130,10 @@ export async function walkTree<S>(
 ): Promise<void> {
   const maxDepth = opts.maxDepth ?? Number.POSITIVE_INFINITY;
   const tick = yielder(256);
-  let fd = openDirAt(rootFd, Buffer.from("."));
+  // Stryker disable next-line StringLiteral: equivalent, `/proc/self/fd/N/` opens N as `N/.` does
+  let fd = treeFs.openDirAt(rootFd, Buffer.from("."));
   const frames: Frame<S>[] = [
-    { ident: fstatBig(fd), names: listDir(fd), index: 0, node: undefined, state: rootState },
+    { ident: treeFs.fstatBig(fd), names: listDir(fd), index: 0, node: undefined, state: rootState },
   ];
   try {
     for (;;) {
@@ -133,7 +150,7 @@ export async function walkTree<S>(
       const name = top.names[top.index] as Buffer;
       top.index += 1;
       await tick();
-      const st = lstatAt(fd, name);
+      const st = treeFs.lstatAt(fd, name);
       if (st === undefined) continue;
       const kind = kindOf(st);
       const node = child(top.node, name);
@@ -144,7 +161,7 @@ export async function walkTree<S>(
         continue;
       }
       const next = openChildDir(fd, name, opts.fixModes === true);
-      const ident = fstatBig(next);
+      const ident = treeFs.fstatBig(next);
       if (!same(ident, st)) {
         closeSync(next);
         throw new WarrantError("sandbox/tree-changed", "a directory was replaced while walked");
@@ -164,21 +181,22 @@ export async function walkTree<S>(
  * lack it. True once nothing is at `name`.
  */
 export async function removeAt(parentFd: number, name: Buffer): Promise<boolean> {
-  const st = lstatAt(parentFd, name);
+  const st = treeFs.lstatAt(parentFd, name);
   if (st === undefined) return true;
   if (!st.isDirectory()) {
-    unlinkSync(at(parentFd, name));
-    return lstatAt(parentFd, name) === undefined;
+    treeFs.unlinkSync(at(parentFd, name));
+    return treeFs.lstatAt(parentFd, name) === undefined;
   }
   const tick = yielder(256);
-  const rootIdent = fstatBig(parentFd);
+  const rootIdent = treeFs.fstatBig(parentFd);
   const names: Buffer[] = [name];
   const idents: Ident[] = [];
   // Each level's subdirectories still to remove (files go at once).
+  // Stryker disable next-line ArrayDeclaration: equivalent, the walk ends before its bottom is read
   const pending: Buffer[][] = [];
   let fd = openChildDir(parentFd, name, true);
   try {
-    idents.push(fstatBig(fd));
+    idents.push(treeFs.fstatBig(fd));
     pending.push(clearFiles(fd));
     for (;;) {
       await tick();
@@ -189,7 +207,7 @@ export async function removeAt(parentFd: number, name: Buffer): Promise<boolean>
         closeSync(fd);
         fd = next;
         names.push(sub);
-        idents.push(fstatBig(fd));
+        idents.push(treeFs.fstatBig(fd));
         pending.push(clearFiles(fd));
         continue;
       }
@@ -204,7 +222,7 @@ export async function removeAt(parentFd: number, name: Buffer): Promise<boolean>
   } finally {
     closeQuietly(fd);
   }
-  return lstatAt(parentFd, name) === undefined;
+  return treeFs.lstatAt(parentFd, name) === undefined;
 }
 
 /** Unlink every non-directory in `dirFd` (making it writable when needed); the directories left. */
@@ -212,25 +230,25 @@ function clearFiles(dirFd: number): Buffer[] {
   const dirs: Buffer[] = [];
   let madeWritable = false;
   for (const name of listDir(dirFd)) {
-    const st = lstatAt(dirFd, name);
+    const st = treeFs.lstatAt(dirFd, name);
     if (st === undefined) continue;
     if (st.isDirectory()) {
       dirs.push(name);
       continue;
     }
     try {
-      unlinkSync(at(dirFd, name));
+      treeFs.unlinkSync(at(dirFd, name));
     } catch (e) {
       if (madeWritable || (errnoOf(e) !== "EACCES" && errnoOf(e) !== "EPERM")) throw e;
-      fchmodSync(dirFd, 0o700);
+      treeFs.fchmodSync(dirFd, 0o700);
       madeWritable = true;
-      unlinkSync(at(dirFd, name));
+      treeFs.unlinkSync(at(dirFd, name));
     }
   }
   if (!madeWritable && dirs.length > 0) {
     // Removing the subdirectories needs write permission here too.
     try {
-      fchmodSync(dirFd, 0o700);
+      treeFs.fchmodSync(dirFd, 0o700);
     } catch {
       // Not ours to change: rmdir will say whether it matters.
     }
@@ -240,11 +258,11 @@ function clearFiles(dirFd: number): Buffer[] {
 
 function removeEmptyDir(parentFd: number, name: Buffer): void {
   try {
-    rmdirSync(at(parentFd, name));
+    treeFs.rmdirSync(at(parentFd, name));
   } catch (e) {
     if (errnoOf(e) !== "EACCES" && errnoOf(e) !== "EPERM") throw e;
-    fchmodSync(parentFd, 0o700);
-    rmdirSync(at(parentFd, name));
+    treeFs.fchmodSync(parentFd, 0o700);
+    treeFs.rmdirSync(at(parentFd, name));
   }
 }
 
@@ -252,14 +270,14 @@ function removeEmptyDir(parentFd: number, name: Buffer): void {
 export async function removePath(target: string): Promise<boolean> {
   let parent: number;
   try {
-    parent = openDirPath(path.dirname(target));
+    parent = treeFs.openDirPath(path.dirname(target));
   } catch (e) {
     return errnoOf(e) === "ENOENT";
   }
   try {
     return await removeAt(parent, Buffer.from(path.basename(target)));
   } catch {
-    return lstatAt(parent, Buffer.from(path.basename(target))) === undefined;
+    return treeFs.lstatAt(parent, Buffer.from(path.basename(target))) === undefined;
   } finally {
     closeQuietly(parent);
   }

@@ -107,7 +107,7 @@ export function createAjv(profile: AjvProfile = "contract", extra: Options = {})
       return addFormats(new Ajv2020({ ...TOLERANT, ...extra }));
     case "tool-draft-07":
       // Draft-07 and draft 2020-12 instances share the methods callers use.
-      return addFormats(new Ajv07({ ...TOLERANT, ...extra }) as never) as unknown as Ajv;
+      return addFormats(new Ajv07({ ...TOLERANT, ...extra }));
     case "schema-check":
       return new Ajv2020({ ...TOLERANT, validateFormats: false, ...extra });
     default: {

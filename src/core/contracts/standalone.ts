@@ -15,8 +15,9 @@ import {
   operatorTaskCommonSchema,
 } from "./schemas.js";
 
-// CommonJS default-export interop under NodeNext.
-const standaloneCode = standaloneCodeModule as unknown as typeof standaloneCodeModule.default;
+// A CommonJS module: under NodeNext the default import is its `module.exports`, which is the
+// function and carries it again as `default` (the property its typings declare).
+const standaloneCode = standaloneCodeModule.default;
 
 /** The name the generated code reads formats from (`_\`CONTRACT_FORMATS\``): ../formats.js. */
 const FORMATS_NAME = "CONTRACT_FORMATS";

@@ -15,9 +15,12 @@ const OPAQUE = new Set(["extensions", "config", "inputSchema", "packages"]);
 function strip(v: unknown, opaque: boolean): unknown {
   if (opaque || v === null || typeof v !== "object") return v;
   if (Array.isArray(v)) return v.map((x) => strip(x, false));
+  return stripObject(v);
+}
+
+function stripObject(v: object): Obj {
   const out: Obj = {};
-  for (const key of Object.keys(v)) {
-    const x = (v as Obj)[key];
+  for (const [key, x] of Object.entries(v)) {
     if (x === null) continue;
     const value = strip(x, OPAQUE.has(key));
     if (key === "__proto__") {
@@ -46,11 +49,37 @@ function fillGraphs(def: Obj, depth: number): void {
 }
 
 /**
- * The stored form of an already spelling-normalised definition. Returns a new tree; the input is
- * not changed. Applied twice it gives the same result.
+ * The stored form of any JSON object: nulls of optional properties removed, graph lists filled.
+ * Returns a new tree; the input is not changed. Applied twice it gives the same result.
+ */
+export function storedForm(def: Readonly<Obj> | AgentDefinition): Obj {
+  const out = stripObject(def);
+  fillGraphs(out, 0);
+  return out;
+}
+
+/**
+ * Whether a stored form has the properties every definition has (the seed schema's required
+ * ones): true for any document the schema accepted.
+ */
+export function isAgentDefinition(v: Readonly<Obj>): v is Obj & AgentDefinition {
+  return (
+    v.schema === "viper/agent-definition/v1" &&
+    typeof v.name === "string" &&
+    isObject(v.framework) &&
+    typeof v.framework.name === "string" &&
+    Array.isArray(v.models)
+  );
+}
+
+/**
+ * The stored form of an already spelling-normalised definition the seed schema accepted. Returns
+ * a new tree; the input is not changed. Applied twice it gives the same result. Throws when the
+ * input lacks a property every definition has (a caller that skipped the schema check).
  */
 export function canonicalForm(def: Readonly<Obj> | AgentDefinition): AgentDefinition {
-  const out = strip(def, false) as Obj;
-  fillGraphs(out, 0);
-  return out as unknown as AgentDefinition;
+  const out = storedForm(def);
+  if (!isAgentDefinition(out))
+    throw new TypeError("canonicalForm: not a definition the seed schema accepts");
+  return out;
 }

@@ -2,7 +2,7 @@
 // as a CIDv1 with codec json-jcs (`baga6yaq6…`); and the `agent:<cid>` id facts carry.
 import { jsonJcsCid } from "../cid/cid.js";
 import { canonicalBytes } from "../records/canonical.js";
-import { canonicalForm } from "./canonical-form.js";
+import { storedForm } from "./canonical-form.js";
 import type { AgentDefinition } from "./types.js";
 
 /**
@@ -12,7 +12,7 @@ import type { AgentDefinition } from "./types.js";
 export function definitionId(
   normalised: AgentDefinition | Readonly<Record<string, unknown>>,
 ): string {
-  return jsonJcsCid(canonicalBytes(canonicalForm(normalised)));
+  return jsonJcsCid(canonicalBytes(storedForm(normalised)));
 }
 
 export type AgentId = `agent:${string}`;

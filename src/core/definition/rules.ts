@@ -6,7 +6,7 @@ import { CODEC_BLAKE3_HASHSEQ, CODEC_RAW, decodeCid } from "../cid/cid.js";
 import { canonicalJson } from "../records/canonical.js";
 import { type Problem, pointer } from "../result.js";
 import { inputSchemaProblem } from "./input-schema.js";
-import type { AgentDefinition } from "./types.js";
+import type { AgentDefinition, ModelSettings } from "./types.js";
 import { checkUrl, credentialsInText } from "./url-check.js";
 
 /** Prompt content is at most this many UTF-8 bytes. */
@@ -140,10 +140,33 @@ class Rules {
     }
   }
 
+  /** One agent's rules, in the order of its fields, then each sub-agent's on its own. */
   agent(def: AgentDefinition, path: string): void {
     this.maxBytes(def.version, NAME_MAX_BYTES, `${path}/version`);
     this.maxBytes(def.framework.name, NAME_MAX_BYTES, `${path}/framework/name`);
+    this.models(def, path);
+    this.prompts(def, path);
+    this.memory(def, path);
+    def.skills?.forEach((skill, i) => {
+      this.cid(skill.cid, CODEC_BLAKE3_HASHSEQ, `${path}/skills/${i}/cid`);
+    });
+    this.mcpServers(def, path);
+    this.configs(def, path);
+    this.tools(def, path);
+    this.graph(def, path);
 
+    this.uniqueNames(def.tools, `${path}/tools`, "tool");
+    this.uniqueNames(def.skills, `${path}/skills`, "skill");
+    this.uniqueNames(def.mcpServers, `${path}/mcpServers`, "MCP server");
+    this.uniqueNames(def.subAgents, `${path}/subAgents`, "sub-agent");
+
+    def.subAgents?.forEach((sub, i) => {
+      this.agent(sub, `${path}/subAgents/${i}`);
+    });
+  }
+
+  /** Each model listed once, with its settings' betas and thinking. */
+  models(def: AgentDefinition, path: string): void {
     // Canonical JSON only where provider and model collide: it is the costly part of the check.
     const byPair = new Map<string, number[]>();
     def.models.forEach((model, i) => {
@@ -165,37 +188,45 @@ class Rules {
       }
       const s = model.settings;
       if (s === undefined) return;
-      s.betas?.forEach((beta, j) => {
-        this.maxBytes(beta, NAME_MAX_BYTES, `${p}/settings/betas/${j}`);
-        const prev = s.betas?.[j - 1];
-        if (prev !== undefined && !(prev < beta)) {
-          this.add(
-            "definition/betas-order",
-            `${p}/settings/betas/${j}`,
-            prev === beta
-              ? `duplicate beta ${JSON.stringify(beta)}`
-              : `betas must be sorted ascending: ${JSON.stringify(beta)} comes before ${JSON.stringify(prev)}`,
-          );
-        }
-      });
-      const t = s.thinking;
-      if (t !== undefined) {
-        if (!THINKING_TYPES.has(t.type)) {
-          this.add(
-            "definition/thinking",
-            `${p}/settings/thinking/type`,
-            `must be "enabled", "disabled" or "adaptive"`,
-          );
-        } else if (t.budgetTokens !== undefined && t.type !== "enabled") {
-          this.add(
-            "definition/thinking",
-            `${p}/settings/thinking/budgetTokens`,
-            `budgetTokens is only allowed when type is "enabled"`,
-          );
-        }
+      this.modelSettings(s, p);
+    });
+  }
+
+  /** A model's betas, sorted and each once, and its thinking type and budget. */
+  modelSettings(s: ModelSettings, p: string): void {
+    s.betas?.forEach((beta, j) => {
+      this.maxBytes(beta, NAME_MAX_BYTES, `${p}/settings/betas/${j}`);
+      const prev = s.betas?.[j - 1];
+      if (prev !== undefined && !(prev < beta)) {
+        this.add(
+          "definition/betas-order",
+          `${p}/settings/betas/${j}`,
+          prev === beta
+            ? `duplicate beta ${JSON.stringify(beta)}`
+            : `betas must be sorted ascending: ${JSON.stringify(beta)} comes before ${JSON.stringify(prev)}`,
+        );
       }
     });
+    const t = s.thinking;
+    if (t !== undefined) {
+      if (!THINKING_TYPES.has(t.type)) {
+        this.add(
+          "definition/thinking",
+          `${p}/settings/thinking/type`,
+          `must be "enabled", "disabled" or "adaptive"`,
+        );
+      } else if (t.budgetTokens !== undefined && t.type !== "enabled") {
+        this.add(
+          "definition/thinking",
+          `${p}/settings/thinking/budgetTokens`,
+          `budgetTokens is only allowed when type is "enabled"`,
+        );
+      }
+    }
+  }
 
+  /** Each prompt with exactly one source, its content bounded, its CID valid. */
+  prompts(def: AgentDefinition, path: string): void {
     def.prompts?.forEach((prompt, i) => {
       const p = `${path}/prompts/${i}`;
       if ((prompt.content === undefined) === (prompt.contentCid === undefined)) {
@@ -208,7 +239,10 @@ class Rules {
       this.maxBytes(prompt.content, PROMPT_CONTENT_MAX_BYTES, `${p}/content`);
       this.cid(prompt.contentCid, CODEC_RAW, `${p}/contentCid`);
     });
+  }
 
+  /** Writable memory has a scope, read-only memory a CID; a source hash only for a namespace. */
+  memory(def: AgentDefinition, path: string): void {
     def.memory?.forEach((memory, i) => {
       const p = `${path}/memory/${i}`;
       this.maxBytes(memory.backend, NAME_MAX_BYTES, `${p}/backend`);
@@ -227,11 +261,10 @@ class Rules {
         );
       }
     });
+  }
 
-    def.skills?.forEach((skill, i) => {
-      this.cid(skill.cid, CODEC_BLAKE3_HASHSEQ, `${path}/skills/${i}/cid`);
-    });
-
+  /** Each MCP server's fields fit its transport; no credentials in its url, command or args. */
+  mcpServers(def: AgentDefinition, path: string): void {
     def.mcpServers?.forEach((server, i) => {
       const p = `${path}/mcpServers/${i}`;
       this.maxBytes(server.name, NAME_MAX_BYTES, `${p}/name`);
@@ -263,7 +296,10 @@ class Rules {
         this.problems.push(...credentialsInText(arg, `${p}/args/${j}`));
       });
     });
+  }
 
+  /** Middleware configs (model references, safe integers) and the extensions (safe integers). */
+  configs(def: AgentDefinition, path: string): void {
     def.middleware?.forEach((m, i) => {
       if (m.config === undefined) return;
       const p = `${path}/middleware/${i}/config`;
@@ -271,14 +307,20 @@ class Rules {
       this.safeIntegers(m.config, p);
     });
     if (def.extensions !== undefined) this.safeIntegers(def.extensions, `${path}/extensions`);
+  }
 
+  /** Each tool's input schema: safe integers, and a schema the input check accepts. */
+  tools(def: AgentDefinition, path: string): void {
     def.tools?.forEach((tool, i) => {
       const p = `${path}/tools/${i}/inputSchema`;
       this.safeIntegers(tool.inputSchema, p);
       const problem = inputSchemaProblem(tool.inputSchema);
       if (problem !== null) this.add("definition/input-schema", p, problem);
     });
+  }
 
+  /** Each graph edge joins declared nodes (or __start__ / __end__). */
+  graph(def: AgentDefinition, path: string): void {
     if (def.graph !== undefined) {
       const nodes = new Set(def.graph.nodes);
       def.graph.edges.forEach((edge, i) => {
@@ -294,15 +336,6 @@ class Rules {
         }
       });
     }
-
-    this.uniqueNames(def.tools, `${path}/tools`, "tool");
-    this.uniqueNames(def.skills, `${path}/skills`, "skill");
-    this.uniqueNames(def.mcpServers, `${path}/mcpServers`, "MCP server");
-    this.uniqueNames(def.subAgents, `${path}/subAgents`, "sub-agent");
-
-    def.subAgents?.forEach((sub, i) => {
-      this.agent(sub, `${path}/subAgents/${i}`);
-    });
   }
 }
 

@@ -129,13 +129,9 @@ class Rewriter {
     });
     const middleware = def.middleware;
     if (Array.isArray(middleware)) {
-      middleware.forEach((_m, i) => {
-        this.objectOnly(
-          middleware as unknown as Obj,
-          String(i),
-          `${path}/middleware`,
-          "Middleware",
-        );
+      // A middleware has no array spelling: an array in the list is always ambiguous.
+      middleware.forEach((m: unknown, i) => {
+        if (Array.isArray(m)) this.ambiguous(`${path}/middleware/${i}`, "Middleware", m);
       });
     }
     this.objectOnly(def, "graph", path, "Graph");

@@ -1,9 +1,11 @@
 // The agent definition in its stored (usual) form: alternate spellings rewritten, optional properties
-// that were null removed, graph nodes and edges filled. It follows agent-definition.v1.schema.json.
+// that were null removed, graph nodes and edges filled. It follows agent-definition.v1.schema.json
+// (test/contract-types.test.ts checks it against the generated type); its unions are the generated ones.
+import type * as Wire from "../contracts/types/agent-definition.v1.js";
 
-export type McpTransport = "stdio" | "sse" | "streamable_http";
-export type MemoryScopeKind = "shared" | "namespace" | "thread";
-export type PromptRole = "system" | "developer";
+export type McpTransport = Wire.McpTransport;
+export type MemoryScopeKind = Wire.MemoryScopeKind;
+export type PromptRole = Wire.Prompt["role"];
 
 export interface Framework {
   readonly name: string;

@@ -239,6 +239,9 @@ export interface ModelPrice {
 
 export type PricingTable = Readonly<Record<string, ModelPrice>>;
 
+/** A price: a finite number of US dollars, not negative. */
+const isPrice = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v) && v >= 0;
+
 /**
  * Validates a pricing table `{"models": {URI: {inputPerMTok, outputPerMTok, cachedInputPerMTok?}}}`:
  * `eval/pricing-invalid` with the pointer of the value at fault.
@@ -260,16 +263,18 @@ export function validatePricing(doc: unknown): Result<PricingTable> {
           `${at}${pointer(k)}`,
           `unknown property ${JSON.stringify(k)}${didYouMean(k, ["inputPerMTok", "outputPerMTok", "cachedInputPerMTok"])}`,
         );
-    for (const k of ["inputPerMTok", "outputPerMTok", "cachedInputPerMTok"] as const) {
-      const v = price[k];
-      if (v === undefined && k === "cachedInputPerMTok") continue;
-      if (typeof v !== "number" || !Number.isFinite(v) || v < 0)
-        return bad(
-          `${at}${pointer(k)}`,
-          `${k} must be a number ≥ 0 (US dollars per million tokens)`,
-        );
-    }
-    table[uri] = price as unknown as ModelPrice;
+    const notPrice = (k: keyof ModelPrice) =>
+      bad(`${at}${pointer(k)}`, `${k} must be a number ≥ 0 (US dollars per million tokens)`);
+    const { inputPerMTok, outputPerMTok, cachedInputPerMTok } = price;
+    if (!isPrice(inputPerMTok)) return notPrice("inputPerMTok");
+    if (!isPrice(outputPerMTok)) return notPrice("outputPerMTok");
+    if (cachedInputPerMTok !== undefined && !isPrice(cachedInputPerMTok))
+      return notPrice("cachedInputPerMTok");
+    table[uri] = {
+      inputPerMTok,
+      outputPerMTok,
+      ...(cachedInputPerMTok === undefined ? {} : { cachedInputPerMTok }),
+    };
   }
   return ok(table);
 }

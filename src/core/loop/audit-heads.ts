@@ -6,10 +6,26 @@
 // cycle openings and admissions alone is work in flight (a running drive, or a crash) and passes.
 
 import type { OperatorAct, StoredFact } from "../ports/ledger-store.js";
-import type { HeadBody } from "../records/host-records.js";
 import { operatorActRef } from "../records/operator-act.js";
 import type { AuditedRecord, Findings } from "./audit-findings.js";
 import type { Fact } from "./types.js";
+
+/**
+ * A verified head's body as the store holds it: its `sequence` is checked (a safe integer of at
+ * least 1); its other fields (`hash`, `acts`, `signed-at`, …) are read as they are, whatever they
+ * hold, and judged where they are read.
+ */
+export type StoredHead = Readonly<Record<string, unknown>> & { readonly sequence: number };
+
+/** Whether a record body is a head the audit counts: one whose sequence is a fact's (1 or more). */
+function isCountedHead(body: Readonly<Record<string, unknown>> | undefined): body is StoredHead {
+  return (
+    body !== undefined &&
+    typeof body.sequence === "number" &&
+    Number.isSafeInteger(body.sequence) &&
+    body.sequence >= 1
+  );
+}
 
 /** What the verified heads cover. */
 export interface HeadCoverage {
@@ -18,17 +34,17 @@ export interface HeadCoverage {
   /** The most operator acts a head within the facts counts (heads may be signed concurrently). */
   readonly actsCovered: number;
   /** The latest head that matches the chain: highest sequence, then most acts, then latest. */
-  readonly last?: HeadBody;
+  readonly last?: StoredHead;
 }
 
 /** The fact kinds a head must follow: conclusions, stops and the operator's acts on the loop. */
 const SEALED = new Set<Fact["step"]["kind"]>(["concluded", "cancelled", "renewed"]);
 
-const actsOf = (h: HeadBody) =>
+const actsOf = (h: StoredHead) =>
   Number.isSafeInteger(h.acts) && (h.acts as number) >= 0 ? (h.acts as number) : 0;
 
 /** Whether head `a` vouches for more than `b`: a later fact, else more acts, else signed later. */
-const later = (a: HeadBody, b: HeadBody) =>
+const later = (a: StoredHead, b: StoredHead) =>
   a.sequence !== b.sequence
     ? a.sequence > b.sequence
     : actsOf(a) !== actsOf(b)
@@ -36,11 +52,11 @@ const later = (a: HeadBody, b: HeadBody) =>
       : String(a["signed-at"]) > String(b["signed-at"]);
 
 /** The verified heads (sound, signed by a key of the loop), in order of sequence. */
-export function verifiedHeads(records: readonly AuditedRecord[]): HeadBody[] {
+export function verifiedHeads(records: readonly AuditedRecord[]): StoredHead[] {
   return records
     .filter((r) => r.kind === "head" && r.sound && r.signed)
-    .map((r) => r.body as unknown as HeadBody)
-    .filter((h) => Number.isSafeInteger(h.sequence) && h.sequence >= 1)
+    .map((r) => r.body)
+    .filter(isCountedHead)
     .sort((a, b) => a.sequence - b.sequence || actsOf(a) - actsOf(b));
 }
 
@@ -90,7 +106,7 @@ export function headProblems(
   const heads = verifiedHeads(records);
   let signedThrough = 0;
   let actsCovered = 0;
-  let last: HeadBody | undefined;
+  let last: StoredHead | undefined;
   let reported = 0;
   // What the tail check counts from: every head within the facts, matching or not (a head that no
   // longer matches is reported as a rewrite, not again as a rollback).
@@ -121,7 +137,7 @@ export function headProblems(
       `facts ${stored.length + 1} to ${beyond.sequence} are missing: a head signed at ${String(beyond["signed-at"])} covers fact ${beyond.sequence}`,
     );
   }
-  const mostActs = heads.reduce<HeadBody | undefined>(
+  const mostActs = heads.reduce<StoredHead | undefined>(
     (m, h) => (m === undefined || actsOf(h) > actsOf(m) ? h : m),
     undefined,
   );

@@ -10,7 +10,7 @@ import type { OperatorAct } from "../ports/ledger-store.js";
 import { canonicalJson } from "../records/canonical.js";
 import { operatorActRef } from "../records/operator-act.js";
 import type { AuditedRecord, Findings, Located } from "./audit-findings.js";
-import type { Fact } from "./types.js";
+import type { Fact, Step } from "./types.js";
 
 type Body = Readonly<Record<string, unknown>>;
 
@@ -36,6 +36,15 @@ const BOUND_KINDS = new Set([
 /** After one of these, every passage charged before it has ended. */
 const WORK = new Set(["passage-charged", "cycle-opened", "run-admitted", "concluded"]);
 
+/** A step of one kind. */
+type StepOf<K extends Step["kind"]> = Extract<Step, { readonly kind: K }>;
+
+/** Where one fact's problems are reported: a record it names is missing, or disagrees with it. */
+interface FactCheck {
+  readonly missing: (what: string) => void;
+  readonly mismatch: (what: string) => void;
+}
+
 export function recordProblems(
   facts: readonly Fact[],
   records: readonly AuditedRecord[],
@@ -43,6 +52,65 @@ export function recordProblems(
   touch: (r: AuditedRecord) => Located,
   found: Findings,
 ): void {
+  const r = indexRecords(records, acts);
+  const lastWork = facts.reduce((last, f, i) => (WORK.has(f.step.kind) ? i : last), -1);
+  /** The role of each passage charged so far. */
+  const charged = new Map<string, string>();
+  const passages: Passages = { facts, acts, lastWork, charged };
+
+  facts.forEach((fact, i) => {
+    const at = { fact: i };
+    const missing = (what: string) =>
+      found.add(
+        at,
+        "records/missing",
+        `fact ${fact.sequence} (${fact.step.kind}): ${what} is not in the ledger`,
+      );
+    const mismatch = (what: string) =>
+      found.add(at, "records/mismatch", `fact ${fact.sequence} (${fact.step.kind}): ${what}`);
+    const check: FactCheck = { missing, mismatch };
+    const s = fact.step;
+    switch (s.kind) {
+      case "opened":
+        opened(s, r, check);
+        break;
+      case "passage-charged":
+        passageCharged(s, i, passages, r, check);
+        break;
+      case "cycle-opened":
+        cycleOpened(s, charged, r, check);
+        break;
+      case "run-admitted":
+        runAdmitted(s, r, check);
+        break;
+      case "concluded":
+        concluded(fact, i, r, missing, mismatch, found);
+        break;
+      case "renewed":
+      case "cancelled":
+        break;
+      default:
+        s satisfies never;
+    }
+  });
+
+  changesetProblems(records, r.executions, touch, found);
+  orphans(records, touch, found);
+}
+
+/** The records the rules look up: each kind's bodies, by the ref or the field that names them. */
+interface LedgerRecords extends RunRecords {
+  readonly bodies: (kind: string) => Body[];
+  readonly ends: ReadonlyMap<string, Body>;
+  readonly transcripts: ReadonlyMap<string, Body>;
+  readonly proposals: ReadonlyMap<string, Body>;
+  readonly memoryWrites: readonly Body[];
+}
+
+function indexRecords(
+  records: readonly AuditedRecord[],
+  acts: readonly OperatorAct[],
+): LedgerRecords {
   const bodies = (kind: string) =>
     records.filter((r) => r.kind === kind && r.body !== undefined).map((r) => r.body as Body);
   const byField = (kind: string, field: string) => {
@@ -59,127 +127,134 @@ export function recordProblems(
         .filter((r) => r.kind === kind && r.body !== undefined)
         .map((r) => [r.ref, r.body as Body]),
     );
-  const ends = byField("passageEnd", "passage/ref");
-  const transcripts = byRef("transcript");
-  const reviews = bodies("review");
-  const proposals = byRef("proposal");
-  const executions = byRef("execution");
-  const reports = byField("runReport", "execution/ref");
-  const changesets = byField("changeset", "execution/ref");
-  const runsStarted = bodies("runStarted");
-  const stepsStarted = bodies("stepStarted");
-  const actByRef = new Map(acts.map((a) => [operatorActRef(a), a]));
-  const memoryWrites = bodies("memoryWrite");
+  return {
+    bodies,
+    ends: byField("passageEnd", "passage/ref"),
+    transcripts: byRef("transcript"),
+    reviews: bodies("review"),
+    proposals: byRef("proposal"),
+    executions: byRef("execution"),
+    reports: byField("runReport", "execution/ref"),
+    changesets: byField("changeset", "execution/ref"),
+    runsStarted: bodies("runStarted"),
+    stepsStarted: bodies("stepStarted"),
+    actByRef: new Map(acts.map((a) => [operatorActRef(a), a])),
+    memoryWrites: bodies("memoryWrite"),
+  };
+}
 
-  const lastWork = facts.reduce((last, f, i) => (WORK.has(f.step.kind) ? i : last), -1);
+/** An opening's binding record. */
+function opened(s: StepOf<"opened">, r: LedgerRecords, c: FactCheck): void {
+  if (!r.bodies("binding").some((b) => b["binding/ref"] === s["binding/ref"]))
+    c.missing(`the binding record of ${s["binding/ref"]}`);
+}
+
+/** What a passage's rules look at beyond its own fact. */
+interface Passages {
+  readonly facts: readonly Fact[];
+  readonly acts: readonly OperatorAct[];
+  /** The index of the last fact of work (WORK), -1 if none. */
+  readonly lastWork: number;
   /** The role of each passage charged so far. */
-  const charged = new Map<string, string>();
-  const laterImplementer = (i: number) =>
-    facts.some(
-      (f, j) =>
-        j > i &&
-        f.step.kind === "passage-charged" &&
-        f.step.role === "implementer" &&
-        !isSubAgentId(f.step["agent/id"]),
-    );
+  readonly charged: Map<string, string>;
+}
 
-  facts.forEach((fact, i) => {
-    const at = { fact: i };
-    const missing = (what: string) =>
-      found.add(
-        at,
-        "records/missing",
-        `fact ${fact.sequence} (${fact.step.kind}): ${what} is not in the ledger`,
-      );
-    const mismatch = (what: string) =>
-      found.add(at, "records/mismatch", `fact ${fact.sequence} (${fact.step.kind}): ${what}`);
-    const s = fact.step;
-    switch (s.kind) {
-      case "opened":
-        if (!bodies("binding").some((b) => b["binding/ref"] === s["binding/ref"]))
-          missing(`the binding record of ${s["binding/ref"]}`);
-        break;
-      case "passage-charged": {
-        const ref = s["passage/ref"];
-        charged.set(ref, s.role);
-        const end = ends.get(ref);
-        if (end === undefined) {
-          if (i < lastWork) missing(`the end of passage ${ref}, which later work shows ended`);
-          break;
-        }
-        if (end.role !== s.role || end["agent/id"] !== s["agent/id"])
-          mismatch(`the end of passage ${ref} names another role or agent`);
-        const transcript = str(end["transcript/ref"]);
-        if (transcript !== undefined) {
-          const t = transcripts.get(transcript);
-          if (t === undefined) missing(`the transcript ${transcript} of passage ${ref}`);
-          else if (t["passage/ref"] !== undefined && t["passage/ref"] !== ref)
-            mismatch(`the transcript ${transcript} is another passage's`);
-        }
-        for (const w of memoryWrites) {
-          if (w["passage/ref"] === ref && w["agent/id"] !== s["agent/id"])
-            mismatch(`a memory write of passage ${ref} names another agent`);
-        }
-        const message = obj(end.message);
-        if (s.role === "reviewer" && message?.type === "Verdict") {
-          const review = reviews.find((r) => r["passage/ref"] === ref);
-          if (review === undefined) missing(`the review that passage ${ref} gave`);
-          else if (review["proposal/ref"] !== end.subject || !same(review.verdict, message.payload))
-            mismatch(`the review of passage ${ref} is not the Verdict its passage ended with`);
-        }
-        if (
-          s.role === "implementer" &&
-          !isSubAgentId(s["agent/id"]) &&
-          (message?.type === "Question" || message?.type === "DeadEnd") &&
-          laterImplementer(i) &&
-          !acts.some((a) => a.kind === "answer" && a.target === ref)
-        ) {
-          missing(`the operator's answer to the question of passage ${ref}`);
-        }
-        break;
-      }
-      case "cycle-opened": {
-        const ref = s["proposal/ref"];
-        const proposal = proposals.get(ref);
-        if (proposal === undefined) {
-          missing(`the proposal ${ref}`);
-          break;
-        }
-        const passage = str(proposal["passage/ref"]) ?? "";
-        const planned = obj(ends.get(passage)?.message);
-        if (charged.get(passage) !== "implementer")
-          mismatch(`the proposal ${ref} names no implementer passage charged before it`);
-        else if (planned?.type !== "Plan" || !same(planned.payload, proposal.candidate))
-          mismatch(`the proposal ${ref} is not the Plan its passage ${passage} ended with`);
-        break;
-      }
-      case "run-admitted": {
-        const ref = s["proposal/ref"];
-        if (
-          !reviews.some((r) => r["proposal/ref"] === ref && obj(r.verdict)?.decision === "accept")
-        )
-          missing(`a review accepting ${ref}`);
-        break;
-      }
-      case "concluded":
-        concluded(
-          fact,
-          i,
-          { executions, reports, changesets, reviews, runsStarted, stepsStarted, actByRef },
-          missing,
-          mismatch,
-          found,
-        );
-        break;
-      case "renewed":
-      case "cancelled":
-        break;
-      default:
-        s satisfies never;
-    }
-  });
+/** A main implementer's passage is charged after fact `i`. */
+function laterImplementer(facts: readonly Fact[], i: number): boolean {
+  return facts.some(
+    (f, j) =>
+      j > i &&
+      f.step.kind === "passage-charged" &&
+      f.step.role === "implementer" &&
+      !isSubAgentId(f.step["agent/id"]),
+  );
+}
 
-  // A changeset is the change of a verified run: its execution concluded verified, for its run.
+/**
+ * A charged passage's end (once later work shows it ended), its transcript, its memory writes, the
+ * review of a reviewer's Verdict and the operator's answer to a main implementer's question.
+ */
+function passageCharged(
+  s: StepOf<"passage-charged">,
+  i: number,
+  p: Passages,
+  r: LedgerRecords,
+  c: FactCheck,
+): void {
+  const { missing, mismatch } = c;
+  const ref = s["passage/ref"];
+  p.charged.set(ref, s.role);
+  const end = r.ends.get(ref);
+  if (end === undefined) {
+    if (i < p.lastWork) missing(`the end of passage ${ref}, which later work shows ended`);
+    return;
+  }
+  if (end.role !== s.role || end["agent/id"] !== s["agent/id"])
+    mismatch(`the end of passage ${ref} names another role or agent`);
+  const transcript = str(end["transcript/ref"]);
+  if (transcript !== undefined) {
+    const t = r.transcripts.get(transcript);
+    if (t === undefined) missing(`the transcript ${transcript} of passage ${ref}`);
+    else if (t["passage/ref"] !== undefined && t["passage/ref"] !== ref)
+      mismatch(`the transcript ${transcript} is another passage's`);
+  }
+  for (const w of r.memoryWrites) {
+    if (w["passage/ref"] === ref && w["agent/id"] !== s["agent/id"])
+      mismatch(`a memory write of passage ${ref} names another agent`);
+  }
+  const message = obj(end.message);
+  if (s.role === "reviewer" && message?.type === "Verdict") {
+    const review = r.reviews.find((x) => x["passage/ref"] === ref);
+    if (review === undefined) missing(`the review that passage ${ref} gave`);
+    else if (review["proposal/ref"] !== end.subject || !same(review.verdict, message.payload))
+      mismatch(`the review of passage ${ref} is not the Verdict its passage ended with`);
+  }
+  if (
+    s.role === "implementer" &&
+    !isSubAgentId(s["agent/id"]) &&
+    (message?.type === "Question" || message?.type === "DeadEnd") &&
+    laterImplementer(p.facts, i) &&
+    !p.acts.some((a) => a.kind === "answer" && a.target === ref)
+  ) {
+    missing(`the operator's answer to the question of passage ${ref}`);
+  }
+}
+
+/** A cycle's proposal, the Plan of an implementer passage charged before it. */
+function cycleOpened(
+  s: StepOf<"cycle-opened">,
+  charged: ReadonlyMap<string, string>,
+  r: LedgerRecords,
+  c: FactCheck,
+): void {
+  const ref = s["proposal/ref"];
+  const proposal = r.proposals.get(ref);
+  if (proposal === undefined) {
+    c.missing(`the proposal ${ref}`);
+    return;
+  }
+  const passage = str(proposal["passage/ref"]) ?? "";
+  const planned = obj(r.ends.get(passage)?.message);
+  if (charged.get(passage) !== "implementer")
+    c.mismatch(`the proposal ${ref} names no implementer passage charged before it`);
+  else if (planned?.type !== "Plan" || !same(planned.payload, proposal.candidate))
+    c.mismatch(`the proposal ${ref} is not the Plan its passage ${passage} ended with`);
+}
+
+/** An admission's accepting review. */
+function runAdmitted(s: StepOf<"run-admitted">, r: LedgerRecords, c: FactCheck): void {
+  const ref = s["proposal/ref"];
+  if (!r.reviews.some((x) => x["proposal/ref"] === ref && obj(x.verdict)?.decision === "accept"))
+    c.missing(`a review accepting ${ref}`);
+}
+
+/** A changeset is the change of a verified run: its execution concluded verified, for its run. */
+function changesetProblems(
+  records: readonly AuditedRecord[],
+  executions: ReadonlyMap<string, Body>,
+  touch: (r: AuditedRecord) => Located,
+  found: Findings,
+): void {
   for (const r of records) {
     if (r.kind !== "changeset" || r.body === undefined) continue;
     const b = r.body as Body;
@@ -194,7 +269,14 @@ export function recordProblems(
         `the changeset ${r.ref} names ${str(b["execution/ref"])}, which is not a verified execution of ${str(b["proposal/ref"])}`,
       );
   }
+}
 
+/** A record of a kind a fact must name that belongs to no fact. */
+function orphans(
+  records: readonly AuditedRecord[],
+  touch: (r: AuditedRecord) => Located,
+  found: Findings,
+): void {
   for (const r of records) {
     if (!BOUND_KINDS.has(r.kind) || r.body === undefined) continue;
     const at = touch(r);

@@ -9,7 +9,7 @@
 // it touches.
 import { base64url, contentRef } from "../records/canonical.js";
 import { hasValidContentRef } from "../records/content-ref.js";
-import type { HeadBody, HostKeyBody, KeyRotationBody } from "../records/host-records.js";
+import type { HostKeyBody, KeyRotationBody } from "../records/host-records.js";
 import { operatorActRef } from "../records/operator-act.js";
 import {
   isRecordKind,
@@ -25,7 +25,7 @@ import { type AuditedRecord, Findings, type Located } from "./audit-findings.js"
 export { type AuditedRecord, Findings, type Located } from "./audit-findings.js";
 
 import type { OperatorAct, RawLoop, StoredFact } from "../ports/ledger-store.js";
-import { actFactOf, actSignatureProblems, headProblems } from "./audit-heads.js";
+import { actFactOf, actSignatureProblems, headProblems, type StoredHead } from "./audit-heads.js";
 import { recordProblems } from "./audit-records.js";
 import { chainProblem, checkFacts, problem, projectionSchemaProblems } from "./check.js";
 import type { LoopState } from "./state.js";
@@ -70,8 +70,8 @@ export interface AuditReport {
   readonly signedThrough: number;
   /** The operator acts the signed heads cover (every act that counts, when valid). */
   readonly actsCovered: number;
-  /** The latest head that matches the chain. */
-  readonly lastHead?: HeadBody;
+  /** The latest head that matches the chain, as stored (only its sequence and hash are checked). */
+  readonly lastHead?: StoredHead;
 }
 
 function isObject(x: unknown): x is Record<string, unknown> {
@@ -86,12 +86,21 @@ function parse(text: string): unknown {
   }
 }
 
+/**
+ * Whether a parsed row is a fact in form: an object whose `step` is an object naming its kind. What
+ * its fields hold is judged after, by checkFacts (sequence, time, the legality of each step), as for
+ * every loop read.
+ */
+function isFactInForm(x: unknown): x is Fact {
+  return isObject(x) && isObject(x.step) && typeof x.step.kind === "string";
+}
+
 /** Parse the fact rows; the first row that is not a fact ends the audit there. */
 function parseFacts(query: string, rows: RawLoop["facts"], found: Findings): StoredFact[] {
   const stored: StoredFact[] = [];
   for (const [i, row] of rows.entries()) {
     const fact = parse(row.text);
-    if (!isObject(fact) || !isObject(fact.step) || typeof fact.step.kind !== "string") {
+    if (!isFactInForm(fact)) {
       found.add(
         { fact: i },
         "store/row-invalid",
@@ -113,7 +122,7 @@ function parseFacts(query: string, rows: RawLoop["facts"], found: Findings): Sto
         `fact row ${row.sequence} holds a fact numbered ${String(fact.sequence)}`,
       );
     }
-    stored.push({ fact: fact as unknown as Fact, chargeKey: row.chargeKey, hash: row.hash });
+    stored.push({ fact, chargeKey: row.chargeKey, hash: row.hash });
   }
   return stored;
 }
@@ -354,27 +363,18 @@ function touchOf(
   };
   facts.forEach((f, i) => {
     const s = f.step;
-    switch (s.kind) {
-      case "passage-charged":
-        if (!byPassage.has(s["passage/ref"])) byPassage.set(s["passage/ref"], i);
-        break;
-      case "cycle-opened":
-        proposalOf(s["proposal/ref"]).cycle ??= i;
-        byRef.set(s["proposal/ref"], i);
-        break;
-      case "run-admitted":
-        proposalOf(s["proposal/ref"]).admit ??= i;
-        break;
-      case "concluded":
-        proposalOf(s["proposal/ref"]).conclude ??= i;
-        byRef.set(s["execution/ref"], i);
-        break;
-      case "opened":
-      case "renewed":
-      case "cancelled":
-        break;
-      default:
-        s satisfies never;
+    // Only these kinds name a passage or a proposal; the others (opened, renewed, cancelled) place
+    // nothing.
+    if (s.kind === "passage-charged") {
+      if (!byPassage.has(s["passage/ref"])) byPassage.set(s["passage/ref"], i);
+    } else if (s.kind === "cycle-opened") {
+      proposalOf(s["proposal/ref"]).cycle ??= i;
+      byRef.set(s["proposal/ref"], i);
+    } else if (s.kind === "run-admitted") {
+      proposalOf(s["proposal/ref"]).admit ??= i;
+    } else if (s.kind === "concluded") {
+      proposalOf(s["proposal/ref"]).conclude ??= i;
+      byRef.set(s["execution/ref"], i);
     }
   });
   const str = (x: unknown) => (typeof x === "string" ? x : "");
@@ -395,26 +395,21 @@ function touchOf(
     };
     let fact: number | undefined;
     // By the kind its ref names: a kind column may have been changed.
-    switch (kindOfRef(r.ref) ?? r.kind) {
+    const kind = kindOfRef(r.ref) ?? r.kind;
+    switch (kind) {
       case "binding":
       case "hostKey":
         fact = 0;
         break;
-      case "keyRotation": {
-        const n = b["at/sequence"];
-        fact = typeof n === "number" && n >= 1 ? Math.min(n, facts.length) - 1 : 0;
-        break;
-      }
+      case "keyRotation":
       case "head": {
-        const n = b.sequence;
-        fact = typeof n === "number" && n >= 1 ? Math.min(n - 1, facts.length) : 0;
+        // The last fact the sequence counts, within the loop (the first for a sequence below 1).
+        const n = kind === "head" ? b.sequence : b["at/sequence"];
+        fact = typeof n === "number" ? Math.max(0, Math.min(n, facts.length) - 1) : 0;
         break;
       }
       case "actSignature":
         fact = byAct.get(str(b["act/ref"]));
-        break;
-      case "proposal":
-        fact = byProposal.get(r.ref)?.cycle;
         break;
       case "review":
         fact =

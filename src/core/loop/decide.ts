@@ -1,8 +1,9 @@
 // The decider: decide(state, command, now) → appended fact | replay | refusal, for every row of the
-// the table of docs/spec/loop.md, in its check order. Pure and synchronous; refusals are values.
+// table of docs/spec/loop.md, in its check order: one handler per command kind (decideOpen,
+// decideChargePassage, …) behind a small dispatch. Pure and synchronous; refusals are values.
 import { assertNever } from "../result.js";
 import { effectiveLimits } from "./limits.js";
-import { type LoopState, stateNameAt } from "./state.js";
+import { type LoopState, type Opening, stateNameAt } from "./state.js";
 import { formatInstant, parseInstant } from "./time.js";
 import {
   chargeKeyOf,
@@ -109,6 +110,9 @@ function budget(used: number, limits: Limits, counter: LimitKey): Decision | und
     : refused("loop/budget-exhausted", `${counter} = ${limits[counter]} is spent`, counter);
 }
 
+/** A command of one kind. */
+type CommandOf<K extends LoopCommand["op"]> = Extract<LoopCommand, { readonly op: K }>;
+
 /**
  * Decide one command against the state at `now`. Appended facts are numbered lastSequence + 1 and
  * stamped `now`; a replay returns the fact that already holds the command's charge key.
@@ -118,193 +122,253 @@ export function decide(state: LoopState, command: LoopCommand, now: Date): Decis
   if (!Number.isFinite(nowMs)) return refused("loop/command-invalid", "the time is not valid");
   const invalid = malformed(command);
   if (invalid !== undefined) return invalid;
+  if (command.op === "open") return decideOpen(state, command, nowMs);
+
   const opening = state.opening;
-
-  if (command.op === "open") {
-    const limits = effectiveLimits(command.layers);
-    if (opening !== undefined) {
-      const same =
-        limits.ok &&
-        opening.query === command.query &&
-        opening.bindingRef === command.binding &&
-        opening.operatorRef === command.operator &&
-        sameLimits(opening.limits, limits.limits);
-      const first = state.facts[0];
-      if (same && first !== undefined) return replayed(first);
-      return refused(
-        "loop/key-conflict",
-        `the loop ${opening.query} is already opened with another binding, operator or limits`,
-      );
-    }
-    if (!limits.ok) return { result: "refused", refusal: limits.refusal };
-    return appended(
-      state,
-      command.query,
-      {
-        kind: "opened",
-        "binding/ref": command.binding,
-        limits: limits.limits,
-        deadline: formatInstant(nowMs + limits.limits["max/wall-time-ms"]),
-        "operator/binding-ref": command.operator,
-      },
-      nowMs,
-    );
-  }
-
   if (opening === undefined) return refused("loop/not-opened", "the loop has not been opened");
-  const query = opening.query;
-  const limits = opening.limits;
 
   switch (command.op) {
-    case "charge-passage": {
-      const step: Step = {
-        kind: "passage-charged",
-        role: command.role,
-        "agent/id": command.agent,
-        "passage/ref": command.passage,
-      };
-      const earlier = state.byKey.get(chargeKeyOf(step));
-      if (earlier !== undefined) {
-        if (earlier.step.kind === "passage-charged" && earlier.step.role === command.role) {
-          return replayed(earlier);
-        }
-        return refused(
-          "loop/key-conflict",
-          `passage ${command.passage} of ${command.agent} was charged for another role`,
-        );
-      }
-      const closed = notTakingCharges(state, nowMs);
-      if (closed !== undefined) return closed;
-      const spent = state.spent;
-      const over =
-        budget(spent.passages, limits, "max/passages") ??
-        (command.role === "implementer"
-          ? budget(spent.solverPassages, limits, "max/solver-passages")
-          : command.role === "reviewer"
-            ? budget(spent.reviewerPassages, limits, "max/reviewer-passages")
-            : undefined);
-      if (over !== undefined) return over;
-      return appended(state, query, step, nowMs);
-    }
-    case "open-cycle": {
-      const step: Step = { kind: "cycle-opened", "proposal/ref": command.proposal };
-      const earlier = state.byKey.get(chargeKeyOf(step));
-      if (earlier !== undefined) return replayed(earlier);
-      const closed = notTakingCharges(state, nowMs);
-      if (closed !== undefined) return closed;
-      const over = budget(state.spent.cycles, limits, "max/cycles");
-      if (over !== undefined) return over;
-      return appended(state, query, step, nowMs);
-    }
-    case "admit-run": {
-      // A replayed admission is still refused on a stopped loop or past the deadline: it would
-      // license new effects.
-      const closed = notTakingCharges(state, nowMs);
-      if (closed !== undefined) return closed;
-      const step: Step = { kind: "run-admitted", "proposal/ref": command.proposal };
-      const earlier = state.byKey.get(chargeKeyOf(step));
-      if (earlier !== undefined) return replayed(earlier);
-      const over = budget(state.spent.runs, limits, "max/experiments");
-      if (over !== undefined) return over;
-      if (
-        !state.byKey.has(chargeKeyOf({ kind: "cycle-opened", "proposal/ref": command.proposal }))
-      ) {
-        return refused("loop/cycle-missing", `no cycle was opened for ${command.proposal}`);
-      }
-      return appended(state, query, step, nowMs);
-    }
-    case "conclude": {
-      const step: Step =
-        command.refusal === undefined
-          ? {
-              kind: "concluded",
-              "execution/ref": command.execution,
-              "proposal/ref": command.proposal,
-              outcome: command.outcome,
-            }
-          : {
-              kind: "concluded",
-              "execution/ref": command.execution,
-              "proposal/ref": command.proposal,
-              outcome: command.outcome,
-              "refusal/code": command.refusal,
-            };
-      const earlier = state.byKey.get(chargeKeyOf(step));
-      if (earlier !== undefined) {
-        const e = earlier.step;
-        if (
-          e.kind === "concluded" &&
-          e["execution/ref"] === command.execution &&
-          e.outcome === command.outcome &&
-          e["refusal/code"] === command.refusal
-        ) {
-          return replayed(earlier);
-        }
-        return refused(
-          "loop/already-concluded",
-          `the run of ${command.proposal} was already concluded differently (fact ${earlier.sequence})`,
-        );
-      }
-      if (
-        !state.byKey.has(chargeKeyOf({ kind: "run-admitted", "proposal/ref": command.proposal }))
-      ) {
-        return refused("loop/run-missing", `no run was admitted for ${command.proposal}`);
-      }
-      // Allowed in any state: a published run always concludes.
-      return appended(state, query, step, nowMs);
-    }
-    case "renew": {
-      const operator = command.operator ?? opening.operatorRef;
-      if (operator !== opening.operatorRef) {
-        return refused("loop/not-operator", `${operator} is not the loop's operator`);
-      }
-      const deadlineMs = parseInstant(command.deadline);
-      if (deadlineMs === undefined) {
-        return refused("loop/renewal-invalid", `${command.deadline} is not an RFC 3339 date-time`);
-      }
-      const deadline = formatInstant(deadlineMs);
-      if (deadlineMs === state.deadlineMs) {
-        const setter = state.facts[state.deadlineSequence - 1];
-        if (setter !== undefined) return replayed(setter);
-      }
-      const step: Step = { kind: "renewed", deadline, "operator/binding-ref": operator };
-      const earlier = state.byKey.get(chargeKeyOf(step));
-      if (earlier !== undefined) return replayed(earlier);
-      if (state.stop !== undefined) {
-        return refused("loop/not-open", `the loop is stopped (${state.stop.reason})`);
-      }
-      if (state.renewals >= MAX_RENEWALS) {
-        return refused("loop/renewals-exhausted", `the loop was renewed ${MAX_RENEWALS} times`);
-      }
-      if (deadlineMs <= state.deadlineMs) {
-        return refused(
-          "loop/renewal-invalid",
-          `${deadline} is not later than the current deadline ${state.deadline}`,
-        );
-      }
-      if (deadlineMs <= nowMs) {
-        return refused("loop/renewal-invalid", `${deadline} is not later than now`);
-      }
-      if (deadlineMs - nowMs > limits["max/wall-time-ms"]) {
-        return refused(
-          "loop/renewal-invalid",
-          `${deadline} is more than max/wall-time-ms = ${limits["max/wall-time-ms"]} after now`,
-        );
-      }
-      return appended(state, query, step, nowMs);
-    }
-    case "cancel": {
-      const operator = command.operator ?? opening.operatorRef;
-      if (operator !== opening.operatorRef) {
-        return refused("loop/not-operator", `${operator} is not the loop's operator`);
-      }
-      if (state.stop !== undefined) {
-        const setter = state.facts[state.stop.sequence - 1];
-        if (setter !== undefined) return replayed(setter);
-      }
-      return appended(state, query, { kind: "cancelled", "operator/binding-ref": operator }, nowMs);
-    }
+    case "charge-passage":
+      return decideChargePassage(state, opening, command, nowMs);
+    case "open-cycle":
+      return decideOpenCycle(state, opening, command, nowMs);
+    case "admit-run":
+      return decideAdmitRun(state, opening, command, nowMs);
+    case "conclude":
+      return decideConclude(state, opening, command, nowMs);
+    case "renew":
+      return decideRenew(state, opening, command, nowMs);
+    case "cancel":
+      return decideCancel(state, opening, command, nowMs);
     default:
       return assertNever(command, "command");
   }
+}
+
+/** `open`: the `opened` fact, a replay of it, or a refusal of its limits or of another opening. */
+function decideOpen(state: LoopState, command: CommandOf<"open">, nowMs: number): Decision {
+  const opening = state.opening;
+  const limits = effectiveLimits(command.layers);
+  if (opening !== undefined) {
+    const same =
+      limits.ok &&
+      opening.query === command.query &&
+      opening.bindingRef === command.binding &&
+      opening.operatorRef === command.operator &&
+      sameLimits(opening.limits, limits.limits);
+    const first = state.facts[0];
+    if (same && first !== undefined) return replayed(first);
+    return refused(
+      "loop/key-conflict",
+      `the loop ${opening.query} is already opened with another binding, operator or limits`,
+    );
+  }
+  if (!limits.ok) return { result: "refused", refusal: limits.refusal };
+  return appended(
+    state,
+    command.query,
+    {
+      kind: "opened",
+      "binding/ref": command.binding,
+      limits: limits.limits,
+      deadline: formatInstant(nowMs + limits.limits["max/wall-time-ms"]),
+      "operator/binding-ref": command.operator,
+    },
+    nowMs,
+  );
+}
+
+/** `charge-passage`: a passage of a role charged against the passage budgets. */
+function decideChargePassage(
+  state: LoopState,
+  opening: Opening,
+  command: CommandOf<"charge-passage">,
+  nowMs: number,
+): Decision {
+  const limits = opening.limits;
+  const step: Step = {
+    kind: "passage-charged",
+    role: command.role,
+    "agent/id": command.agent,
+    "passage/ref": command.passage,
+  };
+  const earlier = state.byKey.get(chargeKeyOf(step));
+  if (earlier !== undefined) {
+    if (earlier.step.kind === "passage-charged" && earlier.step.role === command.role) {
+      return replayed(earlier);
+    }
+    return refused(
+      "loop/key-conflict",
+      `passage ${command.passage} of ${command.agent} was charged for another role`,
+    );
+  }
+  const closed = notTakingCharges(state, nowMs);
+  if (closed !== undefined) return closed;
+  const spent = state.spent;
+  const over =
+    budget(spent.passages, limits, "max/passages") ??
+    (command.role === "implementer"
+      ? budget(spent.solverPassages, limits, "max/solver-passages")
+      : command.role === "reviewer"
+        ? budget(spent.reviewerPassages, limits, "max/reviewer-passages")
+        : undefined);
+  if (over !== undefined) return over;
+  return appended(state, opening.query, step, nowMs);
+}
+
+/** `open-cycle`: a proposal's cycle charged against the cycle budget. */
+function decideOpenCycle(
+  state: LoopState,
+  opening: Opening,
+  command: CommandOf<"open-cycle">,
+  nowMs: number,
+): Decision {
+  const limits = opening.limits;
+  const step: Step = { kind: "cycle-opened", "proposal/ref": command.proposal };
+  const earlier = state.byKey.get(chargeKeyOf(step));
+  if (earlier !== undefined) return replayed(earlier);
+  const closed = notTakingCharges(state, nowMs);
+  if (closed !== undefined) return closed;
+  const over = budget(state.spent.cycles, limits, "max/cycles");
+  if (over !== undefined) return over;
+  return appended(state, opening.query, step, nowMs);
+}
+
+/** `admit-run`: a run of a proposal whose cycle is open, charged against the experiment budget. */
+function decideAdmitRun(
+  state: LoopState,
+  opening: Opening,
+  command: CommandOf<"admit-run">,
+  nowMs: number,
+): Decision {
+  const limits = opening.limits;
+  // A replayed admission is still refused on a stopped loop or past the deadline: it would
+  // license new effects.
+  const closed = notTakingCharges(state, nowMs);
+  if (closed !== undefined) return closed;
+  const step: Step = { kind: "run-admitted", "proposal/ref": command.proposal };
+  const earlier = state.byKey.get(chargeKeyOf(step));
+  if (earlier !== undefined) return replayed(earlier);
+  const over = budget(state.spent.runs, limits, "max/experiments");
+  if (over !== undefined) return over;
+  if (!state.byKey.has(chargeKeyOf({ kind: "cycle-opened", "proposal/ref": command.proposal }))) {
+    return refused("loop/cycle-missing", `no cycle was opened for ${command.proposal}`);
+  }
+  return appended(state, opening.query, step, nowMs);
+}
+
+/** `conclude`: the outcome of an admitted run, once. */
+function decideConclude(
+  state: LoopState,
+  opening: Opening,
+  command: CommandOf<"conclude">,
+  nowMs: number,
+): Decision {
+  const step: Step =
+    command.refusal === undefined
+      ? {
+          kind: "concluded",
+          "execution/ref": command.execution,
+          "proposal/ref": command.proposal,
+          outcome: command.outcome,
+        }
+      : {
+          kind: "concluded",
+          "execution/ref": command.execution,
+          "proposal/ref": command.proposal,
+          outcome: command.outcome,
+          "refusal/code": command.refusal,
+        };
+  const earlier = state.byKey.get(chargeKeyOf(step));
+  if (earlier !== undefined) {
+    const e = earlier.step;
+    if (
+      e.kind === "concluded" &&
+      e["execution/ref"] === command.execution &&
+      e.outcome === command.outcome &&
+      e["refusal/code"] === command.refusal
+    ) {
+      return replayed(earlier);
+    }
+    return refused(
+      "loop/already-concluded",
+      `the run of ${command.proposal} was already concluded differently (fact ${earlier.sequence})`,
+    );
+  }
+  if (!state.byKey.has(chargeKeyOf({ kind: "run-admitted", "proposal/ref": command.proposal }))) {
+    return refused("loop/run-missing", `no run was admitted for ${command.proposal}`);
+  }
+  // Allowed in any state: a published run always concludes.
+  return appended(state, opening.query, step, nowMs);
+}
+
+/** `renew`: the operator moves the deadline later, within the wall-time bound of now. */
+function decideRenew(
+  state: LoopState,
+  opening: Opening,
+  command: CommandOf<"renew">,
+  nowMs: number,
+): Decision {
+  const limits = opening.limits;
+  const operator = command.operator ?? opening.operatorRef;
+  if (operator !== opening.operatorRef) {
+    return refused("loop/not-operator", `${operator} is not the loop's operator`);
+  }
+  const deadlineMs = parseInstant(command.deadline);
+  if (deadlineMs === undefined) {
+    return refused("loop/renewal-invalid", `${command.deadline} is not an RFC 3339 date-time`);
+  }
+  const deadline = formatInstant(deadlineMs);
+  if (deadlineMs === state.deadlineMs) {
+    const setter = state.facts[state.deadlineSequence - 1];
+    if (setter !== undefined) return replayed(setter);
+  }
+  const step: Step = { kind: "renewed", deadline, "operator/binding-ref": operator };
+  const earlier = state.byKey.get(chargeKeyOf(step));
+  if (earlier !== undefined) return replayed(earlier);
+  if (state.stop !== undefined) {
+    return refused("loop/not-open", `the loop is stopped (${state.stop.reason})`);
+  }
+  if (state.renewals >= MAX_RENEWALS) {
+    return refused("loop/renewals-exhausted", `the loop was renewed ${MAX_RENEWALS} times`);
+  }
+  if (deadlineMs <= state.deadlineMs) {
+    return refused(
+      "loop/renewal-invalid",
+      `${deadline} is not later than the current deadline ${state.deadline}`,
+    );
+  }
+  if (deadlineMs <= nowMs) {
+    return refused("loop/renewal-invalid", `${deadline} is not later than now`);
+  }
+  if (deadlineMs - nowMs > limits["max/wall-time-ms"]) {
+    return refused(
+      "loop/renewal-invalid",
+      `${deadline} is more than max/wall-time-ms = ${limits["max/wall-time-ms"]} after now`,
+    );
+  }
+  return appended(state, opening.query, step, nowMs);
+}
+
+/** `cancel`: the operator stops the loop; a stopped loop replays the fact that stopped it. */
+function decideCancel(
+  state: LoopState,
+  opening: Opening,
+  command: CommandOf<"cancel">,
+  nowMs: number,
+): Decision {
+  const operator = command.operator ?? opening.operatorRef;
+  if (operator !== opening.operatorRef) {
+    return refused("loop/not-operator", `${operator} is not the loop's operator`);
+  }
+  if (state.stop !== undefined) {
+    const setter = state.facts[state.stop.sequence - 1];
+    if (setter !== undefined) return replayed(setter);
+  }
+  return appended(
+    state,
+    opening.query,
+    { kind: "cancelled", "operator/binding-ref": operator },
+    nowMs,
+  );
 }

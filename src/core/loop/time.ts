@@ -7,15 +7,16 @@ const RFC3339 =
 export function parseInstant(text: string): number | undefined {
   const m = RFC3339.exec(text);
   if (m === null) return undefined;
-  const [, y, mo, d, h, mi, s] = m;
-  const month = Number(mo);
-  const day = Number(d);
-  if (month < 1 || month > 12 || day < 1 || day > 31) return undefined;
-  if (Number(h) > 23 || Number(mi) > 59 || Number(s) > 60) return undefined;
+  const [, y, mo, d, h] = m;
+  // Date.parse (ECMAScript's date-time string format) refuses a field out of its range: month 00
+  // or 13, day 00 or 32, minute 60, second 60 (so no leap second). Two it accepts are refused
+  // here: the hour 24 (read as the next day's midnight) and a day the month does not have
+  // (2026-02-31 rolls over to March).
+  if (h === "24") return undefined;
   const ms = Date.parse(text.toUpperCase());
   if (!Number.isFinite(ms)) return undefined;
-  // Date.parse rolls 2026-02-31 over to March: refuse a day the month does not have.
-  const probe = new Date(Date.UTC(Number(y), month - 1, day));
+  const day = Number(d);
+  const probe = new Date(Date.UTC(Number(y), Number(mo) - 1, day));
   if (probe.getUTCDate() !== day) return undefined;
   return ms;
 }

@@ -1,6 +1,17 @@
-// The loop's wire types (corpus-task-pack-loop.v1 spelling, as stored) and its commands.
+// The loop's wire types (corpus-task-pack-loop.v1 spelling, as stored) and its commands. The lists
+// of roles, outcomes and limits are checked against the generated contract types (`satisfies`:
+// nothing the contract lacks) and test/wire-lists.test.ts (nothing the contract has is missing).
 
-export const ROLES = ["implementer", "reviewer", "adversarial-critic", "summarizer"] as const;
+import type * as WireLoop from "../contracts/types/corpus-task-pack-loop.v1.js";
+import type * as Wire from "../contracts/types/ledger-records.v1.js";
+import type { DeliberationLimits } from "../contracts/types/operator-task-common.v1.js";
+
+export const ROLES = [
+  "implementer",
+  "reviewer",
+  "adversarial-critic",
+  "summarizer",
+] as const satisfies readonly Wire.Role[];
 export type Role = (typeof ROLES)[number];
 
 export const LIMIT_KEYS = [
@@ -10,7 +21,7 @@ export const LIMIT_KEYS = [
   "max/cycles",
   "max/experiments",
   "max/wall-time-ms",
-] as const;
+] as const satisfies readonly (keyof DeliberationLimits)[];
 export type LimitKey = (typeof LIMIT_KEYS)[number];
 
 /** A layer of limits (task pack, local binding, host caps): any subset. */
@@ -32,7 +43,7 @@ export const OUTCOMES = [
   "refused",
   "cancelled",
   "unknown",
-] as const;
+] as const satisfies readonly Wire.Outcome[];
 export type Outcome = (typeof OUTCOMES)[number];
 
 export type Step =
@@ -79,7 +90,7 @@ export type Stop =
     }
   | { readonly reason: "cancelled"; readonly "operator/binding-ref": string };
 
-export type LoopStateName = "open" | "deadline-passed" | "stopped";
+export type LoopStateName = WireLoop.CorpusTaskPackLoopV1["state"];
 
 /** The loop document (projection plus facts), exactly as the seed schema describes. */
 export interface LoopDocument {

@@ -6,6 +6,7 @@ import { JOB_QUEUE_PORT_VERSION } from "./job-queue.js";
 import { LEASES_PORT_VERSION } from "./leases.js";
 import { LEDGER_STORE_PORT_VERSION } from "./ledger-store.js";
 import { MODEL_SPECIFICATION_VERSION } from "./model-provider.js";
+import { RANDOM_PORT_VERSION } from "./random.js";
 import { SANDBOX_PORT_VERSION } from "./sandbox.js";
 import { SIGNER_PORT_VERSION } from "./signer.js";
 import { TIME_PORT_VERSION } from "./time.js";
@@ -19,6 +20,7 @@ export const PORT_VERSIONS = {
   ledgerStore: LEDGER_STORE_PORT_VERSION,
   leases: LEASES_PORT_VERSION,
   modelProvider: MODEL_SPECIFICATION_VERSION,
+  random: RANDOM_PORT_VERSION,
   sandbox: SANDBOX_PORT_VERSION,
   signer: SIGNER_PORT_VERSION,
   time: TIME_PORT_VERSION,

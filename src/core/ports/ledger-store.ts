@@ -2,6 +2,7 @@
 // read; every rule is decided in the core before an append. Its leases (leases.ts) and its change
 // feed (change-feed.ts) are ports of their own, with suites of their own.
 
+import type * as Wire from "../contracts/types/ledger-records.v1.js";
 import type { Fact } from "../loop/types.js";
 import type { ChangeFeed } from "./change-feed.js";
 import type { Fence, Leases } from "./leases.js";
@@ -100,16 +101,12 @@ export type AppendOutcome =
   | { readonly ok: true; readonly stored: readonly StoredFact[] }
   | { readonly ok: false; readonly conflict: "sequence" | "charge-key"; readonly message: string };
 
-/** Something an operator said from another terminal while a run waits (approve, deny, answer). */
-export interface OperatorAct {
-  readonly query: string;
-  readonly kind: "approve" | "deny" | "answer";
-  /** What it answers: `RUN STEP` for approve/deny, the question's ref for an answer. */
-  readonly target: string;
-  readonly text?: string;
-  readonly operator: string;
-  readonly at: string;
-}
+/**
+ * Something an operator said from another terminal while a run waits (approve, deny, answer), as
+ * contracts/ledger-records.v1.json types it: `target` is what it answers (`RUN STEP` for
+ * approve/deny, the question's ref for an answer).
+ */
+export type OperatorAct = Readonly<Wire.OperatorAct>;
 
 /**
  * What posting an operator act did. The first act for a target (`query`, `target`) is the one that

@@ -2,9 +2,12 @@
 // its `concluded` fact, and what admitted it: the review that accepted the proposal, the policies it
 // ran under and the operator acts that approved it. `result/digest` is taken over the outcome,
 // steps and checks.
+
+import type * as Wire from "../contracts/types/ledger-records.v1.js";
 import type { Outcome } from "../loop/types.js";
 import { digestOf } from "./canonical.js";
 import { withContentRef } from "./content-ref.js";
+import type { Unsigned } from "./unsigned.js";
 
 export const EXECUTION_PREFIX = "corpus-task-pack-execution";
 export const EXECUTION_REF_FIELD = "execution/ref";
@@ -55,42 +58,18 @@ export interface ExecutionInput {
   readonly admittedBy?: AdmittedBy;
 }
 
-export interface ExecutionStepWire {
-  readonly "step/id": string;
-  readonly class: "observation" | "mutation";
-  readonly "exit-status": number | null;
-  readonly "stdout/digest": string;
-  readonly "stderr/digest": string;
-  readonly truncated: boolean;
-  readonly "refusal/code"?: string;
-}
+/** One step of an execution, as contracts/ledger-records.v1.json types it. */
+export type ExecutionStepWire = Readonly<Wire.ExecutionStep>;
 
-export interface ExecutionCheckWire {
-  readonly "check/id": string;
-  readonly passed: boolean;
-  readonly "exit-status": number | null;
-  readonly "output/digest": string;
-  readonly truncated: boolean;
-}
+/** One check of an execution, as contracts/ledger-records.v1.json types it. */
+export type ExecutionCheckWire = Readonly<Wire.ExecutionCheck>;
 
-export interface ExecutionRecord {
-  readonly "schema/v": 1;
-  readonly "execution/ref": string;
-  readonly "query/id": string;
-  readonly "proposal/ref": string;
-  readonly "environment/ref": string;
+/** The execution record, as contracts/ledger-records.v1.json types it, with read-only lists. */
+export type ExecutionRecord = Unsigned<Omit<Wire.Execution, "steps" | "checks" | "approvals">> & {
   readonly steps: readonly ExecutionStepWire[];
   readonly checks: readonly ExecutionCheckWire[];
-  readonly outcome: Outcome;
-  readonly "refusal/code"?: string;
-  readonly "result/digest": string;
-  readonly "started-at": string;
-  readonly "ended-at": string;
-  readonly "review/ref"?: string;
-  readonly admission?: AdmittedBy["admission"];
-  readonly hil?: AdmittedBy["hil"];
-  readonly approvals?: readonly { readonly "step/id": string; readonly "act/ref": string }[];
-}
+  readonly approvals?: readonly Readonly<NonNullable<Wire.Execution["approvals"]>[number]>[];
+};
 
 function admittedToWire(a: AdmittedBy | undefined): Partial<ExecutionRecord> {
   if (a === undefined) return {};

@@ -3,54 +3,39 @@
 // facts and operator acts against truncation and re-chained edits, and the signature of each
 // operator act. Each is content-addressed (its ref kept beside the body) and signed like every
 // record of the loop.
+import type * as Wire from "../contracts/types/ledger-records.v1.js";
 import type { LedgerRecord, OperatorAct } from "../ports/ledger-store.js";
 import type { RecordSigner } from "../ports/signer.js";
 import { base64url, contentRef } from "./canonical.js";
 import { operatorActRef } from "./operator-act.js";
 import { OUTSIDE_REF_FIELD, RECORD_KIND_TABLE } from "./record-kinds.js";
 import { publicKeyOf, signRecord } from "./signature.js";
+import type { Unsigned } from "./unsigned.js";
 
-export interface HostKeyBody {
-  readonly "query/id": string;
-  /** Unpadded base64url of the 32-byte Ed25519 public key every record of the loop is signed by. */
-  readonly "key/public": string;
-  readonly "created-at": string;
-}
+/**
+ * The host key pinned at a loop's opening: `key/public` is the unpadded base64url of the 32-byte
+ * Ed25519 public key every record of the loop is signed by.
+ */
+export type HostKeyBody = Unsigned<Wire.HostKey>;
 
-export interface KeyRotationBody {
-  readonly "query/id": string;
-  readonly "key/previous": string;
-  readonly "key/next": string;
-  /** The loop's last fact when the key changed. */
-  readonly "at/sequence": number;
-  readonly "rotated-at": string;
-}
+/** A rotation to another key; `at/sequence` is the loop's last fact when the key changed. */
+export type KeyRotationBody = Unsigned<Wire.KeyRotation>;
 
 /**
  * Why a head was signed: the loop stopped, a drive blocked, a run concluded, an operator acted
  * (an approval, denial or answer, or a renewal), or the loop was exported as a bundle.
  */
-export type HeadReason = "stop" | "block" | "conclusion" | "act" | "export";
+export type HeadReason = Wire.Head["reason"];
 
-export interface HeadBody {
-  readonly "query/id": string;
-  readonly sequence: number;
-  /** The chain hash stored with fact `sequence`. */
-  readonly hash: string;
-  /**
-   * The operator acts of the loop that count, as many as the signer read (absent in heads signed
-   * before acts were counted: none are covered).
-   */
-  readonly acts?: number;
-  readonly "signed-at": string;
-  readonly reason: HeadReason;
-}
+/**
+ * A signed chain head: `hash` is the chain hash stored with fact `sequence`; `acts` the operator
+ * acts of the loop that count, as many as the signer read (absent in heads signed before acts were
+ * counted: none are covered).
+ */
+export type HeadBody = Unsigned<Wire.Head>;
 
 /** The host's signature of one operator act: the act is named by its ref, which binds every field. */
-export interface ActSignatureBody {
-  readonly "query/id": string;
-  readonly "act/ref": string;
-}
+export type ActSignatureBody = Unsigned<Wire.ActSignature>;
 
 type OutsideKind = "hostKey" | "keyRotation" | "head" | "actSignature";
 

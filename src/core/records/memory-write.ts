@@ -2,9 +2,16 @@
 // path, scope, namespace), each written by one `memory.write` call of one passage; and the ledger
 // record of that call (before and after digests), so an audited or resumed loop sees exactly what
 // each passage read and wrote.
+import type { MemoryScopeKind } from "../contracts/types/agent-definition.v1.js";
+import type * as Wire from "../contracts/types/ledger-records.v1.js";
 import { digestOf } from "./canonical.js";
+import type { Unsigned } from "./unsigned.js";
 
-export const MEMORY_SCOPES = ["shared", "namespace", "thread"] as const;
+export const MEMORY_SCOPES = [
+  "shared",
+  "namespace",
+  "thread",
+] as const satisfies readonly MemoryScopeKind[];
 export type MemoryScopeName = (typeof MEMORY_SCOPES)[number];
 
 /** Whose memory: `namespace` is "" for shared memory, the loop's query for a thread's. */
@@ -44,25 +51,15 @@ export interface MemoryRead {
   readonly written: readonly MemoryVersion[];
 }
 
-/** The ledger record of one `memory.write` (kind `memoryWrite`). */
-export interface MemoryWriteBody {
-  readonly "query/id": string;
-  readonly "passage/ref": string;
-  readonly "agent/id": string;
-  readonly memory: {
-    readonly path: string;
-    readonly scope: MemoryScopeName;
-    readonly namespace: string;
-  };
-  /** The write's place among the passage's memory writes (1, 2, …). */
-  readonly ordinal: number;
-  readonly version: number;
-  /** The digest of the content the write replaced (null for a key's first version). */
-  readonly "before/digest": string | null;
-  readonly "after/digest": string;
-  readonly "after/bytes": number;
-  readonly "written-at": string;
-}
+/**
+ * The ledger record of one `memory.write` (kind `memoryWrite`), as contracts/ledger-records.v1.json
+ * types it, its scope one of MEMORY_SCOPES: `ordinal` is the write's place among the passage's
+ * memory writes (1, 2, …); `before/digest` the digest of the content it replaced (null for a key's
+ * first version).
+ */
+export type MemoryWriteBody = Unsigned<Omit<Wire.MemoryWrite, "memory">> & {
+  readonly memory: Readonly<Wire.MemoryWrite["memory"]> & { readonly scope: MemoryScopeName };
+};
 
 /** The digest memory content is known by. */
 export function memoryDigest(content: string): string {

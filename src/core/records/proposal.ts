@@ -1,6 +1,8 @@
 // Proposal records (`corpus-experiment:sha256:…`): one implementer's Plan for one query, stored with
 // its `cycle-opened` fact.
+import type * as Wire from "../contracts/types/ledger-records.v1.js";
 import { withContentRef } from "./content-ref.js";
+import type { Unsigned } from "./unsigned.js";
 
 export const PROPOSAL_PREFIX = "corpus-experiment";
 export const PROPOSAL_REF_FIELD = "proposal/ref";
@@ -18,16 +20,14 @@ export interface ProposalInput {
   readonly createdAt: string;
 }
 
-export interface ProposalRecord {
-  readonly "schema/v": 1;
-  readonly "proposal/ref": string;
-  readonly "query/id": string;
-  readonly "agent/id": string;
-  readonly "passage/ref": string;
+/**
+ * The proposal record, as contracts/ledger-records.v1.json types it; its candidate (the Plan
+ * payload) is kept as the passage gave it, validated there.
+ */
+export type ProposalRecord = Unsigned<Omit<Wire.Proposal, "candidate" | "evidence">> & {
   readonly candidate: unknown;
   readonly evidence: readonly string[];
-  readonly "created-at": string;
-}
+};
 
 export function buildProposal(input: ProposalInput): ProposalRecord {
   return withContentRef<ProposalRecord, typeof PROPOSAL_REF_FIELD>(

@@ -1,5 +1,7 @@
 // Review records (`corpus-experiment-review:sha256:…`): a reviewer's Verdict on an exact proposal.
+import type * as Wire from "../contracts/types/ledger-records.v1.js";
 import { withContentRef } from "./content-ref.js";
+import type { Unsigned } from "./unsigned.js";
 
 export const REVIEW_PREFIX = "corpus-experiment-review";
 export const REVIEW_REF_FIELD = "review/ref";
@@ -14,16 +16,11 @@ export interface ReviewInput {
   readonly createdAt: string;
 }
 
-export interface ReviewRecord {
-  readonly "schema/v": 1;
-  readonly "review/ref": string;
-  readonly "query/id": string;
-  readonly "proposal/ref": string;
-  readonly "agent/id": string;
-  readonly "passage/ref": string;
-  readonly verdict: unknown;
-  readonly "created-at": string;
-}
+/**
+ * The review record, as contracts/ledger-records.v1.json types it; its verdict (the Verdict
+ * payload) is kept as the passage gave it, validated there.
+ */
+export type ReviewRecord = Unsigned<Omit<Wire.Review, "verdict">> & { readonly verdict: unknown };
 
 export function buildReview(input: ReviewInput): ReviewRecord {
   return withContentRef<ReviewRecord, typeof REVIEW_REF_FIELD>(REVIEW_PREFIX, REVIEW_REF_FIELD, {

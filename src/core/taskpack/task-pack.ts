@@ -1,11 +1,17 @@
 // The validated task pack: the contract's document mapped to the shapes the runtime acts on.
 
+import type { DeliberationLimits } from "../contracts/types/operator-task-common.v1.js";
+import type {
+  CommandProfile as CommandProfileWire,
+  TaskPackV1,
+} from "../contracts/types/task-pack.v1.js";
 import type { ResourceLimits } from "../ports/sandbox.js";
 import type { Result } from "../result.js";
 import type { Glob } from "./glob.js";
 import type { NetworkPolicy } from "./network.js";
 
-export type CommandEffect = "observation" | "mutation";
+/** What a command does to the workspace, as the contract names it. */
+export type CommandEffect = CommandProfileWire["effect"];
 
 export interface CommandProfile {
   readonly name: string;
@@ -33,20 +39,11 @@ export type VerifierCheck =
   | { readonly kind: "unchanged"; readonly name: string; readonly globs: readonly Glob[] }
   | { readonly kind: "only-allowed-changed"; readonly name: string };
 
-export type PackLimitKey =
-  | "max/passages"
-  | "max/solver-passages"
-  | "max/reviewer-passages"
-  | "max/cycles"
-  | "max/experiments"
-  | "max/wall-time-ms";
+/** A limit a pack may set (contracts/operator-task-common.v1.schema.json, deliberationLimits). */
+export type PackLimitKey = keyof DeliberationLimits;
 
-export interface TaskPackAgents {
-  readonly implementer: string;
-  readonly reviewer: string;
-  readonly summarizer?: string;
-  readonly "adversarial-critic"?: string;
-}
+/** The agent definition file of each role, as the contract (contracts/task-pack.v1.json) types it. */
+export type TaskPackAgents = Readonly<TaskPackV1["agents"]>;
 
 /**
  * A pack's `resources`: what each command may use, and how much host work reading a run's changes

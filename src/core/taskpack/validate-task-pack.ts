@@ -2,14 +2,16 @@
 import taskPackSchema from "../../../contracts/task-pack.v1.json" with { type: "json" };
 import { createAjv, type ErrorObject, type ValidateFunction } from "../contracts/ajv-factory.js";
 import { operatorTaskCommonSchema } from "../contracts/schemas.js";
+import type { TaskPackV1 } from "../contracts/types/task-pack.v1.js";
 import { DEFAULT_CHANGE_BOUNDS, DEFAULT_RESOURCES } from "../ports/sandbox.js";
 import { fail, ok, type Problem, pointer, type Result } from "../result.js";
 import { didYouMean, suggestName } from "../text/did-you-mean.js";
 import { describeAjvError } from "../turn/ajv-messages.js";
 import { placeholderName } from "./argv.js";
+import { envNameProblems } from "./command-env.js";
 import { checkPackPaths, dependencyGlob } from "./dependencies.js";
 import { compileGlob, type Glob } from "./glob.js";
-import { CREDENTIAL_NAME, defaultIgnore } from "./ignore.js";
+import { defaultIgnore } from "./ignore.js";
 import { type NetworkPolicy, parseNetworkAllow } from "./network.js";
 import type {
   CommandEffect,
@@ -23,13 +25,16 @@ import type {
 
 export const TASK_PACK_SCHEMA_ID = "urn:warrant:task-pack:v1";
 
-let packValidator: ValidateFunction | undefined;
+/** A document the pack schema accepted: its contract type, and a JSON object the rules read by name. */
+type PackDocument = TaskPackV1 & Json;
 
-function taskPackValidator(): ValidateFunction {
+let packValidator: ValidateFunction<PackDocument> | undefined;
+
+function taskPackValidator(): ValidateFunction<PackDocument> {
   if (packValidator !== undefined) return packValidator;
   const ajv = createAjv();
   ajv.addSchema(operatorTaskCommonSchema);
-  packValidator = ajv.compile(taskPackSchema);
+  packValidator = ajv.compile<PackDocument>(taskPackSchema);
   return packValidator;
 }
 
@@ -112,6 +117,9 @@ interface ProfileDraft {
   readonly doc: Json;
 }
 
+/** Where a problem is added, its message labelled with the pack's path. */
+type Push = (code: string, path: string, message: string) => void;
+
 /**
  * Validate a task pack document (already parsed JSON). `packPath` only labels messages. Codes:
  * `taskpack/schema` (one per schema violation), `taskpack/args-schema` (an argument schema does not
@@ -134,13 +142,69 @@ export function validateTaskPack(doc: unknown, opts: { packPath?: string } = {})
       schemaProblems(validate.errors, doc).map((p) => ({ ...p, message: label + p.message })),
     );
   }
-  const pack = doc as Json;
+  const pack: Json = doc;
   const problems: Problem[] = [];
   const push = (code: string, path: string, message: string) =>
     problems.push({ code, path, message: label + message });
 
-  const commands = new Map<string, CommandProfile>();
   const commandDocs = pack.commands as Json;
+  const commands = commandProfiles(commandDocs, push);
+
+  const policy = pack.patchPolicy as Json;
+  const allow = compileGlobs(policy.allow as string[], "/patchPolicy/allow", push);
+  const ignored = Array.isArray(pack.ignore)
+    ? compileGlobs(pack.ignore as string[], "/ignore", push)
+    : defaultIgnore();
+  const paths = checkPackPaths(
+    Array.isArray(pack.dependencies) ? (pack.dependencies as string[]) : [],
+    Array.isArray(pack.toolchains) ? (pack.toolchains as string[]) : [],
+  );
+  for (const p of paths.problems) push(p.code, p.path, p.message);
+  // Whatever commands write under a dependency is never a change the run made.
+  const ignore = [...ignored, ...paths.dependencies.map(dependencyGlob)];
+
+  const verifier = pack.verifier as Json;
+  const checks = verifierChecks(verifier.checks as Json[], commands, commandDocs, push);
+  const agents: TaskPackAgents = doc.agents;
+  const guidance = (isObject(pack.guidance) ? pack.guidance : {}) as TaskPack["guidance"];
+  guidanceProblems(agents, guidance, push);
+  const network = isObject(pack.network) ? networkOf(pack.network, push) : undefined;
+  if (problems.length > 0) return fail(problems);
+
+  const passage = isObject(pack.passage) ? pack.passage : {};
+  return ok({
+    name: pack.name as string,
+    task: pack.task as string,
+    workspace: pack.workspace as string,
+    agents,
+    guidance,
+    commands,
+    ignore,
+    patchPolicy: { allow, maxBytes: policy.maxBytes as number },
+    verifier: { timeoutMs: verifier.timeoutMs as number, checks },
+    hil: pack.hil as TaskPack["hil"],
+    admission: pack.admission as TaskPack["admission"],
+    limits: pack.limits as Partial<Record<PackLimitKey, number>>,
+    ...(typeof pack.memoryNamespace === "string" ? { memoryNamespace: pack.memoryNamespace } : {}),
+    ...(typeof pack.openaiCompatibleBaseUrl === "string"
+      ? { openaiCompatibleBaseUrl: pack.openaiCompatibleBaseUrl }
+      : {}),
+    resources: resourcesOf(isObject(pack.resources) ? pack.resources : {}),
+    ...(network === undefined ? {} : { network }),
+    dependencies: paths.dependencies,
+    toolchains: paths.toolchains,
+    passage: {
+      ...(typeof passage.maxTurns === "number" ? { maxTurns: passage.maxTurns } : {}),
+      ...(typeof passage.maxTokens === "number" ? { maxTokens: passage.maxTokens } : {}),
+      repairs: typeof passage.repairs === "number" ? passage.repairs : 2,
+    },
+    document: pack,
+  });
+}
+
+/** The pack's command profiles that compile, each one's problems added (in the pack's order). */
+function commandProfiles(commandDocs: Json, push: Push): Map<string, CommandProfile> {
+  const commands = new Map<string, CommandProfile>();
   const drafts: ProfileDraft[] = Object.entries(commandDocs).map(([name, d]) => ({
     name,
     doc: d as Json,
@@ -162,78 +226,84 @@ export function validateTaskPack(doc: unknown, opts: { packPath?: string } = {})
       compiled = undefined;
       push("taskpack/args-not-object", `${at}/args`, "an argument schema has type: object");
     }
-    const properties = isObject(argsSchema.properties) ? argsSchema.properties : {};
-    const required = Array.isArray(argsSchema.required) ? argsSchema.required : [];
-    for (const [i, element] of (profile.argv as string[]).entries()) {
-      const ph = placeholderName(element);
-      if (ph === undefined) continue;
-      const prop = properties[ph];
-      if (!Object.hasOwn(properties, ph) || !isObject(prop)) {
-        push(
-          "taskpack/placeholder-unknown",
-          `${at}/argv/${i}`,
-          `{${ph}} is not a property of the argument schema`,
-        );
-      } else if (prop.type !== "string" || !required.includes(ph)) {
-        push(
-          "taskpack/placeholder-type",
-          `${at}/argv/${i}`,
-          `{${ph}} must name a required string property`,
-        );
-      }
-    }
-    for (const key of Object.keys(isObject(profile.env) ? profile.env : {})) {
-      if (CREDENTIAL_NAME.test(key))
-        push(
-          "taskpack/env-secret",
-          `${at}/env/${key}`,
-          `${key} looks like a credential: a pack never carries secrets (pass none to commands)`,
-        );
-      else if (key === "HOME")
-        push("taskpack/env-reserved", `${at}/env/${key}`, "HOME is the environment's own");
-    }
+    placeholderProblems(profile.argv as string[], argsSchema, at, push);
+    for (const p of envNameProblems(isObject(profile.env) ? profile.env : {}, at))
+      push(p.code, p.path, p.message);
     if (compiled === undefined) continue;
-    const check = compiled;
-    commands.set(name, {
-      name,
-      effect: profile.effect as CommandEffect,
-      argv: profile.argv as string[],
-      argsSchema,
-      timeoutMs: profile.timeoutMs as number,
-      maxOutputBytes: profile.maxOutputBytes as number,
-      ...(typeof profile.maxProcesses === "number" ? { maxProcesses: profile.maxProcesses } : {}),
-      ...(isObject(profile.env) ? { env: profile.env as Record<string, string> } : {}),
-      validateArgs: (args: unknown) =>
-        check(args)
-          ? ok(args as Json)
-          : fail(
-              (check.errors ?? []).map((e) => ({
-                code: "plan/outside-profile",
-                path: e.instancePath,
-                message: `arguments of ${name}: ${e.instancePath || "/"} ${e.message ?? "invalid"}`,
-                detail: { keyword: e.keyword },
-              })),
-            ),
-    });
+    commands.set(name, commandProfile(name, profile, argsSchema, compiled));
   }
+  return commands;
+}
 
-  const policy = pack.patchPolicy as Json;
-  const allow = compileGlobs(policy.allow as string[], "/patchPolicy/allow", push);
-  const ignored = Array.isArray(pack.ignore)
-    ? compileGlobs(pack.ignore as string[], "/ignore", push)
-    : defaultIgnore();
-  const paths = checkPackPaths(
-    Array.isArray(pack.dependencies) ? (pack.dependencies as string[]) : [],
-    Array.isArray(pack.toolchains) ? (pack.toolchains as string[]) : [],
-  );
-  for (const p of paths.problems) push(p.code, p.path, p.message);
-  // Whatever commands write under a dependency is never a change the run made.
-  const ignore = [...ignored, ...paths.dependencies.map(dependencyGlob)];
+/** An argv `{name}` must name a required string property of the argument schema. */
+function placeholderProblems(
+  argv: readonly string[],
+  argsSchema: Json,
+  at: string,
+  push: Push,
+): void {
+  const properties = isObject(argsSchema.properties) ? argsSchema.properties : {};
+  const required = Array.isArray(argsSchema.required) ? argsSchema.required : [];
+  for (const [i, element] of argv.entries()) {
+    const ph = placeholderName(element);
+    if (ph === undefined) continue;
+    const prop = properties[ph];
+    if (!Object.hasOwn(properties, ph) || !isObject(prop)) {
+      push(
+        "taskpack/placeholder-unknown",
+        `${at}/argv/${i}`,
+        `{${ph}} is not a property of the argument schema`,
+      );
+    } else if (prop.type !== "string" || !required.includes(ph)) {
+      push(
+        "taskpack/placeholder-type",
+        `${at}/argv/${i}`,
+        `{${ph}} must name a required string property`,
+      );
+    }
+  }
+}
 
-  const verifier = pack.verifier as Json;
+/** A command profile whose argument schema compiled to `check`. */
+function commandProfile(
+  name: string,
+  profile: Json,
+  argsSchema: Json,
+  check: ValidateFunction,
+): CommandProfile {
+  return {
+    name,
+    effect: profile.effect as CommandEffect,
+    argv: profile.argv as string[],
+    argsSchema,
+    timeoutMs: profile.timeoutMs as number,
+    maxOutputBytes: profile.maxOutputBytes as number,
+    ...(typeof profile.maxProcesses === "number" ? { maxProcesses: profile.maxProcesses } : {}),
+    ...(isObject(profile.env) ? { env: profile.env as Record<string, string> } : {}),
+    validateArgs: (args: unknown) =>
+      check(args)
+        ? ok(args as Json)
+        : fail(
+            (check.errors ?? []).map((e) => ({
+              code: "plan/outside-profile",
+              path: e.instancePath,
+              message: `arguments of ${name}: ${e.instancePath || "/"} ${e.message ?? "invalid"}`,
+              detail: { keyword: e.keyword },
+            })),
+          ),
+  };
+}
+
+/** The verifier's checks, each one's problems added. */
+function verifierChecks(
+  given: readonly Json[],
+  commands: ReadonlyMap<string, CommandProfile>,
+  commandDocs: Json,
+  push: Push,
+): VerifierCheck[] {
   const checks: VerifierCheck[] = [];
   const seen = new Set<string>();
-  for (const [i, c] of (verifier.checks as Json[]).entries()) {
+  for (const [i, c] of given.entries()) {
     const at = `/verifier/checks/${i}`;
     const name = c.name as string;
     if (seen.has(name))
@@ -270,8 +340,15 @@ export function validateTaskPack(doc: unknown, opts: { packPath?: string } = {})
       checks.push({ kind: "only-allowed-changed", name });
     }
   }
-  const agents = pack.agents as unknown as TaskPackAgents;
-  const guidance = (isObject(pack.guidance) ? pack.guidance : {}) as TaskPack["guidance"];
+  return checks;
+}
+
+/** Guidance for a role the pack names no agent for would reach no passage. */
+function guidanceProblems(
+  agents: TaskPackAgents,
+  guidance: TaskPack["guidance"],
+  push: Push,
+): void {
   for (const role of Object.keys(guidance)) {
     if (!Object.hasOwn(agents, role)) {
       push(
@@ -281,55 +358,21 @@ export function validateTaskPack(doc: unknown, opts: { packPath?: string } = {})
       );
     }
   }
-  let network: NetworkPolicy | undefined;
-  if (isObject(pack.network)) {
-    const parsed = parseNetworkAllow(pack.network.allow as string[], "/network/allow");
-    for (const p of parsed.problems) push(p.code, p.path, p.message);
-    network = {
-      allow: parsed.targets,
-      ...(typeof pack.network.maxConnections === "number"
-        ? { maxConnections: pack.network.maxConnections }
-        : {}),
-    };
-  }
-  if (problems.length > 0) return fail(problems);
-
-  const passage = isObject(pack.passage) ? pack.passage : {};
-  return ok({
-    name: pack.name as string,
-    task: pack.task as string,
-    workspace: pack.workspace as string,
-    agents,
-    guidance,
-    commands,
-    ignore,
-    patchPolicy: { allow, maxBytes: policy.maxBytes as number },
-    verifier: { timeoutMs: verifier.timeoutMs as number, checks },
-    hil: pack.hil as TaskPack["hil"],
-    admission: pack.admission as TaskPack["admission"],
-    limits: pack.limits as Partial<Record<PackLimitKey, number>>,
-    ...(typeof pack.memoryNamespace === "string" ? { memoryNamespace: pack.memoryNamespace } : {}),
-    ...(typeof pack.openaiCompatibleBaseUrl === "string"
-      ? { openaiCompatibleBaseUrl: pack.openaiCompatibleBaseUrl }
-      : {}),
-    resources: resourcesOf(isObject(pack.resources) ? pack.resources : {}),
-    ...(network === undefined ? {} : { network }),
-    dependencies: paths.dependencies,
-    toolchains: paths.toolchains,
-    passage: {
-      ...(typeof passage.maxTurns === "number" ? { maxTurns: passage.maxTurns } : {}),
-      ...(typeof passage.maxTokens === "number" ? { maxTokens: passage.maxTokens } : {}),
-      repairs: typeof passage.repairs === "number" ? passage.repairs : 2,
-    },
-    document: pack,
-  });
 }
 
-function compileGlobs(
-  sources: readonly string[],
-  at: string,
-  push: (code: string, path: string, message: string) => void,
-): Glob[] {
+/** The pack's `network`: its allow-list parsed (each bad entry's problem added), its cap. */
+function networkOf(network: Json, push: Push): NetworkPolicy {
+  const parsed = parseNetworkAllow(network.allow as string[], "/network/allow");
+  for (const p of parsed.problems) push(p.code, p.path, p.message);
+  return {
+    allow: parsed.targets,
+    ...(typeof network.maxConnections === "number"
+      ? { maxConnections: network.maxConnections }
+      : {}),
+  };
+}
+
+function compileGlobs(sources: readonly string[], at: string, push: Push): Glob[] {
   const globs: Glob[] = [];
   for (const [i, source] of sources.entries()) {
     const g = compileGlob(source);

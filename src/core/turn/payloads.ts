@@ -1,4 +1,5 @@
 // TypeScript shapes of the message payloads; each follows its schema in contracts/messages/.
+import type { FindingV1 } from "../contracts/types/messages/finding.v1.js";
 import type { MessageType } from "./types.js";
 
 /** One step of a Plan; which fields a kind needs is the host's check, not the schema's. */
@@ -19,7 +20,7 @@ export interface PlanPayload {
   readonly expected_checks?: readonly string[];
 }
 
-export type Severity = "info" | "low" | "medium" | "high" | "critical";
+export type Severity = FindingV1["severity"];
 
 export interface FindingPayload {
   readonly severity: Severity;

@@ -1,5 +1,7 @@
 // The model-turn wire shape (model-turn.schema.json, seed spelling) and the validated form the
 // runtime consumes, plus which message types each role may emit (docs/spec/turns.md).
+import type { DeepReadonly } from "../contracts/read-only.js";
+import type { ModelTurnV1 } from "../contracts/types/model-turn.js";
 import type { Role } from "../loop/types.js";
 
 export const MESSAGE_TYPES = [
@@ -9,29 +11,17 @@ export const MESSAGE_TYPES = [
   "Verdict",
   "Finding",
   "DeadEnd",
-] as const;
+] as const satisfies readonly NonNullable<ModelTurnV1["message"]>["type"][];
 export type MessageType = (typeof MESSAGE_TYPES)[number];
 
+/** The seed's wire shape of one model turn (contracts/model-turn.schema.json), read-only. */
+export type ModelTurn = DeepReadonly<ModelTurnV1>;
+
 /** One tool call as the model wrote it: arguments are a JSON text, parsed only by validation. */
-export interface ToolCall {
-  readonly name: string;
-  readonly arguments_json: string;
-}
+export type ToolCall = ModelTurn["tool_calls"][number];
 
 /** A typed message as the model wrote it: the payload is a JSON text. */
-export interface TurnMessage {
-  readonly type: MessageType;
-  readonly payload_json: string;
-  readonly paper_ref: string | null;
-}
-
-/** The seed's wire shape of one model turn. */
-export interface ModelTurn {
-  readonly kind: "tool_calls" | "message";
-  readonly summary: string;
-  readonly tool_calls: readonly ToolCall[];
-  readonly message: TurnMessage | null;
-}
+export type TurnMessage = NonNullable<ModelTurn["message"]>;
 
 /** A parsed tool call whose arguments validated against the tool's input schema. */
 export interface ValidCall {

@@ -90,7 +90,8 @@ function embeddedErrors(
   }));
 }
 
-export function validateTurn(input: unknown, ctx: TurnContext): Result<ValidTurn> {
+/** The turn as JSON (parsed when it is text) that keeps the model-turn schema. */
+function parseTurn(input: unknown): Result<ModelTurn> {
   let value: unknown = input;
   if (typeof input === "string") {
     const parsed = parseJson(input);
@@ -114,9 +115,12 @@ export function validateTurn(input: unknown, ctx: TurnContext): Result<ValidTurn
       })),
     );
   }
-  const turn = value as ModelTurn;
-  const errors: Problem[] = [];
+  return ok(value as ModelTurn);
+}
 
+/** The breaches of the turn's `kind`: tool calls without a message, or one message alone. */
+function kindProblems(turn: ModelTurn): Problem[] {
+  const errors: Problem[] = [];
   if (turn.kind === "tool_calls") {
     if (turn.tool_calls.length === 0) {
       errors.push({
@@ -150,112 +154,131 @@ export function validateTurn(input: unknown, ctx: TurnContext): Result<ValidTurn
       });
     }
   }
+  return errors;
+}
 
-  const calls: ValidCall[] = [];
-  turn.tool_calls.forEach((call, i) => {
-    const tool = ctx.registry.get(call.name);
-    if (tool === undefined) {
-      errors.push({
-        code: "turn/unknown-tool",
-        path: pointer("tool_calls", i, "name"),
-        message: `no tool named ${call.name} is registered for this passage`,
-      });
-      return;
-    }
-    // Built only on failure: the valid path is the hot one.
-    const argsPath = () => `/tool_calls/${i}/arguments_json`;
-    const parsed = parseJson(call.arguments_json);
-    if (!parsed.ok) {
-      errors.push({
-        code: "turn/arguments-not-object",
-        path: argsPath(),
-        message: `arguments of ${call.name} are not JSON: ${parsed.error}`,
-        detail: { reason: "json", subject: call.name },
-      });
-      return;
-    }
-    if (!isPlainObject(parsed.value)) {
-      const got =
-        parsed.value === null
-          ? "null"
-          : Array.isArray(parsed.value)
-            ? "array"
-            : typeof parsed.value;
-      errors.push({
-        code: "turn/arguments-not-object",
-        path: argsPath(),
-        message: `arguments of ${call.name} must be a JSON object, not ${got}`,
-        detail: { reason: "type", type: got, subject: call.name },
-      });
-      return;
-    }
-    if (!tool.validate(parsed.value)) {
+/** Call `i` of the turn, its arguments parsed and checked against its tool; else problems added. */
+function validCall(
+  call: ModelTurn["tool_calls"][number],
+  i: number,
+  ctx: TurnContext,
+  errors: Problem[],
+): ValidCall | undefined {
+  const tool = ctx.registry.get(call.name);
+  if (tool === undefined) {
+    errors.push({
+      code: "turn/unknown-tool",
+      path: pointer("tool_calls", i, "name"),
+      message: `no tool named ${call.name} is registered for this passage`,
+    });
+    return undefined;
+  }
+  // Built only on failure: the valid path is the hot one.
+  const argsPath = () => `/tool_calls/${i}/arguments_json`;
+  const parsed = parseJson(call.arguments_json);
+  if (!parsed.ok) {
+    errors.push({
+      code: "turn/arguments-not-object",
+      path: argsPath(),
+      message: `arguments of ${call.name} are not JSON: ${parsed.error}`,
+      detail: { reason: "json", subject: call.name },
+    });
+    return undefined;
+  }
+  if (!isPlainObject(parsed.value)) {
+    const got =
+      parsed.value === null ? "null" : Array.isArray(parsed.value) ? "array" : typeof parsed.value;
+    errors.push({
+      code: "turn/arguments-not-object",
+      path: argsPath(),
+      message: `arguments of ${call.name} must be a JSON object, not ${got}`,
+      detail: { reason: "type", type: got, subject: call.name },
+    });
+    return undefined;
+  }
+  if (!tool.validate(parsed.value)) {
+    errors.push(
+      ...embeddedErrors(
+        "turn/arguments-invalid",
+        argsPath(),
+        `arguments of ${call.name}`,
+        call.name,
+        parsed.value,
+        tool.validate.errors,
+      ),
+    );
+    return undefined;
+  }
+  return { name: call.name, args: parsed.value };
+}
+
+/** The turn's message, its type allowed and its payload checked; else problems added. */
+function validMessage(
+  m: NonNullable<ModelTurn["message"]>,
+  ctx: TurnContext,
+  errors: Problem[],
+): ValidMessage | undefined {
+  let message: ValidMessage | undefined;
+  const allowed =
+    ctx.messageTypes ?? (ctx.role === undefined ? undefined : ROLE_MESSAGE_TYPES[ctx.role]);
+  if (allowed !== undefined && !allowed.includes(m.type)) {
+    const who = ctx.messageTypes === undefined ? `role ${ctx.role}` : "this passage";
+    errors.push({
+      code: "turn/type-not-allowed",
+      path: "/message/type",
+      message: `${who} may not emit ${m.type} (allowed: ${allowed.join(", ")})`,
+    });
+  }
+  const parsed = parseJson(m.payload_json);
+  if (!parsed.ok) {
+    errors.push({
+      code: "turn/payload-invalid",
+      path: "/message/payload_json",
+      message: `the ${m.type} payload is not JSON: ${parsed.error}`,
+      detail: { reason: "json", subject: m.type },
+    });
+  } else {
+    const validate = payloadValidators()[m.type];
+    if (validate(parsed.value)) {
+      message = { type: m.type, payload: parsed.value, paperRef: m.paper_ref };
+    } else {
       errors.push(
         ...embeddedErrors(
-          "turn/arguments-invalid",
-          argsPath(),
-          `arguments of ${call.name}`,
-          call.name,
+          "turn/payload-invalid",
+          "/message/payload_json",
+          `the ${m.type} payload`,
+          m.type,
           parsed.value,
-          tool.validate.errors,
+          validate.errors,
         ),
       );
-      return;
-    }
-    calls.push({ name: call.name, args: parsed.value });
-  });
-
-  let message: ValidMessage | undefined;
-  const m = turn.message;
-  if (m !== null) {
-    const allowed =
-      ctx.messageTypes ?? (ctx.role === undefined ? undefined : ROLE_MESSAGE_TYPES[ctx.role]);
-    if (allowed !== undefined && !allowed.includes(m.type)) {
-      const who = ctx.messageTypes === undefined ? `role ${ctx.role}` : "this passage";
-      errors.push({
-        code: "turn/type-not-allowed",
-        path: "/message/type",
-        message: `${who} may not emit ${m.type} (allowed: ${allowed.join(", ")})`,
-      });
-    }
-    const parsed = parseJson(m.payload_json);
-    if (!parsed.ok) {
-      errors.push({
-        code: "turn/payload-invalid",
-        path: "/message/payload_json",
-        message: `the ${m.type} payload is not JSON: ${parsed.error}`,
-        detail: { reason: "json", subject: m.type },
-      });
-    } else {
-      const validate = payloadValidators()[m.type];
-      if (validate(parsed.value)) {
-        message = { type: m.type, payload: parsed.value, paperRef: m.paper_ref };
-      } else {
-        errors.push(
-          ...embeddedErrors(
-            "turn/payload-invalid",
-            "/message/payload_json",
-            `the ${m.type} payload`,
-            m.type,
-            parsed.value,
-            validate.errors,
-          ),
-        );
-      }
-    }
-    if (
-      m.paper_ref !== null &&
-      ctx.resolvePaperRef !== undefined &&
-      !resolves(ctx.resolvePaperRef, m.paper_ref)
-    ) {
-      errors.push({
-        code: "turn/paper-ref-unresolved",
-        path: "/message/paper_ref",
-        message: `paper_ref ${JSON.stringify(m.paper_ref)} does not resolve`,
-      });
     }
   }
+  if (
+    m.paper_ref !== null &&
+    ctx.resolvePaperRef !== undefined &&
+    !resolves(ctx.resolvePaperRef, m.paper_ref)
+  ) {
+    errors.push({
+      code: "turn/paper-ref-unresolved",
+      path: "/message/paper_ref",
+      message: `paper_ref ${JSON.stringify(m.paper_ref)} does not resolve`,
+    });
+  }
+  return message;
+}
 
+export function validateTurn(input: unknown, ctx: TurnContext): Result<ValidTurn> {
+  const parsed = parseTurn(input);
+  if (!parsed.ok) return parsed;
+  const turn = parsed.value;
+  const errors: Problem[] = kindProblems(turn);
+  const calls: ValidCall[] = [];
+  turn.tool_calls.forEach((call, i) => {
+    const valid = validCall(call, i, ctx, errors);
+    if (valid !== undefined) calls.push(valid);
+  });
+  const message = turn.message === null ? undefined : validMessage(turn.message, ctx, errors);
   if (errors.length > 0) return fail(errors);
   return ok(message === undefined ? { turn, calls } : { turn, calls, message });
 }

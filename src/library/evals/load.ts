@@ -149,15 +149,59 @@ function definitionModel(agent: LoadedAgent | undefined): string | undefined {
 export async function loadEvalSet(file: string): Promise<Result<LoadedEvalSet>> {
   const abs = path.resolve(file);
   const dir = path.dirname(abs);
+  const read = readSetFile(file, abs);
+  if (!read.ok) return read;
+  const { text, doc } = read.value;
+  const located = locator(text, doc);
+  const validated = validateEvalSet(doc);
+  if (!validated.ok) return fail(validated.errors.map(located));
+  const set = validated.value;
+  const problems: Problem[] = [];
+  const cx: Loading = { set, dir, at: (p) => problems.push(located(p)) };
+  const pricing = await loadPricing(cx);
+  const tasks = await loadTasks(cx);
+  const configs = new Map<string, CellConfiguration>();
+  for (const [i, a] of set.agents.entries()) {
+    for (const task of tasks)
+      configs.set(configKey(task, a), await configurationOf(cx, i, a, task));
+    if (set.limits.costUsd !== undefined && pricing !== undefined)
+      unpricedModels(cx, i, a, tasks, configs, pricing);
+  }
+  if (problems.length > 0) return fail(problems);
+  return ok({
+    file: abs,
+    dir,
+    set,
+    id: evalId(set.name, set.digest),
+    tasks,
+    agents: set.agents.map((a) => a.id),
+    cells: planCells(set, tasks, configs),
+    ...(pricing === undefined ? {} : { pricing }),
+  });
+}
+
+/** An eval set being loaded: the validated document, its folder, and where problems are said. */
+interface Loading {
+  readonly set: EvalSet;
+  readonly dir: string;
+  /** Adds a problem, located in the set's text. */
+  readonly at: (p: Problem) => void;
+}
+
+type AgentEntry = EvalSet["agents"][number];
+
+const configKey = (task: LoadedEvalTask, a: AgentEntry) => `${task.id}\u0000${a.id}`;
+
+/** The set file's text and its JSON (`eval/read`, `eval/json` with line:column). */
+function readSetFile(file: string, abs: string): Result<{ text: string; doc: unknown }> {
   let text: string;
   try {
     text = readFileSync(abs, "utf8");
   } catch (e) {
     return fail([{ code: "eval/read", path: "", message: `${file}: ${(e as Error).message}` }]);
   }
-  let doc: unknown;
   try {
-    doc = JSON.parse(text);
+    return ok({ text, doc: JSON.parse(text) as unknown });
   } catch (e) {
     const at = jsonSyntaxError(text, e);
     return fail([
@@ -169,34 +213,33 @@ export async function loadEvalSet(file: string): Promise<Result<LoadedEvalSet>> 
       },
     ]);
   }
-  const located = locator(text, doc);
-  const validated = validateEvalSet(doc);
-  if (!validated.ok) return fail(validated.errors.map(located));
-  const set = validated.value;
-  const problems: Problem[] = [];
-  const at = (p: Problem) => problems.push(located(p));
+}
 
-  let pricing: PricingTable | undefined;
-  if (set.pricing !== undefined) {
-    const pricingFile = path.resolve(dir, set.pricing);
-    const read = await readJson(pricingFile, {
-      read: "eval/pricing-read",
-      json: "eval/pricing-json",
-    });
-    if (!read.ok) for (const p of read.errors) at({ ...p, path: "/pricing" });
-    else {
-      const table = validatePricing(read.value);
-      if (!table.ok)
-        for (const p of table.errors)
-          at({
-            ...p,
-            path: "/pricing",
-            message: `${set.pricing} ${p.path || "(root)"}: ${p.message}`,
-          });
-      else pricing = table.value;
-    }
+/** The set's pricing table, read and validated, when it names one. */
+async function loadPricing({ set, dir, at }: Loading): Promise<PricingTable | undefined> {
+  if (set.pricing === undefined) return undefined;
+  const pricingFile = path.resolve(dir, set.pricing);
+  const read = await readJson(pricingFile, {
+    read: "eval/pricing-read",
+    json: "eval/pricing-json",
+  });
+  if (!read.ok) {
+    for (const p of read.errors) at({ ...p, path: "/pricing" });
+    return undefined;
   }
+  const table = validatePricing(read.value);
+  if (table.ok) return table.value;
+  for (const p of table.errors)
+    at({
+      ...p,
+      path: "/pricing",
+      message: `${set.pricing} ${p.path || "(root)"}: ${p.message}`,
+    });
+  return undefined;
+}
 
+/** Each task's pack loaded and its oracle diff found; a task whose pack fails is left out. */
+async function loadTasks({ set, dir, at }: Loading): Promise<LoadedEvalTask[]> {
   const tasks: LoadedEvalTask[] = [];
   for (const [i, t] of set.tasks.entries()) {
     const packFile = path.resolve(dir, t.pack);
@@ -227,127 +270,165 @@ export async function loadEvalSet(file: string): Promise<Result<LoadedEvalSet>> 
     }
     tasks.push({ id: t.id, pack: loaded.value, ...(oracle === undefined ? {} : { oracle }) });
   }
+  return tasks;
+}
 
-  const configs = new Map<string, CellConfiguration>();
-  for (const [i, a] of set.agents.entries()) {
-    for (const task of tasks) {
-      const models: Partial<Record<Role, string>> = {};
-      const identity: Partial<Record<Role, string>> = {};
-      const priced: Partial<Record<Role, string>> = {};
-      const agents: Partial<Record<Role, LoadedAgent>> = {};
-      const definitionIds: Partial<Record<Role, string>> = {};
-      for (const role of ROLES) {
-        const defText = a.definitions[role];
-        if (defText === undefined) continue;
-        const where = pointer("agents", i, "definitions", role);
-        if (task.pack.agents[role] === undefined) {
-          at({
-            code: "eval/role-unknown",
-            path: where,
-            message: `the task ${task.id}'s pack names no ${role} agent to replace`,
-          });
-          continue;
-        }
-        const file = path.resolve(dir, substituteTask(defText, task.id));
-        const agent = await readAgent(file);
-        if (!agent.ok) {
-          for (const p of agent.errors)
-            at({ ...p, path: where, message: `task ${task.id}: ${p.message}` });
-          continue;
-        }
-        agents[role] = agent.value;
-        definitionIds[role] = agent.value.id;
-      }
-      for (const role of ROLES) {
-        const uriText = a.models[role];
-        const where = pointer("agents", i, "models", role);
-        if (uriText === undefined) {
-          const own = definitionModel(agents[role] ?? task.pack.agents[role]);
-          if (own !== undefined) priced[role] = own;
-          continue;
-        }
-        if (task.pack.agents[role] === undefined) {
-          at({
-            code: "eval/role-unknown",
-            path: where,
-            message: `the task ${task.id}'s pack names no ${role} agent whose model to override`,
-          });
-          continue;
-        }
-        const uri = substituteTask(uriText, task.id);
-        const parsed = parseModelUri(uri);
-        if (!parsed.ok) {
-          at({
-            code: "eval/model-invalid",
-            path: where,
-            message: `task ${task.id}: ${parsed.errors[0]?.message ?? uri}`,
-          });
-          continue;
-        }
-        if (parsed.value.kind === "scripted") {
-          const script = path.resolve(dir, parsed.value.path);
-          let bytes: Uint8Array;
-          try {
-            bytes = new Uint8Array(readFileSync(script));
-          } catch {
-            at({
-              code: "eval/script-missing",
-              path: where,
-              message: `task ${task.id}: cannot read the script ${path.relative(dir, script)}`,
-            });
-            continue;
-          }
-          models[role] = `scripted:${script}`;
-          identity[role] = `scripted:${digestOfBytes(bytes)}`;
-          priced[role] = models[role];
-        } else {
-          models[role] = uri;
-          identity[role] = uri;
-          priced[role] = uri;
-        }
-      }
-      const configuration: AgentConfiguration = { models: identity, definitions: definitionIds };
-      configs.set(`${task.id}\u0000${a.id}`, {
-        models,
-        agents,
-        priced,
-        digest: agentConfigurationDigest(configuration),
+/** Agent configuration `i` resolved for one task: its definitions read, its models resolved. */
+async function configurationOf(
+  cx: Loading,
+  i: number,
+  a: AgentEntry,
+  task: LoadedEvalTask,
+): Promise<CellConfiguration> {
+  const agents = await replacedAgents(cx, i, a, task);
+  const definitionIds: Partial<Record<Role, string>> = {};
+  for (const role of ROLES) {
+    const agent = agents[role];
+    if (agent !== undefined) definitionIds[role] = agent.id;
+  }
+  const { models, identity, priced } = roleModels(cx, i, a, task, agents);
+  const configuration: AgentConfiguration = { models: identity, definitions: definitionIds };
+  return { models, agents, priced, digest: agentConfigurationDigest(configuration) };
+}
+
+/** The definitions a configuration puts in place of the task pack's agents, by role. */
+async function replacedAgents(
+  { dir, at }: Loading,
+  i: number,
+  a: AgentEntry,
+  task: LoadedEvalTask,
+): Promise<Partial<Record<Role, LoadedAgent>>> {
+  const agents: Partial<Record<Role, LoadedAgent>> = {};
+  for (const role of ROLES) {
+    const defText = a.definitions[role];
+    if (defText === undefined) continue;
+    const where = pointer("agents", i, "definitions", role);
+    if (task.pack.agents[role] === undefined) {
+      at({
+        code: "eval/role-unknown",
+        path: where,
+        message: `the task ${task.id}'s pack names no ${role} agent to replace`,
       });
+      continue;
     }
-    if (set.limits.costUsd !== undefined && pricing !== undefined) {
-      const missing = new Set<string>();
-      for (const task of tasks) {
-        const c = configs.get(`${task.id}\u0000${a.id}`);
-        for (const model of Object.values(c?.priced ?? {}))
-          if (model !== undefined && priceOf(pricing, model) === undefined) missing.add(model);
-      }
-      for (const model of missing)
+    const file = path.resolve(dir, substituteTask(defText, task.id));
+    const agent = await readAgent(file);
+    if (!agent.ok) {
+      for (const p of agent.errors)
+        at({ ...p, path: where, message: `task ${task.id}: ${p.message}` });
+      continue;
+    }
+    agents[role] = agent.value;
+  }
+  return agents;
+}
+
+/**
+ * A configuration's models for one task, by role: as the binding records them (`models`), as the
+ * configuration's identity counts them (a script by its digest), and as they are priced.
+ */
+function roleModels(
+  { dir, at }: Loading,
+  i: number,
+  a: AgentEntry,
+  task: LoadedEvalTask,
+  agents: Partial<Record<Role, LoadedAgent>>,
+): {
+  models: Partial<Record<Role, string>>;
+  identity: Partial<Record<Role, string>>;
+  priced: Partial<Record<Role, string>>;
+} {
+  const models: Partial<Record<Role, string>> = {};
+  const identity: Partial<Record<Role, string>> = {};
+  const priced: Partial<Record<Role, string>> = {};
+  for (const role of ROLES) {
+    const uriText = a.models[role];
+    const where = pointer("agents", i, "models", role);
+    if (uriText === undefined) {
+      const own = definitionModel(agents[role] ?? task.pack.agents[role]);
+      if (own !== undefined) priced[role] = own;
+      continue;
+    }
+    if (task.pack.agents[role] === undefined) {
+      at({
+        code: "eval/role-unknown",
+        path: where,
+        message: `the task ${task.id}'s pack names no ${role} agent whose model to override`,
+      });
+      continue;
+    }
+    const uri = substituteTask(uriText, task.id);
+    const parsed = parseModelUri(uri);
+    if (!parsed.ok) {
+      at({
+        code: "eval/model-invalid",
+        path: where,
+        message: `task ${task.id}: ${parsed.errors[0]?.message ?? uri}`,
+      });
+      continue;
+    }
+    if (parsed.value.kind === "scripted") {
+      const script = path.resolve(dir, parsed.value.path);
+      let bytes: Uint8Array;
+      try {
+        bytes = new Uint8Array(readFileSync(script));
+      } catch {
         at({
-          code: "eval/price-missing",
-          path: pointer("agents", i),
-          message: `the agent ${a.id} runs on ${model}, which the pricing table ${set.pricing} does not price; a cost limit cannot count an unknown price`,
+          code: "eval/script-missing",
+          path: where,
+          message: `task ${task.id}: cannot read the script ${path.relative(dir, script)}`,
         });
+        continue;
+      }
+      models[role] = `scripted:${script}`;
+      identity[role] = `scripted:${digestOfBytes(bytes)}`;
+      priced[role] = models[role];
+    } else {
+      models[role] = uri;
+      identity[role] = uri;
+      priced[role] = uri;
     }
   }
-  if (problems.length > 0) return fail(problems);
+  return { models, identity, priced };
+}
 
+/** With a cost limit: every model of configuration `i` the pricing table does not price. */
+function unpricedModels(
+  { set, at }: Loading,
+  i: number,
+  a: AgentEntry,
+  tasks: readonly LoadedEvalTask[],
+  configs: ReadonlyMap<string, CellConfiguration>,
+  pricing: PricingTable,
+): void {
+  const missing = new Set<string>();
+  for (const task of tasks) {
+    const c = configs.get(configKey(task, a));
+    for (const model of Object.values(c?.priced ?? {}))
+      if (model !== undefined && priceOf(pricing, model) === undefined) missing.add(model);
+  }
+  for (const model of missing)
+    at({
+      code: "eval/price-missing",
+      path: pointer("agents", i),
+      message: `the agent ${a.id} runs on ${model}, which the pricing table ${set.pricing} does not price; a cost limit cannot count an unknown price`,
+    });
+}
+
+/** Every cell: each task × agent configuration × epoch, with its key and its loop's query. */
+function planCells(
+  set: EvalSet,
+  tasks: readonly LoadedEvalTask[],
+  configs: ReadonlyMap<string, CellConfiguration>,
+): PlannedCell[] {
   const cells: PlannedCell[] = [];
   for (const task of tasks)
     for (const a of set.agents) {
-      const config = configs.get(`${task.id}\u0000${a.id}`) as CellConfiguration;
+      const config = configs.get(configKey(task, a)) as CellConfiguration;
       for (let epoch = 1; epoch <= set.epochs; epoch++) {
         const key = cellKey(task.pack.digest, config.digest, epoch);
         cells.push({ task: task.id, agent: a.id, epoch, key, query: cellQuery(key), config });
       }
     }
-  return ok({
-    file: abs,
-    dir,
-    set,
-    id: evalId(set.name, set.digest),
-    tasks,
-    agents: set.agents.map((a) => a.id),
-    cells,
-    ...(pricing === undefined ? {} : { pricing }),
-  });
+  return cells;
 }

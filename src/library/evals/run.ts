@@ -233,292 +233,69 @@ function errorOf(e: unknown): { code: string; message: string } {
   return { code: "eval/drive-failed", message: e instanceof Error ? e.message : String(e) };
 }
 
+/** Why a drive or an attempt went wrong. */
+type Problem = { code: string; message: string };
+
+/** One eval being run: what its cells share. */
+interface EvalRun {
+  readonly rt: EvalRuntime;
+  readonly loaded: LoadedEvalSet;
+  readonly options: EvalRunOptions;
+  readonly log: EventLog<EvalEvent>;
+  readonly store: LedgerStore;
+  readonly show: (query: string) => Promise<LoopView | undefined>;
+  readonly retries: number;
+  readonly backoffMs: number;
+  readonly pollMs: number;
+  readonly drive: DriveSettings;
+  readonly manifest: EvalManifest;
+  readonly at: () => string;
+  readonly base: { readonly eval: string };
+  /** Why the eval closed each loop it closed (read once from the store, then kept up here). */
+  closed: Map<string, CloseReason>;
+  /** The configurations' pack copies, loaded once per eval (see cellPack). */
+  readonly copies: Map<string, Promise<LoadedPack | string>>;
+  span: EvalSpan | undefined;
+}
+
 /** Starts an eval of a loaded set; the handle's iterators see every event from the first. */
 export function startEval(
   rt: EvalRuntime,
   loaded: LoadedEvalSet,
   options: EvalRunOptions = {},
 ): EvalHandle {
-  const log = new EventLog<EvalEvent>();
-  const store = rt.warrant.store;
-  const show = (q: string) => rt.warrant.show(heldQueryId(q));
   const concurrency = options.concurrency ?? 2;
   const retries = options.retries ?? 2;
-  const backoffMs = options.backoffMs ?? 1000;
-  const pollMs = options.pollMs ?? 250;
   if (!Number.isSafeInteger(concurrency) || concurrency < 1)
     throw new WarrantError("eval/concurrency", "concurrency is a positive integer");
   if (!Number.isSafeInteger(retries) || retries < 0)
     throw new WarrantError("eval/retries", "retries is an integer ≥ 0");
-  const drive: DriveSettings = {
-    approver: loaded.set.approval === "auto" ? "auto" : "wait",
-    modelUris: true,
+  const log = new EventLog<EvalEvent>();
+  const r: EvalRun = {
+    rt,
+    loaded,
+    options,
+    log,
+    store: rt.warrant.store,
+    show: (q: string) => rt.warrant.show(heldQueryId(q)),
+    retries,
+    backoffMs: options.backoffMs ?? 1000,
+    pollMs: options.pollMs ?? 250,
+    drive: { approver: loaded.set.approval === "auto" ? "auto" : "wait", modelUris: true },
+    manifest: manifestOfSet(loaded),
+    at: () => rt.clock.now().toISOString(),
+    base: { eval: loaded.id },
+    closed: new Map(),
+    copies: new Map(),
+    span: undefined,
   };
-  const manifest = manifestOfSet(loaded);
-  const at = () => rt.clock.now().toISOString();
-  const base = { eval: loaded.id };
-
-  /** Why the eval closed each loop it closed (read once from the store, then kept up here). */
-  let closed = new Map<string, CloseReason>();
-  const close = async (query: string, key: string, why: CloseReason) => {
-    await putClosed(store, { schema: "warrant-eval-cell-closed.v1", query, key, why });
-    closed.set(query, why);
-    const r = await rt.warrant.cancel(heldQueryId(query));
-    if (!r.ok) throw new WarrantError(r.code, r.message);
-  };
-
-  /**
-   * What a fresh cell's loop opens: the task's pack as the set loaded it, or its configuration's
-   * copy, loaded once per eval (every epoch of a configuration opens the same file); a copy that
-   * does not load is passed as its file, for the run to refuse as it would refuse any pack.
-   */
-  const copies = new Map<string, Promise<LoadedPack | string>>();
-  const cellPack = async (cell: PlannedCell): Promise<LoadedPack | string> => {
-    const source = await cellPackSource(loaded, cell);
-    if (source.pack !== undefined) return source.pack;
-    let copy = copies.get(source.file);
-    if (copy === undefined) {
-      copy = loadPack(source.file).then((r) => (r.ok ? r.value : source.file));
-      copies.set(source.file, copy);
-    }
-    return copy;
-  };
-
-  /** Drives a loop until it stops or blocks (here, or by the workers with dispatch). */
-  const driveLoop = async (
-    cell: PlannedCell,
-    query: string,
-    fresh: boolean,
-  ): Promise<{ code: string; message: string } | undefined> => {
-    if (options.dispatch === true) {
-      try {
-        if (fresh) {
-          const packFile = await cellPackFile(loaded, cell);
-          await rt.warrant.dispatch(packFile, { query, models: cell.config.models });
-        } else {
-          const jobs = await rt.warrant.jobs();
-          const job = jobs.find((j) => j.query === query);
-          if (job === undefined || job.failed) await rt.warrant.requeue(heldQueryId(query));
-        }
-      } catch (e) {
-        return errorOf(e);
-      }
-      return waitForWorkers(query);
-    }
-    const handle = fresh
-      ? rt.runWith(await cellPack(cell), { query, models: cell.config.models }, drive)
-      : rt.resumeWith(heldQueryId(query), {}, drive);
-    try {
-      const outcome = await handle.result;
-      if (outcome.status === "leased-elsewhere")
-        return { code: "eval/leased-elsewhere", message: `another driver holds ${query}` };
-      return undefined;
-    } catch (e) {
-      return errorOf(e);
-    }
-  };
-
-  /** With dispatch: waits until the loop stopped or waits on something, or its job failed. */
-  const waitForWorkers = async (
-    query: string,
-  ): Promise<{ code: string; message: string } | undefined> => {
-    for (;;) {
-      const v = await show(query);
-      if (v !== undefined) {
-        if (v.loop.stop !== undefined) return undefined;
-        if (judgeWaiting(v.waiting).kind !== "drive") return undefined;
-      }
-      const job = (await rt.warrant.jobs()).find((j) => j.query === query);
-      if (job?.failed === true)
-        return { code: "eval/job-failed", message: `the job of ${query} used up its attempts` };
-      await rt.sleep(pollMs);
-    }
-  };
-
-  const attemptCell = async (cell: PlannedCell): Promise<Attempt> => {
-    const latest = await latestAttempt(show, cell.key);
-    let query = latest.query;
-    let view = latest.view;
-    if (view?.loop.stop !== undefined && outcomeOfStop(view.loop.stop) === "error") {
-      query = cellAttemptQuery(cell.key, latest.attempts);
-      view = undefined;
-    }
-    if (view?.loop.stop !== undefined) return { kind: "settled" };
-    if (view !== undefined) {
-      const judged = judgeWaiting(view.waiting);
-      if (judged.kind === "close") {
-        await close(query, cell.key, judged.why);
-        return { kind: "settled" };
-      }
-    }
-    log.push({
-      kind: "cell-start",
-      ...base,
-      at: at(),
-      task: cell.task,
-      agent: cell.agent,
-      epoch: cell.epoch,
-      query,
-      resumed: view !== undefined,
-    });
-    const thrown = await driveLoop(cell, query, view === undefined);
-    const after = await show(query);
-    if (after === undefined)
-      return {
-        kind: "error",
-        ...(thrown ?? { code: "eval/not-opened", message: `${query} did not open` }),
-      };
-    if (after.loop.stop !== undefined) {
-      if (outcomeOfStop(after.loop.stop) !== "error") return { kind: "settled" };
-      const stop = after.loop.stop;
-      return stop.reason === "safety-refused"
-        ? {
-            kind: "error",
-            code: stop["refusal/code"],
-            message: "the host could not contain the run",
-          }
-        : {
-            kind: "error",
-            code: "eval/interrupted",
-            message: "the host died while a step of its run ran",
-          };
-    }
-    const judged = judgeWaiting(after.waiting);
-    if (judged.kind === "close") {
-      await close(query, cell.key, judged.why);
-      return { kind: "settled" };
-    }
-    if (judged.kind === "error")
-      return { kind: "error", code: judged.code, message: judged.message };
-    return {
-      kind: "error",
-      ...(thrown ?? { code: "eval/not-settled", message: `${query} neither stopped nor waits` }),
-    };
-  };
-
-  let span: EvalSpan | undefined;
-  const result = (async (): Promise<EvalReport> => {
-    span = await rt.evalSpan?.({
-      "warrant.eval.id": loaded.id,
-      "warrant.eval.set": loaded.set.name,
-      "warrant.eval.cells": loaded.cells.length,
-    });
-    await putManifest(store, manifest);
-    closed = new Map([...(await closedReasons(store)), ...closed]);
-    const certs = await certifications(store);
-    const quarantined = new Set(
-      taskSummaries(manifest, certs)
-        .filter((t) => t.quarantined)
-        .map((t) => t.task),
-    );
-    log.push({
-      kind: "eval-start",
-      ...base,
-      at: at(),
-      set: { name: loaded.set.name, digest: loaded.set.digest },
-      cells: loaded.cells.length,
-    });
-    const known = new Map<string, { code: string; message: string }>();
-    let done = 0;
-    let passed = 0;
-    let tokens = 0;
-    let cost: number | null = 0;
-    let stopped: "tokens" | "costUsd" | null = null;
-    const pending = loaded.cells.filter((c) => !quarantined.has(c.task));
-    const release =
-      options.dispatch === true || pending.length === 0
-        ? async () => undefined
-        : await holdBaselines(rt, loaded);
-    const settle = async (cell: PlannedCell) => {
-      const cellSpan = span?.cell(cell.query, {
-        "warrant.eval.task": cell.task,
-        "warrant.eval.agent": cell.agent,
-        "warrant.eval.epoch": cell.epoch,
-        "warrant.eval.key": cell.key,
-      });
-      let last: Attempt = { kind: "settled" };
-      for (let retry = 0; ; retry++) {
-        try {
-          last = await attemptCell(cell);
-        } catch (e) {
-          last = { kind: "error", ...errorOf(e) };
-        }
-        if (last.kind === "settled" || retry >= retries) break;
-        const delayMs = backoffMs * 2 ** retry;
-        log.push({
-          kind: "cell-retry",
-          ...base,
-          at: at(),
-          task: cell.task,
-          agent: cell.agent,
-          epoch: cell.epoch,
-          query: cellAttemptQuery(cell.key, 0),
-          retry: retry + 1,
-          delayMs,
-          code: last.code,
-          message: last.message,
-        });
-        await rt.sleep(delayMs);
-      }
-      if (last.kind === "error") known.set(cell.key, { code: last.code, message: last.message });
-      else known.delete(cell.key);
-      const row = await reportCell(
-        { show, store },
-        manifest,
-        manifest.cells.find((c) => c.key === cell.key) as EvalManifest["cells"][number],
-        closed,
-        false,
-        known.get(cell.key),
-      );
-      cellSpan?.end(
-        { "warrant.eval.outcome": row.outcome, "warrant.eval.attempts": row.attempts },
-        row.outcome === "error" ? (row.error?.code ?? "eval/error") : undefined,
-      );
-      done++;
-      if (row.outcome === "passed") passed++;
-      tokens += row.tokens.input + row.tokens.output;
-      cost = cost === null || row.costUsd === null ? null : cost + row.costUsd;
-      log.push({
-        kind: "cell-end",
-        ...base,
-        at: at(),
-        cell: row,
-        progress: { done, total: pending.length, passed, tokens, costUsd: cost },
-      });
-      const reached = limitReached(manifest.limits, tokens, cost);
-      if (reached !== null && stopped === null) {
-        stopped = reached;
-        log.push({ kind: "limit-reached", ...base, at: at(), limit: reached });
-      }
-    };
-    let next = 0;
-    const lane = async () => {
-      for (;;) {
-        if (stopped !== null) return;
-        const cell = pending[next++];
-        if (cell === undefined) return;
-        await settle(cell);
-      }
-    };
-    try {
-      await Promise.all(Array.from({ length: Math.min(concurrency, pending.length) }, lane));
-    } finally {
-      await release();
-    }
-    const report = await buildReport({ show, store }, manifest, certs, known);
-    span?.end({
-      "warrant.eval.status": report.status,
-      "warrant.eval.passed": report.totals.passed,
-    });
-    log.push({ kind: "eval-end", ...base, at: at(), report });
-    return report;
-  })();
-  result.catch((e: unknown) => span?.end({}, errorOf(e).code));
+  const result = runEval(r, concurrency);
+  result.catch((e: unknown) => r.span?.end({}, errorOf(e).code));
   const evalId = Promise.resolve(loaded.id);
   const settled = result.then(
-    (r) => {
+    (report) => {
       log.end();
-      return r;
+      return report;
     },
     (error: unknown) => {
       log.end({ error });
@@ -530,5 +307,294 @@ export function startEval(
     eval: evalId,
     result: settled,
     [Symbol.asyncIterator]: () => log[Symbol.asyncIterator](),
+  };
+}
+
+/** The cells settled so far and what they spent, and the limit that stopped new cells, if any. */
+interface Tally {
+  /** The error each cell that settled as one ended with, by key. */
+  readonly known: Map<string, Problem>;
+  readonly total: number;
+  done: number;
+  passed: number;
+  tokens: number;
+  cost: number | null;
+  stopped: "tokens" | "costUsd" | null;
+}
+
+/** The eval: its manifest booked, its cells settled `concurrency` at a time, its report. */
+async function runEval(r: EvalRun, concurrency: number): Promise<EvalReport> {
+  const { rt, loaded, log, store, manifest, base } = r;
+  r.span = await rt.evalSpan?.({
+    "warrant.eval.id": loaded.id,
+    "warrant.eval.set": loaded.set.name,
+    "warrant.eval.cells": loaded.cells.length,
+  });
+  await putManifest(store, manifest);
+  r.closed = new Map([...(await closedReasons(store)), ...r.closed]);
+  const certs = await certifications(store);
+  const quarantined = new Set(
+    taskSummaries(manifest, certs)
+      .filter((t) => t.quarantined)
+      .map((t) => t.task),
+  );
+  log.push({
+    kind: "eval-start",
+    ...base,
+    at: r.at(),
+    set: { name: loaded.set.name, digest: loaded.set.digest },
+    cells: loaded.cells.length,
+  });
+  const pending = loaded.cells.filter((c) => !quarantined.has(c.task));
+  const tally: Tally = {
+    known: new Map(),
+    total: pending.length,
+    done: 0,
+    passed: 0,
+    tokens: 0,
+    cost: 0,
+    stopped: null,
+  };
+  const release =
+    r.options.dispatch === true || pending.length === 0
+      ? async () => undefined
+      : await holdBaselines(rt, loaded);
+  let next = 0;
+  const lane = async () => {
+    for (;;) {
+      if (tally.stopped !== null) return;
+      const cell = pending[next++];
+      if (cell === undefined) return;
+      await settleCell(r, tally, cell);
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: Math.min(concurrency, pending.length) }, lane));
+  } finally {
+    await release();
+  }
+  const report = await buildReport({ show: r.show, store }, manifest, certs, tally.known);
+  r.span?.end({
+    "warrant.eval.status": report.status,
+    "warrant.eval.passed": report.totals.passed,
+  });
+  log.push({ kind: "eval-end", ...base, at: r.at(), report });
+  return report;
+}
+
+/** A cell tried until it settles or its retries run out, then reported and counted. */
+async function settleCell(r: EvalRun, tally: Tally, cell: PlannedCell): Promise<void> {
+  const { log, manifest, base } = r;
+  const cellSpan = r.span?.cell(cell.query, {
+    "warrant.eval.task": cell.task,
+    "warrant.eval.agent": cell.agent,
+    "warrant.eval.epoch": cell.epoch,
+    "warrant.eval.key": cell.key,
+  });
+  const last = await attemptWithRetries(r, cell);
+  if (last.kind === "error") tally.known.set(cell.key, { code: last.code, message: last.message });
+  else tally.known.delete(cell.key);
+  const row = await reportCell(
+    { show: r.show, store: r.store },
+    manifest,
+    manifest.cells.find((c) => c.key === cell.key) as EvalManifest["cells"][number],
+    r.closed,
+    false,
+    tally.known.get(cell.key),
+  );
+  cellSpan?.end(
+    { "warrant.eval.outcome": row.outcome, "warrant.eval.attempts": row.attempts },
+    row.outcome === "error" ? (row.error?.code ?? "eval/error") : undefined,
+  );
+  tally.done++;
+  if (row.outcome === "passed") tally.passed++;
+  tally.tokens += row.tokens.input + row.tokens.output;
+  tally.cost = tally.cost === null || row.costUsd === null ? null : tally.cost + row.costUsd;
+  const { done, total, passed, tokens, cost } = tally;
+  log.push({
+    kind: "cell-end",
+    ...base,
+    at: r.at(),
+    cell: row,
+    progress: { done, total, passed, tokens, costUsd: cost },
+  });
+  const reached = limitReached(manifest.limits, tokens, cost);
+  if (reached !== null && tally.stopped === null) {
+    tally.stopped = reached;
+    log.push({ kind: "limit-reached", ...base, at: r.at(), limit: reached });
+  }
+}
+
+/** A cell's attempts, an error retried with a doubling backoff: the last one. */
+async function attemptWithRetries(r: EvalRun, cell: PlannedCell): Promise<Attempt> {
+  let last: Attempt = { kind: "settled" };
+  for (let retry = 0; ; retry++) {
+    try {
+      last = await attemptCell(r, cell);
+    } catch (e) {
+      last = { kind: "error", ...errorOf(e) };
+    }
+    if (last.kind === "settled" || retry >= r.retries) return last;
+    const delayMs = r.backoffMs * 2 ** retry;
+    r.log.push({
+      kind: "cell-retry",
+      ...r.base,
+      at: r.at(),
+      task: cell.task,
+      agent: cell.agent,
+      epoch: cell.epoch,
+      query: cellAttemptQuery(cell.key, 0),
+      retry: retry + 1,
+      delayMs,
+      code: last.code,
+      message: last.message,
+    });
+    await r.rt.sleep(delayMs);
+  }
+}
+
+/** Closes a loop that waits on what nobody will give it, booking why first. */
+async function closeLoop(r: EvalRun, query: string, key: string, why: CloseReason): Promise<void> {
+  await putClosed(r.store, { schema: "warrant-eval-cell-closed.v1", query, key, why });
+  r.closed.set(query, why);
+  const done = await r.rt.warrant.cancel(heldQueryId(query));
+  if (!done.ok) throw new WarrantError(done.code, done.message);
+}
+
+/**
+ * What a fresh cell's loop opens: the task's pack as the set loaded it, or its configuration's
+ * copy, loaded once per eval (every epoch of a configuration opens the same file); a copy that
+ * does not load is passed as its file, for the run to refuse as it would refuse any pack.
+ */
+async function cellPack(r: EvalRun, cell: PlannedCell): Promise<LoadedPack | string> {
+  const source = await cellPackSource(r.loaded, cell);
+  if (source.pack !== undefined) return source.pack;
+  let copy = r.copies.get(source.file);
+  if (copy === undefined) {
+    copy = loadPack(source.file).then((loaded) => (loaded.ok ? loaded.value : source.file));
+    r.copies.set(source.file, copy);
+  }
+  return copy;
+}
+
+/** Drives a loop until it stops or blocks (here, or by the workers with dispatch). */
+async function driveLoop(
+  r: EvalRun,
+  cell: PlannedCell,
+  query: string,
+  fresh: boolean,
+): Promise<Problem | undefined> {
+  const { rt } = r;
+  if (r.options.dispatch === true) {
+    try {
+      if (fresh) {
+        const packFile = await cellPackFile(r.loaded, cell);
+        await rt.warrant.dispatch(packFile, { query, models: cell.config.models });
+      } else {
+        const jobs = await rt.warrant.jobs();
+        const job = jobs.find((j) => j.query === query);
+        if (job === undefined || job.failed) await rt.warrant.requeue(heldQueryId(query));
+      }
+    } catch (e) {
+      return errorOf(e);
+    }
+    return waitForWorkers(r, query);
+  }
+  const handle = fresh
+    ? rt.runWith(await cellPack(r, cell), { query, models: cell.config.models }, r.drive)
+    : rt.resumeWith(heldQueryId(query), {}, r.drive);
+  try {
+    const outcome = await handle.result;
+    if (outcome.status === "leased-elsewhere")
+      return { code: "eval/leased-elsewhere", message: `another driver holds ${query}` };
+    return undefined;
+  } catch (e) {
+    return errorOf(e);
+  }
+}
+
+/** With dispatch: waits until the loop stopped or waits on something, or its job failed. */
+async function waitForWorkers(r: EvalRun, query: string): Promise<Problem | undefined> {
+  for (;;) {
+    const v = await r.show(query);
+    if (v !== undefined) {
+      if (v.loop.stop !== undefined) return undefined;
+      if (judgeWaiting(v.waiting).kind !== "drive") return undefined;
+    }
+    const job = (await r.rt.warrant.jobs()).find((j) => j.query === query);
+    if (job?.failed === true)
+      return { code: "eval/job-failed", message: `the job of ${query} used up its attempts` };
+    await r.rt.sleep(r.pollMs);
+  }
+}
+
+/** One attempt at a cell: its latest loop judged, else driven (fresh or on), then judged. */
+async function attemptCell(r: EvalRun, cell: PlannedCell): Promise<Attempt> {
+  const latest = await latestAttempt(r.show, cell.key);
+  let query = latest.query;
+  let view = latest.view;
+  if (view?.loop.stop !== undefined && outcomeOfStop(view.loop.stop) === "error") {
+    query = cellAttemptQuery(cell.key, latest.attempts);
+    view = undefined;
+  }
+  if (view?.loop.stop !== undefined) return { kind: "settled" };
+  if (view !== undefined) {
+    const judged = judgeWaiting(view.waiting);
+    if (judged.kind === "close") {
+      await closeLoop(r, query, cell.key, judged.why);
+      return { kind: "settled" };
+    }
+  }
+  r.log.push({
+    kind: "cell-start",
+    ...r.base,
+    at: r.at(),
+    task: cell.task,
+    agent: cell.agent,
+    epoch: cell.epoch,
+    query,
+    resumed: view !== undefined,
+  });
+  const thrown = await driveLoop(r, cell, query, view === undefined);
+  return judgeDriven(r, cell, query, thrown);
+}
+
+/** How a cell's loop stands after a drive: settled, closed (settled), or an error. */
+async function judgeDriven(
+  r: EvalRun,
+  cell: PlannedCell,
+  query: string,
+  thrown: Problem | undefined,
+): Promise<Attempt> {
+  const after = await r.show(query);
+  if (after === undefined)
+    return {
+      kind: "error",
+      ...(thrown ?? { code: "eval/not-opened", message: `${query} did not open` }),
+    };
+  if (after.loop.stop !== undefined) {
+    if (outcomeOfStop(after.loop.stop) !== "error") return { kind: "settled" };
+    const stop = after.loop.stop;
+    return stop.reason === "safety-refused"
+      ? {
+          kind: "error",
+          code: stop["refusal/code"],
+          message: "the host could not contain the run",
+        }
+      : {
+          kind: "error",
+          code: "eval/interrupted",
+          message: "the host died while a step of its run ran",
+        };
+  }
+  const judged = judgeWaiting(after.waiting);
+  if (judged.kind === "close") {
+    await closeLoop(r, query, cell.key, judged.why);
+    return { kind: "settled" };
+  }
+  if (judged.kind === "error") return { kind: "error", code: judged.code, message: judged.message };
+  return {
+    kind: "error",
+    ...(thrown ?? { code: "eval/not-settled", message: `${query} neither stopped nor waits` }),
   };
 }
