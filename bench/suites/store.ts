@@ -1,6 +1,8 @@
-// The ledger stores: decide + append per charge (memory, SQLite, PostgreSQL); throughput with 100
-// loops charged concurrently (SQLite, PostgreSQL) against a bare INSERT loop into the same
-// database in the same run; and fsync calls per durable charge on SQLite, counted with strace.
+// The ledger stores: decide + append per charge (memory, SQLite, PostgreSQL), the PostgreSQL one
+// beside one bare single-row INSERT committed in its own transaction (`bareInsertTransactionUs`);
+// throughput with 100 loops charged concurrently (SQLite, PostgreSQL) against a bare INSERT loop
+// into the same database in the same run; and fsync calls per durable charge on SQLite, counted
+// with strace.
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -113,6 +115,29 @@ async function pgBareInsertsPerSecond(url: string, schema: string, each: number)
     return (LOOPS * each) / ((performance.now() - t0) / 1000);
   } finally {
     await pool.end();
+  }
+}
+
+/**
+ * µs per bare single-row INSERT committed in its own transaction (autocommit, synchronous_commit as
+ * the server has it), one after another on one connection: the reference for a single charge.
+ */
+async function pgBareInsertTransactionUs(url: string, schema: string): Promise<number> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const table = `"${schema}".bench_bare_single`;
+    await client.query(
+      `CREATE TABLE ${table} (id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, v TEXT NOT NULL)`,
+    );
+    let n = 0;
+    const timing = await measureAsync(
+      () => client.query(`INSERT INTO ${table} (v) VALUES ($1)`, [`row ${n++}`]),
+      { iterations: 100, repeats: 7, warmup: 20 },
+    );
+    return timing.medianUs;
+  } finally {
+    await client.end();
   }
 }
 
@@ -242,10 +267,13 @@ async function runStoreBench(): Promise<Record<string, unknown>> {
       u.searchParams.set("schema", schema);
       try {
         const store = await openStore(u.toString());
-        (result.decideAppendPerChargeUs as Record<string, unknown>).postgres = await perCharge(
-          store,
-          "pg",
-        );
+        const pgCharge = await perCharge(store, "pg");
+        const bareTransaction = await pgBareInsertTransactionUs(url, schema);
+        (result.decideAppendPerChargeUs as Record<string, unknown>).postgres = {
+          ...pgCharge,
+          bareInsertTransactionUs: bareTransaction,
+          ratioToBareInsertTransaction: round(Number(pgCharge.medianUs) / bareTransaction, 2),
+        };
         const rate = await concurrentCharges(store, each);
         await store.close();
         const bare = await pgBareInsertsPerSecond(url, schema, each);

@@ -1,5 +1,7 @@
 // Drives the loop decider over a LedgerStore: read → fold → decide → append with the expected last
-// sequence; on a conflict re-read and re-decide, so two writers never overspend or fork a loop.
+// sequence; on a conflict re-read and re-decide, so two writers never overspend or fork a loop. A
+// loop this ledger has read is decided on its cached state first (no read per command): the
+// expected sequence refuses that append if the loop moved on, and a refusal is decided again.
 import { decide } from "../core/loop/decide.js";
 import { project } from "../core/loop/project.js";
 import { evolve, fold, type LoopState } from "../core/loop/state.js";
@@ -80,8 +82,17 @@ export class LoopLedger {
       );
     }
     for (let attempt = 0; attempt < MAX_APPEND_ATTEMPTS; attempt++) {
-      const state = await this.state(query);
-      const decision = decide(state, command, now);
+      // The first try decides on the state this ledger last saw, without reading the store: its
+      // append names that state's last sequence, so it is refused if the loop moved on meanwhile.
+      // Only a decision to append is taken from it; a refusal or a replay is decided again on what
+      // the store holds now.
+      const cached = attempt === 0 ? this.#cache.get(query) : undefined;
+      let state = cached ?? (await this.state(query));
+      let decision = decide(state, command, now);
+      if (decision.result !== "appended" && cached !== undefined) {
+        state = await this.state(query);
+        decision = decide(state, command, now);
+      }
       if (decision.result !== "appended") return decision;
       const outcome = await this.#store.append({
         query,
@@ -94,8 +105,9 @@ export class LoopLedger {
         return decision;
       }
       // A sequence conflict: another writer appended first. A charge-key conflict: the same charge
-      // landed meanwhile. Either way the re-read finds what happened and the re-decision sees it.
-      await backoff(attempt + 1, this.#sleep, this.#random);
+      // landed meanwhile. Either way the re-read finds what happened and the re-decision sees it. A
+      // try on the state last seen lost to nothing in flight: it re-reads at once.
+      if (cached === undefined) await backoff(attempt + 1, this.#sleep, this.#random);
     }
     throw new WarrantError(
       "store/contention",

@@ -99,6 +99,29 @@ describe("LoopLedger", () => {
     expect(await other.state(QUERY)).toEqual(fold(facts));
   });
 
+  it("decides on the state it last saw: one append per command, no read", async () => {
+    const store = new FakeStore();
+    const ledger = new LoopLedger(store);
+    await ledger.execute(QUERY, open(), at(0));
+    const reads = store.reads;
+    expect((await ledger.execute(QUERY, passage(1), at(1))).result).toBe("appended");
+    expect((await ledger.execute(QUERY, passage(2), at(2))).result).toBe("appended");
+    expect(store.reads).toBe(reads);
+    expect(store.loops.get(QUERY)?.map((r) => r.fact.sequence)).toEqual([1, 2, 3]);
+  });
+
+  it("decides a refusal again on what the store holds, not on the state it last saw", async () => {
+    const store = new FakeStore();
+    const ledger = new LoopLedger(store);
+    const rival = new LoopLedger(store);
+    await ledger.execute(QUERY, open(), at(0));
+    // Another writer opens the cycle: on the state this ledger last saw, the admission is refused.
+    expect((await rival.execute(QUERY, cycle(1), at(1))).result).toBe("appended");
+    const d = await ledger.execute(QUERY, admit(1), at(2));
+    expect(d.result).toBe("appended");
+    if (d.result === "appended") expect(d.fact.sequence).toBe(3);
+  });
+
   it("gives up with store/contention after losing every attempt", async () => {
     const store = new FakeStore();
     const ledger = new LoopLedger(store, async () => {});

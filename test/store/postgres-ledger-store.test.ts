@@ -71,7 +71,8 @@ describe.skipIf(!server.enabled)("PostgreSQL store", () => {
       const q = "query:race";
       await store.append({ query: q, expectedLastSequence: 0, facts: [opened(q)] });
       const token = (await store.acquireLease(q, "worker-a", 1000, new Date()))?.token ?? 0;
-      // Another driver's takeover, not yet committed, holds the loop's lock, as acquireLease does.
+      // Another driver's takeover, not yet committed, holds the loop's lock and the lease row it
+      // updates, as acquireLease does.
       const taker = new pg.Client({ connectionString: server.url });
       await taker.connect();
       await taker.query("BEGIN");
@@ -99,11 +100,12 @@ describe.skipIf(!server.enabled)("PostgreSQL store", () => {
           settled = true;
         },
       );
-      // The write waits for the loop's lock: it cannot commit under a token the takeover replaces.
+      // The write waits for the lease row the takeover updated: it cannot commit under a token the
+      // takeover replaces.
       while (!settled) {
         const [row] = await schemas.sql<{ n: string }>(
-          "SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event = 'advisory' AND query LIKE $1",
-          [`%${loopLock(schema, q)}%`],
+          "SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1",
+          [`%"${schema}".warrant_leases WHERE query = % FOR SHARE%`],
         );
         if (Number(row?.n) > 0) break;
         await new Promise((resolve) => setTimeout(resolve, 20));

@@ -15,6 +15,8 @@ const schemas = new TestSchemas(pg.url, "transient");
 const Q = "query:transient";
 const t0 = new Date("2026-12-01T10:00:00.000Z");
 const plus = (ms: number) => new Date(t0.getTime() + ms);
+/** In every message of an append without records: one statement, its own transaction, by name. */
+const APPEND = "warrant-append-1";
 
 describe.skipIf(!pg.enabled)("PostgreSQL store: a write whose answer was lost", () => {
   let proxy: CuttingProxy;
@@ -46,7 +48,7 @@ describe.skipIf(!pg.enabled)("PostgreSQL store: a write whose answer was lost", 
 
   it("answers ok for an append whose commit landed, storing it once", async () => {
     const { direct, store, retries } = await stores();
-    const cut = proxy.cutAfterAnswerTo("COMMIT");
+    const cut = proxy.cutAfterAnswerTo(APPEND);
     const pending = store.append({ query: Q, expectedLastSequence: 1, facts: [passage(Q, 2, 1)] });
     await cut;
     proxy.up();
@@ -79,7 +81,7 @@ describe.skipIf(!pg.enabled)("PostgreSQL store: a write whose answer was lost", 
   it("answers ok for a fenced append that landed before a takeover, and refuses the next", async () => {
     const { direct, store } = await stores();
     const token = (await store.acquireLease(Q, "worker-a", 1000, t0))?.token ?? 0;
-    const cut = proxy.cutAfterAnswerTo("COMMIT");
+    const cut = proxy.cutAfterAnswerTo(APPEND);
     const pending = store.append({
       query: Q,
       expectedLastSequence: 1,
@@ -160,7 +162,7 @@ describe.skipIf(!pg.enabled)("PostgreSQL store: a write whose answer was lost", 
 
   it("gives up with store/unreachable once the retry window has passed", async () => {
     const { store, retries } = await stores(300);
-    const cut = proxy.cutAfterAnswerTo("COMMIT");
+    const cut = proxy.cutAfterAnswerTo(APPEND);
     const pending = store.append({ query: Q, expectedLastSequence: 1, facts: [passage(Q, 2, 1)] });
     await cut;
     // The proxy stays down: every retry fails to connect.

@@ -1,8 +1,9 @@
-// The PostgreSQL LedgerStore (pg Pool): one READ COMMITTED transaction per append, serialised per
-// loop by a transaction-scoped advisory lock, with synchronous_commit on so a commit is durable
-// before append() resolves. PRIMARY KEY (query, sequence) and UNIQUE (query, charge_key) are the
-// backstop should anything bypass the lock. A fenced write checks its token against the lease row
-// in its own transaction, under that lock (which a takeover takes too). Transient errors (a restart, a cut connection, a
+// The PostgreSQL LedgerStore (pg Pool): one READ COMMITTED transaction per append, with
+// synchronous_commit on so a commit is durable before append() resolves, and no lock shared by the
+// loops. The facts go in with one statement that inserts them only if the loop is still at the
+// expected sequence and, for a fenced write, the lease row (locked FOR SHARE until COMMIT, so a
+// takeover waits) still carries the write's token; PRIMARY KEY (query, sequence) and UNIQUE (query,
+// charge_key) refuse a concurrent writer. Transient errors (a restart, a cut connection, a
 // serialization failure) are retried under the same idempotency keys for the retry window.
 import pg from "pg";
 import type { Fact } from "../../core/loop/types.js";
@@ -43,15 +44,7 @@ import { constraintConflict, isTransientPgError, mapPgError } from "./postgres-e
 import { PostgresLeases } from "./postgres-leases.js";
 import { PostgresMemory } from "./postgres-memory.js";
 import { POSTGRES_META_DDL, POSTGRES_MIGRATIONS } from "./postgres-migrations.js";
-import { statementResults } from "./postgres-results.js";
-import {
-  inTransaction,
-  lockKey,
-  loopLock,
-  type PgTables,
-  pgTables,
-  quote,
-} from "./postgres-sql.js";
+import { inTransaction, lockKey, type PgTables, pgTables, quote } from "./postgres-sql.js";
 import {
   LATEST_SCHEMA_VERSION,
   parseVersion,
@@ -73,6 +66,9 @@ export interface PostgresStoreOptions {
   readonly retry?: RetryOptions;
 }
 
+/** At most one notification per this many ms from appends: the rest are folded into it. */
+const NOTIFY_GAP_MS = 10;
+
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /** Connect, create the schema if needed and migrate it; throws WarrantError `store/…`. */
@@ -87,7 +83,13 @@ export async function openPostgresLedgerStore(
       `schema "${schema}" must match ${SCHEMA_NAME.source} (lower-case letters, digits, _)`,
     );
   }
-  const pool = new pg.Pool({ connectionString, max: opts.poolSize ?? 10 });
+  // synchronous_commit on for every session, whatever the server's default: a commit is durable
+  // before an append resolves.
+  const pool = new pg.Pool({
+    connectionString,
+    max: opts.poolSize ?? 10,
+    options: "-c synchronous_commit=on",
+  });
   // An idle client that loses its connection is dropped by the pool; the next query reconnects
   // or fails with its own error. Without a listener the error would end the process.
   pool.on("error", () => {});
@@ -144,6 +146,9 @@ export class PostgresLedgerStore implements LedgerStore {
   readonly #memory: PostgresMemory;
   readonly #retryOptions: RetryOptions;
   #closed = false;
+  /** When the last notification was sent, and the one scheduled after it (see #notifyLater). */
+  #notifiedAt = Number.NEGATIVE_INFINITY;
+  #notifyTimer: ReturnType<typeof setTimeout> | undefined;
   /**
    * The last fact this store has read or written per loop. A stored fact never changes, so the hash
    * at a sequence is safe to keep; when the caller expects exactly that sequence the append needs
@@ -186,62 +191,73 @@ export class PostgresLedgerStore implements LedgerStore {
   async #appendOnce(batch: AppendBatch, records: readonly StoredRecord[]): Promise<AppendOutcome> {
     const expected = batch.expectedLastSequence;
     const head = this.#heads.get(batch.query);
-    if (records.length === 0 && (expected === 0 || head?.sequence === expected)) {
-      return this.#appendKnownHead(batch, expected === 0 ? undefined : head?.hash);
+    if (expected === 0 || head?.sequence === expected) {
+      return this.#insertFacts(batch, records, expected === 0 ? undefined : head?.hash);
     }
+    // The loop's last fact (and a fenced write's lease), read without a lock: the insert checks
+    // both again in its own statement, so a writer that slips in between makes it insert nothing.
+    const token = batch.fencingToken;
+    const { rows } = await this.#pool.query<{
+      sequence: number | null;
+      hash: string | null;
+      holder: string | null;
+      token: string | null;
+    }>(
+      "SELECT f.sequence, f.hash, l.holder, l.token FROM (SELECT 1) AS one " +
+        `LEFT JOIN LATERAL (SELECT sequence, hash FROM ${this.#t.facts} WHERE query = $1 ` +
+        "ORDER BY sequence DESC LIMIT 1) AS f ON TRUE " +
+        `LEFT JOIN ${this.#t.leases} AS l ON l.query = $1`,
+      [batch.query],
+    );
+    const row = rows[0];
+    if (token !== undefined) {
+      const lease = leaseOf(row);
+      if (lease?.token !== token) throw leaseLost(batch.query, token, lease);
+    }
+    const lastSequence = row?.sequence ?? 0;
+    if (lastSequence !== expected) {
+      return {
+        ok: false,
+        conflict: "sequence",
+        message: sequenceConflictMessage(batch.query, expected, lastSequence),
+      };
+    }
+    return this.#insertFacts(batch, records, row?.hash ?? undefined);
+  }
+
+  /**
+   * The batch's facts after `previousHash`, in one statement that inserts them only if the loop's
+   * last sequence is the expected one and, for a fenced write, the lease row still carries the
+   * write's token. That row is locked FOR SHARE until COMMIT: a takeover (which updates it) waits
+   * for the write, and a write whose statement meets a takeover in progress waits for it, then sees
+   * the new token and inserts nothing. PRIMARY KEY (query, sequence) refuses a concurrent writer
+   * at the same sequence. Without records this is one statement in its own transaction: one round
+   * trip, planned once per connection.
+   */
+  async #insertFacts(
+    batch: AppendBatch,
+    records: readonly StoredRecord[],
+    previousHash: string | undefined,
+  ): Promise<AppendOutcome> {
+    const stored = chainFacts(previousHash, batch.facts);
     const client = await this.#pool.connect();
     let broken: Error | undefined;
     try {
-      // Values are inlined as escaped literals so that statements share a round trip: this path
-      // takes two (more with records).
-      const lit = (v: string) => client.escapeLiteral(v);
-      // 1: open the transaction with synchronous_commit on (whatever the server default), take the
-      // loop's lock (held to COMMIT), lock a fenced write's lease row, read the loop's last fact.
-      // Each statement of a simple query takes a new snapshot, so the read sees every append
-      // committed before the lock was granted.
-      const token = batch.fencingToken;
-      const answer = await client.query(
-        "BEGIN; SET LOCAL synchronous_commit TO on; " +
-          `${loopLock(this.#schema, batch.query)}; ` +
-          (token === undefined ? "" : `${this.#leaseOf(lit(batch.query))}; `) +
-          `SELECT sequence, hash FROM ${this.#t.facts} WHERE query = ${lit(batch.query)} ` +
-          "ORDER BY sequence DESC LIMIT 1",
-      );
-      const results = statementResults(answer);
-      if (token !== undefined) {
-        const lease = leaseOf(results[3]);
-        if (lease?.token !== token) {
-          await client.query("ROLLBACK");
-          throw leaseLost(batch.query, token, lease);
-        }
-      }
-      const last = (results.at(-1) as pg.QueryResult<{ sequence: number; hash: string }>).rows[0];
-      const lastSequence = last?.sequence ?? 0;
-      if (lastSequence !== batch.expectedLastSequence) {
-        await client.query("ROLLBACK");
-        return {
-          ok: false,
-          conflict: "sequence",
-          message: sequenceConflictMessage(batch.query, batch.expectedLastSequence, lastSequence),
-        };
-      }
-      const stored = chainFacts(last?.hash, batch.facts);
-      const rows = stored.map(
-        (s) =>
-          `(${lit(batch.query)}, ${s.fact.sequence}, ${lit(s.chargeKey)}, ${lit(s.fact.step.kind)}, ` +
-          `${lit(storedText(s.fact))}, ${lit(s.hash)})`,
-      );
-      const insert = `INSERT INTO ${this.#t.facts} (query, sequence, charge_key, kind, fact, hash) VALUES ${rows.join(", ")}`;
-      // 2: the facts and COMMIT (records, which may need a comparison, in between).
+      const insert = this.#factsInsert(batch, stored);
       if (records.length === 0) {
-        await client.query(`${insert}; COMMIT`);
-      } else {
-        await client.query(insert);
+        // One statement, its own transaction: one round trip, planned once per connection.
+        const { rows } = await client.query<InsertedRow>(insert);
+        this.#notifyLater();
+        return this.#inserted(batch, stored, rows[0]);
+      }
+      await client.query("BEGIN");
+      const row = (await client.query<InsertedRow>(insert)).rows[0];
+      if (Number(row?.inserted ?? 0) === stored.length) {
         await this.#insertRecords(client, records);
         await client.query("COMMIT");
-      }
-      this.#remember(batch.query, stored.at(-1));
-      return { ok: true, stored };
+        this.#notifyLater();
+      } else await client.query("ROLLBACK");
+      return this.#inserted(batch, stored, row);
     } catch (e) {
       if (e instanceof WarrantError && e.code === "store/lease-lost") throw e;
       // After a failed statement the transaction is aborted (or, if COMMIT failed, already over):
@@ -251,12 +267,64 @@ export class PostgresLedgerStore implements LedgerStore {
       } catch (rollbackError) {
         broken = rollbackError as Error;
       }
+      // The rolled-back insert may have held back the change feed's positions above its own.
+      this.#notifyLater();
       const conflict = constraintConflict(e, batch.query);
       if (conflict !== undefined) return conflict;
       throw e;
     } finally {
       client.release(broken);
     }
+  }
+
+  /** The outcome of the facts insert whose row is `row`: stored, refused on its lease, or late. */
+  #inserted(
+    batch: AppendBatch,
+    stored: readonly StoredFact[],
+    row: InsertedRow | undefined,
+  ): AppendOutcome {
+    if (Number(row?.inserted ?? 0) !== stored.length) {
+      const token = batch.fencingToken;
+      const lease = leaseOf(row);
+      if (token !== undefined && lease?.token !== token) throw leaseLost(batch.query, token, lease);
+      this.#heads.delete(batch.query);
+      return {
+        ok: false,
+        conflict: "sequence",
+        message: `loop ${batch.query} is no longer at sequence ${batch.expectedLastSequence}: another writer appended first`,
+      };
+    }
+    this.#remember(batch.query, stored.at(-1));
+    return { ok: true, stored: [...stored] };
+  }
+
+  /**
+   * The statement inserting `stored` (see #insertFacts), prepared under a name per shape (how many
+   * facts, fenced or not); its one row says how many it inserted, and a fenced write's lease.
+   */
+  #factsInsert(batch: AppendBatch, stored: readonly StoredFact[]): pg.QueryConfig {
+    const token = batch.fencingToken;
+    const values: unknown[] = [batch.query, batch.expectedLastSequence, token ?? null];
+    const rows = stored.map((s) => {
+      const at = values.length;
+      values.push(s.fact.sequence, s.chargeKey, s.fact.step.kind, storedText(s.fact), s.hash);
+      return `($1, $${at + 1}::integer, $${at + 2}, $${at + 3}, $${at + 4}, $${at + 5})`;
+    });
+    const lease =
+      token === undefined
+        ? ""
+        : `lease AS (SELECT holder, token FROM ${this.#t.leases} WHERE query = $1 FOR SHARE), `;
+    const text =
+      `WITH ${lease}inserted AS (INSERT INTO ${this.#t.facts} (query, sequence, charge_key, kind, fact, hash) ` +
+      `SELECT * FROM (VALUES ${rows.join(", ")}) AS v (query, sequence, charge_key, kind, fact, hash) ` +
+      `WHERE (SELECT COALESCE(MAX(sequence), 0) FROM ${this.#t.facts} WHERE query = $1) = $2::integer` +
+      (token === undefined ? "" : " AND EXISTS (SELECT 1 FROM lease WHERE token = $3::bigint)") +
+      " RETURNING 1) SELECT (SELECT count(*) FROM inserted) AS inserted" +
+      (token === undefined
+        ? ", $3::bigint AS token"
+        : ", (SELECT holder FROM lease) AS holder, (SELECT token FROM lease) AS token");
+    const name = `warrant-append-${stored.length}${token === undefined ? "" : "-fenced"}`;
+    return { name, text, values };
   }
 
   /**
@@ -298,22 +366,20 @@ export class PostgresLedgerStore implements LedgerStore {
     });
   }
 
-  /** The statement reading a loop's lease row (under the loop's lock: no takeover until COMMIT). */
-  #leaseOf(queryLiteral: string): string {
-    return `SELECT holder, token FROM ${this.#t.leases} WHERE query = ${queryLiteral}`;
-  }
-
   /**
-   * Positions are given in commit order by the facts' insert trigger (schema version 6). Watching
-   * holds one pooled connection LISTENing on `warrant_changes` (every fact, record and act of
-   * this schema notifies it at COMMIT) and also says "changed" every `safetyMs`, should a
+   * Positions come from a sequence as facts are inserted, with no lock, so they may commit out of
+   * order; the feed gives only positions below the oldest append still in flight (schema version
+   * 7, `warrant_feed_after`), so a reader that has seen a position never later finds a new fact
+   * below it. Watching holds one pooled connection LISTENing on `warrant_changes` (every write of
+   * this schema notifies it after COMMIT) and also says "changed" every `safetyMs`, should a
    * notification be lost with its connection (which is then replaced).
    */
   changeFeed(safetyMs = 30_000): ChangeFeed {
+    const schema = quote(this.#schema);
     return {
       factsAfter: async (position, limit) => {
         const { rows } = await this.#query<{ position: string; query: string; fact: string }>(
-          `SELECT position, query, fact FROM ${this.#t.facts} WHERE position > $1 ORDER BY position LIMIT $2`,
+          `SELECT position, query, fact FROM ${schema}.warrant_feed_after($1, $2)`,
           [position, limit],
         );
         return rows.map((r) => ({
@@ -324,7 +390,7 @@ export class PostgresLedgerStore implements LedgerStore {
       },
       lastPosition: async () => {
         const { rows } = await this.#query<{ position: string }>(
-          `SELECT COALESCE(MAX(position), 0) AS position FROM ${this.#t.facts}`,
+          `SELECT ${schema}.warrant_feed_last() AS position`,
           [],
         );
         return Number(rows[0]?.position ?? 0);
@@ -392,15 +458,10 @@ export class PostgresLedgerStore implements LedgerStore {
     await this.#retry("putRecords", async (attempt) => {
       try {
         await inTransaction(this.#pool, async (client) => {
-          if (fence !== undefined) {
-            await client.query(loopLock(this.#schema, fence.query));
-            const lease = leaseOf(
-              await client.query(this.#leaseOf(client.escapeLiteral(fence.query))),
-            );
-            if (lease?.token !== fence.token) throw leaseLost(fence.query, fence.token, lease);
-          }
+          if (fence !== undefined) await this.#checkFence(client, fence);
           await this.#insertRecords(client, stored);
         });
+        this.#notifyLater();
       } catch (e) {
         const lost = e instanceof WarrantError && e.code === "store/lease-lost";
         if (lost && attempt.afterFailure && (await this.#allStored(stored))) return;
@@ -421,20 +482,16 @@ export class PostgresLedgerStore implements LedgerStore {
     assertMemoryShape(version, record);
     if (fence !== undefined) assertToken(fence.token);
     const stored = toStoredRecords([record]);
-    return this.#retry("appendMemory", () =>
-      inTransaction(this.#pool, async (client) => {
-        if (fence !== undefined) {
-          await client.query(loopLock(this.#schema, fence.query));
-          const lease = leaseOf(
-            await client.query(this.#leaseOf(client.escapeLiteral(fence.query))),
-          );
-          if (lease?.token !== fence.token) throw leaseLost(fence.query, fence.token, lease);
-        }
+    return this.#retry("appendMemory", async () => {
+      const written = await inTransaction(this.#pool, async (client) => {
+        if (fence !== undefined) await this.#checkFence(client, fence);
         if (!(await this.#memory.insert(client, version))) return false;
         await this.#insertRecords(client, stored);
         return true;
-      }),
-    );
+      });
+      if (written) this.#notifyLater();
+      return written;
+    });
   }
 
   async readRecord(ref: string): Promise<LedgerRecord | undefined> {
@@ -481,7 +538,10 @@ export class PostgresLedgerStore implements LedgerStore {
           "ON CONFLICT DO NOTHING",
         [act.query, act.kind, act.target, act.text ?? null, act.operator, act.at],
       );
-      if (inserted.rowCount === 1) return { posted: true };
+      if (inserted.rowCount === 1) {
+        this.#notifyLater();
+        return { posted: true };
+      }
       const { rows } = await this.#pool.query<ActRow>(
         `SELECT query, kind, target, text, operator, at FROM ${this.#t.acts} WHERE query = $1 AND target = $2 AND counts`,
         [act.query, act.target],
@@ -571,6 +631,11 @@ export class PostgresLedgerStore implements LedgerStore {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    if (this.#notifyTimer !== undefined) {
+      clearTimeout(this.#notifyTimer);
+      this.#notifyTimer = undefined;
+      await this.#sendNotify();
+    }
     await this.#pool.end();
   }
 
@@ -581,67 +646,38 @@ export class PostgresLedgerStore implements LedgerStore {
   }
 
   /**
-   * An append without records whose previous hash is known: one round trip. The insert happens
-   * only if the loop's last sequence is the expected one, checked under the loop's lock in the
-   * same transaction; zero rows inserted means another writer appended first.
+   * A fenced write's check, in its transaction: the lease row is locked FOR SHARE until COMMIT, so
+   * no takeover commits in between, and one in progress is waited for and its token seen.
    */
-  async #appendKnownHead(
-    batch: AppendBatch,
-    previousHash: string | undefined,
-  ): Promise<AppendOutcome> {
-    const stored = chainFacts(previousHash, batch.facts);
-    const client = await this.#pool.connect();
-    let broken: Error | undefined;
-    try {
-      const lit = (v: string) => client.escapeLiteral(v);
-      const token = batch.fencingToken;
-      const rows = stored.map(
-        (s) =>
-          `(${lit(batch.query)}, ${s.fact.sequence}, ${lit(s.chargeKey)}, ${lit(s.fact.step.kind)}, ` +
-          `${lit(storedText(s.fact))}, ${lit(s.hash)})`,
-      );
-      const answer = await client.query(
-        "BEGIN; SET LOCAL synchronous_commit TO on; " +
-          `${loopLock(this.#schema, batch.query)}; ` +
-          (token === undefined ? "" : `${this.#leaseOf(lit(batch.query))}; `) +
-          `INSERT INTO ${this.#t.facts} (query, sequence, charge_key, kind, fact, hash) ` +
-          `SELECT * FROM (VALUES ${rows.join(", ")}) AS v (query, sequence, charge_key, kind, fact, hash) ` +
-          `WHERE (SELECT COALESCE(MAX(sequence), 0) FROM ${this.#t.facts} WHERE query = ${lit(batch.query)}) = ${batch.expectedLastSequence}` +
-          // Under the loop's lock no takeover commits: the token seen before is the token here.
-          (token === undefined
-            ? ""
-            : ` AND EXISTS (SELECT 1 FROM ${this.#t.leases} WHERE query = ${lit(batch.query)} AND token = ${token})`) +
-          "; COMMIT",
-      );
-      const results = statementResults(answer);
-      if (token !== undefined) {
-        const lease = leaseOf(results[3]);
-        if (lease?.token !== token) throw leaseLost(batch.query, token, lease);
-      }
-      const inserted = results.find((r) => r.command === "INSERT")?.rowCount ?? 0;
-      if (inserted !== stored.length) {
-        this.#heads.delete(batch.query);
-        return {
-          ok: false,
-          conflict: "sequence",
-          message: `loop ${batch.query} is no longer at sequence ${batch.expectedLastSequence}: another writer appended first`,
-        };
-      }
-      this.#remember(batch.query, stored.at(-1));
-      return { ok: true, stored };
-    } catch (e) {
-      if (e instanceof WarrantError && e.code === "store/lease-lost") throw e;
-      try {
-        await client.query("ROLLBACK");
-      } catch (rollbackError) {
-        broken = rollbackError as Error;
-      }
-      const conflict = constraintConflict(e, batch.query);
-      if (conflict !== undefined) return conflict;
-      throw e;
-    } finally {
-      client.release(broken);
-    }
+  async #checkFence(client: pg.PoolClient, fence: Fence): Promise<void> {
+    const { rows } = await client.query<LeaseRow>(
+      `SELECT holder, token FROM ${this.#t.leases} WHERE query = $1 FOR SHARE`,
+      [fence.query],
+    );
+    const lease = leaseOf(rows[0]);
+    if (lease?.token !== fence.token) throw leaseLost(fence.query, fence.token, lease);
+  }
+
+  /**
+   * After a write: one notification (channel `warrant_changes`) at the end of the gap since the last
+   * one, for every write until then. Sent after COMMIT, never in the writing transaction: a NOTIFY
+   * there would make its COMMIT take a database-wide lock through the WAL flush. Best effort: a lost
+   * one is made up by the watchers' safety tick.
+   */
+  #notifyLater(): void {
+    if (this.#notifyTimer !== undefined || this.#closed) return;
+    const wait = Math.max(0, this.#notifiedAt + NOTIFY_GAP_MS - performance.now());
+    this.#notifyTimer = setTimeout(() => {
+      this.#notifyTimer = undefined;
+      void this.#sendNotify();
+    }, wait);
+  }
+
+  async #sendNotify(): Promise<void> {
+    this.#notifiedAt = performance.now();
+    await this.#pool
+      .query("SELECT pg_notify('warrant_changes', $1)", [this.#schema])
+      .catch(() => {});
   }
 
   /** `op` retried while it fails transiently; what it finally throws, as a store error. */
@@ -676,12 +712,23 @@ export class PostgresLedgerStore implements LedgerStore {
   }
 }
 
-/** The lease row a `#leaseOf` statement returned, if the loop has a lease. */
+interface LeaseRow {
+  readonly holder?: string | null;
+  readonly token?: string | null;
+}
+
+/** What the facts insert returns: how many it inserted, and a fenced write's lease row. */
+interface InsertedRow extends LeaseRow {
+  readonly inserted: string;
+}
+
+/** The lease in a row read with the loop's lease columns, if the loop has a lease. */
 function leaseOf(
-  result: pg.QueryResult | undefined,
+  row: LeaseRow | undefined,
 ): { readonly holder: string; readonly token: number } | undefined {
-  const row = result?.rows[0] as { holder: string; token: string } | undefined;
-  return row === undefined ? undefined : { holder: row.holder, token: Number(row.token) };
+  return row?.holder == null || row.token == null
+    ? undefined
+    : { holder: row.holder, token: Number(row.token) };
 }
 
 function sameAct(a: OperatorAct, b: OperatorAct): boolean {

@@ -148,4 +148,70 @@ CREATE TRIGGER warrant_operator_acts_changed AFTER INSERT ON warrant_operator_ac
   FOR EACH STATEMENT EXECUTE FUNCTION warrant_changed();
 `,
   },
+  {
+    version: 7,
+    summary:
+      "appends without a store-wide lock: positions straight from the sequence, the change feed " +
+      "reading only below the oldest append in flight, and notifications sent after COMMIT",
+    // A fact's position is drawn from the sequence with no lock (the column's default), so
+    // positions may commit out of order. Each statement inserting facts first takes (a BEFORE
+    // STATEMENT trigger, which fires before any row's default is computed) a shared, never
+    // conflicting, transaction-scoped advisory lock whose key carries the sequence's last value:
+    // every position the statement draws is above that floor, and the lock is visible in pg_locks
+    // until the transaction commits or rolls back. The feed reads, in this order, the sequence's
+    // last value, then the lowest floor held, then the facts (a new snapshot per statement of a
+    // volatile function), and delivers only positions below both: any position below them was
+    // drawn by a transaction that had ended when the facts were read. The key is (hash of the
+    // schema & 32767) << 48 | floor.
+    // Notifications leave the triggers: NOTIFY makes COMMIT take a database-wide lock held through
+    // the WAL flush, which serialised every append; the store notifies after COMMIT instead.
+    sql: `
+DROP TRIGGER warrant_records_changed ON warrant_records;
+DROP TRIGGER warrant_operator_acts_changed ON warrant_operator_acts;
+DROP FUNCTION warrant_changed();
+DROP TRIGGER warrant_facts_position ON warrant_facts;
+DROP FUNCTION warrant_fact_positioned();
+ALTER TABLE warrant_facts ALTER COLUMN position SET DEFAULT nextval('warrant_fact_position');
+CREATE FUNCTION warrant_feed_floor() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_advisory_xact_lock_shared(
+    ((hashtext(TG_TABLE_SCHEMA) & 32767)::bigint << 48)
+      | COALESCE(pg_sequence_last_value(format('%I.warrant_fact_position', TG_TABLE_SCHEMA)::regclass), 0));
+  RETURN NULL;
+END $$;
+CREATE TRIGGER warrant_facts_feed_floor BEFORE INSERT ON warrant_facts
+  FOR EACH STATEMENT EXECUTE FUNCTION warrant_feed_floor();
+CREATE FUNCTION warrant_feed_bound() RETURNS bigint LANGUAGE plpgsql VOLATILE
+  SET search_path FROM CURRENT AS $$
+DECLARE
+  drawn bigint;
+  floor bigint;
+BEGIN
+  SELECT CASE WHEN s.is_called THEN s.last_value ELSE s.last_value - 1 END INTO drawn
+    FROM warrant_fact_position AS s;
+  SELECT min(((l.classid::bigint & 65535) << 32) | l.objid::bigint) INTO floor
+    FROM pg_locks AS l
+    WHERE l.locktype = 'advisory' AND l.objsubid = 1
+      AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+      AND (l.classid::bigint >> 16) = (hashtext(current_schema()) & 32767);
+  RETURN LEAST(drawn + 1, floor);
+END $$;
+CREATE FUNCTION warrant_feed_after(after bigint, most integer)
+  RETURNS TABLE ("position" bigint, query text, fact text) LANGUAGE plpgsql VOLATILE
+  SET search_path FROM CURRENT AS $$
+DECLARE
+  bound bigint := warrant_feed_bound();
+BEGIN
+  RETURN QUERY SELECT f.position, f.query, f.fact FROM warrant_facts AS f
+    WHERE f.position > after AND f.position < bound ORDER BY f.position LIMIT most;
+END $$;
+CREATE FUNCTION warrant_feed_last() RETURNS bigint LANGUAGE plpgsql VOLATILE
+  SET search_path FROM CURRENT AS $$
+DECLARE
+  bound bigint := warrant_feed_bound();
+BEGIN
+  RETURN COALESCE((SELECT max(f.position) FROM warrant_facts AS f WHERE f.position < bound), 0);
+END $$;
+`,
+  },
 ];

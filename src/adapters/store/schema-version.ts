@@ -3,7 +3,7 @@
 import { WarrantError } from "../../core/result.js";
 
 /** The schema version this code creates and migrates to. Versions 1 and 2 are frozen in test fixtures. */
-export const LATEST_SCHEMA_VERSION = 6;
+export const LATEST_SCHEMA_VERSION = 7;
 
 /** One versioned step: applied in order, each in the same transaction as the version bump. */
 export interface Migration {

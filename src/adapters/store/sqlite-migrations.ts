@@ -115,4 +115,11 @@ CREATE INDEX warrant_memory_by_passage ON warrant_memory (passage_ref);
       "one writer at a time), so nothing is added",
     sql: "-- facts keep their rowids: the change feed reads warrant_facts by rowid",
   },
+  {
+    version: 7,
+    summary:
+      "PostgreSQL appends without a store-wide lock; SQLite has one writer at a time, so nothing " +
+      "changes",
+    sql: "-- nothing: the change feed still reads warrant_facts by rowid",
+  },
 ];

@@ -9,8 +9,9 @@ export const CHANGE_FEED_PORT_VERSION = "v1";
 /** A fact as the store's change feed gives it, with its position among the facts of every loop. */
 export interface FeedFact {
   /**
-   * Greater than the position of every fact committed before it, in any loop: a reader that has
-   * seen every fact up to a position misses none by asking for those after it.
+   * Unique among the facts of every loop, and never given by `factsAfter` while a lower position
+   * may still commit: a reader that has seen every fact up to a position misses none by asking for
+   * those after it.
    */
   readonly position: number;
   readonly query: string;
@@ -21,7 +22,7 @@ export interface FeedFact {
 export interface ChangeFeed {
   /** Facts of every loop after `position`, in position order, at most `limit` of them. */
   factsAfter(position: number, limit: number): Promise<readonly FeedFact[]>;
-  /** The greatest position stored (0 for none). */
+  /** The greatest position `factsAfter` would give now (0 for none). */
   lastPosition(): Promise<number>;
   /**
    * Calls `onChange` soon after facts, records or operator acts were stored by anyone (calls
