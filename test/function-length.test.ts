@@ -24,30 +24,7 @@ interface Remainder {
   readonly reason: string;
 }
 
-const BEING_CHANGED = "the sandbox and environment path: its closures not split yet";
-
-const REMAINDER: readonly Remainder[] = [
-  {
-    file: "src/adapters/sandbox/unshare-sandbox.ts",
-    name: "createUnshareSandbox",
-    reason: BEING_CHANGED,
-  },
-  {
-    file: "src/adapters/sandbox/unshare-sandbox.ts",
-    name: "createEnvironment",
-    reason: BEING_CHANGED,
-  },
-  {
-    file: "src/adapters/sandbox/bwrap-sandbox.ts",
-    name: "createBwrapSandbox",
-    reason: BEING_CHANGED,
-  },
-  {
-    file: "src/adapters/sandbox/bwrap-sandbox.ts",
-    name: "createEnvironment",
-    reason: BEING_CHANGED,
-  },
-];
+const REMAINDER: readonly Remainder[] = [];
 
 interface Measured {
   readonly name: string;

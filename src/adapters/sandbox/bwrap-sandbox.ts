@@ -11,29 +11,33 @@ import type {
   EnvironmentOptions,
   ExecOptions,
   ExecResult,
+  ResourceLimits,
   Sandbox,
 } from "../../core/ports/sandbox.js";
 import { runLimited, SANDBOX_PATH, scrubbedEnv } from "./contained-exec.js";
 import { controlHandles } from "./control-files.js";
 import { EGRESS_SANDBOX_DIR, EGRESS_SOCKET_NAME } from "./egress-relay.js";
-import { withRootBinds, writableRoot } from "./host-binds.js";
+import type { EnvironmentDir, RunAs } from "./environment-dir.js";
+import { type HostBinds, type OverlayMount, withRootBinds, writableRoot } from "./host-binds.js";
 import {
   type BackendOptions,
   commandIds,
+  type ExecLine,
   environmentHost,
   hostRunAs,
 } from "./managed-environment.js";
 import { mountThen } from "./overlay-mount.js";
 import {
   diskUse,
+  type EnvironmentCgroups,
   inCgroup,
   memoryCgroups,
   reporterLine,
   resourcesOf,
   watchDisk,
 } from "./resource-limits.js";
-import { readOnlyLayout } from "./root-layout.js";
-import { filterArch, seccompProgram } from "./seccomp-filter.js";
+import { type LayoutEntry, readOnlyLayout } from "./root-layout.js";
+import { type FilterArch, filterArch, seccompProgram } from "./seccomp-filter.js";
 
 export const DEFAULT_MAX_PROCESSES = 256;
 
@@ -52,6 +56,183 @@ export const EGRESS_RELAY_NEEDS = {
   inetSockets: ["AF_INET/SOCK_STREAM 127.0.0.1 listen+connect"],
 } as const;
 
+/** What every command line of one bwrap sandbox shares. */
+interface BwrapSandboxParts {
+  readonly bwrap: string;
+  readonly options: BackendOptions;
+  readonly runAs: RunAs | undefined;
+  /** The ids a command keeps under the overlay's namespace (commandIds). */
+  readonly ids: RunAs;
+  readonly layout: readonly LayoutEntry[];
+}
+
+/** What every command of one environment shares. */
+interface BwrapEnvironmentParts {
+  readonly dir: EnvironmentDir;
+  readonly binds: HostBinds;
+  readonly resources: ResourceLimits;
+  /** The seccomp filter's file; undefined where no filter is written for this architecture. */
+  readonly filter: string | undefined;
+  readonly defaultNproc: number;
+  readonly groups: EnvironmentCgroups;
+  /** What the workspace's writable layer held before any command: its growth is limited. */
+  readonly initialUse: number;
+}
+
+/**
+ * The environment's seccomp filter, written in its directory where this architecture has one
+ * (then its path, else undefined).
+ */
+function writeFilter(
+  dir: EnvironmentDir,
+  arch: FilterArch | undefined,
+  opts: EnvironmentOptions,
+): string | undefined {
+  const filter = path.join(dir.base, "seccomp.bpf");
+  if (arch === undefined) return undefined;
+  writeFileSync(
+    filter,
+    // The egress relay connects to the proxy's unix socket (EGRESS_RELAY_NEEDS): a pack
+    // granted network gets AF_UNIX sockets; one without keeps them denied.
+    seccompProgram(arch, {
+      allowUnixSockets: opts.unixSockets === true || opts.network !== undefined,
+    }),
+    {
+      mode: 0o600,
+    },
+  );
+  return filter;
+}
+
+/**
+ * bwrap's command line up to the command (setpriv in front where the host runs commands as
+ * another uid, outside overlay mode): the namespaces, the command's variables, the read-only
+ * root, /dev, /proc, the sized /tmp, the workspace and its binds, the seccomp filter at fd 4 and
+ * the control files' handles after it (their descriptors pushed onto `command.fds`, which the
+ * caller hands over from fd 4).
+ */
+function bwrapLine(
+  sandbox: BwrapSandboxParts,
+  environment: BwrapEnvironmentParts,
+  command: {
+    readonly env: Readonly<Record<string, string>>;
+    readonly mount: string | undefined;
+    readonly egress: string | undefined;
+    readonly fds: number[];
+  },
+): string[] {
+  const { runAs, ids } = sandbox;
+  const { dir, binds, resources, filter } = environment;
+  const { mount, egress, fds } = command;
+  const line: string[] = [];
+  if (runAs !== undefined && mount === undefined) {
+    line.push(
+      sandbox.options.setprivPath ?? "setpriv",
+      "--reuid",
+      String(runAs.uid),
+      "--regid",
+      String(runAs.gid),
+      "--clear-groups",
+      "--",
+    );
+  }
+  // The limits reporter is the namespace's pid 1 (no reaper of bwrap's in front of it): a
+  // command cannot stop, kill or (with the filter) trace the process that reports on it.
+  line.push(
+    sandbox.bwrap,
+    "--unshare-all",
+    "--as-pid-1",
+    "--die-with-parent",
+    "--new-session",
+    "--clearenv",
+  );
+  // Under the overlay's namespace the caller is its root: the command keeps its own ids.
+  if (mount !== undefined) line.push("--uid", String(ids.uid), "--gid", String(ids.gid));
+  for (const [k, v] of Object.entries(command.env)) line.push("--setenv", k, v);
+  for (const e of sandbox.layout) {
+    if (e.kind === "symlink") line.push("--symlink", e.target, e.path);
+    else line.push("--ro-bind", e.path, e.path);
+  }
+  // With network: the egress proxy's socket and the relay, read-only (see EGRESS_RELAY_NEEDS).
+  if (egress !== undefined) line.push("--ro-bind", egress, EGRESS_SANDBOX_DIR);
+  line.push("--dev", "/dev", "--proc", "/proc");
+  line.push("--size", String(resources.tmpBytes), "--tmpfs", "/tmp");
+  line.push("--bind", dir.workspace, dir.workspace);
+  // Dependencies (copy mode: read-only; overlay mode: mounted with the workspace, below)
+  // and toolchains, from the host or their stand-ins (host-binds.ts).
+  if (mount === undefined)
+    for (const d of binds.dependencies) line.push("--ro-bind", d.source, d.target);
+  for (const t of binds.toolchains) line.push("--ro-bind", t.source, t.target);
+  // fd 3 is the limits reporter's; the filter is fd 4, the control files' handles follow.
+  if (filter !== undefined) {
+    fds.push(openSync(filter, "r"));
+    line.push("--seccomp", "4");
+  }
+  for (const c of controlHandles(dir.upper, dir.lower)) {
+    line.push("--ro-bind-fd", String(4 + fds.length), path.join(dir.workspace, c.path));
+    fds.push(c.fd);
+  }
+  line.push("--remount-ro", "/");
+  line.push("--chdir", dir.workspace, "--hostname", "warrant");
+  return line;
+}
+
+/**
+ * How one environment runs a command: bwrap's line (in overlay mode started where the overlay is
+ * mounted at the workspace path), the limits reporter in front of the command, in a memory
+ * cgroup where the host has one, the disk watched.
+ */
+function bwrapRunner(sandbox: BwrapSandboxParts, environment: BwrapEnvironmentParts): ExecLine {
+  const { options, runAs } = sandbox;
+  const { dir, binds, resources, initialUse } = environment;
+  return async (
+    argv: readonly string[],
+    exec: ExecOptions,
+    mount?: string,
+    egress?: string,
+    layers: readonly OverlayMount[] = [],
+  ): Promise<ExecResult> => {
+    const env = scrubbedEnv(dir.workspace, exec.env);
+    const fds: number[] = [];
+    const line = bwrapLine(sandbox, environment, { env, mount, egress, fds });
+    const nproc = String(exec.maxProcesses ?? environment.defaultNproc);
+    const cgroup = await environment.groups.take().catch(() => undefined);
+    line.push("--", ...reporterLine(nproc, resources, cgroup !== undefined, argv));
+    // In overlay mode bwrap starts where the overlay is mounted at the workspace path.
+    const full =
+      mount === undefined
+        ? line
+        : mountThen(
+            {
+              unsharePath: options.unsharePath ?? "unshare",
+              setprivPath: options.setprivPath ?? "setpriv",
+              runAs,
+            },
+            mount,
+            dir.workspace,
+            line,
+            layers,
+          );
+    // bwrap itself gets no host variables either.
+    return runLimited(
+      inCgroup(cgroup, withRootBinds(binds, options.unsharePath ?? "unshare", full)),
+      { PATH: SANDBOX_PATH },
+      {
+        ...exec,
+        fds,
+        enforce: {
+          resources,
+          cgroup,
+          watch: (breach) =>
+            watchDisk(writableRoot(dir, binds), initialUse, resources.diskBytes, () =>
+              breach({ resource: "disk", bytes: resources.diskBytes, via: "watchdog" }),
+            ),
+        },
+      },
+    );
+  };
+}
+
 export function createBwrapSandbox(options: BackendOptions = {}): Sandbox {
   const bwrap = options.bwrapPath ?? "bwrap";
   const runAs = hostRunAs(options);
@@ -60,6 +241,7 @@ export function createBwrapSandbox(options: BackendOptions = {}): Sandbox {
   const ids = commandIds(runAs);
   const cgroups = memoryCgroups(options.cgroups !== false);
   const arch = filterArch();
+  const sandbox: BwrapSandboxParts = { bwrap, options, runAs, ids, layout };
   return {
     backend: "bwrap",
     discardEnvironment: host.discardEnvironment,
@@ -76,115 +258,16 @@ export function createBwrapSandbox(options: BackendOptions = {}): Sandbox {
       const env = await host.createEnvironment(baseline, opts, async (dir, binds) => {
         // What the workspace's writable layer holds before any command: its growth is limited.
         const initialUse = await diskUse(writableRoot(dir, binds));
-        const filter = path.join(dir.base, "seccomp.bpf");
-        if (arch !== undefined) {
-          writeFileSync(
-            filter,
-            // The egress relay connects to the proxy's unix socket (EGRESS_RELAY_NEEDS): a pack
-            // granted network gets AF_UNIX sockets; one without keeps them denied.
-            seccompProgram(arch, {
-              allowUnixSockets: opts.unixSockets === true || opts.network !== undefined,
-            }),
-            {
-              mode: 0o600,
-            },
-          );
-        }
-        return async (
-          argv: readonly string[],
-          exec: ExecOptions,
-          mount?: string,
-          egress?: string,
-          layers: readonly { options: string; target: string }[] = [],
-        ): Promise<ExecResult> => {
-          const env = scrubbedEnv(dir.workspace, exec.env);
-          const line: string[] = [];
-          if (runAs !== undefined && mount === undefined) {
-            line.push(
-              options.setprivPath ?? "setpriv",
-              "--reuid",
-              String(runAs.uid),
-              "--regid",
-              String(runAs.gid),
-              "--clear-groups",
-              "--",
-            );
-          }
-          // The limits reporter is the namespace's pid 1 (no reaper of bwrap's in front of it): a
-          // command cannot stop, kill or (with the filter) trace the process that reports on it.
-          line.push(
-            bwrap,
-            "--unshare-all",
-            "--as-pid-1",
-            "--die-with-parent",
-            "--new-session",
-            "--clearenv",
-          );
-          // Under the overlay's namespace the caller is its root: the command keeps its own ids.
-          if (mount !== undefined) line.push("--uid", String(ids.uid), "--gid", String(ids.gid));
-          for (const [k, v] of Object.entries(env)) line.push("--setenv", k, v);
-          for (const e of layout) {
-            if (e.kind === "symlink") line.push("--symlink", e.target, e.path);
-            else line.push("--ro-bind", e.path, e.path);
-          }
-          // With network: the egress proxy's socket and the relay, read-only (see EGRESS_RELAY_NEEDS).
-          if (egress !== undefined) line.push("--ro-bind", egress, EGRESS_SANDBOX_DIR);
-          line.push("--dev", "/dev", "--proc", "/proc");
-          line.push("--size", String(resources.tmpBytes), "--tmpfs", "/tmp");
-          line.push("--bind", dir.workspace, dir.workspace);
-          // Dependencies (copy mode: read-only; overlay mode: mounted with the workspace, below)
-          // and toolchains, from the host or their stand-ins (host-binds.ts).
-          if (mount === undefined)
-            for (const d of binds.dependencies) line.push("--ro-bind", d.source, d.target);
-          for (const t of binds.toolchains) line.push("--ro-bind", t.source, t.target);
-          // fd 3 is the limits reporter's; the filter is fd 4, the control files' handles follow.
-          const fds: number[] = [];
-          if (arch !== undefined) {
-            fds.push(openSync(filter, "r"));
-            line.push("--seccomp", "4");
-          }
-          for (const c of controlHandles(dir.upper, dir.lower)) {
-            line.push("--ro-bind-fd", String(4 + fds.length), path.join(dir.workspace, c.path));
-            fds.push(c.fd);
-          }
-          line.push("--remount-ro", "/");
-          line.push("--chdir", dir.workspace, "--hostname", "warrant");
-          const nproc = String(exec.maxProcesses ?? defaultNproc);
-          const cgroup = await groups.take().catch(() => undefined);
-          line.push("--", ...reporterLine(nproc, resources, cgroup !== undefined, argv));
-          // In overlay mode bwrap starts where the overlay is mounted at the workspace path.
-          const full =
-            mount === undefined
-              ? line
-              : mountThen(
-                  {
-                    unsharePath: options.unsharePath ?? "unshare",
-                    setprivPath: options.setprivPath ?? "setpriv",
-                    runAs,
-                  },
-                  mount,
-                  dir.workspace,
-                  line,
-                  layers,
-                );
-          // bwrap itself gets no host variables either.
-          return runLimited(
-            inCgroup(cgroup, withRootBinds(binds, options.unsharePath ?? "unshare", full)),
-            { PATH: SANDBOX_PATH },
-            {
-              ...exec,
-              fds,
-              enforce: {
-                resources,
-                cgroup,
-                watch: (breach) =>
-                  watchDisk(writableRoot(dir, binds), initialUse, resources.diskBytes, () =>
-                    breach({ resource: "disk", bytes: resources.diskBytes, via: "watchdog" }),
-                  ),
-              },
-            },
-          );
-        };
+        const filter = writeFilter(dir, arch, opts);
+        return bwrapRunner(sandbox, {
+          dir,
+          binds,
+          resources,
+          filter,
+          defaultNproc,
+          groups,
+          initialUse,
+        });
       });
       return {
         ...env,

@@ -21,16 +21,29 @@ import type {
   EnvironmentOptions,
   ExecOptions,
   ExecResult,
+  ResourceLimits,
   Sandbox,
 } from "../../core/ports/sandbox.js";
 import { WarrantError } from "../../core/result.js";
 import { DEFAULT_MAX_PROCESSES } from "./bwrap-sandbox.js";
 import { runLimited, SANDBOX_PATH, scrubbedEnv } from "./contained-exec.js";
 import type { EnvironmentDir, RunAs } from "./environment-dir.js";
-import { moreMounts, type OverlayMount, withRootBinds, writableRoot } from "./host-binds.js";
-import { type BackendOptions, environmentHost, hostRunAs } from "./managed-environment.js";
+import {
+  type HostBinds,
+  moreMounts,
+  type OverlayMount,
+  withRootBinds,
+  writableRoot,
+} from "./host-binds.js";
+import {
+  type BackendOptions,
+  type ExecLine,
+  environmentHost,
+  hostRunAs,
+} from "./managed-environment.js";
 import {
   diskUse,
+  type EnvironmentCgroups,
   inCgroup,
   memoryCgroups,
   REPORTER_SCRIPT,
@@ -38,7 +51,7 @@ import {
   watchDisk,
 } from "./resource-limits.js";
 import { DEVICE_NODES, type LayoutEntry, readOnlyLayout } from "./root-layout.js";
-import { filterArch, seccompProgram } from "./seccomp-filter.js";
+import { type FilterArch, filterArch, seccompProgram } from "./seccomp-filter.js";
 import { checkSeccompLoader, type LoaderStatus, openWithoutFilter } from "./seccomp-loader.js";
 
 // Arguments: the seccomp loader and its filter (`-` `-` for none), workspace, stage, nproc, the
@@ -160,6 +173,186 @@ export function inFolder(
   ];
 }
 
+/** What every command line of one unshare sandbox shares. */
+interface UnshareSandboxParts {
+  readonly unshare: string;
+  readonly options: BackendOptions;
+  readonly runAs: RunAs | undefined;
+}
+
+/** The seccomp loader and its program, as copied into an environment's directory. */
+interface EnvironmentFilter {
+  readonly loader: string;
+  readonly program: string;
+}
+
+/** What every command of one environment shares. */
+interface UnshareEnvironmentParts {
+  readonly dir: EnvironmentDir;
+  readonly binds: HostBinds;
+  readonly resources: ResourceLimits;
+  /** The root's fixed mounts (rootFstab), in the environment's directory. */
+  readonly fstab: string;
+  /** Undefined where no filter is loaded (the weaker sandbox). */
+  readonly filter: EnvironmentFilter | undefined;
+  readonly defaultNproc: number;
+  readonly groups: EnvironmentCgroups;
+  /** What the workspace's writable layer held before any command: its growth is limited. */
+  readonly initialUse: number;
+}
+
+/**
+ * The loader and its program, in the environment's own directory (which the commands' uid can
+ * reach, unlike the package's folder perhaps); both run before the chroot.
+ */
+async function copyFilter(
+  dir: EnvironmentDir,
+  loaderPath: string,
+  arch: FilterArch,
+  opts: EnvironmentOptions,
+): Promise<EnvironmentFilter> {
+  const filter = {
+    loader: path.join(dir.base, "warrant-seccomp"),
+    program: path.join(dir.base, "seccomp.bpf"),
+  };
+  await copyFile(loaderPath, filter.loader);
+  await chmod(filter.loader, 0o755);
+  await writeFile(
+    filter.program,
+    seccompProgram(arch, {
+      allowUnixSockets: opts.unixSockets === true || opts.network !== undefined,
+    }),
+    { mode: 0o644 },
+  );
+  return filter;
+}
+
+/**
+ * The host-side line of one command (setpriv in front where the host runs commands as another
+ * uid): unshare's namespaces around SETUP_SCRIPT and its arguments, then the command in its
+ * folder with exactly `env`. RLIMIT_DATA is `-` where a memory cgroup holds the command.
+ */
+function unshareLine(
+  sandbox: UnshareSandboxParts,
+  environment: UnshareEnvironmentParts,
+  command: {
+    readonly argv: readonly string[];
+    readonly env: Readonly<Record<string, string>>;
+    readonly nproc: string;
+    readonly mount: string | undefined;
+    readonly more: readonly string[];
+    readonly inCgroup: boolean;
+  },
+): string[] {
+  const { runAs } = sandbox;
+  const { dir, resources, filter } = environment;
+  const { more } = command;
+  const line: string[] = [];
+  if (runAs !== undefined) {
+    line.push(
+      sandbox.options.setprivPath ?? "setpriv",
+      "--reuid",
+      String(runAs.uid),
+      "--regid",
+      String(runAs.gid),
+      "--clear-groups",
+      "--",
+    );
+  }
+  line.push(
+    sandbox.unshare,
+    "--user",
+    "--map-root-user",
+    "--mount",
+    "--net",
+    "--pid",
+    "--ipc",
+    "--uts",
+    "--fork",
+    "--kill-child=SIGKILL",
+    "--",
+    "/bin/sh",
+    "-c",
+    SETUP_SCRIPT,
+    "warrant-sandbox",
+    filter?.loader ?? "-",
+    filter?.program ?? "-",
+    dir.workspace,
+    dir.stage,
+    command.nproc,
+    command.mount ?? "-",
+    environment.fstab,
+    command.inCgroup ? "-" : String(resources.memoryBytes),
+    String(resources.diskBytes),
+    REPORTER_SCRIPT,
+    String(more.length / 3),
+    ...more,
+    ...inFolder(command.env, dir.workspace, command.argv),
+  );
+  return line;
+}
+
+/**
+ * How one environment runs a command: unshare's line in a memory cgroup where the host has one,
+ * the disk watched. The host-side chain and the setup get only PATH; the command gets exactly
+ * its scrubbed variables.
+ */
+function unshareRunner(
+  sandbox: UnshareSandboxParts,
+  environment: UnshareEnvironmentParts,
+): ExecLine {
+  const { dir, binds, resources, initialUse } = environment;
+  return async (
+    argv: readonly string[],
+    exec: ExecOptions,
+    mount?: string,
+    _egress?: string,
+    layers: readonly OverlayMount[] = [],
+  ): Promise<ExecResult> => {
+    const more = moreMounts(binds, mount === undefined ? undefined : layers);
+    const env = scrubbedEnv(dir.workspace, exec.env);
+    const nproc = String(exec.maxProcesses ?? environment.defaultNproc);
+    const cgroup = await environment.groups.take().catch(() => undefined);
+    const line = unshareLine(sandbox, environment, {
+      argv,
+      env,
+      nproc,
+      mount,
+      more,
+      inCgroup: cgroup !== undefined,
+    });
+    // The host-side chain and the setup get only PATH; the command gets exactly `env`.
+    return runLimited(
+      inCgroup(cgroup, withRootBinds(binds, sandbox.unshare, line)),
+      { PATH: SANDBOX_PATH },
+      {
+        ...exec,
+        enforce: {
+          resources,
+          cgroup,
+          watch: (breach) =>
+            watchDisk(writableRoot(dir, binds), initialUse, resources.diskBytes, () =>
+              breach({ resource: "disk", bytes: resources.diskBytes, via: "watchdog" }),
+            ),
+        },
+      },
+    );
+  };
+}
+
+/**
+ * Refuses an environment without the seccomp filter (`sandbox/no-seccomp`), unless the weaker
+ * sandbox is allowed.
+ */
+function refuseUnfiltered(status: LoaderStatus, options: BackendOptions): void {
+  if ("why" in status && options.allowWeakerSandbox !== true) {
+    throw new WarrantError(
+      "sandbox/no-seccomp",
+      `the unshare backend cannot load its seccomp filter: ${status.why}; without it ${openWithoutFilter()}. Install bubblewrap, build the package where a C compiler is present, or allow the weaker sandbox (--allow-weaker-sandbox)`,
+    );
+  }
+}
+
 export function createUnshareSandbox(options: BackendOptions = {}): Sandbox {
   const unshare = options.unsharePath ?? "unshare";
   const runAs = hostRunAs(options);
@@ -167,6 +360,7 @@ export function createUnshareSandbox(options: BackendOptions = {}): Sandbox {
   const roDirs = layout.filter((e) => e.kind === "ro-dir").map((e) => e.path);
   const host = environmentHost("unshare", options);
   const cgroups = memoryCgroups(options.cgroups !== false);
+  const sandbox: UnshareSandboxParts = { unshare, options, runAs };
   let loader: Promise<LoaderStatus> | undefined;
   const loaderStatus = () => {
     loader ??= checkSeccompLoader(options.seccompLoader);
@@ -188,12 +382,7 @@ export function createUnshareSandbox(options: BackendOptions = {}): Sandbox {
       // The environment's memory cgroups, reused command after command, removed with it.
       const groups = cgroups.forEnvironment(resources.memoryBytes);
       const status = await loaderStatus();
-      if ("why" in status && options.allowWeakerSandbox !== true) {
-        throw new WarrantError(
-          "sandbox/no-seccomp",
-          `the unshare backend cannot load its seccomp filter: ${status.why}; without it ${openWithoutFilter()}. Install bubblewrap, build the package where a C compiler is present, or allow the weaker sandbox (--allow-weaker-sandbox)`,
-        );
-      }
+      refuseUnfiltered(status, options);
       const arch = filterArch();
       const filtered = "path" in status && arch !== undefined;
       const env = await host.createEnvironment(
@@ -206,94 +395,17 @@ export function createUnshareSandbox(options: BackendOptions = {}): Sandbox {
             mode: 0o644,
           });
           const initialUse = await diskUse(writableRoot(dir, binds));
-          // The loader and its program, in the environment's own directory (which the commands' uid
-          // can reach, unlike the package's folder perhaps); both run before the chroot.
-          let filter: { loader: string; program: string } | undefined;
-          if (filtered) {
-            filter = {
-              loader: path.join(dir.base, "warrant-seccomp"),
-              program: path.join(dir.base, "seccomp.bpf"),
-            };
-            await copyFile(status.path, filter.loader);
-            await chmod(filter.loader, 0o755);
-            await writeFile(
-              filter.program,
-              seccompProgram(arch, {
-                allowUnixSockets: opts.unixSockets === true || opts.network !== undefined,
-              }),
-              { mode: 0o644 },
-            );
-          }
-          return async (
-            argv: readonly string[],
-            exec: ExecOptions,
-            mount?: string,
-            _egress?: string,
-            layers: readonly OverlayMount[] = [],
-          ): Promise<ExecResult> => {
-            const more = moreMounts(binds, mount === undefined ? undefined : layers);
-            const env = scrubbedEnv(dir.workspace, exec.env);
-            const line: string[] = [];
-            if (runAs !== undefined) {
-              line.push(
-                options.setprivPath ?? "setpriv",
-                "--reuid",
-                String(runAs.uid),
-                "--regid",
-                String(runAs.gid),
-                "--clear-groups",
-                "--",
-              );
-            }
-            const nproc = String(exec.maxProcesses ?? defaultNproc);
-            const cgroup = await groups.take().catch(() => undefined);
-            line.push(
-              unshare,
-              "--user",
-              "--map-root-user",
-              "--mount",
-              "--net",
-              "--pid",
-              "--ipc",
-              "--uts",
-              "--fork",
-              "--kill-child=SIGKILL",
-              "--",
-              "/bin/sh",
-              "-c",
-              SETUP_SCRIPT,
-              "warrant-sandbox",
-              filter?.loader ?? "-",
-              filter?.program ?? "-",
-              dir.workspace,
-              dir.stage,
-              nproc,
-              mount ?? "-",
-              fstab,
-              cgroup === undefined ? String(resources.memoryBytes) : "-",
-              String(resources.diskBytes),
-              REPORTER_SCRIPT,
-              String(more.length / 3),
-              ...more,
-              ...inFolder(env, dir.workspace, argv),
-            );
-            // The host-side chain and the setup get only PATH; the command gets exactly `env`.
-            return runLimited(
-              inCgroup(cgroup, withRootBinds(binds, unshare, line)),
-              { PATH: SANDBOX_PATH },
-              {
-                ...exec,
-                enforce: {
-                  resources,
-                  cgroup,
-                  watch: (breach) =>
-                    watchDisk(writableRoot(dir, binds), initialUse, resources.diskBytes, () =>
-                      breach({ resource: "disk", bytes: resources.diskBytes, via: "watchdog" }),
-                    ),
-                },
-              },
-            );
-          };
+          const filter = filtered ? await copyFilter(dir, status.path, arch, opts) : undefined;
+          return unshareRunner(sandbox, {
+            dir,
+            binds,
+            resources,
+            fstab,
+            filter,
+            defaultNproc,
+            groups,
+            initialUse,
+          });
         },
       );
       return {
