@@ -67,6 +67,23 @@ describe("memory cgroups: which lines of /proc/self/cgroup and mountinfo count",
     expect(cgroupCandidates("4:memory:/p\n", v2)).toEqual([]);
     expect(cgroupCandidates("0::/p\n", v1)).toEqual([]);
   });
+  it("a mountinfo line that is not a mount (empty, without its separator, short on either side) is passed over", () => {
+    const lines = [
+      "",
+      "30 25 0:26 / /sys/fs/cgroup rw cgroup2 cgroup2 rw",
+      "30 25 0:26 / - cgroup2 cgroup2 rw",
+      "30 25 0:26 - cgroup2 cgroup2 rw",
+      "30 25 0:26 / /sys/fs/cgroup rw -",
+      "30 25 0:26 / /sys/fs/cgroup rw - cgroup2",
+      "30 25 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2",
+    ];
+    for (const line of lines) {
+      expect(cgroupCandidates("0::/x\n", `${line}\n`), JSON.stringify(line)).toEqual([]);
+    }
+    expect(cgroupCandidates("0::/x\n", `${lines.join("\n")}\n${v2}\n`)).toEqual([
+      { dir: "/sys/fs/cgroup/x", version: 2 },
+    ]);
+  });
   it("an id is the whole number at the start of the line", () => {
     expect(cgroupCandidates("a0::/x\n", v2)).toEqual([]);
     expect(cgroupCandidates("10:memory:/p\n", v1)).toEqual([

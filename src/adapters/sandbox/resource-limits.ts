@@ -32,19 +32,16 @@ interface MountLine {
 
 function mountLines(text: string): MountLine[] {
   const out: MountLine[] = [];
+  const octal = (s: string) =>
+    s.replace(/\\([0-7]{3})/g, (_, o) => String.fromCharCode(parseInt(o, 8)));
   for (const line of text.split("\n")) {
     const [left, right] = line.split(" - ");
-    if (left === undefined || right === undefined) continue;
-    const f = left.split(" ");
-    const r = right.split(" ");
-    const octal = (s: string) =>
-      s.replace(/\\([0-7]{3})/g, (_, o) => String.fromCharCode(parseInt(o, 8)));
-    out.push({
-      root: octal(f[3] ?? ""),
-      mountPoint: octal(f[4] ?? ""),
-      fsType: r[0] ?? "",
-      superOptions: r[2] ?? "",
-    });
+    // A line that is not a mount (an empty last line, a short one) is passed over.
+    const [, , , root, mountPoint] = left?.split(" ") ?? [];
+    const [fsType, , superOptions] = right?.split(" ") ?? [];
+    if (root === undefined || mountPoint === undefined) continue;
+    if (fsType === undefined || superOptions === undefined) continue;
+    out.push({ root: octal(root), mountPoint: octal(mountPoint), fsType, superOptions });
   }
   return out;
 }
@@ -63,7 +60,8 @@ export function cgroupCandidates(procCgroup: string, mountinfo: string): CgroupP
     return sub === ".." || sub.startsWith("../") ? undefined : path.join(m.mountPoint, sub);
   };
   for (const line of procCgroup.split("\n")) {
-    const m = /^(\d+):([^:]*):(.*)$/.exec(line);
+    // `.*` takes the rest of the line (a line holds no line break).
+    const m = /^(\d+):([^:]*):(.*)/.exec(line);
     if (m === null) continue;
     const [, id, controllers = "", rel = ""] = m;
     if (id === "0" && controllers === "") {
@@ -327,10 +325,11 @@ export async function diskUse(dir: string): Promise<number> {
   const fd = openDirPath(dir);
   let total = 0n;
   try {
-    await walkTree(fd, true, {
-      entry(_dirFd, _name, st, kind) {
+    // Every folder is walked into (the walk goes into folders only; the state is not used).
+    await walkTree(fd, null, {
+      entry(_dirFd, _name, st) {
         total += st.blocks * 512n;
-        return kind === "dir" ? true : undefined;
+        return null;
       },
     });
   } finally {
@@ -366,7 +365,7 @@ export function watchDisk(
     if (stopped) return;
     onPass?.(used);
     if (used !== undefined && used - initial > limit) {
-      stopped = true;
+      // Told once: no pass is scheduled after this one.
       breach();
       return;
     }
@@ -375,6 +374,6 @@ export function watchDisk(
   timer = setTimeout(pass, everyMs);
   return () => {
     stopped = true;
-    if (timer !== undefined) clearTimeout(timer);
+    clearTimeout(timer);
   };
 }
