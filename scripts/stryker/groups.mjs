@@ -20,6 +20,7 @@ export const GROUPS = [
       "test/loop/audit-heads-rules.test.ts",
       "test/loop/audit-records-rules.test.ts",
       "test/loop/audit-pass.test.ts",
+      "test/loop/audit-locations.test.ts",
       "test/loop/bundle.test.ts",
     ],
   },
