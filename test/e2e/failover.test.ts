@@ -120,6 +120,11 @@ describe.skipIf(unavailable !== undefined && process.env.CI !== "true")(
       await until("every loop to stop", 150_000, async () => {
         states = await loopStates(store, cwd);
         return queries.every((q) => states.get(q)?.status === "stopped");
+      }).catch((e: unknown) => {
+        // Which loops did not stop, and what each worker said: what a failure here needs.
+        const open = queries.filter((q) => states.get(q)?.status !== "stopped");
+        const said = workers.map((w) => w.transcript()).join("\n\n");
+        throw new Error(`${String(e)}\nnot stopped: ${JSON.stringify(open)}\n${said}`);
       });
       for (const w of workers) if (w !== w1 && w !== w3) w.signal("SIGTERM");
       const exits = await Promise.all(
