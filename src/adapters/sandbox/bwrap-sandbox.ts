@@ -26,7 +26,7 @@ import {
   environmentHost,
   hostRunAs,
 } from "./managed-environment.js";
-import { mountThen } from "./overlay-mount.js";
+import { mountThen, setprivPrefix } from "./overlay-mount.js";
 import {
   diskUse,
   type EnvironmentCgroups,
@@ -124,18 +124,10 @@ function bwrapLine(
   const { runAs, ids } = sandbox;
   const { dir, binds, resources, filter } = environment;
   const { mount, egress, fds } = command;
-  const line: string[] = [];
-  if (runAs !== undefined && mount === undefined) {
-    line.push(
-      sandbox.options.setprivPath ?? "setpriv",
-      "--reuid",
-      String(runAs.uid),
-      "--regid",
-      String(runAs.gid),
-      "--clear-groups",
-      "--",
-    );
-  }
+  const line = setprivPrefix(
+    sandbox.options.setprivPath ?? "setpriv",
+    mount === undefined ? runAs : undefined,
+  );
   // The limits reporter is the namespace's pid 1 (no reaper of bwrap's in front of it): a
   // command cannot stop, kill or (with the filter) trace the process that reports on it.
   line.push(

@@ -28,22 +28,30 @@ export interface NamespaceCommand {
   readonly runAs: RunAs | undefined;
 }
 
+/** `setpriv` to the commands' uid and gid with no other groups, when there is one to drop to. */
+export function setprivPrefix(setprivPath: string, runAs: RunAs | undefined): string[] {
+  if (runAs === undefined) return [];
+  return [
+    setprivPath,
+    "--reuid",
+    String(runAs.uid),
+    "--regid",
+    String(runAs.gid),
+    "--clear-groups",
+    "--",
+  ];
+}
+
 /** `setpriv` to the commands' uid (when the host is root), then a new user and mount namespace. */
 export function namespacePrefix(ns: NamespaceCommand): string[] {
-  const line: string[] = [];
-  if (ns.runAs !== undefined) {
-    line.push(
-      ns.setprivPath,
-      "--reuid",
-      String(ns.runAs.uid),
-      "--regid",
-      String(ns.runAs.gid),
-      "--clear-groups",
-      "--",
-    );
-  }
-  line.push(ns.unsharePath, "--user", "--map-root-user", "--mount", "--");
-  return line;
+  return [
+    ...setprivPrefix(ns.setprivPath, ns.runAs),
+    ns.unsharePath,
+    "--user",
+    "--map-root-user",
+    "--mount",
+    "--",
+  ];
 }
 
 /**

@@ -41,6 +41,7 @@ import {
   environmentHost,
   hostRunAs,
 } from "./managed-environment.js";
+import { setprivPrefix } from "./overlay-mount.js";
 import {
   diskUse,
   type EnvironmentCgroups,
@@ -247,18 +248,7 @@ function unshareLine(
   const { runAs } = sandbox;
   const { dir, resources, filter } = environment;
   const { more } = command;
-  const line: string[] = [];
-  if (runAs !== undefined) {
-    line.push(
-      sandbox.options.setprivPath ?? "setpriv",
-      "--reuid",
-      String(runAs.uid),
-      "--regid",
-      String(runAs.gid),
-      "--clear-groups",
-      "--",
-    );
-  }
+  const line = setprivPrefix(sandbox.options.setprivPath ?? "setpriv", runAs);
   line.push(
     sandbox.unshare,
     "--user",
