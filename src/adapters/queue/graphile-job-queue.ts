@@ -179,6 +179,10 @@ async function startRunner(
   events.on("pool:create", ({ workerPool }: { workerPool: { id: string } }) => {
     poolId ??= workerPool.id;
   });
+  const breakingAtStart = await latestBreakingMigration(c);
+  events.on("pool:listen:success", ({ client }: { client: pg.PoolClient }) =>
+    scopeMigrationNotices(client, async () => (await latestBreakingMigration(c)) > breakingAtStart),
+  );
   const runner = await run({
     pgPool: await c.pool(),
     schema: c.schema,
@@ -204,4 +208,43 @@ async function startRunner(
     throw new Error("graphile-worker started without announcing its worker pool");
   }
   return { workerId: poolId, promise: runner.promise, stop: () => runner.stop() };
+}
+
+/** graphile-worker's channel for "a breaking migration ran": it shuts every listening worker down. */
+const MIGRATE_CHANNEL = "worker:migrate";
+
+/** The highest breaking migration the queue's schema has had (0: none). */
+async function latestBreakingMigration(c: Connection): Promise<number> {
+  const db = await c.pool();
+  const { rows } = await db.query<{ id: number }>(
+    `SELECT coalesce(max(id), 0)::int AS id FROM ${c.table("migrations")} WHERE breaking`,
+  );
+  return rows[0]?.id ?? 0;
+}
+
+/**
+ * graphile-worker notifies a breaking migration on one channel for the whole database, whatever
+ * the schema, and a worker that hears it shuts down (exit status 57). Installing a second queue
+ * schema in the same database would so stop every worker of the first. This listener, added to
+ * the listening connection before graphile-worker's own, hides each such notice from it and hands
+ * it back only when the queue's own schema has a breaking migration newer than the runner's start
+ * (or when that cannot be read: the runner then stops, as graphile-worker would have it).
+ */
+function scopeMigrationNotices(
+  client: pg.PoolClient,
+  ownSchemaMigrated: () => Promise<boolean>,
+): void {
+  const handedBack = new WeakSet<pg.Notification>();
+  client.on("notification", (notice: pg.Notification) => {
+    if (notice.channel !== MIGRATE_CHANNEL || handedBack.has(notice)) return;
+    const original = { ...notice };
+    notice.channel = `${MIGRATE_CHANNEL}:unchecked`; // graphile-worker ignores unknown channels
+    void ownSchemaMigrated()
+      .catch(() => true)
+      .then((migrated) => {
+        if (!migrated) return;
+        handedBack.add(original);
+        client.emit("notification", original);
+      });
+  });
 }
