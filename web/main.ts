@@ -377,6 +377,11 @@ function renderQueue(box: HTMLElement, filter?: string): void {
 interface View {
   onFact(e: FactEvent): void;
   onPending(): void;
+  /**
+   * The event stream (re)connected: it tells what happens from its start on, so what happened
+   * between the view's own load and that start is read again (the pending set comes on the stream).
+   */
+  onReady(): void;
 }
 
 let view: View | undefined;
@@ -450,6 +455,7 @@ function homeView(): View {
       renderQueue(queue);
       later();
     },
+    onReady: () => later(),
   };
 }
 
@@ -707,6 +713,7 @@ function loopView(query: string): View {
       later();
     },
     onPending: () => renderQueue(queue, query),
+    onReady: () => later(),
   };
 }
 
@@ -802,7 +809,7 @@ function evalsView(): View {
   };
   const later = debounce(() => void refresh(), 250);
   void refresh();
-  return { onFact: () => later(), onPending: () => undefined };
+  return { onFact: () => later(), onPending: () => undefined, onReady: () => later() };
 }
 
 function evalView(id: string): View {
@@ -924,7 +931,7 @@ function evalView(id: string): View {
   };
   const later = debounce(() => void refresh(), 250);
   void refresh();
-  return { onFact: () => later(), onPending: () => undefined };
+  return { onFact: () => later(), onPending: () => undefined, onReady: () => later() };
 }
 
 function route(): void {
@@ -998,7 +1005,8 @@ function dispatch(block: string): void {
     else if (field === "data") data.push(value);
   }
   if (id !== undefined) lastEventId = id;
-  if (event === "fact") view?.onFact(JSON.parse(data.join("\n")) as FactEvent);
+  if (event === "ready") view?.onReady();
+  else if (event === "fact") view?.onFact(JSON.parse(data.join("\n")) as FactEvent);
   else if (event === "pending") {
     pendingNow = JSON.parse(data.join("\n")) as Pending[];
     view?.onPending();

@@ -88,6 +88,21 @@ afterEach(() => {
   expect(errors).toEqual([]);
 });
 
+/** `promise`, or a failure after `ms` that says what was awaited and what the page shows. */
+async function within<T>(ms: number, promise: Promise<T>, what: () => Promise<string>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      void what().then((w) => reject(new Error(`timed out after ${ms} ms waiting for ${w}`)));
+    }, ms);
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 const row = (page: Page, query: string) =>
   page.locator(`[data-testid="loop-row"][data-query="${query}"]`);
 
@@ -194,16 +209,21 @@ describe.skipIf(!haveBrowser)("the console in a browser (SQLite)", () => {
       (globalThis as unknown as { location: { hash: string } }).location.hash =
         `#/loop/${encodeURIComponent(q)}`;
     }, query as string);
+    await expect.poll(() => page.locator('[data-testid="live"]').textContent()).toBe("live");
     const card = page.locator(`[data-testid="pending-approval"][data-run="${proposal}"]`);
     await card.waitFor({ timeout: 20_000 });
     await card.locator('[data-testid="deny-reason"]').fill("touches more than the bug");
     await card.locator('[data-testid="deny"]').click();
+    // The run hears the denial and concludes (its own output says so) …
+    await within(30_000, run.waitFor(/concluded refused \(hil\/denied\)/), async () => {
+      const cards = await page.locator(`[data-run="${proposal}"]`).allTextContents();
+      return `the run to conclude hil/denied; the page's card: ${JSON.stringify(cards)}`;
+    });
+    // … and the loop page shows that fact as it comes.
     await expect
       .poll(
         () => page.locator('[data-testid="fact-row"]').filter({ hasText: "hil/denied" }).count(),
-        {
-          timeout: 30_000,
-        },
+        { timeout: 30_000, message: "the hil/denied fact on the loop page" },
       )
       .toBe(1);
     expect(await notReloaded(page)).toBe(true);
@@ -322,6 +342,66 @@ describe.skipIf(!haveBrowser)("the console in a browser (SQLite)", () => {
     expect(all.map(Number)).toEqual([...all.map(Number)].sort((a, b) => a - b));
     const rest = await read(all[4] as string, stored - 5);
     expect(rest).toEqual(all.slice(5));
+    await page.close();
+  });
+});
+
+describe.skipIf(!haveBrowser)("the console's event stream and its views", () => {
+  it("a fact appended while the page's event stream connects is shown without a reload", async () => {
+    const cwd = tempDir();
+    const file = path.join(cwd, "ledger.db");
+    const q = "query:late-stream";
+    const store = openSqliteLedgerStore(file);
+    const ledger = new LoopLedger(store);
+    const ref = (n: number) => `passage:sha256:${String(n).padStart(43, "A")}`;
+    const at = new Date();
+    const append = async (command: LoopCommand) => {
+      const d = await ledger.execute(q, command, at);
+      expect(d.result === "refused" ? d.refusal : d.result).toBe("appended");
+    };
+    await append({
+      op: "open",
+      query: q,
+      binding: "operator-task-local-binding:late",
+      operator: "node-operator-binding:alice",
+      layers: [
+        {
+          "max/passages": 10,
+          "max/solver-passages": 10,
+          "max/reviewer-passages": 10,
+          "max/cycles": 1,
+          "max/experiments": 1,
+          "max/wall-time-ms": 86_400_000,
+        },
+      ],
+    });
+    await append({ op: "charge-passage", role: "implementer", agent: "agent:a1", passage: ref(1) });
+    const { url } = await startServe(["--store", `sqlite:${file}`], cwd);
+    const page = await browser.newPage();
+    page.on("pageerror", (e) => pageErrors.push(String(e)));
+    // The page's event stream is held back until the test lets it through.
+    let letThrough: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => {
+      letThrough = resolve;
+    });
+    await page.route("**/api/events", async (route) => {
+      await held;
+      await route.continue();
+    });
+    await page.goto(url);
+    await page.evaluate((query) => {
+      (globalThis as unknown as { location: { hash: string } }).location.hash =
+        `#/loop/${encodeURIComponent(query)}`;
+    }, q);
+    const rows = page.locator('[data-testid="fact-row"]');
+    await expect.poll(() => rows.count(), { timeout: 20_000 }).toBe(2);
+    // Appended after the view read the loop and before the stream starts: the stream begins after
+    // it, so only reading the loop again when the stream is ready shows it.
+    await append({ op: "charge-passage", role: "reviewer", agent: "agent:a1", passage: ref(2) });
+    letThrough();
+    await expect.poll(() => page.locator('[data-testid="live"]').textContent()).toBe("live");
+    await expect.poll(() => rows.count(), { timeout: 20_000 }).toBe(3);
+    await store.close();
     await page.close();
   });
 });
