@@ -192,6 +192,34 @@ export async function loopStates(
 }
 
 /**
+ * For a failure's message: each loop's facts (sequence and kind) and the output of each step that
+ * failed in its runs, as `export --bundle` holds them.
+ */
+export async function loopStory(store: string, cwd: string, query: string): Promise<string> {
+  const r = await runCli(["export", query, "--bundle", "--store", store], { cwd });
+  if (r.code !== 0) return `${query}: export failed: ${r.stderr}`;
+  const bundle = JSON.parse(r.stdout) as {
+    facts: { sequence: number; kind: string }[];
+    records: { kind: string; body: string }[];
+  };
+  const facts = bundle.facts.map((f) => `${f.sequence} ${f.kind}`).join(", ");
+  const failed = bundle.records
+    .filter((x) => x.kind === "runReport")
+    .flatMap((x) => {
+      const report = JSON.parse(x.body) as {
+        steps: { "step/id": string; status: string; "exit/code"?: number; excerpt?: string }[];
+      };
+      return report.steps
+        .filter((st) => st.status === "failed")
+        .map(
+          (st) =>
+            `step ${st["step/id"]} (exit ${String(st["exit/code"])}): ${(st.excerpt ?? "").slice(-1500)}`,
+        );
+    });
+  return `${query}: facts ${facts}\n${failed.join("\n")}`;
+}
+
+/**
  * What the ledger says was charged and run, per loop: every passage charged once (a charge is a
  * `passage-charged` fact; its passage ref never twice), every step started once, every admitted
  * run concluded once.

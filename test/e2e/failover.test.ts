@@ -15,6 +15,7 @@ import {
   assertNothingTwice,
   dispatch,
   loopStates,
+  loopStory,
   registered,
   sql,
   takeoverTrial,
@@ -120,11 +121,14 @@ describe.skipIf(unavailable !== undefined && process.env.CI !== "true")(
       await until("every loop to stop", 150_000, async () => {
         states = await loopStates(store, cwd);
         return queries.every((q) => states.get(q)?.status === "stopped");
-      }).catch((e: unknown) => {
+      }).catch(async (e: unknown) => {
         // Which loops did not stop, and what each worker said: what a failure here needs.
         const open = queries.filter((q) => states.get(q)?.status !== "stopped");
         const said = workers.map((w) => w.transcript()).join("\n\n");
-        throw new Error(`${String(e)}\nnot stopped: ${JSON.stringify(open)}\n${said}`);
+        const stories = await Promise.all(open.map((q) => loopStory(store, cwd, q)));
+        throw new Error(
+          `${String(e)}\nnot stopped: ${JSON.stringify(open)}\n${stories.join("\n")}\n${said}`,
+        );
       });
       for (const w of workers) if (w !== w1 && w !== w3) w.signal("SIGTERM");
       const exits = await Promise.all(
