@@ -101,6 +101,13 @@ export async function underLease<T>(
       ctx.sandbox,
       environments,
       () => store.lost ?? (stop.drain?.aborted === true ? shuttingDown(query, false) : undefined),
+      async () => {
+        // Renewed now: whoever takes the loop over next waits a whole ttl from here.
+        const refused = await renewalRefused(ctx, lease);
+        if (refused === undefined) return;
+        store.revoke(refused);
+        throw refused;
+      },
     ),
     passages: { run: (request) => refuseOnceLost(() => ctx.passages.run(request)) },
     approver: {
@@ -221,17 +228,25 @@ async function renewalRefused(
   }
 }
 
-/** The drive's environments, remembering those made until they are destroyed. */
+/**
+ * The drive's environments, remembering those made until they are destroyed. An environment's name
+ * is the run's, whoever drives it: making one replaces what is there, and discarding one removes
+ * it. So each is done only once `held()` has renewed the lease: a drive that was frozen past its
+ * lease, and woke to act on what the ledger says the new holder is running, never removes the new
+ * holder's environment.
+ */
 function tracked(
   sandbox: RunEnvironments,
   live: Set<Environment>,
   lost: () => WarrantError | undefined,
+  held: () => Promise<void>,
 ): RunEnvironments {
   return {
     backend: sandbox.backend,
     async create(baselineDir, name, options) {
       const before = lost();
       if (before !== undefined) throw before;
+      await held();
       const env = await sandbox.create(baselineDir, name, options);
       const reason = lost();
       if (reason !== undefined) {
@@ -253,7 +268,12 @@ function tracked(
         },
       });
     },
-    discard: (name, root) => sandbox.discard(name, root),
+    async discard(name, root) {
+      const before = lost();
+      if (before !== undefined) throw before;
+      await held();
+      return sandbox.discard(name, root);
+    },
     close: () => sandbox.close(),
   };
 }

@@ -208,13 +208,19 @@ export async function loopStory(store: string, cwd: string, query: string): Prom
     .flatMap((x) => {
       const report = JSON.parse(x.body) as {
         steps: { "step/id": string; status: string; "exit/code"?: number; excerpt?: string }[];
+        checks: { name: string; passed: boolean; detail?: string }[];
       };
-      return report.steps
-        .filter((st) => st.status === "failed")
-        .map(
-          (st) =>
-            `step ${st["step/id"]} (exit ${String(st["exit/code"])}): ${(st.excerpt ?? "").slice(-1500)}`,
-        );
+      return [
+        ...report.steps
+          .filter((st) => st.status === "failed")
+          .map(
+            (st) =>
+              `step ${st["step/id"]} (exit ${String(st["exit/code"])}): ${(st.excerpt ?? "").slice(-1500)}`,
+          ),
+        ...report.checks
+          .filter((c) => !c.passed)
+          .map((c) => `check ${c.name}: ${(c.detail ?? "").slice(-1500)}`),
+      ];
     });
   return `${query}: facts ${facts}\n${failed.join("\n")}`;
 }

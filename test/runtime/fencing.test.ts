@@ -189,7 +189,8 @@ describe("a drive that loses its lease", () => {
   });
 
   it("lets a renewal in flight when the drive ends settle before the release", async () => {
-    // Renewals are held until the loop has concluded, so one is in flight when the drive ends.
+    // The timer's first renewal is held until the loop has concluded, so it is in flight when the
+    // drive ends (the renewals made before an environment is made or discarded are not held).
     const time = manualClock();
     let calls = 0;
     const slowRenewals = (store: LedgerStore): LedgerStore =>
@@ -200,9 +201,10 @@ describe("a drive that loses its lease", () => {
           if (prop !== "renewLease") return v.bind(target);
           return async (query: string, ...rest: unknown[]) => {
             calls++;
-            await until("the loop to conclude", async () =>
-              (await target.readFacts(query)).some((f) => f.fact.step.kind === "concluded"),
-            );
+            if (calls === 1)
+              await until("the loop to conclude", async () =>
+                (await target.readFacts(query)).some((f) => f.fact.step.kind === "concluded"),
+              );
             return (v as (...a: unknown[]) => Promise<unknown>).call(target, query, ...rest);
           };
         },
@@ -222,9 +224,10 @@ describe("a drive that loses its lease", () => {
     );
     const r = await h.drive();
     expect(r).toMatchObject({ status: "stopped", document: { stop: { reason: "succeeded" } } });
-    expect(calls).toBe(1);
+    const renewals = calls;
+    expect(renewals).toBeGreaterThanOrEqual(1);
     await longAfter(time);
-    expect(calls).toBe(1);
+    expect(calls).toBe(renewals);
     expect(await h.store.leases()).toEqual([]);
     expect(h.events.filter((e) => e.kind === "lease-lost")).toEqual([]);
     // No renewal took the loop again after the release: its next lease gets the next token.
