@@ -2,10 +2,11 @@
 // its mode, and its removal. Overlay mode: `workspace` (the mountpoint commands see the merged tree
 // at; empty on the host), `upper` (every change), `work-N` (overlayfs's work directories, one per
 // command running at once), `stage` (the unshare backend's root). Copy mode: `workspace` is a
-// reflinked copy of the pinned baseline, `stage` as above.
+// reflinked copy of the pinned baseline, `stage` as above. Both: `environment-id`, the random mark
+// that tells this environment's directory from another made later under the same name.
 import { randomBytes } from "node:crypto";
-import { closeSync, openSync, realpathSync, statSync, writeSync } from "node:fs";
-import { chmod, chown, lstat, mkdir, mkdtemp } from "node:fs/promises";
+import { closeSync, constants, openSync, realpathSync, statSync, writeSync } from "node:fs";
+import { chmod, chown, lstat, mkdir, mkdtemp, open, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { type EnvironmentMode, isEnvironmentName } from "../../core/ports/sandbox.js";
@@ -32,6 +33,41 @@ export interface EnvironmentDir {
   readonly lower: string | undefined;
   /** Copy mode: the ctime (ns) the copy was complete at; nothing older has changed since. */
   readonly copiedUntilNs: bigint | undefined;
+  /** What `base` holds to say it is this environment's: what is there later may be another's. */
+  readonly identity?: DirIdentity;
+}
+
+/** The mark an environment's directory carries (a file of random text in it). */
+export interface DirIdentity {
+  readonly mark: string;
+}
+
+/** The mark's file in an environment's directory (beside workspace/, never inside it). */
+const MARK_FILE = "environment-id";
+
+/** The mark in `base`, undefined when it has none (or none can be read), "gone" when base is. */
+async function markOf(base: string): Promise<string | undefined | "gone"> {
+  try {
+    const f = await open(
+      path.join(base, MARK_FILE),
+      constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+    );
+    try {
+      const buf = Buffer.alloc(256);
+      const { bytesRead } = await f.read(buf, 0, buf.length, 0);
+      return buf.subarray(0, bytesRead).toString("utf8");
+    } finally {
+      await f.close();
+    }
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "ENOENT") return undefined;
+    return (await lstat(base).then(
+      () => true,
+      () => false,
+    ))
+      ? undefined
+      : "gone";
+  }
 }
 
 const ENV_DIR_PREFIX = "warrant-env-";
@@ -109,7 +145,7 @@ export async function createEnvironmentDir(
   runAs: RunAs | undefined,
   tempRoot: string = tmpdir(),
   name?: string,
-  onMade?: (base: string) => void,
+  onMade?: (dir: { readonly base: string; readonly identity: DirIdentity }) => void,
 ): Promise<EnvironmentDir> {
   const id = `env-${randomBytes(8).toString("hex")}`;
   let base: string;
@@ -121,8 +157,10 @@ export async function createEnvironmentDir(
     }
     await mkdir(base, { mode: 0o700 });
   }
-  // Told before anything is put in it: a process stopped from here on can still remove it.
-  onMade?.(base);
+  const identity: DirIdentity = { mark: `${id}-${randomBytes(8).toString("hex")}` };
+  await writeFile(path.join(base, MARK_FILE), identity.mark, { mode: 0o600, flag: "wx" });
+  // Told before anything else is put in it: a process stopped from here on can still remove it.
+  onMade?.({ base, identity });
   await chmod(base, 0o700);
   const workspace = path.join(base, "workspace");
   const stage = path.join(base, "stage");
@@ -168,6 +206,7 @@ export async function createEnvironmentDir(
     upper,
     lower: mode === "overlay" ? pin.tree : undefined,
     copiedUntilNs,
+    identity,
   };
 }
 
@@ -211,10 +250,22 @@ export async function discardEnvironmentAt(root: string): Promise<{ confirmed: b
   return removeEnvironmentDir({ base });
 }
 
-/** Remove the environment's directory; confirmed only when it no longer exists. */
+/**
+ * Remove the environment's directory; confirmed only when it no longer exists. Given the identity
+ * it was made with, a directory now at `base` that is another (a later driver of the same run made
+ * its environment under the same name after this one was removed) is not this environment's to
+ * remove: this one is gone, confirmed, and the other is left alone.
+ */
 export async function removeEnvironmentDir(dir: {
   readonly base: string;
+  readonly identity?: DirIdentity | undefined;
 }): Promise<{ confirmed: boolean }> {
+  if (dir.identity !== undefined) {
+    const mark = await markOf(dir.base);
+    if (mark === "gone") return { confirmed: true };
+    // Another environment's mark: this one was removed already and the name made again since.
+    if (mark !== undefined && mark !== dir.identity.mark) return { confirmed: true };
+  }
   const gone = await removePath(dir.base);
   const absent = await lstat(dir.base).then(
     () => false,

@@ -241,8 +241,8 @@ export function environmentHost(backend: SandboxBackend, options: BackendOptions
           runAs,
           tempRoot,
           opts.name,
-          (base) => {
-            removeMade = () => removeEnvironmentDir({ base });
+          (made) => {
+            removeMade = () => removeEnvironmentDir(made);
             held.environments.add(removeMade);
           },
         );
