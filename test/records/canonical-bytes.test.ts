@@ -98,6 +98,23 @@ describe("CanonicalWriter", () => {
     expect(bytesOf({ z: raw }, known)).toBe('{"z":{"a":2,"b":1}}');
   });
 
+  it("lists an object's own keys only, even when Object.prototype was given an enumerable one", () => {
+    const v = { b: [{ d: 1, c: 2 }], a: "x" };
+    Object.defineProperty(Object.prototype, "polluted", {
+      value: 1,
+      enumerable: true,
+      configurable: true,
+      writable: true,
+    });
+    try {
+      expect(bytesOf(v)).toBe(canonicalJson(v));
+      expect(bytesOf(v)).toBe('{"a":"x","b":[{"c":2,"d":1}]}');
+    } finally {
+      delete (Object.prototype as Record<string, unknown>).polluted;
+    }
+    expect(bytesOf(v)).toBe('{"a":"x","b":[{"c":2,"d":1}]}');
+  });
+
   it("hands toJSON, dates, class instances and deep values to the reference implementation", () => {
     const d = new Date(0);
     expect(bytesOf({ d })).toBe(canonicalize({ d }));

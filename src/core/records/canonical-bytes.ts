@@ -114,9 +114,21 @@ function stringAt(buf: Uint8Array, p: number, s: string): number {
   return p;
 }
 
-/** Sorts keys by UTF-16 code units, in place: objects have few keys, most nearly sorted. */
-function sortKeys(keys: string[]): void {
-  for (let j = 1; j < keys.length; j++) {
+/**
+ * Whether Object.prototype has an enumerable property (someone added one): a `for…in` over a plain
+ * object would list it, Object.keys would not, so the writer hands every value to the reference.
+ */
+function prototypeEnumerates(): boolean {
+  for (const _ in Object.prototype) return true;
+  return false;
+}
+
+/**
+ * Sorts the first `n` keys by UTF-16 code units, in place: objects have few keys, most nearly
+ * sorted.
+ */
+function sortKeys(keys: string[], n: number): void {
+  for (let j = 1; j < n; j++) {
     const k = keys[j] as string;
     let i = j;
     while (i > 0 && (keys[i - 1] as string) > k) {
@@ -200,6 +212,7 @@ export class CanonicalWriter implements WrittenBytes {
    * implementation.
    */
   value(v: unknown, known?: KnownBytes): boolean {
+    if (prototypeEnumerates()) throw NEEDS_REFERENCE;
     return this.#value(v, 0, known);
   }
 
@@ -211,6 +224,7 @@ export class CanonicalWriter implements WrittenBytes {
     const at = this.pos - this.mark;
     let written: boolean;
     try {
+      if (prototypeEnumerates()) throw NEEDS_REFERENCE;
       written = this.#value(v, 0, known);
     } catch (e) {
       this.pos = this.mark + at;
@@ -221,6 +235,18 @@ export class CanonicalWriter implements WrittenBytes {
       return;
     }
     if (!written) throw new WarrantError("records/not-json", "value has no JSON form");
+  }
+
+  /** One array of keys per depth, emptied and reused by every object written at that depth. */
+  readonly #keys: string[][] = [];
+
+  #keysAt(depth: number): string[] {
+    let keys = this.#keys[depth];
+    if (keys === undefined) {
+      keys = [];
+      this.#keys[depth] = keys;
+    }
+    return keys;
   }
 
   #value(v: unknown, depth: number, known: KnownBytes | undefined): boolean {
@@ -292,11 +318,16 @@ export class CanonicalWriter implements WrittenBytes {
     if (proto !== Object.prototype && proto !== null) throw NEEDS_REFERENCE;
     if (typeof (v as { toJSON?: unknown }).toJSON === "function") throw NEEDS_REFERENCE;
     const o = v as Record<string, unknown>;
-    const keys = Object.keys(o);
-    sortKeys(keys);
+    // The keys, as Object.keys lists them, into the first `n` places of an array kept for this
+    // depth (never emptied: setting its length would free its storage).
+    const keys = this.#keysAt(depth);
+    let n = 0;
+    for (const k in o) keys[n++] = k;
+    sortKeys(keys, n);
     this.byte(0x7b);
     let first = true;
-    for (const k of keys) {
+    for (let i = 0; i < n; i++) {
+      const k = keys[i] as string;
       const x = o[k];
       if (x === undefined || typeof x === "symbol") continue;
       if (!first) this.byte(COMMA);
