@@ -44,6 +44,41 @@ function digestable(entry: ConversationEntry): unknown {
   }
 }
 
+/** What every request of a passage shares. */
+export interface FixedPart {
+  readonly system: string;
+  readonly tools: readonly unknown[];
+  readonly messageTypes: readonly string[];
+}
+
+/**
+ * The last seed made for a tool list (by identity), with the system prompt and message types it
+ * was made with: a passage run with the same list, prompt and types (the same agent's next
+ * passage) starts from it instead of canonicalising and hashing them again.
+ */
+const seeds = new WeakMap<
+  readonly unknown[],
+  { readonly fixed: FixedPart; readonly seed: string }
+>();
+
+/** The digest every request's chain starts from: of the system prompt, tools and message types. */
+export function seedOf(fixed: FixedPart): string {
+  const last = seeds.get(fixed.tools);
+  if (
+    last !== undefined &&
+    last.fixed.system === fixed.system &&
+    last.fixed.messageTypes === fixed.messageTypes
+  ) {
+    return last.seed;
+  }
+  const { system, tools, messageTypes } = fixed;
+  const seed = sha256Text(
+    canonicalJson({ "warrant.passage.request": { system, tools, messageTypes } }),
+  );
+  seeds.set(fixed.tools, { fixed: { system, tools, messageTypes }, seed });
+  return seed;
+}
+
 /** The canonical bytes of `{"kind":"model","raw":…}` up to the raw output's. */
 const MODEL_ENTRY_OPEN = '{"kind":"model","raw":';
 
@@ -54,16 +89,9 @@ export class RequestDigests {
   /** Where each step is written before it is hashed, reused from request to request. */
   private readonly out = new CanonicalWriter(new Uint8Array(2048));
 
-  constructor(
-    fixed: {
-      system: string;
-      tools: readonly unknown[];
-      messageTypes: readonly string[];
-    },
-    known?: KnownBytes,
-  ) {
+  constructor(fixed: FixedPart, known?: KnownBytes) {
     this.known = known;
-    this.head = sha256Text(canonicalJson({ "warrant.passage.request": fixed }));
+    this.head = seedOf(fixed);
   }
 
   /** The digest of the next request; requests come in order, each covering a longer prefix. */

@@ -16,6 +16,7 @@ import type {
   ModelRequest,
   ModelResponse,
 } from "../../src/core/ports/model-provider.js";
+import { digestOf } from "../../src/core/records/canonical.js";
 import { runPassage } from "../../src/runtime/passage.js";
 import { RequestDigests } from "../../src/runtime/passage-digest.js";
 import {
@@ -403,5 +404,36 @@ describe("request digests", () => {
     const requests = [at(1, 100), at(3, 99), at(5, 98), at(6, 1.5)];
     const digests = new RequestDigests({ system: "s", tools: [], messageTypes: ["Finding"] });
     expect(requests.map((r) => digests.digest(r))).toEqual(referenceDigests(requests));
+  });
+
+  it("a passage's seed and head digests, kept from the agent's last passage, equal the rule", async () => {
+    // One registry (one tool list) across passages whose prompts, evidence and types change.
+    const registry = addRegistry();
+    const passages: { system: string; evidence: string; messageTypes?: ["Finding"] }[] = [
+      { system: "You add numbers.", evidence: "Add." },
+      { system: "You add numbers.", evidence: "Add." },
+      { system: "You add numbers twice.", evidence: "Add." },
+      { system: "You add numbers twice.", evidence: "Add again.", messageTypes: ["Finding"] },
+      { system: "You add numbers.", evidence: "Add again." },
+    ];
+    for (const p of passages) {
+      const provider = createScriptedModel([{ turn: addTurn(1, 2) }, findingTurn()]);
+      const out = await runPassage({
+        role: "implementer",
+        agentId: "agent:a1",
+        ...p,
+        registry,
+        toolHost: addHost(),
+        provider,
+        limits: { maxTurns: 8, maxTokens: 10_000 },
+      });
+      expect(out.ok).toBe(true);
+      const recorded = out.transcript.entries.flatMap((e) =>
+        e.kind === "model-call" ? [e.requestDigest] : [],
+      );
+      expect(recorded).toEqual(referenceDigests(provider.requests));
+      expect(out.transcript.systemDigest).toBe(digestOf(p.system));
+      expect(out.transcript.evidenceDigest).toBe(digestOf(p.evidence));
+    }
   });
 });
