@@ -327,14 +327,21 @@ function startRun(input: PassageInput): Run {
   };
 }
 
-/** The last text digested and its digest: an agent's passages share their system prompt. */
-let lastDigested: { readonly text: string; readonly digest: string } | undefined;
+/** A text digested and its digest. */
+type Digested = { text: string; digest: string } | undefined;
 
-/** `digestOf(text)` (SHA-256 over its JCS), hashed natively, the last one kept. */
-function textDigest(text: string): string {
-  if (lastDigested?.text === text) return lastDigested.digest;
+/** The last system prompt and evidence digested: an agent's passages share their prompt. */
+const lastDigested: { system: Digested; evidence: Digested } = {
+  system: undefined,
+  evidence: undefined,
+};
+
+/** `digestOf(text)` (SHA-256 over its JCS), hashed natively, the last one of its kind kept. */
+function textDigest(text: string, kind: keyof typeof lastDigested): string {
+  const last = lastDigested[kind];
+  if (last?.text === text) return last.digest;
   const digest = sha256Text(canonicalJson(text));
-  lastDigested = { text, digest };
+  lastDigested[kind] = { text, digest };
   return digest;
 }
 
@@ -346,8 +353,8 @@ function transcriptHead(run: Run, outcome: PassageTranscript["outcome"]): Transc
     role: input.role,
     "agent/id": input.agentId,
     provider: input.provider.id,
-    systemDigest: textDigest(input.system),
-    evidenceDigest: textDigest(run.evidenceText),
+    systemDigest: textDigest(input.system, "system"),
+    evidenceDigest: textDigest(run.evidenceText, "evidence"),
     ...(typeof input.evidence === "string"
       ? {}
       : { evidenceRefs: input.evidence.map((e) => e.ref) }),
