@@ -606,7 +606,8 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
     }
     // The turn's tool calls in order, inline: an async helper would cost a promise per turn.
     const results: ToolResultEntry[] = [];
-    for (const [n, call] of valid.calls.entries()) {
+    for (let n = 0; n < valid.calls.length; n++) {
+      const call = valid.calls[n] as ValidCall;
       onEvent?.(
         content
           ? { kind: "tool-call-start", turn: index, call: n, name: call.name, args: call.args }

@@ -42,7 +42,7 @@ const MAY_NEED_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
 
 type WellFormed = { isWellFormed(): boolean };
 
-/** `"key":` as UTF-8, by key, bounded (keys repeat far more than values do). */
+/** `,"key":` as UTF-8 (the first key of an object goes without its comma), by key, bounded. */
 const KEY_LIMIT = 4096;
 const keyBytes = new Map<string, Uint8Array>();
 
@@ -50,7 +50,7 @@ function keyOf(k: string): Uint8Array {
   let b = keyBytes.get(k);
   if (b === undefined) {
     if (!(k as string & WellFormed).isWellFormed()) throw NEEDS_REFERENCE;
-    b = encoder.encode(`${JSON.stringify(k)}:`);
+    b = encoder.encode(`,${JSON.stringify(k)}:`);
     if (keyBytes.size < KEY_LIMIT) keyBytes.set(k, b);
   }
   return b;
@@ -256,7 +256,12 @@ export class CanonicalWriter implements WrittenBytes {
         return true;
       case "number":
         if (!Number.isFinite(v)) throw NEEDS_REFERENCE;
-        this.ascii(`${v}`);
+        if (v >= 0 && v < 10 && (v | 0) === v) {
+          // A digit (-0 included, written 0 as JSON writes it): no number text to make.
+          this.byte(0x30 + v);
+        } else {
+          this.ascii(`${v}`);
+        }
         return true;
       case "boolean":
         this.ascii(v ? "true" : "false");
@@ -330,9 +335,13 @@ export class CanonicalWriter implements WrittenBytes {
       const k = keys[i] as string;
       const x = o[k];
       if (x === undefined || typeof x === "symbol") continue;
-      if (!first) this.byte(COMMA);
       const key = keyOf(k);
-      this.bytes(key, key.length);
+      const len = key.length;
+      this.room(len);
+      const buf = this.buf;
+      let p = this.pos;
+      for (let j = first ? 1 : 0; j < len; j++) buf[p++] = key[j] as number;
+      this.pos = p;
       this.#value(x, depth + 1, known);
       first = false;
     }
