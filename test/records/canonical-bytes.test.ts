@@ -87,6 +87,25 @@ describe("CanonicalWriter", () => {
     );
   });
 
+  it("writes objects listing the same keys alike, and others by their own keys, however many", () => {
+    // Same first key, other keys, other orders; then enough new listings to fill what is kept.
+    const alike = [
+      { kind: "a", z: 1, b: 2 },
+      { kind: "a", b: 2, z: 1 },
+      { kind: "a", z: 1 },
+      { kind: "a", z: 1, b: 2, a: 0 },
+      { kind: "a", z: 1, b: undefined },
+      { kind: "a", z: 1, b: 2 },
+    ];
+    for (const v of alike) expect(bytesOf(v)).toBe(canonicalJson(v));
+    for (let i = 0; i < 1500; i++) {
+      const v = { [`k${i}`]: i, [`j${i % 7}`]: [i], a: { [`k${i}`]: 1, b: 0 } };
+      expect(bytesOf(v)).toBe(canonicalize(v));
+    }
+    for (const v of alike) expect(bytesOf(v)).toBe(canonicalJson(v));
+    expect(bytesOf({ q: 1, p: 2, o: 3 })).toBe('{"o":3,"p":2,"q":1}');
+  });
+
   it("uses bytes already made for an object, by identity", () => {
     const raw = { b: 1, a: 2 };
     const made = new CanonicalWriter();

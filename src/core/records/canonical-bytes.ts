@@ -114,6 +114,52 @@ function stringAt(buf: Uint8Array, p: number, s: string): number {
   return p;
 }
 
+/** The sorted keys of objects whose keys are listed in `listed`'s order, with their bytes. */
+interface KeyOrder {
+  readonly listed: readonly string[];
+  readonly sorted: readonly string[];
+  readonly bytes: readonly Uint8Array[];
+}
+
+/** Orders by first key listed; bounded, and a few per first key (`kind` starts many shapes). */
+const ORDER_LIMIT = 1024;
+const ORDERS_PER_FIRST_KEY = 8;
+const orders = new Map<string, KeyOrder[]>();
+let ordersKept = 0;
+
+/**
+ * The order of the first `n` keys (as an object lists them): the one kept for that listing, or a
+ * new one kept while there is room; undefined when there is none (the caller sorts them itself).
+ */
+function orderOf(keys: readonly string[], n: number): KeyOrder | undefined {
+  if (n < 2) return undefined;
+  const first = keys[0] as string;
+  let kept = orders.get(first);
+  if (kept !== undefined) {
+    for (const order of kept) {
+      const { listed } = order;
+      if (listed.length !== n) continue;
+      let i = 1;
+      while (i < n && listed[i] === keys[i]) i++;
+      if (i === n) return order;
+    }
+  }
+  if (ordersKept >= ORDER_LIMIT || (kept !== undefined && kept.length >= ORDERS_PER_FIRST_KEY)) {
+    return undefined;
+  }
+  const listed = keys.slice(0, n);
+  const sorted = [...listed];
+  sortKeys(sorted, n);
+  const order = { listed, sorted, bytes: sorted.map(keyOf) };
+  if (kept === undefined) {
+    kept = [];
+    orders.set(first, kept);
+  }
+  kept.push(order);
+  ordersKept++;
+  return order;
+}
+
 /**
  * Whether Object.prototype has an enumerable property (someone added one): a `for…in` over a plain
  * object would list it, Object.keys would not, so the writer hands every value to the reference.
@@ -328,14 +374,17 @@ export class CanonicalWriter implements WrittenBytes {
     const keys = this.#keysAt(depth);
     let n = 0;
     for (const k in o) keys[n++] = k;
-    sortKeys(keys, n);
+    // Objects whose keys are listed alike are written alike: their order is looked up, not sorted.
+    const order = orderOf(keys, n);
+    const sorted = order === undefined ? keys : order.sorted;
+    if (order === undefined) sortKeys(keys, n);
     this.byte(0x7b);
     let first = true;
     for (let i = 0; i < n; i++) {
-      const k = keys[i] as string;
+      const k = sorted[i] as string;
       const x = o[k];
       if (x === undefined || typeof x === "symbol") continue;
-      const key = keyOf(k);
+      const key = order === undefined ? keyOf(k) : (order.bytes[i] as Uint8Array);
       const len = key.length;
       this.room(len);
       const buf = this.buf;
