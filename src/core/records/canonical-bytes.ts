@@ -114,10 +114,13 @@ function stringAt(buf: Uint8Array, p: number, s: string): number {
   return p;
 }
 
-/** The sorted keys of objects whose keys are listed in `listed`'s order, with their bytes. */
+/**
+ * How to write objects whose keys are listed in `listed`'s order: the key at sorted place `i` is
+ * the one listed at `from[i]`, and `bytes[i]` its bytes.
+ */
 interface KeyOrder {
   readonly listed: readonly string[];
-  readonly sorted: readonly string[];
+  readonly from: readonly number[];
   readonly bytes: readonly Uint8Array[];
 }
 
@@ -149,8 +152,9 @@ function orderOf(keys: readonly string[], n: number): KeyOrder | undefined {
   }
   const listed = keys.slice(0, n);
   const sorted = [...listed];
-  sortKeys(sorted, n);
-  const order = { listed, sorted, bytes: sorted.map(keyOf) };
+  const from = listed.map((_, i) => i);
+  sortEntries(sorted, from, n);
+  const order = { listed, from, bytes: sorted.map(keyOf) };
   if (kept === undefined) {
     kept = [];
     orders.set(first, kept);
@@ -170,18 +174,21 @@ function prototypeEnumerates(): boolean {
 }
 
 /**
- * Sorts the first `n` keys by UTF-16 code units, in place: objects have few keys, most nearly
- * sorted.
+ * Sorts the first `n` keys by UTF-16 code units, in place, and their companions with them:
+ * objects have few keys, most nearly sorted.
  */
-function sortKeys(keys: string[], n: number): void {
+function sortEntries<T>(keys: string[], with_: T[], n: number): void {
   for (let j = 1; j < n; j++) {
     const k = keys[j] as string;
+    const w = with_[j] as T;
     let i = j;
     while (i > 0 && (keys[i - 1] as string) > k) {
       keys[i] = keys[i - 1] as string;
+      with_[i] = with_[i - 1] as T;
       i--;
     }
     keys[i] = k;
+    with_[i] = w;
   }
 }
 
@@ -295,6 +302,18 @@ export class CanonicalWriter implements WrittenBytes {
     return keys;
   }
 
+  /** Their values, likewise (each emptied once written). */
+  readonly #values: unknown[][] = [];
+
+  #valuesAt(depth: number): unknown[] {
+    let values = this.#values[depth];
+    if (values === undefined) {
+      values = [];
+      this.#values[depth] = values;
+    }
+    return values;
+  }
+
   #value(v: unknown, depth: number, known: KnownBytes | undefined): boolean {
     switch (typeof v) {
       case "string":
@@ -371,20 +390,26 @@ export class CanonicalWriter implements WrittenBytes {
     const o = v as Record<string, unknown>;
     // The keys, as Object.keys lists them, into the first `n` places of an array kept for this
     // depth (never emptied: setting its length would free its storage).
+    // Each value is read inside the for…in over its object, where V8 reads it by the key's place
+    // rather than looking the key up.
     const keys = this.#keysAt(depth);
+    const values = this.#valuesAt(depth);
     let n = 0;
-    for (const k in o) keys[n++] = k;
+    for (const k in o) {
+      keys[n] = k;
+      values[n++] = o[k];
+    }
     // Objects whose keys are listed alike are written alike: their order is looked up, not sorted.
     const order = orderOf(keys, n);
-    const sorted = order === undefined ? keys : order.sorted;
-    if (order === undefined) sortKeys(keys, n);
+    if (order === undefined) sortEntries(keys, values, n);
     this.byte(0x7b);
     let first = true;
     for (let i = 0; i < n; i++) {
-      const k = sorted[i] as string;
-      const x = o[k];
+      const at = order === undefined ? i : (order.from[i] as number);
+      const x = values[at];
+      values[at] = undefined; // not kept alive by the writer
       if (x === undefined || typeof x === "symbol") continue;
-      const key = order === undefined ? keyOf(k) : (order.bytes[i] as Uint8Array);
+      const key = order === undefined ? keyOf(keys[i] as string) : (order.bytes[i] as Uint8Array);
       const len = key.length;
       this.room(len);
       const buf = this.buf;
