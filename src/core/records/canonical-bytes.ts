@@ -177,18 +177,18 @@ function prototypeEnumerates(): boolean {
  * Sorts the first `n` keys by UTF-16 code units, in place, and their companions with them:
  * objects have few keys, most nearly sorted.
  */
-function sortEntries<T>(keys: string[], with_: T[], n: number): void {
+function sortEntries<T>(keys: string[], companions: T[], n: number): void {
   for (let j = 1; j < n; j++) {
     const k = keys[j] as string;
-    const w = with_[j] as T;
+    const w = companions[j] as T;
     let i = j;
     while (i > 0 && (keys[i - 1] as string) > k) {
       keys[i] = keys[i - 1] as string;
-      with_[i] = with_[i - 1] as T;
+      companions[i] = companions[i - 1] as T;
       i--;
     }
     keys[i] = k;
-    with_[i] = w;
+    companions[i] = w;
   }
 }
 
