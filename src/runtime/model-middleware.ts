@@ -69,44 +69,49 @@ function triggerOf(e: unknown): string | undefined {
  * The conversation each model of a fallback chain is shown: the passage's own while every turn in
  * it is that model's; from the first turn another model wrote, a copy (kept and appended to, so the
  * provider still converts each entry once) in which other models' turns and what followed them
- * are text.
+ * are text. Until then nothing is copied: only how far the model has seen is kept.
  */
 class Views {
+  /** The models other than the primary that wrote a turn (the primary wrote every other). */
   readonly #authors = new WeakMap<ModelResponse, ModelProvider>();
   readonly #views = new Map<
     ModelProvider,
-    { entries: ConversationEntry[]; upTo: number; foreign: boolean }
+    { entries: ConversationEntry[] | undefined; upTo: number }
   >();
 
-  wrote(response: ModelResponse, model: ModelProvider): void {
-    this.#authors.set(response, model);
+  wrote(response: ModelResponse, model: ModelProvider, primary: ModelProvider): void {
+    if (model !== primary) this.#authors.set(response, model);
   }
 
   requestFor(model: ModelProvider, request: ModelRequest, primary: ModelProvider): ModelRequest {
     let view = this.#views.get(model);
     if (view === undefined) {
-      view = { entries: [], upTo: 0, foreign: false };
+      view = { entries: undefined, upTo: 0 };
       this.#views.set(model, view);
     }
     let afterForeign = false;
     for (let i = view.upTo; i < request.length; i++) {
       const entry = request.conversation[i] as ConversationEntry;
+      let shown = entry;
       if (entry.kind === "model") {
         const author = this.#authors.get(entry.response) ?? primary;
         afterForeign = author !== model;
-        if (afterForeign) view.foreign = true;
-        view.entries.push(afterForeign ? { kind: "user", text: entryText(entry) } : entry);
+        if (afterForeign) shown = { kind: "user", text: entryText(entry) };
       } else if (afterForeign && (entry.kind === "tool-results" || entry.kind === "repair")) {
-        view.entries.push({ kind: "user", text: entryText(entry) });
-      } else {
-        if (entry.kind === "user") afterForeign = false;
-        view.entries.push(entry);
+        shown = { kind: "user", text: entryText(entry) };
+      } else if (entry.kind === "user") {
+        afterForeign = false;
       }
+      // The first entry shown otherwise: the copy starts with the entries before it, as they are.
+      if (shown !== entry && view.entries === undefined) {
+        view.entries = request.conversation.slice(0, i);
+      }
+      view.entries?.push(shown);
     }
     view.upTo = request.length;
-    return view.foreign
-      ? { ...request, conversation: view.entries, length: view.entries.length }
-      : request;
+    return view.entries === undefined
+      ? request
+      : { ...request, conversation: view.entries, length: view.entries.length };
   }
 }
 
@@ -165,7 +170,7 @@ function modelFallback(
           });
           continue;
         }
-        views.wrote(response, model);
+        views.wrote(response, model, primary);
         if (i > 0) {
           notes.push({
             middleware: "model-fallback",
@@ -185,16 +190,23 @@ function callLimit(inner: ModelProvider, maxCalls: number, notes: Notes): ModelP
   return {
     specificationVersion: MODEL_SPECIFICATION_VERSION,
     id: inner.id,
-    async complete(request, opts) {
+    // Not async: the inner call's promise is the answer, with no promise around it per call.
+    complete(request, opts) {
       const call = calls++;
       if (call >= maxCalls) {
         notes.push({ middleware: "call-limit", call, event: "refused", detail: { maxCalls } });
-        throw new WarrantError(
-          "passage/call-limit",
-          `the agent's call-limit middleware allows ${maxCalls} model calls per passage`,
+        return Promise.reject(
+          new WarrantError(
+            "passage/call-limit",
+            `the agent's call-limit middleware allows ${maxCalls} model calls per passage`,
+          ),
         );
       }
-      return inner.complete(request, opts);
+      try {
+        return inner.complete(request, opts);
+      } catch (e) {
+        return Promise.reject(e);
+      }
     },
   };
 }

@@ -6,7 +6,12 @@
 // for the transcript, is not canonicalised again (`known`).
 import * as crypto from "node:crypto";
 import type { ConversationEntry, ModelRequest } from "../core/ports/model-provider.js";
-import { type CanonicalTexts, canonicalJson } from "../core/records/canonical.js";
+import { canonicalJson } from "../core/records/canonical.js";
+import {
+  CanonicalWriter,
+  type KnownBytes,
+  NeedsReference,
+} from "../core/records/canonical-bytes.js";
 
 /** `crypto.hash` (one call, no Hash object) where Node has it (20.12 and later). */
 const oneShot = (crypto as { hash?: typeof crypto.hash }).hash;
@@ -39,35 +44,119 @@ function digestable(entry: ConversationEntry): unknown {
   }
 }
 
+/** What every request of a passage shares. */
+export interface FixedPart {
+  readonly system: string;
+  readonly tools: readonly unknown[];
+  readonly messageTypes: readonly string[];
+}
+
+/**
+ * The last seed made for a tool list (by identity), with the system prompt and message types it
+ * was made with: a passage run with the same list, prompt and types (the same agent's next
+ * passage) starts from it instead of canonicalising and hashing them again.
+ */
+const seeds = new WeakMap<
+  readonly unknown[],
+  { readonly fixed: FixedPart; readonly seed: string }
+>();
+
+/** The digest every request's chain starts from: of the system prompt, tools and message types. */
+export function seedOf(fixed: FixedPart): string {
+  const last = seeds.get(fixed.tools);
+  if (
+    last !== undefined &&
+    last.fixed.system === fixed.system &&
+    last.fixed.messageTypes === fixed.messageTypes
+  ) {
+    return last.seed;
+  }
+  const { system, tools, messageTypes } = fixed;
+  const seed = sha256Text(
+    canonicalJson({ "warrant.passage.request": { system, tools, messageTypes } }),
+  );
+  seeds.set(fixed.tools, { fixed: { system, tools, messageTypes }, seed });
+  return seed;
+}
+
+/** The canonical bytes of `{"kind":"model","raw":…}` up to the raw output's. */
+const MODEL_ENTRY_OPEN = '{"kind":"model","raw":';
+
 export class RequestDigests {
   private head: string;
   private length = 0;
-  private readonly known: CanonicalTexts | undefined;
+  private readonly known: KnownBytes | undefined;
+  /** Where each step is written before it is hashed, reused from request to request. */
+  private readonly out = new CanonicalWriter(new Uint8Array(2048));
 
-  constructor(
-    fixed: {
-      system: string;
-      tools: readonly unknown[];
-      messageTypes: readonly string[];
-    },
-    known?: CanonicalTexts,
-  ) {
+  constructor(fixed: FixedPart, known?: KnownBytes) {
     this.known = known;
-    this.head = sha256Text(canonicalJson({ "warrant.passage.request": fixed }));
+    this.head = seedOf(fixed);
   }
 
   /** The digest of the next request; requests come in order, each covering a longer prefix. */
   digest(request: ModelRequest): string {
-    const appended: unknown[] = [];
-    for (; this.length < request.length; this.length++) {
-      appended.push(digestable(request.conversation[this.length] as ConversationEntry));
+    const from = this.length;
+    this.length = request.length;
+    const out = this.out;
+    out.reset();
+    try {
+      this.writeStep(request, from);
+    } catch (e) {
+      if (!(e instanceof NeedsReference)) throw e;
+      // A value the fast writer does not vouch for: the step the reference way, as a whole.
+      out.reset();
+      out.ascii(this.head);
+      out.byte(NEWLINE);
+      out.canonical(stepOf(request, from));
     }
-    const step = {
-      entries: appended,
-      length: request.length,
-      maxOutputTokens: request.maxOutputTokens,
-    };
-    this.head = sha256Text(`${this.head}\n${canonicalJson(step, this.known)}`);
+    this.head = sha256Text(out.buf.subarray(0, out.pos));
     return this.head;
   }
+
+  /**
+   * `head ‖ "\n" ‖ JCS({entries, length, maxOutputTokens})`, written without building the step:
+   * its keys in their canonical order, each entry as `digestable` gives it.
+   */
+  private writeStep(request: ModelRequest, from: number): void {
+    const out = this.out;
+    out.ascii(this.head);
+    out.byte(NEWLINE);
+    out.ascii('{"entries":[');
+    for (let i = from; i < request.length; i++) {
+      if (i > from) out.byte(COMMA);
+      const entry = request.conversation[i] as ConversationEntry;
+      if (entry.kind !== "model") {
+        if (!out.value(entry, this.known)) out.ascii("null");
+        continue;
+      }
+      const raw = entry.response.raw;
+      if (raw === undefined || typeof raw === "symbol") {
+        out.ascii('{"kind":"model"}');
+        continue;
+      }
+      out.ascii(MODEL_ENTRY_OPEN);
+      out.value(raw, this.known);
+      out.byte(CLOSE);
+    }
+    out.ascii('],"length":');
+    out.value(request.length);
+    out.ascii(',"maxOutputTokens":');
+    // A number, in practice; anything else is written as the whole step would have it.
+    if (!out.value(request.maxOutputTokens)) throw new NeedsReference();
+    out.byte(CLOSE);
+  }
 }
+
+/** The step of a request as a value: what `writeStep` writes, for the reference implementation. */
+function stepOf(request: ModelRequest, from: number): unknown {
+  const appended: unknown[] = [];
+  for (let i = from; i < request.length; i++) {
+    appended.push(digestable(request.conversation[i] as ConversationEntry));
+  }
+  return { entries: appended, length: request.length, maxOutputTokens: request.maxOutputTokens };
+}
+
+const NEWLINE = 0x0a;
+const COMMA = 0x2c;
+const CLOSE = 0x7d;

@@ -10,11 +10,14 @@ import type { Role } from "../core/loop/types.js";
 import type { LedgerRecord } from "../core/ports/ledger-store.js";
 import type { ResponseMeta, StopKind, Usage } from "../core/ports/model-provider.js";
 import type { ToolResult } from "../core/ports/tool-host.js";
-import { type CanonicalTexts, canonicalJson } from "../core/records/canonical.js";
+import { canonicalJson } from "../core/records/canonical.js";
+import { CanonicalWriter, type KnownBytes } from "../core/records/canonical-bytes.js";
 import type { Problem } from "../core/result.js";
 import { sha256Of, sha256Text } from "./passage-digest.js";
 
 export const TRANSCRIPT_REF_PREFIX = "passage-transcript";
+
+const encoder = new TextEncoder();
 
 export type TranscriptEntry =
   | {
@@ -88,7 +91,7 @@ export type TranscriptHead = Omit<PassageTranscript, "entries">;
 /** The entries' canonical texts, comma-separated, in UTF-8 chunks: on transcripts a log finished. */
 const ENTRY_CHUNKS: unique symbol = Symbol("transcript entry chunks");
 
-type WithChunks = PassageTranscript & { readonly [ENTRY_CHUNKS]?: readonly Buffer[] };
+type WithChunks = PassageTranscript & { readonly [ENTRY_CHUNKS]?: readonly Uint8Array[] };
 
 /**
  * Stands for the entries in the body's text: JCS escapes every control character, so a raw NUL
@@ -99,30 +102,63 @@ const ENTRIES_MARK = "\u0000";
 const CHUNK_BYTES = 32 * 1024;
 const COMMA = 0x2c;
 
-function textOf(chunks: readonly Buffer[]): string {
-  return chunks.map((c) => c.toString("utf8")).join("");
+function textOf(chunks: readonly Uint8Array[]): string {
+  let length = 0;
+  for (const c of chunks) length += c.length;
+  const all = Buffer.allocUnsafe(length);
+  let at = 0;
+  for (const c of chunks) {
+    all.set(c, at);
+    at += c.length;
+  }
+  return all.toString("utf8");
 }
 
 /**
- * The entries of one passage, each kept only as its canonical (JCS) text, made when it is
- * appended, in UTF-8 outside the JavaScript heap: a long passage fills fixed-size chunks (never
- * copied to grow), not thousands of strings for the garbage collector to copy. A model's raw
- * output is canonicalised once, for its entry and for the next request digest that replays it
- * (`known`).
+ * Fixed-size chunks written in turn: when an entry does not fit in what is left of one, the part
+ * of it already written moves to the next (a chunk is never copied to grow), and the chunk keeps
+ * the entries before it.
+ */
+class ChunkWriter extends CanonicalWriter {
+  readonly full: Uint8Array[] = [];
+
+  constructor() {
+    super(Buffer.allocUnsafe(CHUNK_BYTES));
+  }
+
+  protected override grow(need: number): void {
+    const started = this.pos - this.mark;
+    const next = Buffer.allocUnsafe(Math.max(CHUNK_BYTES, 2 * started + need));
+    next.set(this.buf.subarray(this.mark, this.pos));
+    if (this.mark > 0) this.full.push(this.buf.subarray(0, this.mark));
+    this.buf = next;
+    this.pos = started;
+    this.mark = 0;
+  }
+
+  /** The chunks written so far, the last one's written part included. */
+  chunks(): Uint8Array[] {
+    return [...this.full, this.buf.subarray(0, this.pos)];
+  }
+}
+
+/**
+ * The entries of one passage, each kept only as its canonical (JCS) text, written as UTF-8 when it
+ * is appended, outside the JavaScript heap: a long passage fills fixed-size chunks, not thousands
+ * of strings for the garbage collector to copy. A model's raw output is canonicalised once, for
+ * its entry and for the next request digest that replays it (`known`).
  */
 export class TranscriptLog {
-  readonly #full: Buffer[] = [];
-  #chunk = Buffer.allocUnsafe(CHUNK_BYTES);
-  #used = 0;
+  readonly #out = new ChunkWriter();
   #count = 0;
   #raw: object | undefined;
-  #rawText: string | undefined;
-  readonly #known: CanonicalTexts = {
-    get: (o: object) => (o === this.#raw ? this.#rawText : undefined),
+  readonly #rawBytes = new CanonicalWriter(new Uint8Array(512));
+  readonly #known: KnownBytes = {
+    get: (o: object) => (o === this.#raw ? this.#rawBytes : undefined),
   };
 
-  /** The text already made for the last model output appended (read by request digests). */
-  get known(): CanonicalTexts {
+  /** The bytes already made for the last model output appended (read by request digests). */
+  get known(): KnownBytes {
     return this.#known;
   }
 
@@ -132,19 +168,21 @@ export class TranscriptLog {
 
   append(entry: TranscriptEntry): void {
     if (entry.kind === "model-call" && typeof entry.raw === "object" && entry.raw !== null) {
-      this.#rawText = canonicalJson(entry.raw);
+      this.#raw = undefined;
+      this.#rawBytes.reset();
+      this.#rawBytes.canonical(entry.raw);
       this.#raw = entry.raw;
     }
-    const text = canonicalJson(entry, this.#known);
-    // UTF-8 takes at most three bytes per UTF-16 code unit; one more for the separator.
-    const room = 1 + 3 * text.length;
-    if (this.#used + room > this.#chunk.length) {
-      this.#full.push(this.#chunk.subarray(0, this.#used));
-      this.#chunk = Buffer.allocUnsafe(Math.max(room, CHUNK_BYTES));
-      this.#used = 0;
+    const out = this.#out;
+    out.mark = out.pos;
+    try {
+      if (this.#count > 0) out.byte(COMMA);
+      out.canonical(entry, this.#known);
+    } catch (e) {
+      // Nothing of a refused entry stays.
+      out.pos = out.mark;
+      throw e;
     }
-    if (this.#count > 0) this.#chunk[this.#used++] = COMMA;
-    this.#used += this.#chunk.write(text, this.#used, "utf8");
     this.#count++;
   }
 
@@ -153,7 +191,7 @@ export class TranscriptLog {
    * on the passage's own path reads them); `transcriptRecord` uses the bytes themselves.
    */
   finish(head: TranscriptHead): PassageTranscript {
-    const chunks = [...this.#full, this.#chunk.subarray(0, this.#used)];
+    const chunks = this.#out.chunks();
     let parsed: readonly TranscriptEntry[] | undefined;
     const transcript: PassageTranscript = {
       ...head,
@@ -215,7 +253,7 @@ export function transcriptRecord(
   } else {
     // Hashed piece by piece: the bytes are never joined; the text is made once, for the store.
     ref = `${TRANSCRIPT_REF_PREFIX}:${sha256Of([parts.before, ...chunks, parts.after])}`;
-    text = `${parts.before}${textOf(chunks)}${parts.after}`;
+    text = textOf([encoder.encode(parts.before), ...chunks, encoder.encode(parts.after)]);
   }
   let parsedBody: unknown;
   return {

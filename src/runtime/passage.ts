@@ -19,10 +19,10 @@ import {
   type Usage,
 } from "../core/ports/model-provider.js";
 import type { ToolHost, ToolResult } from "../core/ports/tool-host.js";
-import { digestOf } from "../core/records/canonical.js";
+import { canonicalJson } from "../core/records/canonical.js";
 import { type Problem, WarrantError } from "../core/result.js";
 import { repairText } from "../core/turn/repair-text.js";
-import type { ToolRegistry } from "../core/turn/tool-registry.js";
+import type { ToolRegistry, ToolSpec } from "../core/turn/tool-registry.js";
 import {
   type MessageType,
   ROLE_MESSAGE_TYPES,
@@ -30,7 +30,7 @@ import {
   type ValidMessage,
 } from "../core/turn/types.js";
 import { type TurnContext, validateTurn } from "../core/turn/validate-turn.js";
-import { RequestDigests } from "./passage-digest.js";
+import { RequestDigests, sha256Text } from "./passage-digest.js";
 import {
   type PassageTranscript,
   type TranscriptHead,
@@ -253,7 +253,7 @@ interface Run {
   readonly content: boolean;
   readonly repairs: number;
   readonly messageTypes: readonly MessageType[];
-  readonly tools: ProviderTool[];
+  readonly tools: readonly ProviderTool[];
   readonly evidenceText: string;
   readonly conversation: ConversationEntry[];
   readonly log: TranscriptLog;
@@ -273,15 +273,28 @@ interface Run {
 
 type Failure = Extract<PassageOutcome, { ok: false }>;
 
+/** The tools as providers are given them, made once per list of specs (a registry keeps one). */
+const toolLists = new WeakMap<readonly ToolSpec[], readonly ProviderTool[]>();
+
+function providerTools(registry: ToolRegistry): readonly ProviderTool[] {
+  const specs = registry.specs();
+  let tools = toolLists.get(specs);
+  if (tools === undefined) {
+    tools = specs.map((s) => ({
+      name: s.name,
+      description: s.description,
+      inputSchema: s.inputSchema,
+    }));
+    toolLists.set(specs, tools);
+  }
+  return tools;
+}
+
 /** What does not change from turn to turn, made once per passage, and counters at zero. */
 function startRun(input: PassageInput): Run {
   const { registry, signal } = input;
   const messageTypes = input.messageTypes ?? ROLE_MESSAGE_TYPES[input.role];
-  const tools: ProviderTool[] = registry.specs().map((s) => ({
-    name: s.name,
-    description: s.description,
-    inputSchema: s.inputSchema,
-  }));
+  const tools = providerTools(registry);
   const evidenceText = renderEvidence(input.evidence);
   const log = new TranscriptLog();
   return {
@@ -314,6 +327,24 @@ function startRun(input: PassageInput): Run {
   };
 }
 
+/** A text digested and its digest. */
+type Digested = { text: string; digest: string } | undefined;
+
+/** The last system prompt and evidence digested: an agent's passages share their prompt. */
+const lastDigested: { system: Digested; evidence: Digested } = {
+  system: undefined,
+  evidence: undefined,
+};
+
+/** `digestOf(text)` (SHA-256 over its JCS), hashed natively, the last one of its kind kept. */
+function textDigest(text: string, kind: keyof typeof lastDigested): string {
+  const last = lastDigested[kind];
+  if (last?.text === text) return last.digest;
+  const digest = sha256Text(canonicalJson(text));
+  lastDigested[kind] = { text, digest };
+  return digest;
+}
+
 /** The transcript's head as the passage ends with `outcome`. */
 function transcriptHead(run: Run, outcome: PassageTranscript["outcome"]): TranscriptHead {
   const { input } = run;
@@ -322,8 +353,8 @@ function transcriptHead(run: Run, outcome: PassageTranscript["outcome"]): Transc
     role: input.role,
     "agent/id": input.agentId,
     provider: input.provider.id,
-    systemDigest: digestOf(input.system),
-    evidenceDigest: digestOf(run.evidenceText),
+    systemDigest: textDigest(input.system, "system"),
+    evidenceDigest: textDigest(run.evidenceText, "evidence"),
     ...(typeof input.evidence === "string"
       ? {}
       : { evidenceRefs: input.evidence.map((e) => e.ref) }),
@@ -575,7 +606,8 @@ export async function runPassage(input: PassageInput): Promise<PassageOutcome> {
     }
     // The turn's tool calls in order, inline: an async helper would cost a promise per turn.
     const results: ToolResultEntry[] = [];
-    for (const [n, call] of valid.calls.entries()) {
+    for (let n = 0; n < valid.calls.length; n++) {
+      const call = valid.calls[n] as ValidCall;
       onEvent?.(
         content
           ? { kind: "tool-call-start", turn: index, call: n, name: call.name, args: call.args }

@@ -11,8 +11,14 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createScriptedModel } from "../../src/adapters/models/scripted-model.js";
 import { openStore } from "../../src/adapters/store/open-store.js";
-import type { ConversationEntry, ModelRequest } from "../../src/core/ports/model-provider.js";
+import type {
+  ConversationEntry,
+  ModelRequest,
+  ModelResponse,
+} from "../../src/core/ports/model-provider.js";
+import { digestOf } from "../../src/core/records/canonical.js";
 import { runPassage } from "../../src/runtime/passage.js";
+import { RequestDigests } from "../../src/runtime/passage-digest.js";
 import {
   type PassageTranscript,
   type TranscriptEntry,
@@ -322,5 +328,112 @@ describe("request digests", () => {
     expect(recorded).toHaveLength(4);
     expect(recorded).toEqual(referenceDigests(provider.requests));
     expect(provider.requests[0]?.tools.map((t) => t.name)).toEqual([ADD.name]);
+  });
+
+  it("equal the rule when a raw output needs the reference JCS (toJSON, a date) or is text", async () => {
+    const provider = createScriptedModel([
+      { turn: addTurn(1, 2) },
+      { turn: addTurn(3, 4) },
+      `not json ${"é€\n".repeat(30)}`,
+      findingTurn(),
+    ]);
+    let n = 0;
+    const wrapped = {
+      specificationVersion: provider.specificationVersion,
+      id: provider.id,
+      complete: async (request: ModelRequest) => {
+        const r = await provider.complete(request);
+        const shaped = [
+          { turn: r.raw, at: new Date(n * 1000) },
+          { turn: r.raw, note: { toJSON: () => ({ z: 1, a: [2] }) } },
+          r.raw,
+          r.raw,
+        ][n++];
+        return { ...r, raw: shaped };
+      },
+    };
+    const out = await runPassage({
+      role: "implementer",
+      agentId: "agent:a1",
+      system: "You add numbers.",
+      evidence: [{ ref: "file:a.txt", content: `ą\u0000"${"x".repeat(100)}` }],
+      registry: addRegistry(),
+      toolHost: addHost(),
+      provider: wrapped,
+      limits: { maxTurns: 8, maxTokens: 10_000 },
+    });
+    expect(out.ok).toBe(true);
+    const recorded = out.transcript.entries.flatMap((e) =>
+      e.kind === "model-call" ? [e.requestDigest] : [],
+    );
+    expect(recorded).toHaveLength(4);
+    expect(recorded).toEqual(referenceDigests(provider.requests));
+  });
+
+  it("equal the rule, without the log's texts, on entries only the reference JCS writes", () => {
+    const response = (raw: unknown): ModelResponse => ({
+      raw,
+      candidate: raw,
+      stop: "complete",
+      usage: { inputTokens: 1, outputTokens: 1, cachedInputTokens: 0, reasoningTokens: 0 },
+      meta: { id: null, model: null, finishReason: null },
+      latencyMs: 0,
+    });
+    const repair = {
+      kind: "repair" as const,
+      errors: [{ code: "turn/json", path: "", message: "m", detail: { at: new Date(0) } }],
+      text: "fix it",
+    };
+    const conversation: ConversationEntry[] = [
+      { kind: "user", text: `ą\u0000"${"x".repeat(100)}` },
+      { kind: "model", response: response({ b: [1, { toJSON: () => "t" }], a: "é" }) },
+      repair,
+      { kind: "model", response: response("text") },
+      { kind: "tool-results", results: [{ name: "n", content: "c", isError: false }] },
+      { kind: "model", response: response(undefined) },
+    ];
+    const at = (length: number, maxOutputTokens: number): ModelRequest => ({
+      role: "implementer",
+      system: "s",
+      conversation,
+      length,
+      tools: [],
+      messageTypes: ["Finding"],
+      maxOutputTokens,
+    });
+    const requests = [at(1, 100), at(3, 99), at(5, 98), at(6, 1.5)];
+    const digests = new RequestDigests({ system: "s", tools: [], messageTypes: ["Finding"] });
+    expect(requests.map((r) => digests.digest(r))).toEqual(referenceDigests(requests));
+  });
+
+  it("a passage's seed and head digests, kept from the agent's last passage, equal the rule", async () => {
+    // One registry (one tool list) across passages whose prompts, evidence and types change.
+    const registry = addRegistry();
+    const passages: { system: string; evidence: string; messageTypes?: ["Finding"] }[] = [
+      { system: "You add numbers.", evidence: "Add." },
+      { system: "You add numbers.", evidence: "Add." },
+      { system: "You add numbers twice.", evidence: "Add." },
+      { system: "You add numbers twice.", evidence: "Add again.", messageTypes: ["Finding"] },
+      { system: "You add numbers.", evidence: "Add again." },
+    ];
+    for (const p of passages) {
+      const provider = createScriptedModel([{ turn: addTurn(1, 2) }, findingTurn()]);
+      const out = await runPassage({
+        role: "implementer",
+        agentId: "agent:a1",
+        ...p,
+        registry,
+        toolHost: addHost(),
+        provider,
+        limits: { maxTurns: 8, maxTokens: 10_000 },
+      });
+      expect(out.ok).toBe(true);
+      const recorded = out.transcript.entries.flatMap((e) =>
+        e.kind === "model-call" ? [e.requestDigest] : [],
+      );
+      expect(recorded).toEqual(referenceDigests(provider.requests));
+      expect(out.transcript.systemDigest).toBe(digestOf(p.system));
+      expect(out.transcript.evidenceDigest).toBe(digestOf(p.evidence));
+    }
   });
 });
