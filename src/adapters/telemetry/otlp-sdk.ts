@@ -73,7 +73,7 @@ function samplerOf(s: SamplerConfig): Sampler {
 /**
  * The OTLP/HTTP exporter of spans. In protobuf it is the SDK's own exporter (its HTTP transport,
  * retries, environment and response handling) with the request body written by
- * otlp-trace-protobuf.ts, the same bytes as the SDK's serializer makes at about a third of the cost.
+ * otlp-trace-protobuf.ts, the same bytes as the SDK's serializer makes at about half the CPU.
  */
 async function traceExporter(t: OtlpTarget): Promise<SpanExporter> {
   const options = { url: t.url, headers: { ...t.headers }, timeoutMillis: t.timeoutMs };
