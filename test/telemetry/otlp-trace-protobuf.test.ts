@@ -152,4 +152,23 @@ describe("the OTLP protobuf body of a span export", () => {
       ),
     ).toBe(true);
   });
+
+  it("keeps no long string: captured content and long names are written each time, never kept", () => {
+    const c = collector();
+    const tracer = provider(c.processor, "one").getTracer("warrant");
+    for (let i = 0; i < 300; i++) {
+      const big = `${i}:${"p".repeat(10_000)}`;
+      // A new long name and a new long value each span, under one key, as captured prompts are.
+      tracer.startSpan(`chat ${big}`, { attributes: { "gen_ai.input.messages": big } }).end();
+      // And one long value, the same every time.
+      tracer.startSpan("chat", { attributes: { "warrant.same": "q".repeat(10_000) } }).end();
+    }
+    const write = createTraceRequestWriter();
+    for (let at = 0; at < c.spans.length; at += 100) {
+      const batch = c.spans.slice(at, at + 100);
+      const sdk = Buffer.from(ProtobufTraceSerializer.serializeRequest(batch) ?? new Uint8Array());
+      expect(Buffer.from(write(batch)).equals(sdk)).toBe(true);
+    }
+    expect(write.kept()).toBeLessThan(4096);
+  });
 });

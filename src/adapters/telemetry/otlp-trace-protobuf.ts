@@ -9,9 +9,14 @@ import type { ReadableSpan, TimedEvent } from "@opentelemetry/sdk-trace";
 
 type Bytes = Uint8Array;
 
-/** The most strings kept encoded in each cache, and the most distinct values per attribute key. */
+/**
+ * The most strings kept encoded in each cache, the most distinct values per attribute key, and the
+ * longest string kept (a captured prompt or tool result is written each time, never kept): at most
+ * about 1024 names and 1024 × 64 values of 128 characters, a few MB however long a process runs.
+ */
 const NAMES_MAX = 1024;
 const VALUES_PER_KEY = 64;
+const KEPT_LENGTH_MAX = 128;
 
 /** Span flags (OTLP): the trace flags, with "is-remote is known" and "is remote". */
 const HAS_IS_REMOTE = 0x100;
@@ -49,9 +54,17 @@ class Encoded {
    * worth keeping. */
   private readonly values = new Map<string, Map<string, Bytes> | null>();
 
+  /** The bytes of every encoding kept. */
+  bytes(): number {
+    let n = 0;
+    for (const b of this.names.values()) n += b.length;
+    for (const of of this.values.values()) for (const b of of?.values() ?? []) n += b.length;
+    return n;
+  }
+
   name(s: string): Bytes | undefined {
     let b = this.names.get(s);
-    if (b === undefined && this.names.size < NAMES_MAX) {
+    if (b === undefined && this.names.size < NAMES_MAX && s.length <= KEPT_LENGTH_MAX) {
       b = Buffer.from(s, "utf8");
       this.names.set(s, b);
     }
@@ -63,6 +76,8 @@ class Encoded {
    * repeat (a call id never does: its key stops being kept at its 65th value).
    */
   keyValue(key: string, value: string | boolean): Bytes | undefined {
+    if (typeof value === "string" && value.length > KEPT_LENGTH_MAX) return undefined;
+    if (key.length > KEPT_LENGTH_MAX) return undefined;
     let of = this.values.get(key);
     if (of === null) return undefined;
     if (of === undefined) {
@@ -465,10 +480,16 @@ function resourceSpans(
   w.end(at, 3);
 }
 
+export interface TraceRequestWriter {
+  (spans: readonly ReadableSpan[]): Uint8Array;
+  /** The bytes of the encodings it keeps (bounded, see KEPT_LENGTH_MAX). */
+  kept(): number;
+}
+
 /** A serializer of span exports; each keeps its own encoded strings. */
-export function createTraceRequestWriter(): (spans: readonly ReadableSpan[]) => Uint8Array {
+export function createTraceRequestWriter(): TraceRequestWriter {
   const encoded = new Encoded();
-  return (spans) => {
+  const write = (spans: readonly ReadableSpan[]): Uint8Array => {
     // Spans by resource, then by scope, by identity (as the SDK groups them).
     const resources = new Map<Resource, Map<Scope, ReadableSpan[]>>();
     for (const s of spans) {
@@ -488,4 +509,5 @@ export function createTraceRequestWriter(): (spans: readonly ReadableSpan[]) => 
     }
     return w.buf.subarray(0, w.pos);
   };
+  return Object.assign(write, { kept: () => encoded.bytes() });
 }
