@@ -174,7 +174,7 @@ const HEAVY = [
   "@opentelemetry/api",
   "@opentelemetry/sdk-trace",
   "@opentelemetry/sdk-metrics",
-  "@opentelemetry/exporter-trace-otlp-proto",
+  "@opentelemetry/otlp-exporter-base",
   "@opentelemetry/exporter-trace-otlp-http",
 ];
 

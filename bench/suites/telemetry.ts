@@ -277,6 +277,10 @@ async function run(): Promise<Record<string, unknown>> {
       variants["baseline-bare"] = other.bare;
       variants["baseline-events"] = other.events;
     }
+    // WARRANT_BENCH_VARIANTS=on (a comma list) runs only the named variants: for a profile of one.
+    const only = process.env.WARRANT_BENCH_VARIANTS?.split(",").filter((v) => v !== "");
+    if (only !== undefined && only.length > 0)
+      for (const name of Object.keys(variants)) if (!only.includes(name)) delete variants[name];
     const wall: Record<string, number[]> = {};
     const cpu: Record<string, number[]> = {};
     for (const name of Object.keys(variants)) {

@@ -301,7 +301,9 @@ describe("warrant demo traced over the default protocol (http/protobuf)", () => 
     expect(root?.resource["service.name"]).toBe("agents-ci");
     const tool = r.spans.find((s) => s.name.startsWith("execute_tool"));
     expect(tool?.attributes["gen_ai.tool.type"]).toBe("function");
-    expect(result.packages).toContain("@opentelemetry/exporter-trace-otlp-proto");
+    // The SDK's OTLP/HTTP transport sends the spans; Warrant writes their protobuf body itself,
+    // and the JSON exporter is never loaded.
+    expect(result.packages).toContain("@opentelemetry/otlp-exporter-base");
     expect(result.packages).not.toContain("@opentelemetry/exporter-trace-otlp-http");
   });
 });

@@ -70,11 +70,37 @@ function samplerOf(s: SamplerConfig): Sampler {
   return s.parentBased ? new ParentBasedSampler({ root }) : root;
 }
 
+/**
+ * The OTLP/HTTP exporter of spans. In protobuf it is the SDK's own exporter (its HTTP transport,
+ * retries, environment and response handling) with the request body written by
+ * otlp-trace-protobuf.ts, the same bytes as the SDK's serializer makes at about half the CPU.
+ */
 async function traceExporter(t: OtlpTarget): Promise<SpanExporter> {
   const options = { url: t.url, headers: { ...t.headers }, timeoutMillis: t.timeoutMs };
-  return t.protocol === "http/json"
-    ? new (await import("@opentelemetry/exporter-trace-otlp-http")).OTLPTraceExporter(options)
-    : new (await import("@opentelemetry/exporter-trace-otlp-proto")).OTLPTraceExporter(options);
+  if (t.protocol === "http/json")
+    return new (await import("@opentelemetry/exporter-trace-otlp-http")).OTLPTraceExporter(options);
+  const [base, http, transformer, { createTraceRequestWriter }] = await Promise.all([
+    import("@opentelemetry/otlp-exporter-base"),
+    import("@opentelemetry/otlp-exporter-base/node-http"),
+    import("@opentelemetry/otlp-transformer"),
+    import("./otlp-trace-protobuf.js"),
+  ]);
+  const write = createTraceRequestWriter();
+  const serializer = {
+    serializeRequest: (spans: ReadableSpan[]) => write(spans),
+    deserializeResponse: (body: Uint8Array) =>
+      transformer.ProtobufTraceSerializer.deserializeResponse(body),
+  };
+  const delegate = http.createOtlpHttpExportDelegate(
+    http.convertLegacyHttpOptions(options, "TRACES", "v1/traces", {
+      "Content-Type": "application/x-protobuf",
+    }),
+    serializer,
+    "otlp_http_span_exporter",
+    transformer.TraceExporterMetricsHelper,
+    undefined,
+  );
+  return new base.OTLPExporterBase(delegate);
 }
 
 async function metricExporter(t: OtlpTarget): Promise<PushMetricExporter> {

@@ -75,6 +75,10 @@ export function createDriveMetrics(provider: MeterProvider): DriveMetrics {
     unit: "{charge}",
     description: "Budget spent, by the loop limit it counts against",
   });
+  // Each counter's and each stop reason's attributes, made once: the SDK hashes the object it is
+  // given on every add, and one built per fact would be garbage per fact.
+  const counterAttributes = new Map<LimitKey, Attributes>();
+  const reasonAttributes = new Map<Stop["reason"], Attributes>();
   return {
     modelCall(attributes, latencyMs, usage) {
       duration.record(latencyMs / 1000, attributes.duration);
@@ -83,11 +87,22 @@ export function createDriveMetrics(provider: MeterProvider): DriveMetrics {
       tokens.record(usage.outputTokens, attributes.outputTokens);
     },
     loopStopped(reason) {
-      stops.add(1, { [WARRANT.stopReason]: reason });
+      let attributes = reasonAttributes.get(reason);
+      if (attributes === undefined) {
+        attributes = { [WARRANT.stopReason]: reason };
+        reasonAttributes.set(reason, attributes);
+      }
+      stops.add(1, attributes);
     },
     factAppended(step) {
-      for (const counter of countersSpentBy(step))
-        spent.add(1, { [WARRANT.budgetCounter]: counter });
+      for (const counter of countersSpentBy(step)) {
+        let attributes = counterAttributes.get(counter);
+        if (attributes === undefined) {
+          attributes = { [WARRANT.budgetCounter]: counter };
+          counterAttributes.set(counter, attributes);
+        }
+        spent.add(1, attributes);
+      }
     },
   };
 }

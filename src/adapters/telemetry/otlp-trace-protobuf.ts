@@ -1,0 +1,513 @@
+// The OTLP/HTTP protobuf body of a span export (ExportTraceServiceRequest), written in one pass.
+// It writes the same bytes as the SDK's own serializer (`ProtobufTraceSerializer` of
+// @opentelemetry/otlp-transformer; test/otlp-trace-protobuf.test.ts compares the two), with less
+// work per span: attribute keys, span names and the repeated attribute values (operation, provider,
+// model, tool name, …) are encoded once and copied after, and each message is written once (the SDK
+// estimates the whole request's size in a first pass, then writes it in a second).
+import type { Attributes, AttributeValue, HrTime, Link } from "@opentelemetry/api";
+import type { ReadableSpan, TimedEvent } from "@opentelemetry/sdk-trace";
+
+type Bytes = Uint8Array;
+
+/**
+ * The most strings kept encoded in each cache, the most distinct values per attribute key, and the
+ * longest string kept (a captured prompt or tool result is written each time, never kept): at most
+ * about 1024 names and 1024 × 64 values of 128 characters, a few MB however long a process runs.
+ */
+const NAMES_MAX = 1024;
+const VALUES_PER_KEY = 64;
+const KEPT_LENGTH_MAX = 128;
+
+/** Span flags (OTLP): the trace flags, with "is-remote is known" and "is remote". */
+const HAS_IS_REMOTE = 0x100;
+const IS_REMOTE = 0x200;
+
+const MIN_INT64 = -(2 ** 63);
+const MAX_INT64 = 2 ** 63;
+
+function varintSize(v: number): number {
+  if (v < 0x80) return 1;
+  if (v < 0x4000) return 2;
+  if (v < 0x200000) return 3;
+  if (v < 0x10000000) return 4;
+  return 5;
+}
+
+function isAscii(s: string): boolean {
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 127) return false;
+  return true;
+}
+
+/** A hex digit's value by its character code, as the SDK reads one (any other character too). */
+const HEX = Int32Array.from({ length: 128 }, (_, c) =>
+  c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 102 ? c - 87 : c - 55,
+);
+
+function hexDigit(c: number): number {
+  return c < 128 ? (HEX[c] as number) : c - 55;
+}
+
+/** Strings encoded once: keys and names (bounded), and each key's values while they repeat. */
+class Encoded {
+  private readonly names = new Map<string, Bytes>();
+  /** A key's KeyValue messages by value, or null once it had more distinct values than are
+   * worth keeping. */
+  private readonly values = new Map<string, Map<string, Bytes> | null>();
+
+  /** The bytes of every encoding kept. */
+  bytes(): number {
+    let n = 0;
+    for (const b of this.names.values()) n += b.length;
+    for (const of of this.values.values()) for (const b of of?.values() ?? []) n += b.length;
+    return n;
+  }
+
+  name(s: string): Bytes | undefined {
+    let b = this.names.get(s);
+    if (b === undefined && this.names.size < NAMES_MAX && s.length <= KEPT_LENGTH_MAX) {
+      b = Buffer.from(s, "utf8");
+      this.names.set(s, b);
+    }
+    return b;
+  }
+
+  /**
+   * The whole KeyValue message of a key and a string or boolean value, while that key's values
+   * repeat (a call id never does: its key stops being kept at its 65th value).
+   */
+  keyValue(key: string, value: string | boolean): Bytes | undefined {
+    if (typeof value === "string" && value.length > KEPT_LENGTH_MAX) return undefined;
+    if (key.length > KEPT_LENGTH_MAX) return undefined;
+    let of = this.values.get(key);
+    if (of === null) return undefined;
+    if (of === undefined) {
+      if (this.values.size >= NAMES_MAX) return undefined;
+      of = new Map();
+      this.values.set(key, of);
+    }
+    const k = typeof value === "string" ? value : value ? "\u0000true" : "\u0000false";
+    let b = of.get(k);
+    if (b === undefined) {
+      if (of.size >= VALUES_PER_KEY) {
+        this.values.set(key, null);
+        return undefined;
+      }
+      const w = new Writer(64 + 3 * (key.length + k.length));
+      keyValueBody(w, this, key, value);
+      b = Buffer.from(w.buf.subarray(0, w.pos));
+      of.set(k, b);
+    }
+    return b;
+  }
+}
+
+class Writer {
+  buf: Buffer;
+  pos = 0;
+
+  constructor(size: number) {
+    this.buf = Buffer.allocUnsafe(size);
+  }
+
+  ensure(n: number): void {
+    const needed = this.pos + n;
+    if (needed <= this.buf.length) return;
+    let size = this.buf.length * 2;
+    while (size < needed) size *= 2;
+    const grown = Buffer.allocUnsafe(size);
+    this.buf.copy(grown, 0, 0, this.pos);
+    this.buf = grown;
+  }
+
+  /** A varint as the SDK's writer makes it: 64-bit two's complement for negative numbers. */
+  varint(value: number): void {
+    this.ensure(10);
+    const buf = this.buf;
+    if (value >= 0 && value <= 0xffffffff) {
+      let v = value >>> 0;
+      while (v > 0x7f) {
+        buf[this.pos++] = (v & 0x7f) | 0x80;
+        v >>>= 7;
+      }
+      buf[this.pos++] = v;
+      return;
+    }
+    let low: number;
+    let high: number;
+    if (value >= 0) {
+      low = value >>> 0;
+      high = (value / 0x100000000) >>> 0;
+    } else {
+      const abs = Math.abs(value);
+      low = ~(abs >>> 0) >>> 0;
+      high = ~((abs / 0x100000000) >>> 0) >>> 0;
+      low = (low + 1) >>> 0;
+      if (low === 0) high = (high + 1) >>> 0;
+    }
+    while (high > 0 || low > 0x7f) {
+      buf[this.pos++] = (low & 0x7f) | 0x80;
+      low = ((low >>> 7) | (high << 25)) >>> 0;
+      high >>>= 7;
+    }
+    buf[this.pos++] = low & 0x7f;
+  }
+
+  /** A field's key: one byte below field 16, two from there (no field here reaches 2048). */
+  tag(field: number, wire: number): void {
+    this.ensure(2);
+    const key = (field << 3) | wire;
+    if (key < 0x80) this.buf[this.pos++] = key;
+    else {
+      this.buf[this.pos++] = (key & 0x7f) | 0x80;
+      this.buf[this.pos++] = key >>> 7;
+    }
+  }
+
+  fixed32(value: number): void {
+    this.ensure(4);
+    const buf = this.buf;
+    const p = this.pos;
+    buf[p] = value & 0xff;
+    buf[p + 1] = (value >>> 8) & 0xff;
+    buf[p + 2] = (value >>> 16) & 0xff;
+    buf[p + 3] = (value >>> 24) & 0xff;
+    this.pos = p + 4;
+  }
+
+  fixed64(low: number, high: number): void {
+    this.fixed32(low);
+    this.fixed32(high);
+  }
+
+  double(value: number): void {
+    this.ensure(8);
+    this.buf.writeDoubleLE(value, this.pos);
+    this.pos += 8;
+  }
+
+  /** Length-prefixed bytes. */
+  bytes(b: Bytes): void {
+    const n = b.length;
+    this.varint(n);
+    this.ensure(n);
+    const buf = this.buf;
+    if (n < 48) for (let i = 0; i < n; i++) buf[this.pos + i] = b[i] as number;
+    else buf.set(b, this.pos);
+    this.pos += n;
+  }
+
+  /** A length-prefixed string, from its encoding when one is at hand. */
+  string(s: string, encoded: Bytes | undefined): void {
+    if (encoded !== undefined) {
+      this.bytes(encoded);
+      return;
+    }
+    if (isAscii(s)) {
+      const n = s.length;
+      this.varint(n);
+      this.ensure(n);
+      const buf = this.buf;
+      for (let i = 0; i < n; i++) buf[this.pos + i] = s.charCodeAt(i);
+      this.pos += n;
+      return;
+    }
+    this.bytes(Buffer.from(s, "utf8"));
+  }
+
+  /** Hex text (a trace or span id) as length-prefixed bytes. */
+  hex(h: string): void {
+    const n = Math.floor(h.length / 2);
+    this.varint(n);
+    this.ensure(n);
+    const buf = this.buf;
+    for (let i = 0; i < n; i++)
+      buf[this.pos + i] = (hexDigit(h.charCodeAt(2 * i)) << 4) | hexDigit(h.charCodeAt(2 * i + 1));
+    this.pos += n;
+  }
+
+  /** Reserves `reserve` bytes for a message's length; `end` writes it. */
+  start(reserve = 1): number {
+    this.ensure(reserve);
+    const at = this.pos;
+    this.pos += reserve;
+    return at;
+  }
+
+  end(at: number, reserve = 1): void {
+    const length = this.pos - at - reserve;
+    const size = varintSize(length);
+    if (size !== reserve) {
+      this.ensure(size - reserve);
+      this.buf.copyWithin(at + size, at + reserve, this.pos);
+      this.pos += size - reserve;
+    }
+    let v = length;
+    let p = at;
+    while (v > 0x7f) {
+      this.buf[p++] = (v & 0x7f) | 0x80;
+      v >>>= 7;
+    }
+    this.buf[p] = v;
+  }
+
+  /** Nanoseconds since the epoch, as fixed64 (the SDK's arithmetic, exact past 2^53). */
+  time(t: HrTime): void {
+    const seconds = t[0];
+    const nanos = t[1];
+    const lower = (seconds & 0xffff) * 1e9;
+    const upper = ((seconds / 0x10000) >>> 0) * 1e9;
+    const lowWithCarry = (lower >>> 0) + (((upper & 0xffff) * 0x10000) >>> 0) + nanos;
+    const carry = Math.floor(lowWithCarry / 0x100000000);
+    this.fixed64(
+      lowWithCarry >>> 0,
+      Math.floor(lower / 0x100000000) + ((upper / 0x10000) >>> 0) + carry,
+    );
+  }
+}
+
+function anyValue(w: Writer, e: Encoded, key: string, value: unknown): void {
+  if (typeof value === "string") {
+    w.tag(1, 2);
+    w.string(value, undefined);
+  } else if (typeof value === "boolean") {
+    w.tag(2, 0);
+    w.varint(value ? 1 : 0);
+  } else if (typeof value === "number") {
+    if (Number.isInteger(value) && value >= MIN_INT64 && value < MAX_INT64) {
+      w.tag(3, 0);
+      w.varint(value);
+    } else {
+      w.tag(4, 1);
+      w.double(value);
+    }
+  } else if (value instanceof Uint8Array) {
+    w.tag(7, 2);
+    w.bytes(value);
+  } else if (Array.isArray(value)) {
+    w.tag(5, 2);
+    const array = w.start();
+    for (const item of value) {
+      w.tag(1, 2);
+      const at = w.start();
+      anyValue(w, e, key, item);
+      w.end(at);
+    }
+    w.end(array);
+  } else if (typeof value === "object" && value !== null) {
+    w.tag(6, 2);
+    const list = w.start();
+    for (const k in value) {
+      if (!Object.hasOwn(value, k)) continue;
+      w.tag(1, 2);
+      keyValue(w, e, k, (value as Record<string, unknown>)[k]);
+    }
+    w.end(list);
+  }
+}
+
+/** A KeyValue message, without its length. */
+function keyValueBody(w: Writer, e: Encoded, key: string, value: unknown): void {
+  w.tag(1, 2);
+  w.string(key, e.name(key));
+  w.tag(2, 2);
+  const at = w.start();
+  anyValue(w, e, key, value);
+  w.end(at);
+}
+
+/** A KeyValue message with its length. */
+function keyValue(w: Writer, e: Encoded, key: string, value: unknown): void {
+  const known =
+    typeof value === "string" || typeof value === "boolean" ? e.keyValue(key, value) : undefined;
+  if (known !== undefined) {
+    w.bytes(known);
+    return;
+  }
+  const kv = w.start();
+  keyValueBody(w, e, key, value);
+  w.end(kv);
+}
+
+function attributes(w: Writer, e: Encoded, attrs: Attributes, field: number): void {
+  for (const key in attrs) {
+    if (!Object.hasOwn(attrs, key)) continue;
+    w.tag(field, 2);
+    keyValue(w, e, key, attrs[key] satisfies AttributeValue | undefined);
+  }
+}
+
+function event(w: Writer, e: Encoded, ev: TimedEvent): void {
+  const at = w.start();
+  w.tag(1, 1);
+  w.time(ev.time);
+  w.tag(2, 2);
+  w.string(ev.name, e.name(ev.name));
+  if (ev.attributes) attributes(w, e, ev.attributes, 3);
+  w.tag(4, 0);
+  w.varint(ev.droppedAttributesCount || 0);
+  w.end(at);
+}
+
+function link(w: Writer, e: Encoded, l: Link): void {
+  const at = w.start();
+  const c = l.context;
+  w.tag(1, 2);
+  w.hex(c.traceId);
+  w.tag(2, 2);
+  w.hex(c.spanId);
+  const state = c.traceState?.serialize();
+  if (state) {
+    w.tag(3, 2);
+    w.string(state, undefined);
+  }
+  if (l.attributes) attributes(w, e, l.attributes, 4);
+  w.tag(5, 0);
+  w.varint(l.droppedAttributesCount || 0);
+  w.tag(6, 5);
+  w.fixed32((c.traceFlags & 0xff) | HAS_IS_REMOTE | (c.isRemote ? IS_REMOTE : 0));
+  w.end(at);
+}
+
+function span(w: Writer, e: Encoded, s: ReadableSpan): void {
+  const at = w.start(2);
+  const c = s.spanContext();
+  w.tag(1, 2);
+  w.hex(c.traceId);
+  w.tag(2, 2);
+  w.hex(c.spanId);
+  const state = c.traceState?.serialize();
+  if (state) {
+    w.tag(3, 2);
+    w.string(state, undefined);
+  }
+  const parent = s.parentSpanContext;
+  if (parent?.spanId) {
+    w.tag(4, 2);
+    w.hex(parent.spanId);
+  }
+  w.tag(5, 2);
+  w.string(s.name, e.name(s.name));
+  const kind = s.kind == null ? 0 : s.kind + 1;
+  if (kind !== 0) {
+    w.tag(6, 0);
+    w.varint(kind);
+  }
+  w.tag(7, 1);
+  w.time(s.startTime);
+  w.tag(8, 1);
+  w.time(s.endTime);
+  if (s.attributes) attributes(w, e, s.attributes, 9);
+  w.tag(10, 0);
+  w.varint(s.droppedAttributesCount);
+  for (const ev of s.events) {
+    w.tag(11, 2);
+    event(w, e, ev);
+  }
+  w.tag(12, 0);
+  w.varint(s.droppedEventsCount);
+  for (const l of s.links) {
+    w.tag(13, 2);
+    link(w, e, l);
+  }
+  w.tag(14, 0);
+  w.varint(s.droppedLinksCount);
+  w.tag(15, 2);
+  const status = w.start();
+  if (s.status.message) {
+    w.tag(2, 2);
+    w.string(s.status.message, undefined);
+  }
+  w.tag(3, 0);
+  w.varint(s.status.code);
+  w.end(status);
+  w.tag(16, 5);
+  w.fixed32((c.traceFlags & 0xff) | HAS_IS_REMOTE | (parent?.isRemote ? IS_REMOTE : 0));
+  w.end(at, 2);
+}
+
+type Scope = ReadableSpan["instrumentationScope"];
+type Resource = ReadableSpan["resource"];
+
+function scopeSpans(w: Writer, e: Encoded, scope: Scope, spans: readonly ReadableSpan[]): void {
+  const at = w.start(3);
+  w.tag(1, 2);
+  const sc = w.start();
+  w.tag(1, 2);
+  w.string(scope.name, e.name(scope.name));
+  if (scope.version) {
+    w.tag(2, 2);
+    w.string(scope.version, undefined);
+  }
+  const extra = scope as { attributes?: Attributes; droppedAttributesCount?: number };
+  if (extra.attributes) attributes(w, e, extra.attributes, 3);
+  if (extra.droppedAttributesCount) {
+    w.tag(4, 0);
+    w.varint(extra.droppedAttributesCount);
+  }
+  w.end(sc);
+  for (const s of spans) {
+    w.tag(2, 2);
+    span(w, e, s);
+  }
+  if (scope.schemaUrl) {
+    w.tag(3, 2);
+    w.string(scope.schemaUrl, e.name(scope.schemaUrl));
+  }
+  w.end(at, 3);
+}
+
+function resourceSpans(
+  w: Writer,
+  e: Encoded,
+  resource: Resource,
+  scopes: Map<Scope, ReadableSpan[]>,
+): void {
+  const at = w.start(3);
+  w.tag(1, 2);
+  const r = w.start();
+  if (resource.attributes) attributes(w, e, resource.attributes, 1);
+  w.tag(2, 0);
+  w.varint(0);
+  w.end(r);
+  for (const spans of scopes.values()) {
+    w.tag(2, 2);
+    scopeSpans(w, e, (spans[0] as ReadableSpan).instrumentationScope, spans);
+  }
+  if (resource.schemaUrl) {
+    w.tag(3, 2);
+    w.string(resource.schemaUrl, undefined);
+  }
+  w.end(at, 3);
+}
+
+export interface TraceRequestWriter {
+  (spans: readonly ReadableSpan[]): Uint8Array;
+  /** The bytes of the encodings it keeps (bounded, see KEPT_LENGTH_MAX). */
+  kept(): number;
+}
+
+/** A serializer of span exports; each keeps its own encoded strings. */
+export function createTraceRequestWriter(): TraceRequestWriter {
+  const encoded = new Encoded();
+  const write = (spans: readonly ReadableSpan[]): Uint8Array => {
+    // Spans by resource, then by scope, by identity (as the SDK groups them).
+    const resources = new Map<Resource, Map<Scope, ReadableSpan[]>>();
+    for (const s of spans) {
+      let scopes = resources.get(s.resource);
+      if (scopes === undefined) {
+        scopes = new Map();
+        resources.set(s.resource, scopes);
+      }
+      const list = scopes.get(s.instrumentationScope);
+      if (list === undefined) scopes.set(s.instrumentationScope, [s]);
+      else list.push(s);
+    }
+    const w = new Writer(1024 + 384 * spans.length);
+    for (const [resource, scopes] of resources) {
+      w.tag(1, 2);
+      resourceSpans(w, encoded, resource, scopes);
+    }
+    return w.buf.subarray(0, w.pos);
+  };
+  return Object.assign(write, { kept: () => encoded.bytes() });
+}

@@ -1,0 +1,174 @@
+// The span export body Warrant writes (otlp-trace-protobuf.ts) is the SDK serializer's, byte for
+// byte: for spans of every shape the SDK makes (attributes of each value type, events, links,
+// trace state, statuses, remote parents, several resources and scopes, long and short messages),
+// and again once the encodings it keeps are warm or full.
+import {
+  context,
+  createTraceState,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  TraceFlags,
+  type Tracer,
+  trace,
+} from "@opentelemetry/api";
+import { ProtobufTraceSerializer } from "@opentelemetry/otlp-transformer";
+import { resourceFromAttributes } from "@opentelemetry/resources";
+import { type ReadableSpan, type SpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace";
+import { describe, expect, it } from "vitest";
+import { createTraceRequestWriter } from "../../src/adapters/telemetry/otlp-trace-protobuf.js";
+
+function collector(): { spans: ReadableSpan[]; processor: SpanProcessor } {
+  const spans: ReadableSpan[] = [];
+  return {
+    spans,
+    processor: {
+      onStart: () => undefined,
+      onEnd: (s) => {
+        spans.push(s);
+      },
+      forceFlush: async () => undefined,
+      shutdown: async () => undefined,
+    },
+  };
+}
+
+function provider(processor: SpanProcessor, service: string): TracerProvider {
+  return new TracerProvider({
+    resource: resourceFromAttributes({ "service.name": service, "host.cores": 2 }),
+    spanProcessors: [processor],
+  });
+}
+
+const LONG = "x".repeat(200);
+const UNICODE = "naïve — 測試 ✓ \u{1F600}";
+
+/** Spans of every shape a traced drive makes, and some it does not. */
+function spansOfEveryShape(t: Tracer, other: Tracer, i: number): void {
+  const root = t.startSpan("invoke_workflow demo", {
+    attributes: { "warrant.query": `query:${i}`, "warrant.store": "memory" },
+  });
+  const ctx = trace.setSpan(context.active(), root);
+  const chat = t.startSpan(
+    "chat scripted",
+    {
+      kind: SpanKind.CLIENT,
+      attributes: { "gen_ai.operation.name": "chat", "gen_ai.request.model": "scripted" },
+    },
+    ctx,
+  );
+  chat.setAttributes({
+    "gen_ai.response.finish_reasons": ["tool_calls"],
+    "gen_ai.usage.input_tokens": 120 + i,
+    "gen_ai.usage.output_tokens": 0,
+    "warrant.turn.valid": i % 2 === 0,
+    "warrant.big": 2 ** 40 + i,
+    "warrant.negative": -5 - i,
+    "warrant.double": 0.25 + i,
+    "warrant.bools": [true, false],
+    "warrant.numbers": [1, 2.5, -3],
+    "warrant.empty": [],
+    "warrant.long": LONG,
+    "warrant.unicode": UNICODE,
+    "warrant.lone": "\ud800x",
+  });
+  chat.addEvent("warrant.repair", { "warrant.repair.codes": ["turn_invalid"] });
+  chat.addEvent("bare");
+  chat.end();
+  const tool = t.startSpan(
+    "execute_tool add",
+    { attributes: { "gen_ai.tool.call.id": `call_${i}`, "gen_ai.tool.name": "add" } },
+    ctx,
+  );
+  tool.setAttribute(GEN_ERROR, "tool_error");
+  tool.setStatus({ code: SpanStatusCode.ERROR, message: "it failed: ✗" });
+  tool.end();
+  const remote = trace.setSpanContext(context.active(), {
+    traceId: "0af7651916cd43dd8448eb211c80319c",
+    spanId: "b7ad6b7169203331",
+    traceFlags: TraceFlags.SAMPLED,
+    isRemote: true,
+    traceState: createTraceState("vendor=a,other=b"),
+  });
+  const linked = other.startSpan(
+    "warrant.run proposal",
+    {
+      links: [
+        {
+          context: {
+            traceId: "4bf92f3577b34da6a3ce929d0e0e4736",
+            spanId: "00f067aa0ba902b7",
+            traceFlags: TraceFlags.NONE,
+            isRemote: true,
+          },
+          attributes: { "warrant.link": "earlier-drive" },
+        },
+      ],
+    },
+    remote,
+  );
+  linked.setStatus({ code: SpanStatusCode.OK });
+  linked.end();
+  // A span past 16 KiB: its length takes three bytes.
+  const big: Span = t.startSpan(
+    "warrant.step big",
+    { attributes: { blob: "y".repeat(20_000) } },
+    ctx,
+  );
+  big.end();
+  root.end();
+}
+
+const GEN_ERROR = "error.type";
+
+describe("the OTLP protobuf body of a span export", () => {
+  it("is the SDK serializer's, byte for byte, batch after batch", () => {
+    const a = collector();
+    const b = collector();
+    const one = provider(a.processor, "one");
+    const two = provider(b.processor, "two");
+    const tracer = one.getTracer("warrant", "1.0.0", {
+      schemaUrl: "https://opentelemetry.io/schemas/gen-ai/1.42.0",
+    });
+    const plain = one.getTracer("other");
+    const elsewhere = two.getTracer("warrant");
+    for (let i = 0; i < 150; i++) {
+      spansOfEveryShape(tracer, plain, i);
+      spansOfEveryShape(elsewhere, elsewhere, i);
+    }
+    const write = createTraceRequestWriter();
+    // Spans of two resources and three scopes, interleaved, in batches; 150 call ids are more than
+    // the writer keeps of one key.
+    const all = a.spans.flatMap((s, i) => [s, b.spans[i] as ReadableSpan]);
+    for (let at = 0; at < all.length; at += 97) {
+      const batch = all.slice(at, at + 97);
+      const ours = Buffer.from(write(batch));
+      const sdk = Buffer.from(ProtobufTraceSerializer.serializeRequest(batch) ?? new Uint8Array());
+      expect(ours.equals(sdk), `batch at ${at}`).toBe(true);
+    }
+    expect(
+      Buffer.from(write([])).equals(
+        Buffer.from(ProtobufTraceSerializer.serializeRequest([]) ?? []),
+      ),
+    ).toBe(true);
+  });
+
+  it("keeps no long string: captured content and long names are written each time, never kept", () => {
+    const c = collector();
+    const tracer = provider(c.processor, "one").getTracer("warrant");
+    for (let i = 0; i < 300; i++) {
+      const big = `${i}:${"p".repeat(10_000)}`;
+      // A new long name and a new long value each span, under one key, as captured prompts are.
+      tracer.startSpan(`chat ${big}`, { attributes: { "gen_ai.input.messages": big } }).end();
+      // And one long value, the same every time.
+      tracer.startSpan("chat", { attributes: { "warrant.same": "q".repeat(10_000) } }).end();
+    }
+    const write = createTraceRequestWriter();
+    for (let at = 0; at < c.spans.length; at += 100) {
+      const batch = c.spans.slice(at, at + 100);
+      const sdk = Buffer.from(ProtobufTraceSerializer.serializeRequest(batch) ?? new Uint8Array());
+      expect(Buffer.from(write(batch)).equals(sdk)).toBe(true);
+    }
+    expect(write.kept()).toBeLessThan(4096);
+  });
+});
