@@ -4,10 +4,11 @@
 import { describe, expect, it } from "vitest";
 import {
   canonicalForm,
+  canonicalFormInPlace,
   isAgentDefinition,
   storedForm,
 } from "../../src/core/definition/canonical-form.js";
-import { minimal } from "./fixtures.js";
+import { full, minimal } from "./fixtures.js";
 
 describe("storedForm", () => {
   it("removes null properties at every level but inside free-form data, and fills graph lists", () => {
@@ -55,5 +56,50 @@ describe("canonicalForm", () => {
       isAgentDefinition(storedForm({ ...minimal(), schema: "viper/agent-definition/v2" })),
     ).toBe(false);
     expect(isAgentDefinition(storedForm(minimal()))).toBe(true);
+  });
+});
+
+describe("canonicalFormInPlace", () => {
+  it("makes the stored form canonicalForm makes, in the tree itself", () => {
+    const docs = [
+      minimal(),
+      full(),
+      {
+        ...full(),
+        version: null,
+        extensions: { kept: null, deep: [null, { x: null }] },
+        graph: { nodes: ["x"], edges: null },
+        models: [{ provider: "p", model: "m", settings: { seed: null, betas: [] } }],
+        subAgents: [
+          {
+            ...minimal(),
+            graph: {},
+            description: null,
+            subAgents: [{ ...minimal(), graph: { edges: [] } }],
+          },
+        ],
+        tools: [
+          {
+            name: "t",
+            description: "d",
+            inputSchema: { type: "object", default: null },
+            sourceHash: null,
+          },
+        ],
+      },
+    ];
+    for (const doc of docs) {
+      const copy = structuredClone(doc);
+      const expected = canonicalForm(doc);
+      const out = canonicalFormInPlace(copy);
+      expect(out).toBe(copy);
+      expect(JSON.stringify(out)).toBe(JSON.stringify(expected));
+    }
+    const text = '{"__proto__": {"x": null}, "y": null}';
+    const own = JSON.parse(text) as Record<string, unknown>;
+    expect(() => canonicalFormInPlace(own)).toThrow(TypeError);
+    expect(JSON.stringify(own)).toBe(JSON.stringify(storedForm(JSON.parse(text))));
+    expect(JSON.stringify(own)).toBe('{"__proto__":{}}');
+    expect(Object.getPrototypeOf(own)).toBe(Object.prototype);
   });
 });

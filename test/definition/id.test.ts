@@ -1,7 +1,8 @@
 // The content ID of a definition (docs/spec/definitions.md): JCS → BLAKE3-256 → CIDv1 json-jcs, base32 lower.
 import { describe, expect, it } from "vitest";
 import { CODEC_JSON_JCS, decodeCid, jsonJcsCid } from "../../src/core/cid/cid.js";
-import { agentIdOf, definitionId } from "../../src/core/definition/id.js";
+import { storedForm } from "../../src/core/definition/canonical-form.js";
+import { agentIdOf, definitionId, storedFormId } from "../../src/core/definition/id.js";
 import { validateDefinition } from "../../src/core/definition/validate.js";
 import { canonicalBytes } from "../../src/core/records/canonical.js";
 import { type Doc, full, type Json, minimal, text } from "./fixtures.js";
@@ -118,6 +119,60 @@ describe("definition content ID", () => {
       const d = structuredClone(base);
       delete d[key];
       expect(idOf(d)).not.toBe(original);
+    }
+  });
+
+  it("hashed chunk by chunk, is the ID of the whole canonical text, on varied definitions", () => {
+    /** The content ID as it was first made: one JCS string of the stored form, then BLAKE3. */
+    const wholeStringId = (d: Readonly<Record<string, unknown>>) =>
+      jsonJcsCid(canonicalBytes(storedForm(d)));
+    const many = (n: number, f: (i: number) => Json): Json[] =>
+      Array.from({ length: n }, (_, i) => f(i));
+    const docs: Doc[] = [
+      minimal(),
+      full(),
+      {
+        ...full(),
+        description:
+          'ünïcödé: 日本語, emoji \u{1F600}\u{1F9D1}\u200D\u{1F4BB}, escapes "\\\n\t\u0000\u001f\u2028',
+        extensions: {
+          nested: [[[], [[1, [2, [3, ["x"]]]]]], { "\u{10FFFF}": [null, true, false] }],
+          numbers: [
+            0,
+            -0,
+            1,
+            -1,
+            0.1,
+            1e-7,
+            123456789012345,
+            -5e-324,
+            2 ** 53 - 1,
+            1.5e-300,
+            123.456e5,
+          ],
+          "": { é: 1, e: 2, "\uFB33": 3, "\u{1F600}": 4, "10": 5, "9": 6 },
+        },
+      },
+      // Long enough that the canonical text spans many chunks, with multi-byte text at every edge.
+      {
+        ...minimal(),
+        models: many(20_000, (i) => ({
+          provider: `p${i % 3}`,
+          model: `模型-${i}-${"é".repeat(i % 11)}`,
+        })),
+        extensions: {
+          long: "\u{1F600}".repeat(40_000),
+          list: many(5_000, (i) => [i, i / 3, `${i}`]),
+        },
+      },
+    ];
+    for (const d of docs) {
+      const expected = wholeStringId(d);
+      expect(definitionId(d)).toBe(expected);
+      expect(storedFormId(storedForm(d))).toBe(expected);
+      const r = validateDefinition(JSON.stringify(d));
+      if (!r.ok) throw new Error(JSON.stringify(r.errors.slice(0, 3)));
+      expect(r.value.id).toBe(expected);
     }
   });
 });

@@ -2,6 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { readDefinition, readDocument } from "../../src/core/definition/read.js";
 import { MAX_LOCATED } from "../../src/core/definition/source-positions.js";
+import { listItemSpelling } from "../../src/core/definition/spellings.js";
 import { validateDefinition } from "../../src/core/definition/validate.js";
 
 function problems(text: string) {
@@ -209,5 +210,93 @@ describe("readDefinition", () => {
     expect(r.errors).toHaveLength(99);
     expect(r.errors.filter((e) => e.line !== undefined)).toHaveLength(MAX_LOCATED);
     expect(r.errors.every((e) => e.path.startsWith("/tools/"))).toBe(true);
+  });
+});
+
+describe("long arrays", () => {
+  const many = <T>(n: number, f: (i: number) => T): T[] =>
+    Array.from({ length: n }, (_, i) => f(i));
+
+  it("read as JSON.parse reads them, counted past strings holding brackets, commas and quotes", () => {
+    const items = many(9_000, (i) =>
+      i % 4 === 0
+        ? `s,]["\\${i}}{`
+        : i % 4 === 1
+          ? [i, { a: "]}", b: [1, 2, '"['] }, many(i % 3, () => [])]
+          : i % 4 === 2
+            ? { "k,]": many(5_000 * (i === 2 ? 1 : 0), (j) => j) }
+            : -i / 8,
+    );
+    const doc = { list: items, after: [items.slice(0, 4_100), many(4_097, (j) => `${j}`)] };
+    for (const text of [JSON.stringify(doc), JSON.stringify(doc, null, 2)]) {
+      const r = readDefinition(text);
+      expect(r.ok && r.value).toEqual(JSON.parse(text));
+    }
+  });
+
+  it("report malformed text where a short array would", () => {
+    const list = many(5_000, (i) => i).join(",");
+    const at = (path: string, column: number, message: string) => ({
+      code: "definition/json",
+      path,
+      line: 1,
+      column,
+      message: `malformed JSON: ${message}`,
+    });
+    const read = (text: string) => {
+      const r = readDefinition(text);
+      return r.ok ? [] : r.errors;
+    };
+    const end = list.length + 7;
+    expect(read(`{"a":[${list},]}`)).toEqual([
+      at("/a/5000", end + 1, 'unexpected "]"; expected a value'),
+    ]);
+    expect(read(`{"a":[${list}}`)).toEqual([at("/a", end, `unexpected "}"; expected ',' or ']'`)]);
+    expect(read(`{"a":[${list}`)).toEqual([
+      at("/a", end, "unexpected end of input; expected ',' or ']'"),
+    ]);
+    expect(read(`{"a":[${list},"x]`)).toEqual([at("/a/5000", end + 4, "unterminated string")]);
+  });
+});
+
+describe("list items written as arrays", () => {
+  const head = '"schema":"viper/agent-definition/v1","name":"n","framework":{"name":"f"}';
+
+  it("are made objects as they are read, where the rewriter would make them", () => {
+    const text = `{${head},"models":[["p","m"],["p"],{"provider":"q","model":"n"}],"extensions":{"models":[["p","m"]]},"subAgents":[{"models":[["a","b"]],"tools":[["t","d",{}]]}]}`;
+    const r = readDocument(text, { spelling: listItemSpelling });
+    if (!r.ok) throw new Error("readable");
+    const v = r.value.value as Record<string, unknown>;
+    expect(v.models).toEqual([{ provider: "p", model: "m" }, ["p"], { provider: "q", model: "n" }]);
+    expect(v.extensions).toEqual({ models: [["p", "m"]] });
+    expect(v.subAgents).toEqual([
+      {
+        models: [{ provider: "a", model: "b" }],
+        tools: [{ name: "t", description: "d", inputSchema: {} }],
+      },
+    ]);
+    const plain = readDocument(text);
+    expect(plain.ok && (plain.value.value as Record<string, unknown>).models).toEqual(
+      JSON.parse(text).models,
+    );
+  });
+
+  it("are located as written, in a long list and beyond the sub-agents' depth", () => {
+    const models = Array.from({ length: 6_000 }, (_, i) => `["p","m${i}"]`);
+    models[5_500] = '["p",""]';
+    models[5_600] = '["p","m1"]';
+    const text = `{\n${head},\n"models":[\n${models.join(",\n")}]}`;
+    const r = validateDefinition(text);
+    expect(r.ok ? [] : r.errors.map((e) => [e.code, e.path, e.line, e.column])).toEqual([
+      ["definition/blank", "/models/5500/1", 5504, 6],
+      ["definition/duplicate-model", "/models/5600", 5604, 1],
+    ]);
+    let sub = `{"name":"x","framework":["f"],"models":[["p",""]]}`;
+    for (let d = 0; d < 8; d++)
+      sub = `{"name":"s${d}","framework":["f"],"models":[["p","m"]],"subAgents":[${sub}]}`;
+    const deep = validateDefinition(`{${head},"models":[["p","m"]],"subAgents":[${sub}]}`);
+    expect(
+      deep.ok ? [] : deep.errors.map((e) => [e.code, e.path.replaceAll("/subAgents/0", "/s")]),
+    ).toEqual([["definition/depth", "/s/s/s/s/s/s/s/s/s"]]);
   });
 });

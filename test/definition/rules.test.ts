@@ -654,3 +654,30 @@ describe("schema refusals", () => {
     expect(codes(d)).toEqual(["definition/schema"]);
   });
 });
+
+describe("duplicate models in long lists", () => {
+  it("are found by provider, model and settings, wherever they are, and only they", () => {
+    const models: Json[] = Array.from({ length: 20_000 }, (_, i) => ({
+      provider: `p${i % 5}`,
+      model: `m${i}`,
+    }));
+    models[19_990] = { provider: "p3", model: "m3" };
+    models[10_000] = { model: "m8", provider: "p3" };
+    // The same pair with other settings, and pairs whose joined text is the same, are not repeats.
+    models[15_000] = { provider: "p4", model: "m4", settings: { seed: 1 } };
+    models[15_001] = { provider: "p4", model: "m4", settings: { seed: 2 } };
+    models[15_002] = { provider: "p4", model: "m4", settings: { seed: 1 } };
+    models[16_000] = { provider: "ab", model: "c" };
+    models[16_001] = { provider: "a", model: "bc" };
+    models[16_002] = { provider: "ab\u0000", model: "c" };
+    models[17_000] = { provider: "\u00e9", model: "\u{1F600}" };
+    models[17_001] = { provider: "\u00e9", model: "\u{1F600}" };
+    const r = validateDefinition(JSON.stringify({ ...minimal(), models }));
+    expect(r.ok ? [] : r.errors.map((e) => [e.code, e.path])).toEqual([
+      ["definition/duplicate-model", "/models/10000"],
+      ["definition/duplicate-model", "/models/15002"],
+      ["definition/duplicate-model", "/models/17001"],
+      ["definition/duplicate-model", "/models/19990"],
+    ]);
+  });
+});

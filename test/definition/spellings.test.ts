@@ -1,5 +1,11 @@
 // Alternate spellings (docs/spec/definitions.md): one-key-map enums and required-field arrays read as the usual form.
 import { describe, expect, it } from "vitest";
+import {
+  ARRAY_SPELLINGS,
+  listItemSpelling,
+  MAX_SUBAGENT_DEPTH,
+  SPELLED_OBJECT,
+} from "../../src/core/definition/spellings.js";
 import { validateDefinition } from "../../src/core/definition/validate.js";
 import {
   type Doc,
@@ -219,5 +225,35 @@ describe("alternate spellings", () => {
     expect(r.ok ? [] : r.errors.map((e) => [e.code, e.path])).toEqual([
       ["definition/schema", "/prompts/0/role"],
     ]);
+  });
+});
+
+describe("spelled objects", () => {
+  it("are built with their fields in ARRAY_SPELLINGS order, from any offset", () => {
+    for (const [what, fields] of Object.entries(ARRAY_SPELLINGS)) {
+      const make = SPELLED_OBJECT[what as keyof typeof ARRAY_SPELLINGS];
+      const values = ["before", ...fields.map((f) => `v-${f}`), "after"];
+      expect(Object.entries(make(values, 1)), what).toEqual(fields.map((f) => [f, `v-${f}`]));
+    }
+  });
+
+  it("are made by the reader only for the items of an agent's struct lists, of their length", () => {
+    const sub = (depth: number) => Array.from({ length: depth }, (_, i) => ["subAgents", i]).flat();
+    expect(listItemSpelling(["models", 0], 2)?.keys).toEqual(["provider", "model"]);
+    expect(listItemSpelling(["tools", 7], 3)?.keys).toEqual(["name", "description", "inputSchema"]);
+    expect(listItemSpelling(["prompts", 0], 1)?.keys).toEqual(["role"]);
+    expect(listItemSpelling([...sub(MAX_SUBAGENT_DEPTH), "memory", 1], 3)?.keys).toEqual([
+      "path",
+      "backend",
+      "writable",
+    ]);
+    expect(listItemSpelling([...sub(MAX_SUBAGENT_DEPTH + 1), "models", 0], 2)).toBeUndefined();
+    expect(listItemSpelling(["models", 0], 3)).toBeUndefined();
+    expect(listItemSpelling(["models", 0, "settings"], 2)).toBeUndefined();
+    expect(listItemSpelling(["framework"], 1)).toBeUndefined();
+    expect(listItemSpelling(["extensions", "models", 0], 2)).toBeUndefined();
+    expect(listItemSpelling(["subAgents", "x", "models", 0], 2)).toBeUndefined();
+    expect(listItemSpelling(["middleware", 0], 1)).toBeUndefined();
+    expect(listItemSpelling(["constructor", 0], 1)).toBeUndefined();
   });
 });

@@ -3,7 +3,13 @@
 import canonicalize from "canonicalize";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { canonicalJson, digestOfBytes, hex } from "../../src/core/records/canonical.js";
+import {
+  canonicalBytes,
+  canonicalBytesInto,
+  canonicalJson,
+  digestOfBytes,
+  hex,
+} from "../../src/core/records/canonical.js";
 
 const wellFormed = (s: string): boolean =>
   (s as unknown as { isWellFormed(): boolean }).isWellFormed();
@@ -96,6 +102,124 @@ describe("canonicalJson", () => {
     let deep: unknown = { b: 1, a: 0 };
     for (let i = 0; i < 400; i++) deep = { z: deep, a: [i] };
     expect(canonicalJson(deep)).toBe(canonicalize(deep));
+  });
+});
+
+/** A sink that keeps every chunk it is given, and the sinks made. */
+function collecting(): {
+  open: () => { chunks: Uint8Array[]; update(c: Uint8Array): void };
+  made: number;
+} {
+  const state = {
+    made: 0,
+    open: () => {
+      state.made++;
+      const sink = {
+        chunks: [] as Uint8Array[],
+        update(c: Uint8Array) {
+          sink.chunks.push(c.slice());
+        },
+      };
+      return sink;
+    },
+  };
+  return state;
+}
+
+function joined(chunks: readonly Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.length;
+  }
+  return out;
+}
+
+function streamed(v: unknown): {
+  bytes: Uint8Array;
+  chunks: number;
+  largest: number;
+  sinks: number;
+} {
+  const c = collecting();
+  const sink = canonicalBytesInto(v, c.open);
+  const largest = Math.max(0, ...sink.chunks.map((x) => x.length));
+  return { bytes: joined(sink.chunks), chunks: sink.chunks.length, largest, sinks: c.made };
+}
+
+/** Byte-for-byte equality, cheaply (toEqual walks a large array element by element). */
+function sameBytes(a: Uint8Array, b: Uint8Array): void {
+  expect(a.length).toBe(b.length);
+  expect(Buffer.from(a).equals(Buffer.from(b))).toBe(true);
+}
+
+describe("canonicalBytesInto", () => {
+  it("gives the bytes of canonicalBytes on random JSON values", () => {
+    fc.assert(
+      fc.property(value, (v) => {
+        const s = streamed(v);
+        sameBytes(s.bytes, canonicalBytes(v));
+        expect(s.sinks).toBe(1);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("gives a large value in chunks, none holding the whole text, multi-byte characters whole", () => {
+    // Unicode of one to four UTF-8 bytes, escapes, nested arrays and numbers of every spelling,
+    // repeated until the text spans many chunks, with chunk edges falling at every offset.
+    const item = (i: number) => ({
+      [`ключ${i}`]: [
+        "\u{1F600}".repeat(i % 5),
+        'é\u20ac"\\\n\u0001'.slice(0, i % 9),
+        `x${"a".repeat(i % 7)}`,
+      ],
+      n: [i, -i / 7, 1e21 * i, 5e-324, -0, 0.1 + 0.2],
+      deep: [[[[i]]], { "\u{10FFFF}": null, a: true }],
+    });
+    const v = { list: Array.from({ length: 6000 }, (_, i) => item(i)), z: "Z".repeat(70_000) };
+    const s = streamed(v);
+    const whole = canonicalBytes(v);
+    sameBytes(s.bytes, whole);
+    expect(s.chunks).toBeGreaterThan(10);
+    expect(s.largest).toBeLessThan(whole.length / 4);
+    expect(new TextDecoder("utf-8", { fatal: true }).decode(whole)).toBe(canonicalJson(v));
+  });
+
+  it("skips undefined members and writes undefined items as null", () => {
+    const v = { b: undefined, a: [undefined, 1, Symbol("s")], c: Symbol("t") };
+    expect(new TextDecoder().decode(streamed(v).bytes)).toBe(canonicalJson(v));
+  });
+
+  it("hands what the writer does not vouch for to the reference implementation, in a fresh sink", () => {
+    let deep: unknown = { b: 1, a: 0 };
+    for (let i = 0; i < 400; i++) deep = { z: deep, a: [i] };
+    const big = Array.from({ length: 3_000 }, (_, i) => `item ${i} ${"é".repeat(i % 20)}`);
+    for (const v of [
+      { d: new Date(0), big },
+      [big, { toJSON: () => ({ b: 1, a: 2 }) }],
+      deep,
+      [big, 1n].slice(0, 1),
+    ]) {
+      sameBytes(streamed(v).bytes, canonicalBytes(v));
+    }
+    // The date comes after the list: chunks were given to a first sink before it was met.
+    const late = { big, d: new Date(0), z: { b: [1], a: "ü" } };
+    const fallback = streamed(late);
+    expect(fallback.sinks).toBe(2);
+    sameBytes(fallback.bytes, canonicalBytes(late));
+  });
+
+  it("refuses what canonicalJson refuses", () => {
+    const c = collecting();
+    expect(() => canonicalBytesInto({ a: "x\uD800" }, c.open)).toThrow();
+    expect(() => canonicalBytesInto({ "\uDC00": 1 }, c.open)).toThrow();
+    expect(() => canonicalBytesInto([Number.NaN], c.open)).toThrow();
+    expect(() => canonicalBytesInto({ a: 1n }, c.open)).toThrow();
+    expect(() => canonicalBytesInto(undefined, c.open)).toThrow(
+      expect.objectContaining({ code: "records/not-json" }),
+    );
   });
 });
 

@@ -37,6 +37,21 @@ function stripObject(v: object): Obj {
   return out;
 }
 
+/** `strip` made in place: null properties deleted, nothing copied. */
+function stripInPlace(v: unknown, opaque: boolean): void {
+  if (opaque || v === null || typeof v !== "object") return;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) stripInPlace(v[i], false);
+    return;
+  }
+  const o = v as Obj;
+  for (const key of Object.keys(o)) {
+    const x = o[key];
+    if (x === null) delete o[key];
+    else stripInPlace(x, OPAQUE.has(key));
+  }
+}
+
 function fillGraphs(def: Obj, depth: number): void {
   const graph = def.graph;
   if (isObject(graph)) {
@@ -82,4 +97,16 @@ export function canonicalForm(def: Readonly<Obj> | AgentDefinition): AgentDefini
   if (!isAgentDefinition(out))
     throw new TypeError("canonicalForm: not a definition the seed schema accepts");
   return out;
+}
+
+/**
+ * `canonicalForm` made in place, for a tree the caller owns (the reader's, or a private copy): the
+ * same stored form, without a second copy of a large definition. Returns the tree itself.
+ */
+export function canonicalFormInPlace(def: Obj): AgentDefinition {
+  stripInPlace(def, false);
+  fillGraphs(def, 0);
+  if (!isAgentDefinition(def))
+    throw new TypeError("canonicalFormInPlace: not a definition the seed schema accepts");
+  return def;
 }

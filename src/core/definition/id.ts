@@ -1,7 +1,7 @@
 // The content ID of an agent definition (docs/spec/definitions.md): BLAKE3-256 over the JCS bytes of its stored form,
 // as a CIDv1 with codec json-jcs (`baga6yaq6…`); and the `agent:<cid>` id facts carry.
-import { jsonJcsCid } from "../cid/cid.js";
-import { canonicalBytes } from "../records/canonical.js";
+import { blake3Hasher, CODEC_JSON_JCS, cidFromDigest } from "../cid/cid.js";
+import { canonicalBytesInto } from "../records/canonical.js";
 import { storedForm } from "./canonical-form.js";
 import type { AgentDefinition } from "./types.js";
 
@@ -12,7 +12,16 @@ import type { AgentDefinition } from "./types.js";
 export function definitionId(
   normalised: AgentDefinition | Readonly<Record<string, unknown>>,
 ): string {
-  return jsonJcsCid(canonicalBytes(storedForm(normalised)));
+  return storedFormId(storedForm(normalised));
+}
+
+/**
+ * The content ID of a definition already in its stored form (as `canonicalForm` makes it): the
+ * same ID as `definitionId`, with the JCS bytes hashed chunk by chunk as they are written, so
+ * neither a copy of the definition nor its whole canonical text is made.
+ */
+export function storedFormId(stored: AgentDefinition | Readonly<Record<string, unknown>>): string {
+  return cidFromDigest(CODEC_JSON_JCS, canonicalBytesInto(stored, blake3Hasher).digest());
 }
 
 export type AgentId = `agent:${string}`;

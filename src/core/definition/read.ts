@@ -4,9 +4,22 @@
 // duplicate, silently rounds big integers and admits lone surrogates.
 import { fail, ok, type Problem, pointerToken, type Result } from "../result.js";
 import { SourcePositions } from "./source-positions.js";
+import type { Spelling } from "./spellings.js";
+
+/** An array this long gets storage of its own, sized by a count of its elements in the text. */
+const LONG_ARRAY = 1 << 12;
 
 /** Nesting beyond this is refused: it bounds recursion here and in every later walk of the tree. */
 export const MAX_NESTING = 1000;
+
+export interface ReadOptions {
+  /**
+   * Arrays that are read as objects: for an array of `count` elements at `path`, the spelling that
+   * makes its object, or undefined to keep the array (see `listItemSpelling`). Such arrays are
+   * array items; their list records which items they are in the positions, for `locate`.
+   */
+  readonly spelling?: (path: readonly (string | number)[], count: number) => Spelling | undefined;
+}
 
 export interface ReadDocument {
   readonly value: Record<string, unknown>;
@@ -28,10 +41,19 @@ class Parser {
   readonly positions: SourcePositions;
   readonly problems: Array<{ code: string; offset: number; path: string; message: string }> = [];
   readonly path: Array<string | number> = [];
+  /** The elements of the arrays being read, innermost last. */
+  readonly elements: unknown[] = [];
   pos = 0;
   depth = 0;
+  /** Whether a long array's elements are being counted (see parseArray). */
+  counting = false;
+  /** The keys of the object the array just read was made into (for its list to record). */
+  spelled: readonly string[] | undefined;
 
-  constructor(text: string) {
+  constructor(
+    text: string,
+    readonly options: ReadOptions,
+  ) {
     this.text = text;
     this.positions = new SourcePositions(text);
   }
@@ -171,20 +193,48 @@ class Parser {
     return obj;
   }
 
-  parseArray(): unknown[] {
+  /**
+   * Elements are gathered on one stack shared by every open array and copied out at the closing
+   * bracket: an array grown by push keeps spare capacity (a two-element array would hold room for
+   * seventeen), which a long list of short arrays would carry to the end. An array that reaches
+   * LONG_ARRAY elements gets its own storage instead, sized by a count of its elements in the
+   * text (one such count at a time, so the counting stays linear in the text).
+   */
+  parseArray(): unknown {
     this.enter();
     this.pos++;
-    const arr: unknown[] = [];
     this.skipWs();
     if (this.text.charCodeAt(this.pos) === 0x5d) {
       this.pos++;
       this.depth--;
-      return arr;
+      return [];
     }
+    const stack = this.elements;
+    const start = stack.length;
+    let own: unknown[] | undefined;
+    let n = 0;
+    /** Items made objects from array spellings: one bit each, and their keys. */
+    let spelledBits: Uint8Array | undefined;
+    let spelledKeys: readonly string[] | undefined;
     for (;;) {
       this.skipWs();
-      this.path.push(arr.length);
-      arr.push(this.parseValue());
+      if (n === LONG_ARRAY && !this.counting) {
+        this.counting = true;
+        own = new Array(n + countElements(this.text, this.pos));
+        for (let i = 0; i < n; i++) own[i] = stack[start + i];
+        stack.length = start;
+      }
+      this.path.push(n);
+      const value = this.parseValue();
+      if (this.spelled !== undefined) {
+        spelledKeys = this.spelled;
+        this.spelled = undefined;
+        spelledBits = withBit(spelledBits, n);
+      }
+      if (own === undefined) stack.push(value);
+      else if (n < own.length) own[n] = value;
+      else own.push(value);
+      n++;
       this.path.pop();
       this.skipWs();
       const c = this.text.charCodeAt(this.pos);
@@ -199,6 +249,22 @@ class Parser {
       throw new SyntaxStop(this.pos, this.unexpected("',' or ']'"));
     }
     this.depth--;
+    if (own !== undefined) {
+      this.counting = false;
+      if (n < own.length) own.length = n;
+    } else {
+      const spelling = this.options.spelling?.(this.path, n);
+      if (spelling !== undefined) {
+        const obj = spelling.make(stack, start);
+        stack.length = start;
+        this.spelled = spelling.keys;
+        return obj;
+      }
+    }
+    const arr = own ?? stack.slice(start);
+    stack.length = start;
+    if (spelledBits !== undefined && spelledKeys !== undefined)
+      this.positions.recordRewrittenItems(arr, spelledKeys, spelledBits);
     return arr;
   }
 
@@ -335,6 +401,44 @@ class Parser {
   }
 }
 
+/**
+ * The elements from `from` (an element's start) to the closing bracket of the array that holds
+ * it: its commas outside strings and nested values, plus one. Only a size for storage: a text that
+ * is not well formed is refused by the parse itself.
+ */
+function countElements(t: string, from: number): number {
+  let n = 1;
+  let depth = 0;
+  for (let i = from; i < t.length; i++) {
+    const c = t.charCodeAt(i);
+    if (c === 0x22) {
+      for (i++; i < t.length; i++) {
+        const d = t.charCodeAt(i);
+        if (d === 0x22) break;
+        if (d === 0x5c) i++;
+      }
+    } else if (c === 0x5b || c === 0x7b) depth++;
+    else if (c === 0x5d || c === 0x7d) {
+      if (depth === 0) return n;
+      depth--;
+    } else if (c === 0x2c && depth === 0) n++;
+  }
+  return n;
+}
+
+/** `bits` with bit `i` set, grown (doubled) when too short. */
+function withBit(bits: Uint8Array | undefined, i: number): Uint8Array {
+  let out = bits ?? new Uint8Array(8);
+  const at = i >> 3;
+  if (at >= out.length) {
+    const grown = new Uint8Array(Math.max(out.length * 2, at + 1));
+    grown.set(out);
+    out = grown;
+  }
+  out[at] = (out[at] ?? 0) | (1 << (i & 7));
+  return out;
+}
+
 function digits(t: string, from: number): number {
   let i = from;
   for (;;) {
@@ -345,8 +449,8 @@ function digits(t: string, from: number): number {
 }
 
 /** Parses a definition document: the value tree with its source positions, or every problem found. */
-export function readDocument(text: string): Result<ReadDocument> {
-  const p = new Parser(text);
+export function readDocument(text: string, options: ReadOptions = {}): Result<ReadDocument> {
+  const p = new Parser(text, options);
   let value: unknown;
   try {
     value = p.parseValue();

@@ -6,7 +6,7 @@ import { CODEC_BLAKE3_HASHSEQ, CODEC_RAW, decodeCid } from "../cid/cid.js";
 import { canonicalJson } from "../records/canonical.js";
 import { type Problem, pointer } from "../result.js";
 import { inputSchemaProblem } from "./input-schema.js";
-import type { AgentDefinition, ModelSettings } from "./types.js";
+import type { AgentDefinition, Model, ModelSettings } from "./types.js";
 import { checkUrl, credentialsInText } from "./url-check.js";
 
 /** Prompt content is at most this many UTF-8 bytes. */
@@ -29,6 +29,58 @@ export function utf8Length(s: string): number {
     } else n += 3;
   }
   return n;
+}
+
+/** FNV-1a over a model's provider, a separator and its model name. */
+function pairHash(model: Model): number {
+  let h = 0x811c9dc5;
+  const { provider, model: name } = model;
+  for (let i = 0; i < provider.length; i++) h = Math.imul(h ^ provider.charCodeAt(i), 0x01000193);
+  h = Math.imul(h ^ 0xffff, 0x01000193);
+  for (let i = 0; i < name.length; i++) h = Math.imul(h ^ name.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
+
+/**
+ * The models seen so far, by provider and model name: an open-addressing table of indices in one
+ * typed array (four bytes a slot, fewer than three slots a model), rather than a key string and a list
+ * for every model of a long list.
+ */
+class PairTable {
+  readonly #slots: Int32Array;
+  readonly #mask: number;
+  constructor(readonly models: readonly Model[]) {
+    let size = 8;
+    while (size < models.length + (models.length >> 1)) size *= 2;
+    this.#slots = new Int32Array(size);
+    this.#mask = size - 1;
+  }
+
+  /**
+   * Adds model `i`; true when `same(j)` holds for an earlier model j of the same provider and
+   * model name (each such j is asked, in the order they were added, until one answers true).
+   */
+  add(i: number, same: (j: number) => boolean): boolean {
+    const model = this.models[i] as Model;
+    let at = pairHash(model) & this.#mask;
+    let found = false;
+    for (;;) {
+      const slot = this.#slots[at] as number;
+      if (slot === 0) break;
+      const other = this.models[slot - 1] as Model;
+      if (
+        !found &&
+        other.provider === model.provider &&
+        other.model === model.model &&
+        same(slot - 1)
+      ) {
+        found = true;
+      }
+      at = (at + 1) & this.#mask;
+    }
+    this.#slots[at] = i + 1;
+    return found;
+  }
 }
 
 class Rules {
@@ -167,29 +219,26 @@ class Rules {
 
   /** Each model listed once, with its settings' betas and thinking. */
   models(def: AgentDefinition, path: string): void {
-    // Canonical JSON only where provider and model collide: it is the costly part of the check.
-    const byPair = new Map<string, number[]>();
-    def.models.forEach((model, i) => {
-      const p = `${path}/models/${i}`;
-      const pair = `${model.provider}\u0000${model.model}`;
-      const same = byPair.get(pair);
-      if (same === undefined) {
-        byPair.set(pair, [i]);
-      } else {
-        const key = canonicalJson(model);
-        if (same.some((j) => canonicalJson(def.models[j]) === key)) {
-          this.add(
-            "definition/duplicate-model",
-            p,
-            "this model (provider, model and settings) is already listed; list it once",
-          );
-        }
-        same.push(i);
+    const models = def.models;
+    const earlier = new PairTable(models);
+    for (let i = 0; i < models.length; i++) {
+      const model = models[i] as Model;
+      // Canonical JSON only where provider and model collide: it is the costly part of the check.
+      let key: string | undefined;
+      const repeated = earlier.add(i, (j) => {
+        key ??= canonicalJson(model);
+        return canonicalJson(models[j]) === key;
+      });
+      if (repeated) {
+        this.add(
+          "definition/duplicate-model",
+          `${path}/models/${i}`,
+          "this model (provider, model and settings) is already listed; list it once",
+        );
       }
       const s = model.settings;
-      if (s === undefined) return;
-      this.modelSettings(s, p);
-    });
+      if (s !== undefined) this.modelSettings(s, `${path}/models/${i}`);
+    }
   }
 
   /** A model's betas, sorted and each once, and its thinking type and budget. */

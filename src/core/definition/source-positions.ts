@@ -19,23 +19,57 @@ export class SourcePositions {
   #lineStarts: number[] | undefined;
   #located = 0;
   #last: { line: number; offset: number; column: number } | undefined;
-  /** For objects rewritten from array spellings: usual key → the index the author wrote. */
-  readonly #renames = new WeakMap<object, ReadonlyMap<string, string>>();
-  /** One rename map per key list: the spellings' key lists are constants shared by every rewrite. */
-  readonly #renameMaps = new WeakMap<readonly string[], ReadonlyMap<string, string>>();
+  /**
+   * Objects rewritten from array spellings, with their key lists (`keys[i]` was element `i`): list
+   * items by their list, one bit per item (a list of a million rewritten models costs 125 kB, not
+   * a million map entries); any other object by itself.
+   */
+  readonly #rewrittenItems = new WeakMap<object, { keys: readonly string[]; bits: Uint8Array }>();
+  readonly #rewritten = new WeakMap<object, readonly string[]>();
 
   constructor(text: string) {
     this.#text = text;
   }
 
-  /** An object built from an array spelling: `keys[i]` was element `i`. */
-  recordRewrite(obj: object, keys: readonly string[]): void {
-    let renames = this.#renameMaps.get(keys);
-    if (renames === undefined) {
-      renames = new Map(keys.map((k, i) => [k, String(i)]));
-      this.#renameMaps.set(keys, renames);
+  /** `holder[key]` is now `obj`, built from an array spelling: `keys[i]` was element `i`. */
+  recordRewrite(holder: object, key: string | number, obj: object, keys: readonly string[]): void {
+    if (!Array.isArray(holder) || typeof key !== "number") {
+      this.#rewritten.set(obj, keys);
+      return;
     }
-    this.#renames.set(obj, renames);
+    let items = this.#rewrittenItems.get(holder);
+    if (items === undefined || items.keys !== keys) {
+      // One list holds one kind of struct; a second kind (never made by the rewriter) is kept apart.
+      if (items !== undefined) {
+        this.#rewritten.set(obj, keys);
+        return;
+      }
+      items = { keys, bits: new Uint8Array((holder.length + 7) >> 3) };
+      this.#rewrittenItems.set(holder, items);
+    }
+    const at = key >> 3;
+    if (at < items.bits.length) items.bits[at] = (items.bits[at] ?? 0) | (1 << (key & 7));
+    else this.#rewritten.set(obj, keys);
+  }
+
+  /**
+   * The items of `list` whose bit is set in `bits` (item i: bit i % 8 of byte i / 8) were built
+   * from array spellings with `keys`.
+   */
+  recordRewrittenItems(list: readonly unknown[], keys: readonly string[], bits: Uint8Array): void {
+    this.#rewrittenItems.set(list, { keys, bits });
+  }
+
+  /** The key list of an object rewritten from an array spelling (`child` is `holder[token]`). */
+  #keysOf(holder: object, token: string, child: object): readonly string[] | undefined {
+    const own = this.#rewritten.get(child);
+    if (own !== undefined) return own;
+    const items = this.#rewrittenItems.get(holder);
+    if (items === undefined || !/^(0|[1-9][0-9]*)$/.test(token)) return undefined;
+    const i = Number(token);
+    return i < items.bits.length * 8 && ((items.bits[i >> 3] as number) & (1 << (i & 7))) !== 0
+      ? items.keys
+      : undefined;
   }
 
   /**
@@ -75,12 +109,19 @@ export class SourcePositions {
     const tokens = pointer === "" ? [] : pointer.slice(1).split("/").map(unescapeToken);
     const written: string[] = [];
     let cur: unknown = root;
+    let keys: readonly string[] | undefined;
     for (const token of tokens) {
       const isObj = cur !== null && typeof cur === "object" && !Array.isArray(cur);
-      written.push((isObj && this.#renames.get(cur as object)?.get(token)) || token);
+      const index = isObj && keys !== undefined ? keys.indexOf(token) : -1;
+      written.push(index < 0 ? token : String(index));
+      const holder = cur;
       cur =
         cur !== null && typeof cur === "object" && Object.hasOwn(cur, token)
           ? (cur as Record<string, unknown>)[token]
+          : undefined;
+      keys =
+        cur !== null && typeof cur === "object"
+          ? this.#keysOf(holder as object, token, cur)
           : undefined;
     }
     const path = written.map((t) => `/${pointerToken(t)}`).join("");

@@ -25,6 +25,69 @@ export const ARRAY_SPELLINGS = {
 type Spelled = keyof typeof ARRAY_SPELLINGS;
 type Obj = Record<string, unknown>;
 
+/**
+ * Each spelling's object from the fields at `v[at…]`, built by a literal with the fields in
+ * `ARRAY_SPELLINGS` order: V8 gives a literal exactly its properties' room, where an object filled
+ * key by key from `{}` has room for four (a long list of models would carry 16 more bytes a model).
+ */
+export const SPELLED_OBJECT: {
+  readonly [K in Spelled]: (v: readonly unknown[], at: number) => Obj;
+} = {
+  Model: (v, at) => ({ provider: v[at], model: v[at + 1] }),
+  Framework: (v, at) => ({ name: v[at] }),
+  Skill: (v, at) => ({ name: v[at], cid: v[at + 1] }),
+  Source: (v, at) => ({ path: v[at], sha256: v[at + 1] }),
+  Tool: (v, at) => ({ name: v[at], description: v[at + 1], inputSchema: v[at + 2] }),
+  McpServer: (v, at) => ({ name: v[at], transport: v[at + 1] }),
+  Memory: (v, at) => ({ path: v[at], backend: v[at + 1], writable: v[at + 2] }),
+  Prompt: (v, at) => ({ role: v[at] }),
+  Thinking: (v, at) => ({ type: v[at] }),
+  MemoryScope: (v, at) => ({ kind: v[at] }),
+};
+
+/** A struct's array spelling: its fields in element order, and how its object is made. */
+export interface Spelling {
+  readonly keys: readonly string[];
+  make(v: readonly unknown[], at: number): Obj;
+}
+
+/** An agent's lists of structs, by key, and the struct each item is. */
+const ITEM_LISTS: ReadonlyMap<string, Spelling> = new Map(
+  (
+    [
+      ["models", "Model"],
+      ["prompts", "Prompt"],
+      ["skills", "Skill"],
+      ["sources", "Source"],
+      ["tools", "Tool"],
+      ["mcpServers", "McpServer"],
+      ["memory", "Memory"],
+    ] as const
+  ).map(([list, what]) => [list, { keys: ARRAY_SPELLINGS[what], make: SPELLED_OBJECT[what] }]),
+);
+
+/**
+ * For the reader: the spelling of an array of `count` elements read at `path` when the rewriter
+ * would make it an object — an item of one of an agent's struct lists (the root's, or a
+ * sub-agent's at most MAX_SUBAGENT_DEPTH deep) with exactly its struct's fields. Made as the array
+ * is read, a long list of spelled items never holds the arrays themselves.
+ */
+export function listItemSpelling(
+  path: readonly (string | number)[],
+  count: number,
+): Spelling | undefined {
+  const n = path.length;
+  if (n < 2 || n % 2 !== 0 || typeof path[n - 1] !== "number") return undefined;
+  const list = path[n - 2];
+  const spelling = typeof list === "string" ? ITEM_LISTS.get(list) : undefined;
+  if (spelling === undefined || spelling.keys.length !== count) return undefined;
+  if ((n - 2) / 2 > MAX_SUBAGENT_DEPTH) return undefined;
+  for (let i = 0; i < n - 2; i += 2) {
+    if (path[i] !== "subAgents" || typeof path[i + 1] !== "number") return undefined;
+  }
+  return spelling;
+}
+
 function isObject(v: unknown): v is Obj {
   return v !== null && typeof v === "object" && !Array.isArray(v);
 }
@@ -59,11 +122,8 @@ class Rewriter {
         this.ambiguous(path, what, v);
         return undefined;
       }
-      const obj: Obj = {};
-      fields.forEach((f, i) => {
-        obj[f] = v[i];
-      });
-      this.positions?.recordRewrite(obj, fields);
+      const obj = SPELLED_OBJECT[what as Spelled](v, 0);
+      this.positions?.recordRewrite(holder, key, obj, fields);
       (holder as Record<string | number, unknown>)[key] = obj;
       return obj;
     }

@@ -3,13 +3,13 @@
 // would make the next stage's findings noise; every problem carries the author's pointer and, when
 // read from text, a line and column.
 import { fail, ok, type Problem, type Result } from "../result.js";
-import { canonicalForm } from "./canonical-form.js";
-import { definitionId } from "./id.js";
+import { canonicalFormInPlace } from "./canonical-form.js";
+import { storedFormId } from "./id.js";
 import { readDocument } from "./read.js";
 import { semanticProblems } from "./rules.js";
 import { schemaProblems } from "./schema-check.js";
 import type { SourcePositions } from "./source-positions.js";
-import { normaliseSpellings } from "./spellings.js";
+import { listItemSpelling, normaliseSpellings } from "./spellings.js";
 import type { AgentDefinition } from "./types.js";
 
 export interface ValidDefinition {
@@ -54,15 +54,17 @@ function pipeline(
   const schema = schemaProblems(value);
   if (schema.some((p) => p.code === "definition/schema"))
     return fail(located(schema, value, positions));
-  const definition = canonicalForm(value);
+  // The tree is the pipeline's own (the reader's, or a private copy): made stored in place.
+  const definition = canonicalFormInPlace(value);
   const problems = distinct([...schema, ...semanticProblems(definition)]);
   if (problems.length > 0) return fail(located(problems, value, positions));
-  return ok({ definition, id: definitionId(definition) });
+  return ok({ definition, id: storedFormId(definition) });
 }
 
 /** Validates a definition document and computes its content ID; refusals carry stable codes. */
 export function validateDefinition(text: string): Result<ValidDefinition> {
-  const read = readDocument(text);
+  // Spelled list items are made objects as they are read (the rewriter would make the same).
+  const read = readDocument(text, { spelling: listItemSpelling });
   if (!read.ok) return read;
   return pipeline(read.value.value, read.value.positions);
 }

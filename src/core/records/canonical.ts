@@ -140,6 +140,108 @@ export function canonicalBytes(value: unknown): Uint8Array {
   return encoder.encode(canonicalJson(value));
 }
 
+/** What takes canonical JSON's bytes chunk by chunk (a hash); a chunk is its own to keep. */
+export interface ByteSink {
+  update(chunk: Uint8Array): unknown;
+}
+
+/** Pieces are gathered up to about this many UTF-16 code units, then encoded as one chunk. */
+const CHUNK_UNITS = 1 << 15;
+
+/**
+ * The writer of `write` above, giving its text piece by piece instead of building it: the same
+ * text, never held whole. Pieces are whole tokens, so a chunk never splits a surrogate pair.
+ */
+class ChunkWriter {
+  #pending = "";
+  constructor(readonly sink: ByteSink) {}
+
+  put(piece: string): void {
+    this.#pending += piece;
+    if (this.#pending.length >= CHUNK_UNITS) this.flush();
+  }
+
+  flush(): void {
+    if (this.#pending === "") return;
+    this.sink.update(encoder.encode(this.#pending));
+    this.#pending = "";
+  }
+
+  /** Writes `v`; false (and nothing written) where JSON has no value. */
+  value(v: unknown, depth: number): boolean {
+    if (v !== null && typeof v === "object") {
+      this.object(v, depth);
+      return true;
+    }
+    const text = write(v, depth, undefined);
+    if (text === undefined) return false;
+    this.put(text);
+    return true;
+  }
+
+  object(v: object, depth: number): void {
+    if (depth > MAX_FAST_DEPTH) throw SLOW;
+    if (Array.isArray(v)) {
+      this.put("[");
+      for (let i = 0; i < v.length; i++) {
+        if (i > 0) this.put(",");
+        if (!this.value(v[i], depth + 1)) this.put("null");
+      }
+      this.put("]");
+      return;
+    }
+    const proto: unknown = Object.getPrototypeOf(v);
+    if (proto !== Object.prototype && proto !== null) throw SLOW;
+    if (typeof (v as { toJSON?: unknown }).toJSON === "function") throw SLOW;
+    const o = v as Record<string, unknown>;
+    const keys = Object.keys(o);
+    for (let j = 1; j < keys.length; j++) {
+      const k = keys[j] as string;
+      let i = j;
+      while (i > 0 && (keys[i - 1] as string) > k) {
+        keys[i] = keys[i - 1] as string;
+        i--;
+      }
+      keys[i] = k;
+    }
+    this.put("{");
+    let first = true;
+    for (const k of keys) {
+      const x = o[k];
+      if (x === undefined || typeof x === "symbol") continue;
+      this.put(first ? `${quotedKey(k)}:` : `,${quotedKey(k)}:`);
+      first = false;
+      this.value(x, depth + 1);
+    }
+    this.put("}");
+  }
+}
+
+/**
+ * The UTF-8 bytes of `canonicalJson(value)` given to a sink in chunks of at most a few tens of
+ * kilobytes, so that hashing a large value never holds its whole text. `open` makes the sink; when
+ * the value needs the reference implementation part way through, the sink given the chunks so far
+ * is dropped and a fresh one gets the reference text. Returns the sink that got the whole text.
+ */
+export function canonicalBytesInto<S extends ByteSink>(value: unknown, open: () => S): S {
+  const sink = open();
+  const writer = new ChunkWriter(sink);
+  try {
+    if (!writer.value(value, 0)) {
+      throw new WarrantError("records/not-json", "value has no JSON form");
+    }
+    writer.flush();
+    return sink;
+  } catch (e) {
+    if (e !== SLOW) throw e;
+  }
+  const text = canonicalizeImpl(value);
+  if (text === undefined) throw new WarrantError("records/not-json", "value has no JSON form");
+  const fresh = open();
+  fresh.update(encoder.encode(text));
+  return fresh;
+}
+
 /** Unpadded base64url. */
 export function base64url(bytes: Uint8Array): string {
   let bin = "";
