@@ -211,6 +211,62 @@ describe("canonicalBytesInto", () => {
     sameBytes(fallback.bytes, canonicalBytes(late));
   });
 
+  it("leaves to the reference what the writer does not vouch for: past its depth, a class, a hidden toJSON", () => {
+    const nested = (levels: number) => {
+      let v: unknown = 1;
+      for (let i = 0; i < levels; i++) v = i % 2 === 0 ? [v] : { a: v };
+      return v;
+    };
+    // The writer goes 256 levels deep; the 257th is the reference's, in a fresh sink.
+    expect(streamed(nested(257)).sinks).toBe(1);
+    expect(streamed(nested(258)).sinks).toBe(2);
+    sameBytes(streamed(nested(258)).bytes, canonicalBytes(nested(258)));
+    class Point {
+      x = 1;
+    }
+    const instance = streamed({ p: new Point() });
+    expect(instance.sinks).toBe(2);
+    expect(new TextDecoder().decode(instance.bytes)).toBe('{"p":{"x":1}}');
+    // A toJSON that Object.keys does not list is still what JSON calls.
+    const hidden = { a: 1 };
+    Object.defineProperty(hidden, "toJSON", { value: () => "as JSON", enumerable: false });
+    const viaToJson = streamed([hidden]);
+    expect(new TextDecoder().decode(viaToJson.bytes)).toBe('["as JSON"]');
+    expect(canonicalJson([hidden])).toBe('["as JSON"]');
+    // A value the reference finds no JSON form for is refused there too.
+    expect(() => canonicalBytesInto({ toJSON: () => undefined }, collecting().open)).toThrow(
+      expect.objectContaining({ code: "records/not-json" }),
+    );
+  });
+
+  it("gives chunks of about 32 K code units, cut only where one reaches that size, never empty", () => {
+    const UNITS = 1 << 15;
+    const sizes = (v: unknown) => {
+      const c = collecting();
+      return canonicalBytesInto(v, c.open).chunks.map((x) => x.length);
+    };
+    // "[" and the quoted string fill the first chunk exactly: it is cut there, "1]" follows.
+    expect(sizes(["a".repeat(UNITS - 3), 1])).toEqual([UNITS, 3]);
+    // The closing bracket completes it: one chunk, and no empty one after it.
+    expect(sizes(["a".repeat(UNITS - 4)])).toEqual([UNITS]);
+    expect(sizes(["a".repeat(100)])).toEqual([104]);
+    const large = sizes(Array.from({ length: 20_000 }, (_, i) => `v${i}`));
+    expect(large.length).toBeLessThanOrEqual(8);
+    expect(large.every((n) => n > 0 && n < UNITS + 16)).toBe(true);
+  });
+
+  it("throws what the writer meets rather than asking the reference again", () => {
+    let reads = 0;
+    const v = {
+      get a() {
+        reads++;
+        if (reads === 1) throw new Error("read once");
+        return 1;
+      },
+    };
+    expect(() => canonicalBytesInto(v, collecting().open)).toThrow("read once");
+  });
+
   it("refuses what canonicalJson refuses", () => {
     const c = collecting();
     expect(() => canonicalBytesInto({ a: "x\uD800" }, c.open)).toThrow();
