@@ -53,6 +53,28 @@ function quotedEscaped(s: string): string {
   return JSON.stringify(s);
 }
 
+/**
+ * A plain object's keys in JCS order (UTF-16 code units); SLOW for anything else: another
+ * prototype, or a `toJSON` method, is the reference implementation's to write.
+ */
+function plainKeys(o: object): string[] {
+  const proto: unknown = Object.getPrototypeOf(o);
+  if (proto !== Object.prototype && proto !== null) throw SLOW;
+  if (typeof (o as { toJSON?: unknown }).toJSON === "function") throw SLOW;
+  const keys = Object.keys(o);
+  // Insertion sort: objects have few keys, and most arrive nearly sorted.
+  for (let j = 1; j < keys.length; j++) {
+    const k = keys[j] as string;
+    let i = j;
+    while (i > 0 && (keys[i - 1] as string) > k) {
+      keys[i] = keys[i - 1] as string;
+      i--;
+    }
+    keys[i] = k;
+  }
+  return keys;
+}
+
 /** The JCS text of `v`, or undefined where JSON has no value (undefined, a symbol). */
 function write(v: unknown, depth: number, known: CanonicalTexts | undefined): string | undefined {
   switch (typeof v) {
@@ -92,21 +114,8 @@ function writeObject(v: object, depth: number, known: CanonicalTexts | undefined
     for (let i = 1; i < n; i++) s += `,${writeItem(v[i], depth, known)}`;
     return `${s}]`;
   }
-  const proto: unknown = Object.getPrototypeOf(v);
-  if (proto !== Object.prototype && proto !== null) throw SLOW;
-  if (typeof (v as { toJSON?: unknown }).toJSON === "function") throw SLOW;
   const o = v as Record<string, unknown>;
-  const keys = Object.keys(o);
-  // Insertion sort: objects have few keys, and most arrive nearly sorted.
-  for (let j = 1; j < keys.length; j++) {
-    const k = keys[j] as string;
-    let i = j;
-    while (i > 0 && (keys[i - 1] as string) > k) {
-      keys[i] = keys[i - 1] as string;
-      i--;
-    }
-    keys[i] = k;
-  }
+  const keys = plainKeys(o);
   let s = "{";
   let first = true;
   for (const k of keys) {
@@ -190,20 +199,8 @@ class ChunkWriter {
       this.put("]");
       return;
     }
-    const proto: unknown = Object.getPrototypeOf(v);
-    if (proto !== Object.prototype && proto !== null) throw SLOW;
-    if (typeof (v as { toJSON?: unknown }).toJSON === "function") throw SLOW;
     const o = v as Record<string, unknown>;
-    const keys = Object.keys(o);
-    for (let j = 1; j < keys.length; j++) {
-      const k = keys[j] as string;
-      let i = j;
-      while (i > 0 && (keys[i - 1] as string) > k) {
-        keys[i] = keys[i - 1] as string;
-        i--;
-      }
-      keys[i] = k;
-    }
+    const keys = plainKeys(o);
     this.put("{");
     let first = true;
     for (const k of keys) {
