@@ -7,6 +7,7 @@
 // WARRANT_TEST_PG=off skips them whatever CI says (`npm run test:unit`).
 import { randomBytes } from "node:crypto";
 import pg from "pg";
+import { loopLock } from "../../src/adapters/store/postgres-sql.js";
 
 const CANDIDATES = [
   "postgres://postgres@127.0.0.1:5432/test",
@@ -113,4 +114,24 @@ export class TestSchemas {
     if (names.length === 0) return;
     await this.sql(names.map((n) => `DROP SCHEMA IF EXISTS "${n}" CASCADE`).join("; "));
   }
+}
+
+/**
+ * Another driver's takeover of `query`'s lease by worker-b, as acquireLease makes it, left
+ * uncommitted: the client holds the loop's lock and the updated lease row until it commits.
+ */
+export async function takeoverInProgress(
+  url: string,
+  schema: string,
+  query: string,
+): Promise<pg.Client> {
+  const taker = new pg.Client({ connectionString: url });
+  await taker.connect();
+  await taker.query("BEGIN");
+  await taker.query(loopLock(schema, query));
+  await taker.query(
+    `UPDATE "${schema}".warrant_leases SET holder = 'worker-b', token = token + 1 WHERE query = $1`,
+    [query],
+  );
+  return taker;
 }

@@ -5,11 +5,10 @@ import pg from "pg";
 import * as vitest from "vitest";
 import { afterAll, describe, expect, it } from "vitest";
 import { openStore } from "../../src/adapters/store/open-store.js";
-import { loopLock } from "../../src/adapters/store/postgres-sql.js";
 import { LATEST_SCHEMA_VERSION } from "../../src/adapters/store/schema-version.js";
 import { opened, passage, review } from "../../src/testing/contracts/facts.js";
 import { ledgerStoreContract } from "../../src/testing.js";
-import { postgresForTests, TestSchemas } from "../helpers/postgres.js";
+import { postgresForTests, TestSchemas, takeoverInProgress } from "../helpers/postgres.js";
 
 const server = await postgresForTests();
 const schemas = new TestSchemas(server.url, "store");
@@ -73,14 +72,7 @@ describe.skipIf(!server.enabled)("PostgreSQL store", () => {
       const token = (await store.acquireLease(q, "worker-a", 1000, new Date()))?.token ?? 0;
       // Another driver's takeover, not yet committed, holds the loop's lock and the lease row it
       // updates, as acquireLease does.
-      const taker = new pg.Client({ connectionString: server.url });
-      await taker.connect();
-      await taker.query("BEGIN");
-      await taker.query(loopLock(schema, q));
-      await taker.query(
-        `UPDATE "${schema}".warrant_leases SET holder = 'worker-b', token = token + 1 WHERE query = $1`,
-        [q],
-      );
+      const taker = await takeoverInProgress(server.url, schema, q);
       const pending =
         write === "records"
           ? store.putRecords([review(q, 1)], { query: q, token })

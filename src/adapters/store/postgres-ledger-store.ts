@@ -3,8 +3,10 @@
 // loops. The facts go in with one statement that inserts them only if the loop is still at the
 // expected sequence and, for a fenced write, the lease row (locked FOR SHARE until COMMIT, so a
 // takeover waits) still carries the write's token; PRIMARY KEY (query, sequence) and UNIQUE (query,
-// charge_key) refuse a concurrent writer. Transient errors (a restart, a cut connection, a
-// serialization failure) are retried under the same idempotency keys for the retry window.
+// charge_key) refuse a concurrent writer. Appends without records that wait for a connection go
+// in one statement per group (postgres-append-group.ts), each with its own conditions. Transient
+// errors (a restart, a cut connection, a serialization failure) are retried under the same
+// idempotency keys for the retry window.
 import pg from "pg";
 import type { Fact } from "../../core/loop/types.js";
 import type { ChangeFeed } from "../../core/ports/change-feed.js";
@@ -40,6 +42,7 @@ import {
 } from "./batch.js";
 import { assertToken, leaseLost } from "./lease-rules.js";
 import { assertMemoryShape } from "./memory-rows.js";
+import { AppendGroups, type GroupMember, groupInsert } from "./postgres-append-group.js";
 import { constraintConflict, isTransientPgError, mapPgError } from "./postgres-errors.js";
 import { PostgresLeases } from "./postgres-leases.js";
 import { PostgresMemory } from "./postgres-memory.js";
@@ -155,6 +158,8 @@ export class PostgresLedgerStore implements LedgerStore {
    * no read of its own (one round trip instead of two). Anything else takes the reading path.
    */
   readonly #heads = new Map<string, { readonly sequence: number; readonly hash: string }>();
+  /** Appends without records waiting for a connection, sent alone or in groups. */
+  readonly #groups: AppendGroups;
 
   constructor(pool: pg.Pool, schema: string, uri: string, retry: RetryOptions = {}) {
     this.#pool = pool;
@@ -164,6 +169,9 @@ export class PostgresLedgerStore implements LedgerStore {
     this.#leases = new PostgresLeases(pool, schema, this.#t);
     this.#memory = new PostgresMemory(this.#t.memory);
     this.#retryOptions = retry;
+    // Appends use at most half the pool at once: reads, leases and the change feed keep the rest.
+    const senders = Math.max(1, Math.floor((pool.options.max ?? 10) / 2));
+    this.#groups = new AppendGroups(senders, (members) => this.#sendGroup(members));
   }
 
   async append(batch: AppendBatch): Promise<AppendOutcome> {
@@ -240,16 +248,12 @@ export class PostgresLedgerStore implements LedgerStore {
     previousHash: string | undefined,
   ): Promise<AppendOutcome> {
     const stored = chainFacts(previousHash, batch.facts);
+    // Without records: one statement, its own transaction, alone or in a group (see AppendGroups).
+    if (records.length === 0) return this.#groups.add(batch, stored);
     const client = await this.#pool.connect();
     let broken: Error | undefined;
     try {
       const insert = this.#factsInsert(batch, stored);
-      if (records.length === 0) {
-        // One statement, its own transaction: one round trip, planned once per connection.
-        const { rows } = await client.query<InsertedRow>(insert);
-        this.#notifyLater();
-        return this.#inserted(batch, stored, rows[0]);
-      }
       await client.query("BEGIN");
       const row = (await client.query<InsertedRow>(insert)).rows[0];
       if (Number(row?.inserted ?? 0) === stored.length) {
@@ -275,6 +279,80 @@ export class PostgresLedgerStore implements LedgerStore {
     } finally {
       client.release(broken);
     }
+  }
+
+  /**
+   * One group of appends without records (see AppendGroups), every member settled: a single one by
+   * its own statement, planned once per connection; several by one statement. A unique violation
+   * means another writer of one of the group's loops committed first and nothing of the group went
+   * in: each member is then appended alone, which says whose it was. Any other error is every
+   * member's (a transient one is retried by each, which finds its facts if they landed).
+   */
+  async #sendGroup(members: GroupMember[]): Promise<void> {
+    if (members.length > 1) {
+      let rows: InsertedRow[];
+      try {
+        rows = await this.#statement(groupInsert(this.#t, members));
+      } catch (e) {
+        // The rolled-back insert may have held back the change feed's positions above its own.
+        this.#notifyLater();
+        if ((e as { code?: unknown }).code !== "23505") throw e;
+        await Promise.all(members.map((m) => this.#settle(m, () => this.#insertAlone(m))));
+        return;
+      }
+      this.#notifyLater();
+      members.forEach((m, i) => {
+        void this.#settle(m, async () => this.#inserted(m.batch, m.stored, rows[i]));
+      });
+      return;
+    }
+    for (const m of members) await this.#settle(m, () => this.#insertAlone(m));
+  }
+
+  /**
+   * One statement outside a transaction on a pooled connection, kept after an error the server
+   * answered (the statement is over and rolled back) and dropped after any other.
+   */
+  async #statement(config: pg.QueryConfig): Promise<InsertedRow[]> {
+    const client = await this.#pool.connect();
+    let broken: Error | undefined;
+    try {
+      return (await client.query<InsertedRow>(config)).rows;
+    } catch (e) {
+      const code = (e as { code?: unknown }).code;
+      const answered =
+        typeof code === "string" &&
+        /^[0-9A-Z]{5}$/.test(code) &&
+        !code.startsWith("08") &&
+        !code.startsWith("57");
+      if (!answered) broken = e as Error;
+      throw e;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  async #settle(m: GroupMember, outcome: () => Promise<AppendOutcome>): Promise<void> {
+    try {
+      m.resolve(await outcome());
+    } catch (e) {
+      m.reject(e);
+    }
+  }
+
+  /** One append without records: one statement, its own transaction. */
+  async #insertAlone({ batch, stored }: GroupMember): Promise<AppendOutcome> {
+    let rows: InsertedRow[];
+    try {
+      rows = await this.#statement(this.#factsInsert(batch, stored));
+    } catch (e) {
+      this.#notifyLater();
+      const conflict = constraintConflict(e, batch.query);
+      if (conflict !== undefined) return conflict;
+      throw e;
+    }
+    this.#notifyLater();
+    return this.#inserted(batch, stored, rows[0]);
   }
 
   /** The outcome of the facts insert whose row is `row`: stored, refused on its lease, or late. */
