@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { MemoryLedgerStore } from "../../src/adapters/store/memory-ledger-store.js";
 import type { Environment } from "../../src/core/ports/sandbox.js";
+import { WarrantError } from "../../src/core/result.js";
 import type { RuntimeContext } from "../../src/runtime/context.js";
 import { underLease } from "../../src/runtime/fenced-drive.js";
 import type { RunEnvironments } from "../../src/runtime/run-environments.js";
@@ -94,4 +95,26 @@ describe("a drive that wakes after its lease was taken over", () => {
     await expect(drive).resolves.toBe(true);
     expect(s.calls).toEqual(["discard run-abc", "create run-abc"]);
   });
+
+  it.each(["discard", "create"] as const)(
+    "does not %s an environment while the store cannot renew its lease: it stops with store/lease-lost",
+    async (op) => {
+      const s = await setup();
+      const drive = underLease(s.ctx, s.lease, async (f) => {
+        // The store goes away: the renewal before the environment cannot be made.
+        s.store.renewLease = async () => {
+          throw new WarrantError("store/unreachable", "cannot use the store: connection refused");
+        };
+        return op === "discard"
+          ? f.sandbox.discard("run-abc")
+          : f.sandbox.create("/baseline", "run-abc");
+      });
+      await expect(drive).rejects.toMatchObject({
+        code: "store/lease-lost",
+        message: expect.stringContaining("could not be renewed: cannot use the store"),
+      });
+      expect(s.calls).toEqual([]);
+      expect(s.events).toContain("lease-lost");
+    },
+  );
 });
