@@ -293,6 +293,27 @@ function referenceDigests(requests: readonly ModelRequest[]): string[] {
   });
 }
 
+type PassageInput = Parameters<typeof runPassage>[0];
+
+/** The request digests an adding passage of `provider` recorded, the passage checked to end well. */
+async function recordedDigests(
+  provider: PassageInput["provider"],
+  evidence: PassageInput["evidence"],
+): Promise<string[]> {
+  const out = await runPassage({
+    role: "implementer",
+    agentId: "agent:a1",
+    system: "You add numbers.",
+    evidence,
+    registry: addRegistry(),
+    toolHost: addHost(),
+    provider,
+    limits: { maxTurns: 8, maxTokens: 10_000 },
+  });
+  expect(out.ok).toBe(true);
+  return out.transcript.entries.flatMap((e) => (e.kind === "model-call" ? [e.requestDigest] : []));
+}
+
 describe("request digests", () => {
   it("reuse the raw outputs' texts and still equal the rule computed from scratch", async () => {
     // Raw outputs with keys out of order, a repair, and tool calls.
@@ -311,20 +332,7 @@ describe("request digests", () => {
         return { ...r, raw: raw(r.raw) };
       },
     };
-    const out = await runPassage({
-      role: "implementer",
-      agentId: "agent:a1",
-      system: "You add numbers.",
-      evidence: "Add.",
-      registry: addRegistry(),
-      toolHost: addHost(),
-      provider: wrapped,
-      limits: { maxTurns: 8, maxTokens: 10_000 },
-    });
-    expect(out.ok).toBe(true);
-    const recorded = out.transcript.entries.flatMap((e) =>
-      e.kind === "model-call" ? [e.requestDigest] : [],
-    );
+    const recorded = await recordedDigests(wrapped, "Add.");
     expect(recorded).toHaveLength(4);
     expect(recorded).toEqual(referenceDigests(provider.requests));
     expect(provider.requests[0]?.tools.map((t) => t.name)).toEqual([ADD.name]);
@@ -352,20 +360,9 @@ describe("request digests", () => {
         return { ...r, raw: shaped };
       },
     };
-    const out = await runPassage({
-      role: "implementer",
-      agentId: "agent:a1",
-      system: "You add numbers.",
-      evidence: [{ ref: "file:a.txt", content: `ą\u0000"${"x".repeat(100)}` }],
-      registry: addRegistry(),
-      toolHost: addHost(),
-      provider: wrapped,
-      limits: { maxTurns: 8, maxTokens: 10_000 },
-    });
-    expect(out.ok).toBe(true);
-    const recorded = out.transcript.entries.flatMap((e) =>
-      e.kind === "model-call" ? [e.requestDigest] : [],
-    );
+    const recorded = await recordedDigests(wrapped, [
+      { ref: "file:a.txt", content: `ą\u0000"${"x".repeat(100)}` },
+    ]);
     expect(recorded).toHaveLength(4);
     expect(recorded).toEqual(referenceDigests(provider.requests));
   });

@@ -9,19 +9,10 @@ import {
   type KnownBytes,
   NeedsReference,
 } from "../../src/core/records/canonical-bytes.js";
+import { trickyKey, wellFormed } from "../helpers/json-arbitraries.js";
 
 const decoder = new TextDecoder();
 const encoder = new TextEncoder();
-
-const wellFormed = (s: string): boolean =>
-  (s as unknown as { isWellFormed(): boolean }).isWellFormed();
-
-const trickyKey = fc.oneof(
-  fc.string(),
-  fc.string({ unit: "grapheme" }),
-  fc.constantFrom("", "0", "1", "9", "10", "01", "-1", "__proto__", "a", "A", "é", "a\u0000"),
-  fc.constantFrom("\u{1F600}", "\uFB33", "\u0080", "\u07ff", "\u0800", "\uffff", "toString"),
-);
 
 /** Strings that hit every branch: escapes, 1–4 byte UTF-8, long strings (natively encoded). */
 const tricky = fc.oneof(

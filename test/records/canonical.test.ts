@@ -10,18 +10,7 @@ import {
   digestOfBytes,
   hex,
 } from "../../src/core/records/canonical.js";
-
-const wellFormed = (s: string): boolean =>
-  (s as unknown as { isWellFormed(): boolean }).isWellFormed();
-
-/** Keys that stress the ordering: integer-like, prefixes, non-ASCII, astral, `__proto__`. */
-const trickyKey = fc.oneof(
-  fc.string(),
-  fc.string({ unit: "grapheme" }),
-  fc.constantFrom("", "0", "1", "9", "10", "01", "-1", "4294967295", "__proto__", "a", "A", "é"),
-  fc.constantFrom("\u{1F600}", "\uFB33", "\u00e9", "\u0080", "aa", "a\u0000", "toString", "toJSON"),
-  fc.nat().map(String),
-);
+import { trickyKey, wellFormed } from "../helpers/json-arbitraries.js";
 
 const value = fc.letrec((tie) => ({
   json: fc.oneof(

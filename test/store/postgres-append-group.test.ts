@@ -185,7 +185,7 @@ describe.skipIf(!server.enabled)("PostgreSQL appends in groups", () => {
     expect(rFenced).toMatchObject({ status: "rejected", reason: { code: "store/lease-lost" } });
     expect(rGood).toMatchObject({ status: "fulfilled", value: { ok: true } });
     expect(rTwo).toMatchObject({ status: "fulfilled", value: { ok: true } });
-    expect((await store.readFacts(moved)).map((f) => f.fact["step"])).toMatchObject([
+    expect((await store.readFacts(moved)).map((f) => f.fact.step)).toMatchObject([
       { kind: "opened" },
       { "passage/ref": "passage:p9" },
     ]);

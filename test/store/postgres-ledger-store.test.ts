@@ -1,7 +1,6 @@
 // The PostgreSQL store against the shared LedgerStore contract, each test on a fresh schema, plus
 // what only PostgreSQL has: schemas named in the URI and its connection errors.
 
-import pg from "pg";
 import * as vitest from "vitest";
 import { afterAll, describe, expect, it } from "vitest";
 import { openStore } from "../../src/adapters/store/open-store.js";

@@ -4,7 +4,7 @@
 // work per span: attribute keys, span names and the repeated attribute values (operation, provider,
 // model, tool name, …) are encoded once and copied after, and each message is written once (the SDK
 // estimates the whole request's size in a first pass, then writes it in a second).
-import type { Attributes, AttributeValue, HrTime, Link } from "@opentelemetry/api";
+import type { Attributes, AttributeValue, HrTime, Link, SpanContext } from "@opentelemetry/api";
 import type { ReadableSpan, TimedEvent } from "@opentelemetry/sdk-trace";
 
 type Bytes = Uint8Array;
@@ -348,9 +348,8 @@ function event(w: Writer, e: Encoded, ev: TimedEvent): void {
   w.end(at);
 }
 
-function link(w: Writer, e: Encoded, l: Link): void {
-  const at = w.start();
-  const c = l.context;
+/** A span context's fields 1–3, as a Span and a Link both begin: trace id, span id, trace state. */
+function ids(w: Writer, c: SpanContext): void {
   w.tag(1, 2);
   w.hex(c.traceId);
   w.tag(2, 2);
@@ -360,6 +359,12 @@ function link(w: Writer, e: Encoded, l: Link): void {
     w.tag(3, 2);
     w.string(state, undefined);
   }
+}
+
+function link(w: Writer, e: Encoded, l: Link): void {
+  const at = w.start();
+  const c = l.context;
+  ids(w, c);
   if (l.attributes) attributes(w, e, l.attributes, 4);
   w.tag(5, 0);
   w.varint(l.droppedAttributesCount || 0);
@@ -371,15 +376,7 @@ function link(w: Writer, e: Encoded, l: Link): void {
 function span(w: Writer, e: Encoded, s: ReadableSpan): void {
   const at = w.start(2);
   const c = s.spanContext();
-  w.tag(1, 2);
-  w.hex(c.traceId);
-  w.tag(2, 2);
-  w.hex(c.spanId);
-  const state = c.traceState?.serialize();
-  if (state) {
-    w.tag(3, 2);
-    w.string(state, undefined);
-  }
+  ids(w, c);
   const parent = s.parentSpanContext;
   if (parent?.spanId) {
     w.tag(4, 2);

@@ -294,24 +294,14 @@ export class CanonicalWriter implements WrittenBytes {
   readonly #keys: string[][] = [];
 
   #keysAt(depth: number): string[] {
-    let keys = this.#keys[depth];
-    if (keys === undefined) {
-      keys = [];
-      this.#keys[depth] = keys;
-    }
-    return keys;
+    return slotAt(this.#keys, depth);
   }
 
   /** Their values, likewise (each emptied once written). */
   readonly #values: unknown[][] = [];
 
   #valuesAt(depth: number): unknown[] {
-    let values = this.#values[depth];
-    if (values === undefined) {
-      values = [];
-      this.#values[depth] = values;
-    }
-    return values;
+    return slotAt(this.#values, depth);
   }
 
   #value(v: unknown, depth: number, known: KnownBytes | undefined): boolean {
@@ -421,4 +411,14 @@ export class CanonicalWriter implements WrittenBytes {
     }
     this.byte(0x7d);
   }
+}
+
+/** The array at `depth` of `slots`, made on first use and kept for reuse. */
+function slotAt<T>(slots: T[][], depth: number): T[] {
+  let slot = slots[depth];
+  if (slot === undefined) {
+    slot = [];
+    slots[depth] = slot;
+  }
+  return slot;
 }
