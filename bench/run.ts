@@ -2,6 +2,7 @@
 // Progress goes to stderr so stdout stays machine-readable.
 import os from "node:os";
 import { suites } from "./suites/index.js";
+import { targetRows } from "./targets.js";
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith("-"));
 const chosen = suites.filter((s) => wanted.length === 0 || wanted.includes(s.name));
@@ -33,6 +34,8 @@ if (chosen.length === 0) {
     },
     at: new Date().toISOString(),
     results,
+    // Every target read off this run, beside its same-run reference.
+    targets: targetRows(results),
   };
   process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
 }

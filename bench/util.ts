@@ -67,3 +67,17 @@ function summarise(per: number[], iterations: number): Timing {
     iterations,
   };
 }
+
+/**
+ * The source of `peakRssBytes()` for a child program: the process's own peak RSS, from VmHWM in
+ * /proc/self/status (its own memory since exec). `process.resourceUsage().maxRSS`, the fallback
+ * where there is no /proc, carries over the parent's RSS at fork time on Linux, so a child of a
+ * large parent would report the parent's size.
+ */
+export const PEAK_RSS_SOURCE = `function peakRssBytes() {
+  try {
+    const m = /^VmHWM:\\s+(\\d+) kB$/m.exec(process.getBuiltinModule?.("node:fs")?.readFileSync("/proc/self/status", "utf8") ?? "");
+    if (m) return Number(m[1]) * 1024;
+  } catch {}
+  return process.resourceUsage().maxRSS * 1024;
+}`;

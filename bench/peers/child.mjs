@@ -1,6 +1,7 @@
 // One measurement in a fresh process: import a system, run one cold loop, warm it up, then time
 // measured loops. Prints one JSON line on stdout; any failed check makes the figure not count.
 //   node child.mjs SYSTEM N WARMUP_STEPS MEASURED_STEPS [STORE]
+import { readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import { Script } from "./script.mjs";
 
@@ -61,7 +62,7 @@ try {
     firstTenthUs: median(first),
     lastTenthUs: median(last),
     finalStepUs: median(finalStep),
-    peakRssMB: process.resourceUsage().maxRSS / 1024,
+    peakRssMB: peakRssKiB() / 1024,
     firstTurnAt: script.firstTurnAt,
     loops: loopIndex,
     extra: system.describe?.() ?? {},
@@ -69,4 +70,16 @@ try {
   process.stdout.write(`${JSON.stringify(result)}\n`);
 } finally {
   await system.close();
+}
+
+/**
+ * This process's own peak RSS in KiB: VmHWM (its memory since exec). resourceUsage().maxRSS, the
+ * fallback without /proc, carries over the parent's RSS at fork time on Linux.
+ */
+function peakRssKiB() {
+  try {
+    const m = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync("/proc/self/status", "utf8"));
+    if (m) return Number(m[1]);
+  } catch {}
+  return process.resourceUsage().maxRSS;
 }

@@ -7,6 +7,7 @@ import { evalSuite } from "./eval.js";
 import { inputSuite } from "./input.js";
 import { loopSuite } from "./loop.js";
 import { passageSuite } from "./passage.js";
+import { peersSuite } from "./peers.js";
 import { sandboxSuite } from "./sandbox.js";
 import { storeSuite } from "./store.js";
 import { telemetrySuite } from "./telemetry.js";
@@ -32,4 +33,5 @@ export const suites: readonly BenchSuite[] = [
   dispatchSuite,
   cliSuite,
   evalSuite,
+  peersSuite,
 ];

@@ -15,7 +15,7 @@ import { DEFAULT_MAX_INPUT_BYTES } from "../../src/cli/io.js";
 import { contractValidators } from "../../src/core/contracts/ajv.js";
 import { validateDefinition } from "../../src/core/definition/validate.js";
 import { checkLoopDocument } from "../../src/core/loop/check.js";
-import { median, round } from "../util.js";
+import { median, PEAK_RSS_SOURCE, round } from "../util.js";
 import type { BenchSuite } from "./index.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -95,8 +95,9 @@ function probe(src: string, kind: "loop" | "definition", file: string): Probe {
     const text = readFileSync(${JSON.stringify(file)}, "utf8");
     ${kind === "loop" ? "checkLoopDocument(JSON.parse(text));" : "validateDefinition(text);"}
     const used = process.cpuUsage(cpu);
+    ${PEAK_RSS_SOURCE}
     process.stdout.write(JSON.stringify({
-      peak: process.resourceUsage().maxRSS * 1024 - before,
+      peak: peakRssBytes() - before,
       cpuMs: (used.user + used.system) / 1000,
     }));`;
   const r = spawnSync(process.execPath, ["--input-type=module", "-e", program], {

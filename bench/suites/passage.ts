@@ -13,7 +13,7 @@ import { toolAnswer } from "../../src/core/ports/tool-host.js";
 import { createToolRegistry, type ToolRegistry } from "../../src/core/turn/tool-registry.js";
 import { runPassage } from "../../src/runtime/passage.js";
 import { transcriptRecord } from "../../src/runtime/passage-transcript.js";
-import { measureAsync, measureSync, median, round } from "../util.js";
+import { measureAsync, measureSync, median, PEAK_RSS_SOURCE, round } from "../util.js";
 import type { BenchSuite } from "./index.js";
 
 export const ADD = {
@@ -129,7 +129,8 @@ function rssInFreshProcess(turns: number, features: boolean) {
     "const before = process.memoryUsage().rss;",
     "await once();",
     "const after = process.memoryUsage().rss;",
-    "process.stdout.write(JSON.stringify({ before, after, peak: process.resourceUsage().maxRSS * 1024 }));",
+    PEAK_RSS_SOURCE,
+    "process.stdout.write(JSON.stringify({ before, after, peak: peakRssBytes() }));",
   ].join("\n");
   const child = spawnSync(process.execPath, ["--input-type=module", "-e", program], {
     encoding: "utf8",
