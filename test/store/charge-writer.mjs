@@ -1,9 +1,11 @@
 // A writer process for the store's concurrency and crash tests, run from the BUILT modules in dist/
 // (`npx tsc -p tsconfig.build.json` first), so it writes exactly as the shipped code does.
 //
-//   node charge-writer.mjs race URI QUERY NAME SHARED OWN
+//   node charge-writer.mjs race URI QUERY NAME SHARED OWN [LOOPS]
 //     prints `ready` once the store is open, waits for a line on stdin, then charges SHARED passages every racer also charges and OWN of
 //     its own, in random order; prints one JSON line per command: {passage, result, fact?, code?}.
+//     With LOOPS, the same in each of the loops QUERY-l0, QUERY-l1, … at once (each line also
+//     names its loop: {query, …}), so the store's appends of several loops wait and go in groups.
 //   node charge-writer.mjs stream URI QUERY COUNT [LOOPS]
 //     opens QUERY (or LOOPS loops QUERY-l0, QUERY-l1, …, charged concurrently), then charges COUNT
 //     passages in each, each with a transcript record in the same append; prints
@@ -27,24 +29,33 @@ function shuffle(xs) {
   return xs;
 }
 
-async function race(name, shared, own) {
+async function race(name, shared, own, loops) {
   const store = await openStore(uri, { poolSize: 2 });
   const ledger = new LoopLedger(store);
-  const passages = shuffle([
-    ...Array.from({ length: shared }, (_, i) => `passage:shared-${i}`),
-    ...Array.from({ length: own }, (_, i) => `passage:${name}-${i}`),
-  ]);
+  const queries =
+    loops === undefined ? [query] : Array.from({ length: loops }, (_, i) => `${query}-l${i}`);
   line("ready");
   await new Promise((resolve) => process.stdin.once("data", resolve));
-  for (const passage of passages) {
-    const command = { op: "charge-passage", role: "implementer", agent: AGENT, passage };
-    const decision = await executeUnderContention(ledger, command);
-    if (decision.result === "refused") {
-      line(JSON.stringify({ passage, result: "refused", code: decision.refusal.code }));
-    } else {
-      line(JSON.stringify({ passage, result: decision.result, fact: decision.fact }));
-    }
-  }
+  await Promise.all(
+    queries.map(async (q) => {
+      const passages = shuffle([
+        ...Array.from({ length: shared }, (_, i) => `passage:shared-${i}`),
+        ...Array.from({ length: own }, (_, i) => `passage:${name}-${i}`),
+      ]);
+      const named = loops === undefined ? {} : { query: q };
+      for (const passage of passages) {
+        const command = { op: "charge-passage", role: "implementer", agent: AGENT, passage };
+        const decision = await executeUnderContention(ledger, q, command);
+        if (decision.result === "refused") {
+          line(
+            JSON.stringify({ passage, ...named, result: "refused", code: decision.refusal.code }),
+          );
+        } else {
+          line(JSON.stringify({ passage, ...named, result: decision.result, fact: decision.fact }));
+        }
+      }
+    }),
+  );
   await store.close();
 }
 
@@ -52,10 +63,10 @@ async function race(name, shared, own) {
  * LoopLedger gives up with store/contention after a bounded run of lost appends; each loss is
  * another racer's committed fact, so trying the command again always makes progress.
  */
-async function executeUnderContention(ledger, command) {
+async function executeUnderContention(ledger, q, command) {
   for (;;) {
     try {
-      return await ledger.execute(query, command, new Date());
+      return await ledger.execute(q, command, new Date());
     } catch (e) {
       if (e?.code !== "store/contention") throw e;
       line(JSON.stringify({ contention: command.passage }));
@@ -105,7 +116,13 @@ async function stream(count, loops) {
   await store.close();
 }
 
-if (mode === "race") await race(rest[0], Number(rest[1]), Number(rest[2]));
+if (mode === "race")
+  await race(
+    rest[0],
+    Number(rest[1]),
+    Number(rest[2]),
+    rest[3] === undefined ? undefined : Number(rest[3]),
+  );
 else if (mode === "stream") await stream(Number(rest[0]), Number(rest[1] ?? 1));
 else {
   process.stderr.write("usage: charge-writer.mjs race|stream URI QUERY …\n");

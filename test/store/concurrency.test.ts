@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openStore } from "../../src/adapters/store/open-store.js";
 import { checkStoredLoop } from "../../src/core/loop/check.js";
 import type { Fact } from "../../src/core/loop/types.js";
-import type { LedgerRecord } from "../../src/core/ports/ledger-store.js";
+import type { LedgerRecord, LedgerStore } from "../../src/core/ports/ledger-store.js";
 import { LoopLedger } from "../../src/runtime/loop-ledger.js";
 import { postgresForTests, TestSchemas } from "../helpers/postgres.js";
 import { assertBuilt, startWriter } from "./writers.js";
@@ -23,36 +23,55 @@ interface Outcome {
   readonly result: "appended" | "replayed" | "refused";
   readonly fact?: Fact;
   readonly code?: string;
+  /** The loop, when a racer charges several. */
+  readonly query?: string;
 }
 
-async function raceOn(uri: string): Promise<void> {
-  const query = "query:race";
+/**
+ * RACERS processes charge one loop, or with `loops` each of the loops query:race-l0, -l1, … at
+ * once (their appends of several loops then wait for a connection together and go in groups).
+ */
+async function raceOn(uri: string, loops?: number): Promise<void> {
+  const queries =
+    loops === undefined
+      ? ["query:race"]
+      : Array.from({ length: loops }, (_, i) => `query:race-l${i}`);
   const setup = await openStore(uri);
-  const opened = await new LoopLedger(setup).execute(
-    query,
-    {
-      op: "open",
+  for (const query of queries) {
+    const opened = await new LoopLedger(setup).execute(
       query,
-      binding: "operator-task-local-binding:race",
-      operator: "node-operator-binding:alice",
-      layers: [{ "max/passages": LIMIT, "max/experiments": 1, "max/wall-time-ms": 3_600_000 }],
-    },
-    new Date(),
-  );
-  expect(opened.result).toBe("appended");
+      {
+        op: "open",
+        query,
+        binding: "operator-task-local-binding:race",
+        operator: "node-operator-binding:alice",
+        layers: [{ "max/passages": LIMIT, "max/experiments": 1, "max/wall-time-ms": 3_600_000 }],
+      },
+      new Date(),
+    );
+    expect(opened.result).toBe("appended");
+  }
   await setup.close();
 
   const writers = Array.from({ length: RACERS }, (_, i) =>
-    startWriter(["race", uri, query, `racer${i}`, String(SHARED), String(OWN)]),
+    startWriter([
+      "race",
+      uri,
+      "query:race",
+      `racer${i}`,
+      String(SHARED),
+      String(OWN),
+      ...(loops === undefined ? [] : [String(loops)]),
+    ]),
   );
   await Promise.all(writers.map((w) => w.waitFor((l) => l.includes("ready"))));
   for (const w of writers) w.child.stdin.end("go\n");
   const exits = await Promise.all(writers.map((w) => w.exited));
   for (const e of exits) expect(e, e.stderr).toMatchObject({ code: 0 });
-  const outcomes: Outcome[] = writers.flatMap((w) =>
+  const all: Outcome[] = writers.flatMap((w) =>
     w.lines.filter((l) => l.startsWith('{"passage"')).map((l) => JSON.parse(l) as Outcome),
   );
-  expect(outcomes).toHaveLength(RACERS * (SHARED + OWN));
+  expect(all).toHaveLength(RACERS * (SHARED + OWN) * queries.length);
   if (process.env.WARRANT_TEST_VERBOSE) {
     const per = writers.map((w) => w.lines.filter((l) => l.includes('"appended"')).length);
     const lost = writers.map((w) => w.lines.filter((l) => l.includes('"contention"')).length);
@@ -61,6 +80,23 @@ async function raceOn(uri: string): Promise<void> {
 
   const store = await openStore(uri);
   try {
+    for (const query of queries) {
+      const outcomes = all.filter((o) => (o.query ?? "query:race") === query);
+      await checkRace(store, query, outcomes);
+    }
+  } finally {
+    await store.close();
+  }
+}
+
+/** One loop after the race: the limit reached and not exceeded, each charge one racer's. */
+async function checkRace(
+  store: LedgerStore,
+  query: string,
+  outcomes: readonly Outcome[],
+): Promise<void> {
+  expect(outcomes).toHaveLength(RACERS * (SHARED + OWN));
+  {
     const stored = await store.readFacts(query);
     // The limit is reached and not exceeded; sequences 1..n with no gap and no double.
     expect(stored.map((s) => s.fact.sequence)).toEqual(
@@ -93,8 +129,6 @@ async function raceOn(uri: string): Promise<void> {
       expect(byPassage.has(o.passage)).toBe(false);
     }
     expect(appended.length + replayed.length + refused.length).toBe(outcomes.length);
-  } finally {
-    await store.close();
   }
 }
 
@@ -116,5 +150,9 @@ afterAll(() => (pg.enabled ? schemas.dropAll() : undefined));
 describe.skipIf(!pg.enabled)("racing writers on PostgreSQL", () => {
   it(`${RACERS} processes charging one PostgreSQL loop never overspend, fork or lose a replay`, async () => {
     await raceOn(schemas.uri());
+  });
+
+  it(`${RACERS} processes charging the same 6 PostgreSQL loops at once, their appends in groups, never overspend, fork or lose a replay`, async () => {
+    await raceOn(schemas.uri(), 6);
   });
 });
