@@ -13,13 +13,6 @@ import type { PgTables } from "./postgres-sql.js";
 /** At most this many appends (of distinct loops) in one statement. */
 export const GROUP_MOST = 64;
 
-/** What an append's statement says of it: how many facts it inserted, and a fenced write's lease. */
-export interface AppendRow {
-  readonly inserted: string;
-  readonly holder?: string | null;
-  readonly token?: string | null;
-}
-
 /** One append waiting for a connection: its batch, its chained facts, and who waits for it. */
 export interface GroupMember {
   readonly batch: AppendBatch;

@@ -289,24 +289,26 @@ export class PostgresLedgerStore implements LedgerStore {
    * member's (a transient one is retried by each, which finds its facts if they landed).
    */
   async #sendGroup(members: GroupMember[]): Promise<void> {
-    if (members.length > 1) {
-      let rows: InsertedRow[];
-      try {
-        rows = await this.#statement(groupInsert(this.#t, members));
-      } catch (e) {
-        // The rolled-back insert may have held back the change feed's positions above its own.
-        this.#notifyLater();
-        if ((e as { code?: unknown }).code !== "23505") throw e;
-        await Promise.all(members.map((m) => this.#settle(m, () => this.#insertAlone(m))));
-        return;
-      }
-      this.#notifyLater();
-      members.forEach((m, i) => {
-        void this.#settle(m, async () => this.#inserted(m.batch, m.stored, rows[i]));
-      });
+    const alone = () =>
+      Promise.all(members.map((m) => this.#settle(m, () => this.#insertAlone(m))));
+    if (members.length === 1) {
+      await alone();
       return;
     }
-    for (const m of members) await this.#settle(m, () => this.#insertAlone(m));
+    let rows: InsertedRow[];
+    try {
+      rows = await this.#statement(groupInsert(this.#t, members));
+    } catch (e) {
+      // The rolled-back insert may have held back the change feed's positions above its own.
+      this.#notifyLater();
+      if ((e as { code?: unknown }).code !== "23505") throw e;
+      await alone();
+      return;
+    }
+    this.#notifyLater();
+    members.forEach((m, i) => {
+      void this.#settle(m, async () => this.#inserted(m.batch, m.stored, rows[i]));
+    });
   }
 
   /**
