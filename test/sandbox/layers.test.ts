@@ -14,6 +14,7 @@ import {
   readlinkSync,
   rmSync,
   statSync,
+  utimesSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
@@ -214,6 +215,36 @@ for (const backend of ["bwrap", "unshare"] as const) {
           expect((await env.writeFile("src/a.js", text("back\n"))).ok).toBe(true);
           expect(await sh(env, "cat src/a.js")).toBe("back\n");
           expect(readFileSync(path.join(source, "src/a.js"), "utf8")).toBe(BASE["src/a.js"]);
+        } finally {
+          await env.destroy();
+        }
+      });
+
+      it("a file the host rewrites within its mtime's second moves to the next second; an older one keeps the write's time", async () => {
+        const source = baselineDir(`${backend}-mtime`, { "calc.py": "a - b\n", "old.py": "x\n" });
+        // The baseline's calc.py was last written in a second that has not begun yet: any write
+        // now lands in or before it, as a patch landing in the second the file was made would.
+        const ahead = Math.floor(Date.now() / 1000) + 100;
+        utimesSync(path.join(source, "calc.py"), ahead, ahead);
+        utimesSync(path.join(source, "old.py"), 1_000_000_000, 1_000_000_000);
+        const sandbox = make(backend, { tempRoot: freshRoot() });
+        const env = await sandbox.createEnvironment(source);
+        try {
+          const mtime = async (file: string) => Number(await sh(env, `stat -c %Y ${file}`));
+          expect(await mtime("calc.py")).toBe(ahead);
+          // Same size, as a one-character fix is: only the mtime can tell a cache it changed.
+          expect((await env.writeFile("calc.py", text("a + b\n"))).ok).toBe(true);
+          expect(await mtime("calc.py")).toBe(ahead + 1);
+          // Written again (now from the upper layer): later again.
+          expect((await env.writeFile("calc.py", text("a * b\n"))).ok).toBe(true);
+          expect(await mtime("calc.py")).toBe(ahead + 2);
+          // A file last written long ago keeps the time of the write.
+          const before = Math.floor(Date.now() / 1000);
+          expect((await env.writeFile("old.py", text("y\n"))).ok).toBe(true);
+          const written = await mtime("old.py");
+          expect(written).toBeGreaterThanOrEqual(before);
+          expect(written).toBeLessThan(ahead);
+          expect(await sh(env, "cat calc.py old.py")).toBe("a * b\ny\n");
         } finally {
           await env.destroy();
         }

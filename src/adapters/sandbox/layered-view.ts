@@ -9,7 +9,7 @@
 //
 // The pieces: layered-tree.ts (the merged tree and the resolution of a path through it) and
 // layered-copy-up.ts (the upper layer made as overlayfs would); here, reading, writing, removing.
-import { closeSync, constants, openSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, constants, futimesSync, openSync, unlinkSync, writeSync } from "node:fs";
 import { fail, ok, type Result } from "../../core/result.js";
 import { normaliseRelativePath } from "../../core/taskpack/relative-path.js";
 import type { BaselineNode } from "./baseline-pin.js";
@@ -29,6 +29,7 @@ import {
 import { own, upperDirFor, whiteout } from "./layered-copy-up.js";
 import {
   closeLevel,
+  type Entry,
   type Layers,
   type Level,
   outside,
@@ -116,6 +117,33 @@ function openLowerFile(ctx: ViewContext, entry: BaselineNode) {
   }
 }
 
+const SECOND_NS = 1_000_000_000n;
+
+/** The mtime (ns) of the file an entry shows, upper or lower; undefined when it is no file. */
+function mtimeOf(ctx: ViewContext, entry: Entry): bigint | undefined {
+  if (entry.kind !== "file") return undefined;
+  if (entry.layer === "upper") return entry.upperSt?.mtimeNs;
+  const opened = openLowerFile(ctx, entry.lower as BaselineNode);
+  if (!opened.ok) return undefined;
+  try {
+    return fstatBig(opened.fd).mtimeNs;
+  } finally {
+    closeQuietly(opened.fd);
+  }
+}
+
+/**
+ * A file rewritten within the whole second of its previous mtime is moved to the next second:
+ * caches that trust a whole-second mtime and the size (Python's bytecode, make) would otherwise
+ * take a same-size edit for the file they already compiled, and a check would run stale code.
+ */
+function laterSecond(fd: number, beforeNs: bigint | undefined): void {
+  if (beforeNs === undefined) return;
+  const st = fstatBig(fd);
+  if (st.mtimeNs / SECOND_NS > beforeNs / SECOND_NS) return;
+  futimesSync(fd, Number(st.atimeNs / 1_000_000n) / 1000, Number(beforeNs / SECOND_NS + 1n));
+}
+
 /** Write a workspace file in the upper layer, its directories copied up first. */
 async function writeFile(
   ctx: ViewContext,
@@ -136,6 +164,7 @@ async function writeFile(
   }
   let level: Level | undefined;
   try {
+    const beforeNs = r.value.exists ? mtimeOf(ctx, r.value.entry) : undefined;
     level = await upperDirFor(ctx, parts.slice(0, -1));
     const dirFd = level.upperFd as number;
     const name = parts[parts.length - 1] as Buffer;
@@ -173,6 +202,7 @@ async function writeFile(
       if (!opened.isFile()) return fail([special(relPath, kindOf(opened))]);
       let off = 0;
       while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
+      laterSecond(fd, beforeNs);
       own(ctx, fd);
     } finally {
       closeSync(fd);
