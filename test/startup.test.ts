@@ -70,7 +70,32 @@ describe("CLI start-up", () => {
       ].map((g) => `cli/commands/${g}.js`),
     );
   });
+
+  it("loops, which only reads the ledger, loads neither the drive machinery, the sandbox nor the evals", () => {
+    const loaded = loadedBy(["loops", "--store", "memory:"]);
+    expect(loaded.filter((m) => DRIVE_ONLY.some((d) => m.startsWith(d)))).toEqual([]);
+    // The control: the runtime it reads through is loaded.
+    expect(loaded).toContain("library/create-warrant.js");
+    expect(loaded).toContain("library/warrant-reads.js");
+  });
 });
+
+/** What only a drive, a worker, an eval or a bundle loads: never a command that only reads. */
+const DRIVE_ONLY = [
+  "index.js",
+  "library/compose-drive.js",
+  "library/bundle.js",
+  "library/evals/run.js",
+  "library/evals/certify.js",
+  "runtime/session.js",
+  "runtime/driver.js",
+  "runtime/worker.js",
+  "runtime/agent-passages.js",
+  "runtime/passage.js",
+  "adapters/sandbox/managed-environment.js",
+  "adapters/sandbox/detect-sandbox.js",
+  "adapters/tools/",
+];
 
 /**
  * What importing `modules` (paths under dist/, in one process, in order) and then running `then`
@@ -129,6 +154,20 @@ describe("library start-up", () => {
     expect(own.filter((m) => m.startsWith("server/"))).toEqual([]);
     // The control: the same probe sees a package the entry does load.
     expect(packages).toContain("canonicalize");
+  });
+
+  it("a runtime made and read (createWarrant, then loops) loads nothing a drive alone needs", () => {
+    const { own } = loadedByScript(
+      ["src/library/create-warrant.js"],
+      [
+        'const w = await m0.createWarrant({ store: "memory:", sandbox: "none" });',
+        "await w.loops();",
+        "await w.evals.list();",
+        "await w.close();",
+      ].join("\n"),
+    );
+    expect(own.filter((m) => DRIVE_ONLY.some((d) => m.startsWith(d)))).toEqual([]);
+    expect(own).toContain("library/compose.js");
   });
 
   it("a passage whose tools have plain schemas runs without loading Ajv or the other contracts' validators", () => {

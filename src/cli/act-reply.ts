@@ -2,7 +2,7 @@
 // or with `--json` the act's result itself: `{ok, result?, code?, message}`. The plain line is
 // terminal-safe: it may name a step of a model's plan.
 
-import { terminalLine } from "../index.js";
+import { terminalLine } from "../library/basics.js";
 import { isWarrantError } from "../library/errors.js";
 import type { ActResult } from "../library/operator-acts.js";
 import { defaultOperatorBinding, operatorBindingOf } from "../library/operators.js";

@@ -3,7 +3,8 @@
 // host's detected sandbox (said on stderr when there is none).
 import path from "node:path";
 import { createInterface } from "node:readline/promises";
-import { type Ask, detectSandbox, resolveStoreUri, type Sandbox, terminalLine } from "../index.js";
+import type { Ask, Sandbox } from "../index.js";
+import { resolveStoreUri, terminalLine } from "../library/basics.js";
 import { createWarrant, type Warrant } from "../library/create-warrant.js";
 import type { WarrantOptions } from "../library/options.js";
 import { uriModels } from "../library/uri-models.js";
@@ -47,6 +48,7 @@ export async function warnWeaker(sandbox: Sandbox): Promise<void> {
 
 /** The first containment backend that proves itself (bwrap, then unshare), or none, said why. */
 export async function hostSandbox(): Promise<Sandbox | undefined> {
+  const { detectSandbox } = await import("../index.js");
   const detected = await detectSandbox();
   if (detected.ok) {
     await warnWeaker(detected.value);

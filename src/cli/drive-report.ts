@@ -3,7 +3,8 @@
 // exit code a script can trust: 0 only when the loop stopped `succeeded`, 1 when it stopped
 // otherwise (or another process holds it), 3 when it is blocked or waiting.
 
-import { type BlockReason, terminalLine } from "../index.js";
+import type { BlockReason } from "../index.js";
+import { terminalLine } from "../library/basics.js";
 import type { LoopOutcome } from "../library/run-handle.js";
 import { EXIT_BLOCKED, EXIT_INVALID, EXIT_OK, err, out, printJson } from "./io.js";
 

@@ -1,6 +1,6 @@
 // The job queue of a PostgreSQL store, for the commands that dispatch, drive or list its loops.
 
-import { parseStoreUri, resolveStoreUri } from "../index.js";
+import { parseStoreUri, resolveStoreUri } from "../library/basics.js";
 import type { GraphileJobQueue } from "../postgres.js";
 import { UsageError } from "./io.js";
 

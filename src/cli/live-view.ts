@@ -4,14 +4,8 @@
 // lines only (and a budget line after each fact). Every line is terminal-safe: what came from a
 // model, a command or a file has its control characters escaped, and a line breaks only where the
 // view breaks it.
-import {
-  type Clock,
-  type EgressConnection,
-  type LoopDocument,
-  terminalLine,
-  terminalSafe,
-  type WarrantEvent,
-} from "../index.js";
+import type { Clock, EgressConnection, LoopDocument, WarrantEvent } from "../index.js";
+import { terminalLine, terminalSafe } from "../library/basics.js";
 import type { TokenUsage } from "../library/loop-usage.js";
 
 export interface LiveView {

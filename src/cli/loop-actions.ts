@@ -11,13 +11,12 @@ import {
   parseInstant,
   parseScript,
   type Result,
-  resolveStoreUri,
   simulate,
   stateNameAt,
   type TrustAnchor,
-  WarrantError,
 } from "../index.js";
 import { auditStoredLoop } from "../library/audit.js";
+import { resolveStoreUri, WarrantError } from "../library/basics.js";
 import { openLedgerToRead } from "../library/open-ledger.js";
 import {
   defaultTrustedKeys,

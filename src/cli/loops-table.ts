@@ -1,6 +1,6 @@
 // `warrant loops` as text: a header row and one aligned row per loop (query, state, status, what it
 // waits for, who holds its lease), or one line saying the store holds no loop.
-import { terminalLine } from "../index.js";
+import { terminalLine } from "../library/basics.js";
 import type { LoopListing } from "../library/create-warrant.js";
 import type { Waiting } from "../library/pending.js";
 

@@ -1,7 +1,8 @@
 // Before any loop opens: the task pack loaded and the preflight run (models, keys, scripts, MCP
 // servers, agent definitions); `run --check` prints the whole report.
 import path from "node:path";
-import { type LoadedPack, loadPack, parseModelUri, ROLES, resolveStoreUri } from "../index.js";
+import { type LoadedPack, loadPack, parseModelUri } from "../index.js";
+import { ROLES, resolveStoreUri } from "../library/basics.js";
 import { effectiveModelUris } from "../library/definition-models.js";
 import { type PreflightReport, preflight } from "../library/preflight.js";
 import { definitionOptions } from "./compose.js";

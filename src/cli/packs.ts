@@ -3,7 +3,8 @@
 import { existsSync, statSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { type LoadedPack, loadPack, WarrantError } from "../index.js";
+import { type LoadedPack, loadPack } from "../index.js";
+import { WarrantError } from "../library/basics.js";
 import { EXIT_INVALID, err, formatProblem, UsageError } from "./io.js";
 
 /** The package root (where `examples/` lives), found from this file in `src/` or `dist/src/`. */

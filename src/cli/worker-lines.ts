@@ -1,7 +1,8 @@
 // What `warrant worker` prints for its own events: a JSON object a line with `at`, `event` and
 // `query`, or a human line that starts with a timestamp and the loop's short id.
 
-import { terminalSafe, type WorkerEvent } from "../index.js";
+import type { WorkerEvent } from "../index.js";
+import { terminalSafe } from "../library/basics.js";
 
 /** A loop's short id: the random tail of its query id (`query:<pack>-<time>-<hex>` → `<hex>`). */
 export function shortQuery(query: string): string {

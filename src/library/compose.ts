@@ -2,12 +2,8 @@
 // drive's context (passages with their models and tools, the sandbox, the approver, the signer), and
 // the emitter that stamps events and hands them to the drive's handle and every subscriber.
 import { createDefinitionFiles } from "../adapters/fs/definition-files.js";
-import { loadPack } from "../adapters/fs/pack-loader.js";
-import { chooseSandbox, detectSandbox } from "../adapters/sandbox/detect-sandbox.js";
 import { openStore } from "../adapters/store/open-store.js";
 import { DEFAULT_STORE_URI } from "../adapters/store/store-uri.js";
-import { createProfileTools } from "../adapters/tools/profile-tools.js";
-import { createWorkspaceTools, WORKSPACE_TOOL_SPECS } from "../adapters/tools/workspace-tools.js";
 import { heldQueryId } from "../core/ids.js";
 import { ROLES, type Role } from "../core/loop/types.js";
 import type { JobQueue } from "../core/ports/job-queue.js";
@@ -16,24 +12,12 @@ import type { Sandbox } from "../core/ports/sandbox.js";
 import type { RecordSigner } from "../core/ports/signer.js";
 import type { Clock, Time } from "../core/ports/time.js";
 import { WarrantError } from "../core/result.js";
-import { createAgentPassages, type PassageModels } from "../runtime/agent-passages.js";
-import { rootSite } from "../runtime/agent-site.js";
-import type { RuntimeContext } from "../runtime/context.js";
-import { type PreflightReport, preflightAgent } from "../runtime/definition-preflight.js";
-import type { Emit, ToolKind, WarrantEvent, WarrantEventBody } from "../runtime/events.js";
-import { createApprover } from "../runtime/hil.js";
-import { LoopLedger } from "../runtime/loop-ledger.js";
-import {
-  createPassageTools,
-  type McpConnect,
-  type PassageTools,
-} from "../runtime/passage-tools.js";
-import { runEnvironments } from "../runtime/run-environments.js";
-import { signingStore } from "../runtime/signing-store.js";
+import type { PreflightReport } from "../runtime/definition-preflight.js";
+import type { Emit, WarrantEvent, WarrantEventBody } from "../runtime/events.js";
 import { systemTime } from "../runtime/system-time.js";
 import type { LoadedPack } from "../runtime/task-pack.js";
 import { codeToolHost } from "./define-tool.js";
-import { definitionModel, effectiveModelUris, runnableModelUri } from "./definition-models.js";
+import { effectiveModelUris } from "./definition-models.js";
 import { hostKeySigner, operatorBinding } from "./host.js";
 import { type Model, providerOf } from "./model.js";
 import { operatorBindingOf } from "./operators.js";
@@ -42,22 +26,12 @@ import type { EventLog } from "./run-handle.js";
 import { createTelemetry, type Telemetry } from "./telemetry.js";
 import { uriModels } from "./uri-models.js";
 
-const WORKSPACE_TOOLS: ReadonlySet<string> = new Set(WORKSPACE_TOOL_SPECS.map((s) => s.name));
+/** The drive-only half of the composition, loaded on first use (compose-drive.ts). */
+const driveParts = () => import("./compose-drive.js");
 
-/**
- * What one drive sets in place of the options: an approver (an eval's approval policy), and
- * whether a role's recorded model URI is resolved as a URI when the options' models do not answer
- * for it (an eval's cells name their models by URI).
- */
-export interface DriveSettings {
-  readonly approver?: WarrantOptions["approver"];
-  readonly modelUris?: boolean;
-}
+import type { DriveContext, DriveSettings, OverrideOf, Parts } from "./compose-parts.js";
 
-/** A drive's context, and what ends the MCP connections its passages opened (idempotent). */
-export interface DriveContext extends RuntimeContext {
-  close(): Promise<void>;
-}
+export type { DriveContext, DriveSettings } from "./compose-parts.js";
 
 export interface Composition {
   readonly store: LedgerStore;
@@ -106,9 +80,6 @@ export interface Composition {
   close(): Promise<void>;
 }
 
-const defaultConnect: McpConnect = async (o) =>
-  (await import("../adapters/tools/mcp-tool-host.js")).connectMcpToolHost(o);
-
 function resolverOf(models: WarrantOptions["models"]): ModelResolver {
   if (typeof models === "function") return models;
   const byRole: Partial<Record<Role, Model>> = models ?? {};
@@ -143,33 +114,6 @@ function once<T>(make: () => Promise<T>): () => Promise<T> {
   };
 }
 
-/** A role's model when the run names one (the library's `models`, `--model`), else none. */
-type OverrideOf = (
-  role: Role,
-  priorCalls: number,
-  query: string,
-  recorded?: string,
-  modelUris?: boolean,
-) => { provider: ReturnType<typeof providerOf>; uri: string } | undefined;
-
-/** What the composition's facets share: the options and the parts made from them once. */
-interface Parts {
-  readonly o: WarrantOptions;
-  readonly store: LedgerStore;
-  readonly clock: Clock;
-  readonly time: Time;
-  readonly env: NodeJS.ProcessEnv;
-  readonly operatorNow: () => string;
-  readonly sandbox: () => Promise<Sandbox | undefined>;
-  readonly signer: () => Promise<RecordSigner | undefined>;
-  readonly telemetry: Telemetry;
-  readonly files: ReturnType<typeof createDefinitionFiles>;
-  readonly skillDirs: readonly string[];
-  readonly overrideOf: OverrideOf;
-  readonly passageTools: () => Promise<PassageTools>;
-  readonly toolKind: (name: string) => ToolKind;
-}
-
 export async function compose(o: WarrantOptions): Promise<Composition> {
   // A named backend is proven now: one that does not work here is an error, not a fallback.
   const named = await namedSandbox(o);
@@ -192,6 +136,7 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
     if (named !== undefined) return named;
     if (typeof s === "function") return s();
     if (s !== undefined && s !== "auto" && typeof s !== "string") return s;
+    const { detectSandbox } = await import("../adapters/sandbox/detect-sandbox.js");
     const detected = await detectSandbox();
     return detected.ok ? detected.value : undefined;
   });
@@ -215,8 +160,8 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
     files: createDefinitionFiles(),
     skillDirs: o.skills ?? [],
     overrideOf: overridesOf(resolverOf(o.models), uriModels(env)),
-    passageTools: () => passageToolsOf(o, sandbox, code),
-    toolKind: toolKindOf(new Set(o.tools?.map((t) => t.spec.name))),
+    code,
+    codeNames: new Set(o.tools?.map((t) => t.spec.name)),
   };
   return {
     store,
@@ -227,6 +172,7 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
     },
     async pack(pack) {
       if (typeof pack !== "string") return pack;
+      const { loadPack } = await import("../adapters/fs/pack-loader.js");
       const loaded = await loadPack(pack);
       if (loaded.ok) return loaded.value;
       const first = loaded.errors[0];
@@ -234,13 +180,15 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
       throw new WarrantError(first?.code ?? "taskpack/invalid", all.join("\n"));
     },
     recordedModels: (pack, givenRefs) => recordedModels(parts, pack, givenRefs),
-    preflight: (pack, overrides, recordedNamespace) =>
-      preflight(parts, pack, overrides, recordedNamespace),
-    context: (overrides, emit, recordedNamespace, drive) =>
-      driveContext(parts, overrides, emit, recordedNamespace, drive),
+    preflight: async (pack, overrides, recordedNamespace) =>
+      (await driveParts()).preflight(parts, pack, overrides, recordedNamespace),
+    context: async (overrides, emit, recordedNamespace, drive) =>
+      (await driveParts()).driveContext(parts, overrides, emit, recordedNamespace, drive),
     actingStore: once(async (): Promise<LedgerStore> => {
       const sign = await signer();
-      return sign === undefined ? store : signingStore(store, sign, clock);
+      if (sign === undefined) return store;
+      const { signingStore } = await import("../runtime/signing-store.js");
+      return signingStore(store, sign, clock);
     }),
     emitter: emitterOf(clock, fanOut(o), telemetry),
     queue() {
@@ -262,6 +210,7 @@ export async function compose(o: WarrantOptions): Promise<Composition> {
 /** The backend the options name (`bwrap`, `unshare`), proven to work here; else undefined. */
 async function namedSandbox(o: WarrantOptions): Promise<Sandbox | undefined> {
   if (o.sandbox !== "bwrap" && o.sandbox !== "unshare") return undefined;
+  const { chooseSandbox } = await import("../adapters/sandbox/detect-sandbox.js");
   const chosen = await chooseSandbox(o.sandbox, {
     ...(o.allowWeakerSandbox === undefined ? {} : { allowWeakerSandbox: o.allowWeakerSandbox }),
   });
@@ -287,18 +236,6 @@ function operatorOf(o: WarrantOptions): () => string {
   };
 }
 
-/** Which kind of tool a name is, for the events. */
-function toolKindOf(codeNames: ReadonlySet<string | undefined>): (name: string) => ToolKind {
-  return (name) =>
-    codeNames.has(name)
-      ? "code"
-      : WORKSPACE_TOOLS.has(name)
-        ? "workspace"
-        : name.startsWith("profile.")
-          ? "profile"
-          : "mcp";
-}
-
 /** A role's override: the options' models, else (when asked) the recorded URI's model. */
 function overridesOf(resolve: ModelResolver, byUri: ReturnType<typeof uriModels>): OverrideOf {
   return (role, priorCalls, query, recorded, modelUris = false) => {
@@ -308,41 +245,6 @@ function overridesOf(resolve: ModelResolver, byUri: ReturnType<typeof uriModels>
     const provider = providerOf(model, role);
     return { provider, uri: recorded ?? provider.id };
   };
-}
-
-/** The models of one drive's passages: its overrides, else its definitions'. */
-function passageModels(
-  parts: Parts,
-  overrides: Readonly<Record<string, string>>,
-  modelUris?: boolean,
-): PassageModels {
-  return {
-    override: (role, priorCalls, query) =>
-      parts.overrideOf(role, priorCalls, query, overrides[role], modelUris),
-    definition: (site, index, priorCalls, pack) =>
-      definitionModel(site, index, priorCalls, pack, parts.env),
-  };
-}
-
-/** The passages' tools: workspace reads, profiles when contained, code tools, MCP. */
-async function passageToolsOf(
-  o: WarrantOptions,
-  sandbox: () => Promise<Sandbox | undefined>,
-  code: ReturnType<typeof codeToolHost> | undefined,
-): Promise<PassageTools> {
-  const contained = await sandbox();
-  return createPassageTools({
-    workspace: (root) => createWorkspaceTools({ root }),
-    profiles:
-      contained === undefined || o.profileTools === false
-        ? undefined
-        : (commands, baselineDir, resources, host) =>
-            createProfileTools({ commands, baselineDir, sandbox: contained, resources, host }),
-    code,
-    connect: o.mcp?.connect ?? defaultConnect,
-    ...(o.mcp?.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: o.mcp.connectTimeoutMs }),
-    ...(o.mcp?.callTimeoutMs === undefined ? {} : { callTimeoutMs: o.mcp.callTimeoutMs }),
-  });
 }
 
 /** See Composition.recordedModels. */
@@ -368,120 +270,6 @@ function recordedModels(
     models[r] = uris[r] ?? (own === undefined ? "none" : `${own.provider}:${own.model}`);
   }
   return { models, overrides };
-}
-
-/** See Composition.preflight. */
-async function preflight(
-  parts: Parts,
-  pack: LoadedPack,
-  overrides: Readonly<Record<string, string>>,
-  recordedNamespace: string | undefined,
-): Promise<Partial<Record<Role, PreflightReport>>> {
-  const { env, files, skillDirs } = parts;
-  const tools = await parts.passageTools();
-  try {
-    const reports: Partial<Record<Role, PreflightReport>> = {};
-    for (const role of ROLES) {
-      const agent = pack.agents[role];
-      if (agent === undefined) continue;
-      const request = {
-        query: "query:preflight",
-        role,
-        agentId: agent.id,
-        passageRef: "passage:preflight",
-        evidence: "",
-        pack,
-        priorCalls: 0,
-      };
-      const override = overrides[role];
-      const namespace = recordedNamespace ?? parts.o.namespace ?? pack.pack.memoryNamespace;
-      reports[role] = await preflightAgent(rootSite(agent), {
-        files,
-        skillDirs,
-        modelUri: (model, site) =>
-          runnableModelUri(model, site, {
-            env,
-            compatibleBaseUrl: pack.pack.openaiCompatibleBaseUrl,
-          }),
-        ...(override === undefined ? {} : { override }),
-        offered: (site) => tools.toolsFor(request, site),
-        ...(namespace === undefined ? {} : { namespace }),
-      });
-    }
-    return reports;
-  } finally {
-    await tools.close();
-  }
-}
-
-/** What the approver asks through, and how the question is recorded, from the options' approver. */
-function askOf(a: WarrantOptions["approver"]) {
-  return a === undefined || a === "auto" || a === "wait"
-    ? {}
-    : typeof a === "function"
-      ? { ask: a }
-      : { ask: a.ask, ...(a.recordedAs === undefined ? {} : { askedText: a.recordedAs }) };
-}
-
-/** See Composition.context. */
-async function driveContext(
-  parts: Parts,
-  overrides: Readonly<Record<string, string>>,
-  emit: Emit,
-  recordedNamespace: string | undefined,
-  drive: DriveSettings | undefined,
-): Promise<DriveContext> {
-  const { o, store, clock, time, telemetry } = parts;
-  const approver = drive?.approver ?? o.approver;
-  const tracing = await telemetry.start();
-  const found = await parts.sandbox();
-  const tools = await parts.passageTools();
-  // One per drive: the baselines its runs pin are given back when the drive ends.
-  const port = runEnvironments(found);
-  const sign = await parts.signer();
-  // With a signer, everything the drive writes is signed and its chain heads sealed.
-  const signing = sign === undefined ? undefined : signingStore(store, sign, clock);
-  const ledger = signing ?? store;
-  const loop = new LoopLedger(ledger, time.sleep);
-  return {
-    store: ledger,
-    loop,
-    passages: createAgentPassages({
-      models: passageModels(parts, overrides, drive?.modelUris),
-      tools: tools.toolsFor,
-      files: { files: parts.files, skillDirs: parts.skillDirs },
-      ...((recordedNamespace ?? o.namespace) === undefined
-        ? {}
-        : { namespace: recordedNamespace ?? o.namespace }),
-      emit,
-      toolKind: parts.toolKind,
-      captureContent: telemetry.captureContent,
-    }),
-    sandbox: port,
-    approver: createApprover({
-      store: ledger,
-      loop,
-      clock,
-      sleep: time.sleep,
-      emit,
-      operator: parts.operatorNow(),
-      autoApprove: approver === "auto",
-      ...askOf(approver),
-      ...(o.pollIntervalMs === undefined ? {} : { pollMs: o.pollIntervalMs }),
-    }),
-    clock,
-    time,
-    emit,
-    operator: parts.operatorNow(),
-    ...(sign === undefined ? {} : { signer: sign }),
-    ...(signing === undefined ? {} : { sealHead: signing.sealHead }),
-    ...(tracing === undefined ? {} : { traceparent: (query) => tracing.traceparent(query) }),
-    loadPack,
-    close: async () => {
-      await tools.close();
-      await port.close?.();
-    },
-  };
 }
 
 /** See Composition.emitter. */

@@ -2,9 +2,13 @@
 // environment it still holds is destroyed (what runs in it killed) and every baseline it pinned is
 // removed, so that nothing of it is left in the temp directory. The loop's facts are untouched: a
 // later `resume` concludes the interrupted run as usual.
-import { destroyHeldEnvironments } from "../adapters/sandbox/managed-environment.js";
 
-/** Destroy every environment and pin this process holds; resolves once each is done. */
-export function releaseSandboxes(): Promise<void> {
-  return destroyHeldEnvironments();
+/**
+ * Destroy every environment and pin this process holds; resolves once each is done. The sandbox is
+ * loaded here only if it was not already (then it holds nothing): a command that only reads the
+ * ledger does not load it at start-up for this.
+ */
+export async function releaseSandboxes(): Promise<void> {
+  const { destroyHeldEnvironments } = await import("../adapters/sandbox/managed-environment.js");
+  await destroyHeldEnvironments();
 }

@@ -8,13 +8,6 @@ import { WarrantError } from "../core/result.js";
 import type { DriveResult } from "../runtime/driver.js";
 import type { WarrantEventBody } from "../runtime/events.js";
 import { LoopLedger } from "../runtime/loop-ledger.js";
-import {
-  bindingOf,
-  driveUnderLease,
-  modelOverridesOf,
-  packOf,
-  startLoop,
-} from "../runtime/session.js";
 import type { LoadedPack } from "../runtime/task-pack.js";
 import type { Composition, DriveSettings } from "./compose.js";
 import { type DefinitionCheck, definitionCheckOf, refuseProblems } from "./definition-checks.js";
@@ -23,6 +16,9 @@ import type { WarrantOptions } from "./options.js";
 import { toolchainHoldings } from "./preflight-commands.js";
 import { EventLog, type LoopOutcome, type RunHandle, startHandle } from "./run-handle.js";
 import type { ResumeOptions, RunOptions } from "./warrant-types.js";
+
+/** The drive machinery, loaded by the first drive (a runtime that only reads never loads it). */
+const session = () => import("../runtime/session.js");
 
 export interface WarrantDrives {
   /** Opens a loop for a task pack (a file, or a pack loaded with loadPack) and drives it. */
@@ -98,6 +94,7 @@ async function openWith(
   refuseProblems(await checked(env, loaded, overrides));
   const ctx = await c.context(overrides, emit);
   try {
+    const { startLoop } = await session();
     const query = await startLoop(ctx, loaded, models, o.query, overrides, env.options.namespace);
     return { query: toQueryId(query), pack: loaded };
   } finally {
@@ -121,6 +118,7 @@ function runWith(
     refuseProblems(await checked(env, loaded, overrides));
     const ctx = await c.context(overrides, emit, undefined, drive);
     try {
+      const { startLoop, driveUnderLease } = await session();
       const query = await startLoop(ctx, loaded, models, o.query, overrides, env.options.namespace);
       opened(toQueryId(query));
       const result = await driveUnderLease(ctx, query, loaded, {
@@ -155,6 +153,7 @@ function resumeWith(
       if (stop !== undefined) emit({ kind: "stop", query, reason: stop.reason, document: probe });
       return outcomeOf(query, { status: "stopped", document: probe });
     }
+    const { bindingOf, driveUnderLease, modelOverridesOf, packOf } = await session();
     const binding = await bindingOf(c, query);
     const overrides = modelOverridesOf(binding);
     const namespace = binding["memory/namespace"];

@@ -6,7 +6,7 @@ import type { QueryId } from "../core/ids.js";
 import type { QueuedJob } from "../core/ports/job-queue.js";
 import { WarrantError } from "../core/result.js";
 import { LoopLedger } from "../runtime/loop-ledger.js";
-import { startWorker, type Worker } from "../runtime/worker.js";
+import type { Worker } from "../runtime/worker.js";
 import type { Composition } from "./compose.js";
 import type { WorkerListing, WorkOptions } from "./warrant-types.js";
 
@@ -39,6 +39,8 @@ export function createWorkers(c: Composition, ttlMs: number): WarrantWorkers {
       await c.queue().dispatch(query);
     },
     async work(o) {
+      // The worker and the drive machinery it runs, loaded by the first worker.
+      const { startWorker } = await import("../runtime/worker.js");
       return startWorker({
         queue: c.queue(),
         store,

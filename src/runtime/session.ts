@@ -5,13 +5,11 @@ import { WarrantError } from "../core/result.js";
 import type { RuntimeContext } from "./context.js";
 import { type DriveResult, drive } from "./driver.js";
 import { type DriveStop, underLease } from "./fenced-drive.js";
+import { DEFAULT_LEASE_TTL_MS } from "./lease-defaults.js";
 import { bindingRefOf, openLoop } from "./open-loop.js";
 import { type BindingBody, type DriveTraceBody, makeRecord } from "./records.js";
 import { randomHex, systemRandom } from "./system-random.js";
 import type { LoadedPack } from "./task-pack.js";
-
-/** How long a driver's lease lasts unless extended (it is extended every third of it). */
-export const DEFAULT_LEASE_TTL_MS = 10_000;
 
 /** A new loop's query id: the pack's name, the instant, and six random hex digits. */
 export function newQueryId(pack: LoadedPack, now: Date, random: Random = systemRandom): string {

@@ -1,6 +1,6 @@
 // `warrant answer QUERY TEXT`: answer the question a loop is blocked on.
 import type { Command } from "commander";
-import { toQueryId } from "../../index.js";
+import { toQueryId } from "../../library/basics.js";
 import { ACT_OPTIONS, type ActFlags, operatorOf, reply } from "../act-reply.js";
 import { withWarrant } from "../compose.js";
 

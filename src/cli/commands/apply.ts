@@ -1,6 +1,6 @@
 // `warrant apply QUERY`: take a loop's verified change into a folder, or onto a new git branch.
 import type { Command } from "commander";
-import { terminalLine } from "../../index.js";
+import { terminalLine } from "../../library/basics.js";
 import { applyChange } from "../../library/changes.js";
 import { withWarrant } from "../compose.js";
 import { out, printJson, UsageError } from "../io.js";

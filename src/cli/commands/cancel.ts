@@ -1,6 +1,6 @@
 // `warrant cancel QUERY`: stop a loop; a running run stops at its next step boundary.
 import type { Command } from "commander";
-import { toQueryId } from "../../index.js";
+import { toQueryId } from "../../library/basics.js";
 import { ACT_OPTIONS, type ActFlags, operatorOf, reply } from "../act-reply.js";
 import { withWarrant } from "../compose.js";
 

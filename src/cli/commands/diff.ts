@@ -1,6 +1,6 @@
 // `warrant diff QUERY`: the change a loop's verified run made to its baseline, as a git-style diff.
 import type { Command } from "commander";
-import { terminalLine, terminalSafe, WarrantError } from "../../index.js";
+import { terminalLine, terminalSafe, WarrantError } from "../../library/basics.js";
 import { loopChange } from "../../library/changes.js";
 import { withWarrant } from "../compose.js";
 import { EXIT_INVALID, err, printJson } from "../io.js";

@@ -4,13 +4,8 @@
 // (or two agents of one) by task; `certify` proves each task real with its oracle diff.
 import { writeFileSync } from "node:fs";
 import type { Command } from "commander";
-import {
-  type Comparison,
-  type EvalEvent,
-  type EvalReport,
-  terminalLine,
-  terminalSafe,
-} from "../../index.js";
+import type { Comparison, EvalEvent, EvalReport } from "../../index.js";
+import { terminalLine, terminalSafe } from "../../library/basics.js";
 import type { CertifyReport } from "../../library/evals/certify.js";
 import { evalReportHtml } from "../../library/evals/html.js";
 import type { LoadedEvalSet } from "../../library/evals/load.js";

@@ -2,7 +2,8 @@
 // and `show` print goes out one terminal-safe line at a time (`line`), or as rendered records,
 // which are terminal-safe already: names, hosts and acts may come from models and commands.
 import type { Command } from "commander";
-import { type LoopDocument, terminalLine, toQueryId } from "../../index.js";
+import type { LoopDocument } from "../../index.js";
+import { terminalLine, toQueryId } from "../../library/basics.js";
 import type { Warrant } from "../../library/create-warrant.js";
 import { reportOf } from "../../library/record-view.js";
 import { renderOperatorAct, renderRecord } from "../../library/render-record.js";

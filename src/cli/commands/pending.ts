@@ -2,7 +2,7 @@
 // run, or a run's admission), whichever process drives the loop. Each line is terminal-safe: a
 // step's name and summary come from the plan.
 import type { Command } from "commander";
-import { terminalLine } from "../../index.js";
+import { terminalLine } from "../../library/basics.js";
 import { withWarrant } from "../compose.js";
 import { out, printJson } from "../io.js";
 import { STORE_OPTION, STORE_OPTION_HELP } from "../store-option.js";

@@ -3,7 +3,7 @@
 // Result…), or with `--json` its body as stored, with the run report and operator acts beside an
 // execution. Nothing is re-run.
 import type { Command } from "commander";
-import { parseRecordRef } from "../../index.js";
+import { parseRecordRef } from "../../library/basics.js";
 import { readRecordView } from "../../library/record-view.js";
 import { renderRecord } from "../../library/render-record.js";
 import { withWarrant } from "../compose.js";

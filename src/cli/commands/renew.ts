@@ -1,6 +1,6 @@
 // `warrant renew QUERY (--deadline T | --extend MS)`: move a loop's deadline.
 import type { Command } from "commander";
-import { toQueryId } from "../../index.js";
+import { toQueryId } from "../../library/basics.js";
 import { ACT_OPTIONS, type ActFlags, operatorOf, reply } from "../act-reply.js";
 import { withWarrant } from "../compose.js";
 import { UsageError } from "../io.js";

@@ -2,7 +2,7 @@
 // attempts (`loops --waiting failed` lists them), or one no job stands for. `warrant workers` lists
 // the workers the store knows, each with the loops it holds.
 import type { Command } from "commander";
-import { resolveStoreUri, toQueryId } from "../../index.js";
+import { resolveStoreUri, toQueryId } from "../../library/basics.js";
 import { requireExistingStore } from "../../library/open-ledger.js";
 import { withWarrant } from "../compose.js";
 import { out, printJson } from "../io.js";

@@ -1,6 +1,6 @@
 // `warrant resume QUERY`: drive an existing loop on from where its ledger stands.
 import type { Command } from "commander";
-import { toQueryId } from "../../index.js";
+import { toQueryId } from "../../library/basics.js";
 import { isWarrantError } from "../../library/errors.js";
 import { OPERATOR_OPTION, OPERATOR_OPTION_HELP, operatorOf } from "../act-reply.js";
 import { definitionOptions, driveOptions, liveView, withWarrant } from "../compose.js";

@@ -2,7 +2,8 @@
 // `--dispatch` queue it for the workers of a PostgreSQL store. Either way the preflight runs first
 // and a failure opens no loop; `--check` runs the preflight alone (`--probe`: reach the endpoints).
 import type { Command } from "commander";
-import { type LoadedPack, resolveStoreUri } from "../../index.js";
+import type { LoadedPack } from "../../index.js";
+import { resolveStoreUri } from "../../library/basics.js";
 import type { WarrantOptions } from "../../library/options.js";
 import { OPERATOR_OPTION, OPERATOR_OPTION_HELP, operatorOf } from "../act-reply.js";
 import { definitionOptions, driveOptions, liveView, withWarrant } from "../compose.js";

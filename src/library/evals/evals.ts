@@ -5,22 +5,18 @@ import { isEvalId } from "../../core/eval/eval-set.js";
 import { heldQueryId } from "../../core/ids.js";
 import type { Result } from "../../core/result.js";
 import { WarrantError } from "../../core/result.js";
-import { certifications, type EvalManifest, manifestOf, manifests } from "./book.js";
-import {
-  type CertifyOptions,
-  type CertifyReport,
-  type CertifyRuntime,
-  certifySet,
-} from "./certify.js";
-import { type LoadedEvalSet, loadEvalSet } from "./load.js";
-import {
-  buildReport,
-  type Comparison,
-  compareReports,
-  type EvalReport,
-  sideAgent,
-} from "./report.js";
-import { type EvalHandle, type EvalRunOptions, manifestOfSet, startEval } from "./run.js";
+import type { EvalManifest } from "./book.js";
+import type { CertifyOptions, CertifyReport, CertifyRuntime } from "./certify.js";
+import type { LoadedEvalSet } from "./load.js";
+import type { Comparison, EvalReport } from "./report.js";
+import type { EvalHandle, EvalRunOptions } from "./run.js";
+
+// Each part is loaded when first used: a runtime that never touches an eval loads none of them.
+const book = () => import("./book.js");
+const certifyModule = () => import("./certify.js");
+const loadModule = () => import("./load.js");
+const reportModule = () => import("./report.js");
+const runModule = () => import("./run.js");
 
 export interface EvalListing {
   readonly eval: string;
@@ -63,7 +59,7 @@ function loadError(file: string, r: Extract<Result<unknown>, { ok: false }>): Wa
 
 async function loaded(set: string | LoadedEvalSet): Promise<LoadedEvalSet> {
   if (typeof set !== "string") return set;
-  const r = await loadEvalSet(set);
+  const r = await (await loadModule()).loadEvalSet(set);
   if (!r.ok) throw loadError(set, r);
   return r.value;
 }
@@ -88,23 +84,27 @@ export function createEvals(rt: EvalsRuntime): Evals {
 
   const manifestFor = async (id: string): Promise<EvalManifest> => {
     if (isEvalId(id)) {
-      const m = await manifestOf(store, id);
+      const m = await (await book()).manifestOf(store, id);
       if (m === undefined)
         throw new WarrantError("eval/not-found", `no eval ${id} in ${store.uri}`);
       return m;
     }
-    return manifestOfSet(await loaded(id));
+    const set = await loaded(id);
+    return (await runModule()).manifestOfSet(set);
   };
 
-  const reportOf = async (id: string) =>
-    buildReport({ show, store }, await manifestFor(id), await certifications(store));
+  const reportOf = async (id: string) => {
+    const manifest = await manifestFor(id);
+    const certified = await (await book()).certifications(store);
+    return (await reportModule()).buildReport({ show, store }, manifest, certified);
+  };
 
   return {
-    load: (file) => loadEvalSet(file),
+    load: async (file) => (await loadModule()).loadEvalSet(file),
     run(set, options = {}) {
-      if (typeof set !== "string") return startEval(rt, set, options);
-      // Loading is asynchronous: the handle forwards to the eval once its set is loaded.
-      const started = loaded(set).then((s) => startEval(rt, s, options));
+      // Loading (the set, the eval's modules) is asynchronous: the handle forwards to the eval
+      // once both are loaded, and says through its promises what refused it.
+      const started = loaded(set).then(async (s) => (await runModule()).startEval(rt, s, options));
       started.catch(() => undefined);
       const evalId = started.then((h) => h.eval);
       const result = started.then((h) => h.result);
@@ -124,6 +124,7 @@ export function createEvals(rt: EvalsRuntime): Evals {
       const h = parseSide(headText);
       const base = await reportOf(b.eval);
       const head = b.eval === h.eval ? base : await reportOf(h.eval);
+      const { compareReports, sideAgent } = await reportModule();
       return compareReports(
         base,
         sideAgent(base, b.agent, baseText),
@@ -132,11 +133,12 @@ export function createEvals(rt: EvalsRuntime): Evals {
       );
     },
     async certify(set, options = {}) {
-      return certifySet(rt, await loaded(set), options);
+      const loadedSet = await loaded(set);
+      return (await certifyModule()).certifySet(rt, loadedSet, options);
     },
     async list() {
       const seen = new Map<string, EvalListing>();
-      for (const m of await manifests(store))
+      for (const m of await (await book()).manifests(store))
         seen.set(m.eval, {
           eval: m.eval,
           set: m.set,
