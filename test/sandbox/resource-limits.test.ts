@@ -201,22 +201,16 @@ describe("the limits' small rules", () => {
     const plain = inCgroup(undefined, argv);
     expect(plain).toEqual(argv);
     expect(plain).not.toBe(argv);
-    const cg = { procs: "/cg/cgroup.procs", oomKilled: async () => false, release: async () => {} };
+    const cg = { join: "/cg/tasks", oomKilled: async () => false, release: async () => {} };
     const line = inCgroup(cg, argv);
-    expect(line).toEqual([
-      "/bin/sh",
-      "-c",
-      'echo $$ > "$0" && exec "$@"',
-      "/cg/cgroup.procs",
-      ...argv,
-    ]);
-    // Run for real with a file standing in for cgroup.procs: the shell's pid lands there, and the
-    // command then runs in that same process.
-    const procs = path.join(mkdtempSync(path.join(tmpdir(), "warrant-procs-")), "cgroup.procs");
-    const r = spawnSync("/bin/sh", ["-c", line[2] as string, procs, "/bin/sh", "-c", "echo $$"]);
-    expect(String(r.stdout)).toBe(readFileSync(procs, "utf8"));
-    expect(String(r.stdout)).toMatch(/^\d+\n$/);
-    rmSync(path.dirname(procs), { recursive: true });
+    expect(line).toEqual(["/bin/sh", "-c", 'echo 0 > "$0" && exec "$@"', "/cg/tasks", ...argv]);
+    // Run for real with a file standing in for the cgroup's file: the shell writes 0 (itself,
+    // its only thread) there, and the command then runs in that same process.
+    const join = path.join(mkdtempSync(path.join(tmpdir(), "warrant-join-")), "tasks");
+    const r = spawnSync("/bin/sh", ["-c", line[2] as string, join, "/bin/sh", "-c", "echo ran"]);
+    expect(String(r.stdout)).toBe("ran\n");
+    expect(readFileSync(join, "utf8")).toBe("0\n");
+    rmSync(path.dirname(join), { recursive: true });
   });
   it("the reporter's words: fsize before tmp, whole words only", () => {
     expect(reportedLimit("tmp\nfsize\n", DEFAULT_RESOURCES)?.resource).toBe("disk");

@@ -83,8 +83,14 @@ export function cgroupCandidates(procCgroup: string, mountinfo: string): CgroupP
 
 /** The memory cgroup one command runs in. */
 export interface MemoryCgroup {
-  /** The file a process writes its pid to, to move itself in. */
-  readonly procs: string;
+  /**
+   * The file a process writes `0` to, to move itself in: on cgroup v1 its `tasks` file, which
+   * moves the writing thread alone (the first process of a command is a single-threaded shell);
+   * a write to `cgroup.procs` moves a whole thread group, and for that the kernel takes a lock
+   * over every process's threads whose release waits for an RCU grace period (4 to 23 ms a
+   * command on a busy host). On v2, where `tasks` does not exist, `cgroup.procs`.
+   */
+  readonly join: string;
   /** True when the kernel killed a process in it for going over the limit during this command. */
   oomKilled(): Promise<boolean>;
   /** The command is over: kill whatever of it is still in the cgroup, and hand the cgroup back. */
@@ -93,7 +99,8 @@ export interface MemoryCgroup {
 
 /** A memory cgroup on disk. */
 interface CgroupDir {
-  readonly procs: string;
+  /** See MemoryCgroup.join. */
+  readonly join: string;
   /** How many processes the kernel has killed in it for going over its limit, so far. */
   oomKills(): Promise<number>;
   /** Kill whatever is in it (best effort; true when it is empty afterwards). */
@@ -125,6 +132,7 @@ async function makeCgroup(parent: CgroupParent, bytes: number): Promise<CgroupDi
   }
   const counterFile = path.join(dir, parent.version === 2 ? "memory.events" : "memory.oom_control");
   const procs = path.join(dir, "cgroup.procs");
+  const join = parent.version === 2 ? procs : path.join(dir, "tasks");
   /** Signals what is in the cgroup; true when nothing was. */
   const killLeft = async () => {
     const left = ((await readText(procs)) ?? "").split("\n").filter((l) => /^\d+$/.test(l));
@@ -139,7 +147,7 @@ async function makeCgroup(parent: CgroupParent, bytes: number): Promise<CgroupDi
   };
   const pause = () => new Promise((r) => setTimeout(r, 20));
   return {
-    procs,
+    join,
     async oomKills() {
       const text = (await readText(counterFile)) ?? "";
       const m = /^oom_kill (\d+)$/m.exec(text);
@@ -237,7 +245,7 @@ export function memoryCgroups(enabled: boolean) {
           all.add(dir);
           const before = await dir.oomKills();
           return {
-            procs: dir.procs,
+            join: dir.join,
             oomKilled: async () => (await dir.oomKills()) > before,
             async release() {
               // A cgroup something of the command outlived is not handed to the next command.
@@ -272,7 +280,7 @@ export type MemoryCgroups = ReturnType<typeof memoryCgroups>;
 /** The command line that moves itself into `cgroup` before it becomes `argv`. */
 export function inCgroup(cgroup: MemoryCgroup | undefined, argv: readonly string[]): string[] {
   if (cgroup === undefined) return [...argv];
-  return ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', cgroup.procs, ...argv];
+  return ["/bin/sh", "-c", 'echo 0 > "$0" && exec "$@"', cgroup.join, ...argv];
 }
 
 /** The exit status a shell reports for a process killed by SIGXFSZ (25). */
