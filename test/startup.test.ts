@@ -69,6 +69,18 @@ describe("CLI start-up", () => {
         "worker",
       ].map((g) => `cli/commands/${g}.js`),
     );
+    // Listing a command loads none of its work: no runtime, no console, no preflight.
+    expect(
+      loaded.filter(
+        (m) =>
+          DRIVE_ONLY.some((d) => m.startsWith(d)) ||
+          m === "library/create-warrant.js" ||
+          m === "library/preflight.js" ||
+          m === "cli/loop-actions.js" ||
+          m.startsWith("server/console") ||
+          m === "server/node-server.js",
+      ),
+    ).toEqual([]);
   });
 
   it("loops, which only reads the ledger, loads neither the drive machinery, the sandbox nor the evals", () => {

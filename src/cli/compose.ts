@@ -5,7 +5,7 @@ import path from "node:path";
 import { createInterface } from "node:readline/promises";
 import type { Ask, Sandbox } from "../index.js";
 import { resolveStoreUri, terminalLine } from "../library/basics.js";
-import { createWarrant, type Warrant } from "../library/create-warrant.js";
+import type { Warrant } from "../library/create-warrant.js";
 import type { WarrantOptions } from "../library/options.js";
 import { uriModels } from "../library/uri-models.js";
 import { err } from "./io.js";
@@ -24,6 +24,8 @@ export async function withWarrant<T>(
   options: Omit<WarrantOptions, "store">,
   f: (warrant: Warrant) => Promise<T>,
 ): Promise<T> {
+  // The runtime is loaded by the command that uses it, not by every command registered beside it.
+  const { createWarrant } = await import("../library/create-warrant.js");
   const warrant = await createWarrant({
     createStore: false,
     ...options,

@@ -1,10 +1,15 @@
 // Before any loop opens: the task pack loaded and the preflight run (models, keys, scripts, MCP
 // servers, agent definitions); `run --check` prints the whole report.
 import path from "node:path";
-import { type LoadedPack, loadPack, parseModelUri } from "../index.js";
-import { ROLES, resolveStoreUri } from "../library/basics.js";
+import type { LoadedPack } from "../index.js";
+import { parseModelUri, ROLES, resolveStoreUri } from "../library/basics.js";
 import { effectiveModelUris } from "../library/definition-models.js";
-import { type PreflightReport, preflight } from "../library/preflight.js";
+import type { PreflightReport } from "../library/preflight.js";
+
+/** The preflight, loaded by the command that runs it (not when help lists the commands). */
+const preflight: typeof import("../library/preflight.js").preflight = async (...a) =>
+  (await import("../library/preflight.js")).preflight(...a);
+
 import { definitionOptions } from "./compose.js";
 import { EXIT_INVALID, EXIT_USAGE, err, formatProblem, out, printJson, UsageError } from "./io.js";
 import { loadOrFail } from "./packs.js";
@@ -70,6 +75,7 @@ export async function checkOnly(
     store?: string | undefined;
   },
 ): Promise<void> {
+  const { loadPack } = await import("../index.js");
   const loaded = await loadPack(file);
   const sandbox = await sandboxLookup(flags.sandbox, flags.allowWeakerSandbox === true);
   const report: PreflightReport = loaded.ok

@@ -3,7 +3,7 @@
 import { existsSync, statSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { type LoadedPack, loadPack } from "../index.js";
+import type { LoadedPack } from "../index.js";
 import { WarrantError } from "../library/basics.js";
 import { EXIT_INVALID, err, formatProblem, UsageError } from "./io.js";
 
@@ -46,6 +46,7 @@ export function requirePackFile(file: string): void {
 
 export async function loadOrFail(file: string): Promise<LoadedPack | undefined> {
   requirePackFile(file);
+  const { loadPack } = await import("../index.js");
   const loaded = await loadPack(file);
   if (loaded.ok) return loaded.value;
   for (const p of loaded.errors) err(formatProblem(file, p));

@@ -2,13 +2,8 @@
 // demo, worker), with WARRANT_SANDBOX as its default: a named backend that does not work here is
 // `sandbox/unavailable` (exit 2) before anything is opened, never a quiet fallback.
 
-import {
-  chooseSandbox,
-  isSandboxChoice,
-  SANDBOX_CHOICES,
-  type Sandbox,
-  type SandboxChoice,
-} from "../index.js";
+import type { Sandbox } from "../index.js";
+import { isSandboxChoice, SANDBOX_CHOICES, type SandboxChoice } from "../library/basics.js";
 import type { WarrantOptions } from "../library/options.js";
 import { hostSandbox, warnWeaker } from "./compose.js";
 import { UsageError } from "./io.js";
@@ -60,6 +55,7 @@ export async function sandboxLookup(
 ): Promise<() => Promise<Sandbox | undefined>> {
   const choice = sandboxChoice(flag);
   if (choice === "auto") return hostSandbox;
+  const { chooseSandbox } = await import("../index.js");
   const chosen = await chooseSandbox(choice, { allowWeakerSandbox: allowWeaker });
   if (chosen.ok) {
     await warnWeaker(chosen.value);

@@ -5,7 +5,7 @@ import { hostname } from "node:os";
 import type { LedgerStore } from "../core/ports/ledger-store.js";
 import type { RecordSigner } from "../core/ports/signer.js";
 import { WarrantError } from "../core/result.js";
-import { DEFAULT_LEASE_TTL_MS } from "../runtime/lease-defaults.js";
+import { DEFAULT_LEASE_TTL_MS } from "../runtime/drive-defaults.js";
 import { keySigner } from "../runtime/records.js";
 import { defaultOperatorBinding } from "./operators.js";
 import { type StoreKeyOptions, storeHostKey } from "./store-key.js";

@@ -3,9 +3,9 @@
 import type { Random } from "../core/ports/random.js";
 import { WarrantError } from "../core/result.js";
 import type { RuntimeContext } from "./context.js";
+import { DEFAULT_LEASE_TTL_MS } from "./drive-defaults.js";
 import { type DriveResult, drive } from "./driver.js";
 import { type DriveStop, underLease } from "./fenced-drive.js";
-import { DEFAULT_LEASE_TTL_MS } from "./lease-defaults.js";
 import { bindingRefOf, openLoop } from "./open-loop.js";
 import { type BindingBody, type DriveTraceBody, makeRecord } from "./records.js";
 import { randomHex, systemRandom } from "./system-random.js";

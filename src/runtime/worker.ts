@@ -16,6 +16,7 @@ import type { LedgerStore, WorkerInfo, WorkerRegistration } from "../core/ports/
 import type { Time, Timer } from "../core/ports/time.js";
 import { WarrantError } from "../core/result.js";
 import type { RuntimeContext } from "./context.js";
+import { DEFAULT_SHUTDOWN_TIMEOUT_MS } from "./drive-defaults.js";
 import type { DriveResult } from "./driver.js";
 import { bindingOf, driveUnderLease, modelOverridesOf, packOf } from "./session.js";
 
@@ -82,8 +83,7 @@ export interface Worker extends WorkerRunner {
   abort(): void;
 }
 
-/** The default `--shutdown-timeout`. */
-export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 30_000;
+export { DEFAULT_SHUTDOWN_TIMEOUT_MS };
 
 function messageOf(e: unknown): string {
   return e instanceof Error ? e.message : String(e);

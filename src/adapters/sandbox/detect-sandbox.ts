@@ -10,6 +10,7 @@ import { fail, ok, type Result, WarrantError } from "../../core/result.js";
 import { createBwrapSandbox } from "./bwrap-sandbox.js";
 import type { BackendOptions } from "./managed-environment.js";
 import { claimPin, PROBE_DIR_PREFIX, sweepDeadPins } from "./pin-owner.js";
+import { isSandboxChoice, SANDBOX_CHOICES, type SandboxChoice } from "./sandbox-choice.js";
 import { removePath } from "./tree-walk.js";
 import { createUnshareSandbox } from "./unshare-sandbox.js";
 
@@ -26,13 +27,7 @@ const FACTORIES: Record<SandboxBackend, (o: BackendOptions) => Sandbox> = {
   unshare: createUnshareSandbox,
 };
 
-/** What `--sandbox`, WARRANT_SANDBOX and the library's `sandbox` option name. */
-export type SandboxChoice = "auto" | SandboxBackend;
-export const SANDBOX_CHOICES: readonly SandboxChoice[] = ["auto", "bwrap", "unshare"];
-
-export function isSandboxChoice(value: string): value is SandboxChoice {
-  return (SANDBOX_CHOICES as readonly string[]).includes(value);
-}
+export { isSandboxChoice, SANDBOX_CHOICES, type SandboxChoice };
 
 /** The executable each backend starts (looked up on the host's PATH unless a path is given). */
 const PROGRAM: Record<SandboxBackend, string> = { bwrap: "bwrap", unshare: "unshare" };

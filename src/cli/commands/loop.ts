@@ -4,7 +4,10 @@
 
 import type { Command } from "commander";
 import { withMaxBytes } from "../io.js";
-import { type CheckOpts, checkAction, simulateAction } from "../loop-actions.js";
+import type { CheckOpts } from "../loop-actions.js";
+
+/** The loop commands' work, loaded when one runs (not when help lists them). */
+const actions = () => import("../loop-actions.js");
 
 export function registerLoopCommands(program: Command): void {
   const loop = program
@@ -14,8 +17,8 @@ export function registerLoopCommands(program: Command): void {
     .description("run a loop command script through the loop core (no model, no sandbox)")
     .argument("<script>", "SCRIPT.json (docs/spec/loop.md)")
     .option("--json", "machine output: {outcomes, loop}")
-    .action((file: string, opts: { json?: boolean; maxBytes?: string }) =>
-      simulateAction(file, opts),
+    .action(async (file: string, opts: { json?: boolean; maxBytes?: string }) =>
+      (await actions()).simulateAction(file, opts),
     );
   withMaxBytes(loop.command("check"))
     .description(
@@ -45,7 +48,7 @@ export function registerLoopCommands(program: Command): void {
       "machine output: {file | query, valid, state?, facts?, host/key?, keys?, records?, " +
         "signed-through?, acts/covered?, key/pinned?, key/pinned-by?, key/required?, errors}",
     )
-    .action((target: string, opts: CheckOpts) => checkAction(target, opts));
+    .action(async (target: string, opts: CheckOpts) => (await actions()).checkAction(target, opts));
   for (const c of loop.commands) c.exitOverride();
   loop.exitOverride();
 }

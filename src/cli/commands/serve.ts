@@ -15,8 +15,6 @@ import {
   type OperatorTokens,
 } from "../../library/operator-tokens.js";
 import { type AllowHost, consoleHosts, parseAllowHost } from "../../server/allowed-hosts.js";
-import { createConsoleHandler } from "../../server/console-handler.js";
-import { mountFetchHandler } from "../../server/node-server.js";
 import { operatorOf } from "../act-reply.js";
 import { withWarrant } from "../compose.js";
 import { err, out, UsageError } from "../io.js";
@@ -137,6 +135,9 @@ async function serve(warrant: Warrant, o: ServeFlags, s: ServeSettings): Promise
     err(`warrant: ${warrant.store.uri} keeps no change feed: /api/events is unavailable`);
   let hosts: string[] = [];
   let origins: string[] = [];
+  // The console and its server, loaded when it is served (not when help lists the command).
+  const { createConsoleHandler } = await import("../../server/console-handler.js");
+  const { mountFetchHandler } = await import("../../server/node-server.js");
   const handler = createConsoleHandler({
     warrant,
     ...(people === undefined

@@ -4,7 +4,8 @@
 // SIGINT drains (no more jobs; each drive released at its next step boundary and its loop queued
 // again) and exits 0 within --shutdown-timeout; a second signal stops the drives at once.
 import type { Command } from "commander";
-import { DEFAULT_SHUTDOWN_TIMEOUT_MS, type WarrantEvent } from "../../index.js";
+import type { WarrantEvent } from "../../index.js";
+import { DEFAULT_SHUTDOWN_TIMEOUT_MS } from "../../library/basics.js";
 import { OPERATOR_OPTION, OPERATOR_OPTION_HELP, operatorOf } from "../act-reply.js";
 import { driveOptions, liveView, withWarrant } from "../compose.js";
 import { out, printJson, UsageError } from "../io.js";
