@@ -27,8 +27,9 @@ describe("the root's fstab", () => {
     expect(fstabField("/plain/path")).toBe("/plain/path");
   });
 
-  it("lists the read-only folders, the devices, /dev/shm, /proc and /tmp, in that order", () => {
+  it("lists the stage onto itself, the read-only folders, the devices, /dev/shm, /proc and /tmp, in that order", () => {
     expect(rootFstab("/s t", ["/usr", "/etc"], ["null", "tty"], 4096).split("\n")).toEqual([
+      "/s\\040t /s\\040t/ none bind 0 0",
       "/usr /s\\040t/usr none bind,ro 0 0",
       "/etc /s\\040t/etc none bind,ro 0 0",
       "/dev/null /s\\040t/dev/null none bind 0 0",

@@ -63,16 +63,18 @@ import { checkSeccompLoader, type LoaderStatus, openWithoutFilter } from "./secc
 // toolchains), then the command line to exec in the new root (`env -i` with the command's
 // variables, its folder, the argv). Runs as root of the new user namespace and pid 1 of the new pid
 // namespace; mount propagation is already private (unshare's default). The fixed mounts are made
-// by one `mount --all` over that fstab, in its order, instead of one process per mount. A control
+// by one `mount --all` over that fstab, in its order, instead of one process per mount, the first
+// of them the stage onto itself (so that it can be made read-only once everything is in it). The
+// workspace's mountpoint is made by its own mount (`X-mount.mkdir`, an option mount(8) keeps to
+// itself), after them: it is under the new /tmp where the host's temp folder is /tmp. A control
 // file is bound only when neither it nor .git is a link (nothing runs in these namespaces yet).
 const SETUP_SCRIPT = `set -eu
 L=$1; B=$2; shift 2
 W=$1; S=$2; N=$3; O=$4; X=$5; D=$6; F=$7; R=$8; shift 8
-mount --bind "$S" "$S"
 if command -v ip >/dev/null; then ip link set lo up 2>/dev/null || true; fi
 mount --all --fstab "$X"
-mkdir -p "$S$W"
-if [ "$O" = - ]; then mount --bind "$W" "$S$W"; else mount -t overlay overlay -o "$O" "$S$W"; fi
+if [ "$O" = - ]; then mount --bind -o X-mount.mkdir "$W" "$S$W"
+else mount -t overlay overlay -o "$O,X-mount.mkdir" "$S$W"; fi
 M=$1; shift
 while [ "$M" -gt 0 ]; do
   if [ "$1" = overlay ]; then mount -t overlay overlay -o "$2" "$S$3"
@@ -97,8 +99,9 @@ export function fstabField(text: string): string {
 }
 
 /**
- * The new root's fixed mounts as an fstab, in order: the system folders read-only, the device
- * nodes the skeleton holds, /dev/shm, a new /proc, and a private /tmp of `tmpBytes`.
+ * The new root's fixed mounts as an fstab, in order: the stage bound onto itself, the system
+ * folders read-only, the device nodes the skeleton holds, /dev/shm, a new /proc, and a private
+ * /tmp of `tmpBytes`.
  */
 export function rootFstab(
   stage: string,
@@ -109,6 +112,7 @@ export function rootFstab(
   const line = (source: string, target: string, type: string, options: string) =>
     `${fstabField(source)} ${fstabField(path.join(stage, target))} ${type} ${options} 0 0\n`;
   return [
+    line(stage, "/", "none", "bind"),
     ...roDirs.map((d) => line(d, d, "none", "bind,ro")),
     ...devices.map((n) => line(`/dev/${n}`, `/dev/${n}`, "none", "bind")),
     line("tmpfs", "/dev/shm", "tmpfs", "mode=1777,nosuid,nodev"),
