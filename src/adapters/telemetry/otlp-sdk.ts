@@ -10,6 +10,9 @@ import type {
 } from "@opentelemetry/api";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import {
+  AggregationTemporality,
+  AggregationType,
+  InstrumentType,
   MeterProvider,
   PeriodicExportingMetricReader,
   type PushMetricExporter,
@@ -27,6 +30,7 @@ import {
   TraceIdRatioBasedSampler,
   TracerProvider,
 } from "@opentelemetry/sdk-trace";
+import { aggregatingMeter } from "./aggregating-meter.js";
 import { type OtlpConfig, type OtlpTarget, originOf, type SamplerConfig } from "./otlp-env.js";
 
 /** How long a flush, or a close, waits for the collector (not at all once an export failed). */
@@ -111,6 +115,35 @@ async function metricExporter(t: OtlpTarget): Promise<PushMetricExporter> {
 }
 
 /**
+ * Our aggregating meter for `exporter`, where it asks for the default aggregation of histograms
+ * and counters; `bind` gives the meter once the SDK's provider (for other instruments) exists.
+ */
+function ownAggregation(exporter: PushMetricExporter) {
+  const defaults = [InstrumentType.HISTOGRAM, InstrumentType.COUNTER].every((kind) => {
+    const type = exporter.selectAggregation?.(kind)?.type ?? AggregationType.DEFAULT;
+    return type === AggregationType.DEFAULT;
+  });
+  if (!defaults) return undefined;
+  let made: ReturnType<typeof aggregatingMeter> | undefined;
+  const temporality = (kind: "histogram" | "counter") =>
+    exporter.selectAggregationTemporality?.(
+      kind === "histogram" ? InstrumentType.HISTOGRAM : InstrumentType.COUNTER,
+    ) ?? AggregationTemporality.CUMULATIVE;
+  return {
+    producer: {
+      collect: (options?: { timeoutMillis?: number }) => {
+        if (made === undefined) throw new Error("the aggregating meter is not bound yet");
+        return made.producer.collect(options);
+      },
+    },
+    bind(sdk: MeterProvider): ApiMeterProvider {
+      made = aggregatingMeter(sdk, temporality);
+      return made.meterProvider;
+    },
+  };
+}
+
+/**
  * Builds both providers from a configuration read from the environment. `warn` is told, once, when
  * telemetry is first lost (a failed export, a full queue); it never hears a header or a path.
  */
@@ -175,6 +208,7 @@ export async function startOtlp(
   });
 
   let meterProvider: MeterProvider | undefined;
+  let recordInto: ApiMeterProvider | undefined;
   const metrics = config.metrics;
   if (metrics !== undefined) {
     const innerMetrics = await metricExporter(metrics);
@@ -198,16 +232,17 @@ export async function startOtlp(
         ? {}
         : { selectAggregation: (t) => innerMetrics.selectAggregation?.(t) as never }),
     };
-    meterProvider = new MeterProvider({
-      resource,
-      readers: [
-        new PeriodicExportingMetricReader({
-          exporter: watched,
-          exportIntervalMillis: config.metricIntervalMs,
-          exportTimeoutMillis: Math.min(metrics.timeoutMs, config.metricIntervalMs),
-        }),
-      ],
+    // Histograms and counters aggregate in our meter where the exporter asks for the default
+    // aggregations (explicit buckets, sums); otherwise (an exponential histogram, say) the SDK's.
+    const own = ownAggregation(watched);
+    const reader = new PeriodicExportingMetricReader({
+      exporter: watched,
+      exportIntervalMillis: config.metricIntervalMs,
+      exportTimeoutMillis: Math.min(metrics.timeoutMs, config.metricIntervalMs),
+      ...(own === undefined ? {} : { metricProducers: [own.producer] }),
     });
+    meterProvider = new MeterProvider({ resource, readers: [reader] });
+    recordInto = own?.bind(meterProvider);
   }
 
   /** Waits for `work` until the bound; a collector that did not answer in time is a loss. */
@@ -215,9 +250,10 @@ export async function startOtlp(
     if (!(await within(failed ? 0 : CLOSE_WAIT_MS, work)) && !failed)
       lost(`the collector at ${originOf(traces.url)} did not answer within ${CLOSE_WAIT_MS} ms`);
   };
+  const recorded = recordInto ?? meterProvider;
   return {
     tracerProvider,
-    ...(meterProvider === undefined ? {} : { meterProvider }),
+    ...(recorded === undefined ? {} : { meterProvider: recorded }),
     flush: () =>
       bounded(Promise.allSettled([tracerProvider.forceFlush(), meterProvider?.forceFlush()])),
     // Shutting down flushes both providers first.
