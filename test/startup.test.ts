@@ -76,6 +76,7 @@ describe("CLI start-up", () => {
           DRIVE_ONLY.some((d) => m.startsWith(d)) ||
           m === "library/create-warrant.js" ||
           m === "library/preflight.js" ||
+          m === "library/changes.js" ||
           m === "cli/loop-actions.js" ||
           m.startsWith("server/console") ||
           m === "server/node-server.js",

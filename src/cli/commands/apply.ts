@@ -1,7 +1,6 @@
 // `warrant apply QUERY`: take a loop's verified change into a folder, or onto a new git branch.
 import type { Command } from "commander";
 import { terminalLine } from "../../library/basics.js";
-import { applyChange } from "../../library/changes.js";
 import { withWarrant } from "../compose.js";
 import { out, printJson, UsageError } from "../io.js";
 import { STORE_OPTION, STORE_OPTION_HELP } from "../store-option.js";
@@ -59,6 +58,7 @@ export function registerApplyCommand(program: Command): void {
       if (o.branch !== undefined && o.git !== true) throw new UsageError("--branch needs --git");
       await withWarrant(o.store, {}, async (warrant) => {
         try {
+          const { applyChange } = await import("../../library/changes.js");
           const r = await applyChange(warrant.store, query, {
             ...(o.run === undefined ? {} : { run: o.run }),
             ...(o.to === undefined ? {} : { to: o.to }),

@@ -1,7 +1,6 @@
 // `warrant diff QUERY`: the change a loop's verified run made to its baseline, as a git-style diff.
 import type { Command } from "commander";
 import { terminalLine, terminalSafe, WarrantError } from "../../library/basics.js";
-import { loopChange } from "../../library/changes.js";
 import { withWarrant } from "../compose.js";
 import { EXIT_INVALID, err, printJson } from "../io.js";
 import { STORE_OPTION, STORE_OPTION_HELP } from "../store-option.js";
@@ -49,6 +48,8 @@ export function registerDiffCommand(program: Command): void {
     .action(async (query: string, o: DiffFlags) => {
       await withWarrant(o.store, {}, async (warrant) => {
         try {
+          // The change's checks load here, not when help lists the command.
+          const { loopChange } = await import("../../library/changes.js");
           const change = await loopChange(warrant.store, query, {
             ...(o.run === undefined ? {} : { run: o.run }),
           });
