@@ -119,6 +119,15 @@ export async function buildProgram(argv: readonly string[] = []): Promise<Comman
   return program;
 }
 
+/** The commands whose first argument is a run's digest or a prefix of it. */
+const TAKES_DIGEST = new Set(["approve", "deny"]);
+
+/** The unknown "option" of an act on a run that reads like a digest prefix, if that was the error. */
+function digestReadAsOption(argv: readonly string[], e: CommanderError): string | undefined {
+  if (e.code !== "commander.unknownOption" || !TAKES_DIGEST.has(argv[0] ?? "")) return undefined;
+  return argv.find((a) => /^-[A-Za-z0-9_-]{6,}$/.test(a) && !a.startsWith("--"));
+}
+
 /** Commands that drive a loop: a reader closing their output does not stop the drive. */
 const DRIVING = new Set(["run", "resume", "demo", "worker", "eval"]);
 
@@ -131,6 +140,13 @@ export async function main(argv: readonly string[]): Promise<void> {
     if (e instanceof CommanderError) {
       // --help and --version exit 0 through commander; everything else it raises is usage.
       process.exitCode = e.exitCode === 0 ? 0 : EXIT_USAGE;
+      const read = digestReadAsOption(argv, e);
+      if (read !== undefined)
+        err(
+          `warrant: ${read} may be a run's digest prefix (base64url digests can start with '-'): ` +
+            `put it after \`--\` (warrant ${argv[0]} [options] -- ${read} STEP), or write it ` +
+            "with its corpus-experiment:sha256: prefix",
+        );
       return;
     }
     if (e instanceof UsageError) {

@@ -54,10 +54,11 @@ describe("operator acts from another terminal", () => {
     const run = startRun([demoPack, ...models], cwd);
     const [, proposal, step] = await run.waitFor(APPROVAL);
     const digest = (proposal as string).slice("corpus-experiment:sha256:".length);
-    const short = await runCli(["approve", digest.slice(0, 7), step as string], { cwd });
+    // After `--`: a base64url digest may start with '-', which would read as an option.
+    const short = await runCli(["approve", "--", digest.slice(0, 7), step as string], { cwd });
     expect(short.code).toBe(2);
     expect(short.stderr).toContain("hil/ref-too-short");
-    const approved = await runCli(["approve", digest.slice(0, 8), step as string, "--json"], {
+    const approved = await runCli(["approve", "--json", "--", digest.slice(0, 8), step as string], {
       cwd,
     });
     expect(approved.code, approved.stderr).toBe(0);
@@ -66,6 +67,25 @@ describe("operator acts from another terminal", () => {
     const r = await run.done;
     expect(r.stdout).toContain("loop stopped: succeeded");
     expect(r.code).toBe(0);
+  });
+
+  it("a digest prefix that starts with '-' is said to go after `--`, and is taken there", async () => {
+    const cwd = tempDir();
+    const asOption = await runCli(["approve", "-mAvdJ4x", "build", "--store", "memory:"], { cwd });
+    expect(asOption.code).toBe(2);
+    expect(asOption.stderr).toContain("unknown option '-mAvdJ4x'");
+    expect(asOption.stderr).toContain("-mAvdJ4x may be a run's digest prefix");
+    expect(asOption.stderr).toContain("warrant approve [options] -- -mAvdJ4x STEP");
+    // A real option is not taken for a digest.
+    const wrong = await runCli(["approve", "--nope", "abcdefgh", "build"], { cwd });
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).not.toContain("digest prefix");
+    // After `--` it is the run's reference: too short at 7 characters.
+    const taken = await runCli(["approve", "--store", "memory:", "--", "-mAvdJ4", "build"], {
+      cwd,
+    });
+    expect(taken.code).toBe(2);
+    expect(taken.stderr).toContain("hil/ref-too-short");
   });
 
   it("deny --reason is recorded with the act and shown by show --records and record", async () => {

@@ -19,7 +19,7 @@ export function registerApproveCommands(program: Command): void {
       .argument(
         "<run>",
         "the run's proposal ref (corpus-experiment:sha256:…), or any unique prefix of at least 8 " +
-          "characters of its digest",
+          "characters of its digest (one that starts with '-' goes after `--`)",
       )
       .argument("<step>", "the step id");
     if (kind === "deny")
