@@ -122,10 +122,14 @@ export async function buildProgram(argv: readonly string[] = []): Promise<Comman
 /** The commands whose first argument is a run's digest or a prefix of it. */
 const TAKES_DIGEST = new Set(["approve", "deny"]);
 
-/** The unknown "option" of an act on a run that reads like a digest prefix, if that was the error. */
+/**
+ * The unknown "option" commander names in an act on a run, when it reads like a digest prefix (at
+ * least 8 base64url characters, its first a '-'); undefined for any other error.
+ */
 function digestReadAsOption(argv: readonly string[], e: CommanderError): string | undefined {
   if (e.code !== "commander.unknownOption" || !TAKES_DIGEST.has(argv[0] ?? "")) return undefined;
-  return argv.find((a) => /^-[A-Za-z0-9_-]{6,}$/.test(a) && !a.startsWith("--"));
+  const named = /unknown option '([^']*)'/.exec(e.message)?.[1];
+  return named !== undefined && /^-[A-Za-z0-9_-]{7,}$/.test(named) ? named : undefined;
 }
 
 /** Commands that drive a loop: a reader closing their output does not stop the drive. */

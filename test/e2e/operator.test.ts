@@ -76,6 +76,10 @@ describe("operator acts from another terminal", () => {
     expect(asOption.stderr).toContain("unknown option '-mAvdJ4x'");
     expect(asOption.stderr).toContain("-mAvdJ4x may be a run's digest prefix");
     expect(asOption.stderr).toContain("warrant approve [options] -- -mAvdJ4x STEP");
+    // A digest may start with two: the same.
+    const twoDashes = await runCli(["deny", "--Q0vdJ4x", "build", "--store", "memory:"], { cwd });
+    expect(twoDashes.code).toBe(2);
+    expect(twoDashes.stderr).toContain("warrant deny [options] -- --Q0vdJ4x STEP");
     // A real option is not taken for a digest.
     const wrong = await runCli(["approve", "--nope", "abcdefgh", "build"], { cwd });
     expect(wrong.code).toBe(2);

@@ -84,7 +84,10 @@ for (const temporality of [AggregationTemporality.CUMULATIVE, AggregationTempora
       const sdkReader = readerFor(temporality);
       const sdk = new MeterProvider({ readers: [sdkReader] });
       const ownSdk = new MeterProvider({ readers: [] });
-      const own = aggregatingMeter(ownSdk, () => temporality);
+      const own = aggregatingMeter(
+        () => ownSdk,
+        () => temporality,
+      );
       const ownReader = readerFor(temporality, { metricProducers: [own.producer] });
       new MeterProvider({ readers: [ownReader] });
       const shared: Attributes = { role: "implementer", model: "m" };
@@ -107,7 +110,11 @@ for (const temporality of [AggregationTemporality.CUMULATIVE, AggregationTempora
 
 describe("the aggregating meter's series", () => {
   it("past 1 999 attribute sets, every new one goes to the overflow set", async () => {
-    const own = aggregatingMeter(new MeterProvider(), () => AggregationTemporality.CUMULATIVE);
+    const sdk = new MeterProvider();
+    const own = aggregatingMeter(
+      () => sdk,
+      () => AggregationTemporality.CUMULATIVE,
+    );
     const reader = readerFor(AggregationTemporality.CUMULATIVE, {
       metricProducers: [own.producer],
     });
@@ -126,7 +133,10 @@ describe("the aggregating meter's series", () => {
   it("an instrument of another kind is the SDK's", async () => {
     const reader = readerFor(AggregationTemporality.CUMULATIVE);
     const sdk = new MeterProvider({ readers: [reader] });
-    const own = aggregatingMeter(sdk, () => AggregationTemporality.CUMULATIVE);
+    const own = aggregatingMeter(
+      () => sdk,
+      () => AggregationTemporality.CUMULATIVE,
+    );
     own.meterProvider.getMeter("warrant").createUpDownCounter("queued").add(-2, { q: "a" });
     const [scope] = await collected(reader);
     expect(scope?.metrics[0]?.descriptor.name).toBe("queued");

@@ -206,10 +206,11 @@ export interface AggregatingMeter {
 /**
  * A meter provider whose histograms (explicit buckets: the advice's boundaries, else the SDK's
  * default) and monotonic counters aggregate here; `temporality` is what the exporter asks for.
- * `sdk` makes the instruments of other kinds.
+ * `sdk` gives the provider that makes the instruments of other kinds (asked when a meter is first
+ * made: the SDK's provider is made with the reader this meter's producer belongs to).
  */
 export function aggregatingMeter(
-  sdk: MeterProvider,
+  sdk: () => MeterProvider,
   temporality: (kind: "histogram" | "counter") => AggregationTemporality,
 ): AggregatingMeter {
   const scopes: { scope: ScopeMetrics["scope"]; instruments: Instrument[] }[] = [];
@@ -220,7 +221,7 @@ export function aggregatingMeter(
       const id = JSON.stringify([name, version ?? "", options?.schemaUrl ?? ""]);
       const made = meters.get(id);
       if (made !== undefined) return made;
-      const inner = sdk.getMeter(name, version, options);
+      const inner = sdk().getMeter(name, version, options);
       const instruments: Instrument[] = [];
       scopes.push({
         scope: {

@@ -116,31 +116,21 @@ async function metricExporter(t: OtlpTarget): Promise<PushMetricExporter> {
 
 /**
  * Our aggregating meter for `exporter`, where it asks for the default aggregation of histograms
- * and counters; `bind` gives the meter once the SDK's provider (for other instruments) exists.
+ * and counters, in the temporality it asks for; `sdk` gives the SDK's provider (other instruments).
  */
-function ownAggregation(exporter: PushMetricExporter) {
+function ownAggregation(exporter: PushMetricExporter, sdk: () => MeterProvider) {
   const defaults = [InstrumentType.HISTOGRAM, InstrumentType.COUNTER].every((kind) => {
     const type = exporter.selectAggregation?.(kind)?.type ?? AggregationType.DEFAULT;
     return type === AggregationType.DEFAULT;
   });
   if (!defaults) return undefined;
-  let made: ReturnType<typeof aggregatingMeter> | undefined;
-  const temporality = (kind: "histogram" | "counter") =>
-    exporter.selectAggregationTemporality?.(
-      kind === "histogram" ? InstrumentType.HISTOGRAM : InstrumentType.COUNTER,
-    ) ?? AggregationTemporality.CUMULATIVE;
-  return {
-    producer: {
-      collect: (options?: { timeoutMillis?: number }) => {
-        if (made === undefined) throw new Error("the aggregating meter is not bound yet");
-        return made.producer.collect(options);
-      },
-    },
-    bind(sdk: MeterProvider): ApiMeterProvider {
-      made = aggregatingMeter(sdk, temporality);
-      return made.meterProvider;
-    },
-  };
+  return aggregatingMeter(
+    sdk,
+    (kind) =>
+      exporter.selectAggregationTemporality?.(
+        kind === "histogram" ? InstrumentType.HISTOGRAM : InstrumentType.COUNTER,
+      ) ?? AggregationTemporality.CUMULATIVE,
+  );
 }
 
 /**
@@ -209,6 +199,7 @@ export async function startOtlp(
 
   let meterProvider: MeterProvider | undefined;
   let recordInto: ApiMeterProvider | undefined;
+  const sdkMeters = () => meterProvider as MeterProvider;
   const metrics = config.metrics;
   if (metrics !== undefined) {
     const innerMetrics = await metricExporter(metrics);
@@ -234,7 +225,7 @@ export async function startOtlp(
     };
     // Histograms and counters aggregate in our meter where the exporter asks for the default
     // aggregations (explicit buckets, sums); otherwise (an exponential histogram, say) the SDK's.
-    const own = ownAggregation(watched);
+    const own = ownAggregation(watched, sdkMeters);
     const reader = new PeriodicExportingMetricReader({
       exporter: watched,
       exportIntervalMillis: config.metricIntervalMs,
@@ -242,7 +233,7 @@ export async function startOtlp(
       ...(own === undefined ? {} : { metricProducers: [own.producer] }),
     });
     meterProvider = new MeterProvider({ resource, readers: [reader] });
-    recordInto = own?.bind(meterProvider);
+    recordInto = own?.meterProvider;
   }
 
   /** Waits for `work` until the bound; a collector that did not answer in time is a loss. */
