@@ -1,5 +1,5 @@
-// The OpenTelemetry SDK behind tracing when Warrant exports itself: a tracer provider whose spans
-// wait in a bounded queue (OTEL_BSP_MAX_QUEUE_SIZE) and leave in batches over OTLP/HTTP
+// The OpenTelemetry SDK behind tracing when Warrant exports itself: a tracer provider (Warrant's own
+// span recorder, with the SDK's samplers) whose spans wait in a bounded queue (OTEL_BSP_MAX_QUEUE_SIZE) and leave in batches over OTLP/HTTP
 // (protobuf or JSON), and a meter provider exported on an interval. Loaded only when tracing is on.
 // A collector that cannot be reached never holds a drive up: export runs beside it, spans that do
 // not fit the queue are dropped, and the first loss is said once, naming only the collector's origin.
@@ -28,10 +28,10 @@ import {
   type SpanExporter,
   type SpanProcessor,
   TraceIdRatioBasedSampler,
-  TracerProvider,
 } from "@opentelemetry/sdk-trace";
 import { aggregatingMeter } from "./aggregating-meter.js";
 import { type OtlpConfig, type OtlpTarget, originOf, type SamplerConfig } from "./otlp-env.js";
+import { createRecordingTracerProvider } from "./span-recorder.js";
 
 /** How long a flush, or a close, waits for the collector (not at all once an export failed). */
 export const CLOSE_WAIT_MS = 2000;
@@ -191,10 +191,12 @@ export async function startOtlp(
     forceFlush: () => batch.forceFlush(),
     shutdown: () => batch.shutdown(),
   };
-  const tracerProvider = new TracerProvider({
+  // Warrant's own spans (span-recorder.ts), with the SDK's sampler, batch processor and exporter.
+  const tracerProvider = createRecordingTracerProvider({
     resource,
     sampler: samplerOf(config.sampler),
-    spanProcessors: [processor],
+    parentBased: config.sampler.parentBased,
+    processor,
   });
 
   let meterProvider: MeterProvider | undefined;
