@@ -20,7 +20,13 @@ import { ok } from "../../src/core/result.js";
 import { createToolRegistry } from "../../src/core/turn/tool-registry.js";
 import { createTelemetry } from "../../src/library/telemetry.js";
 import { createAgentPassages } from "../../src/runtime/agent-passages.js";
-import type { Emit, WarrantEvent, WarrantEventBody } from "../../src/runtime/events.js";
+import {
+  type Emit,
+  eventStamper,
+  type WarrantEvent,
+  type WarrantEventBody,
+} from "../../src/runtime/events.js";
+import { systemClock } from "../../src/runtime/system-time.js";
 import type { LoadedPack } from "../../src/runtime/task-pack.js";
 import { createTracingSubscriber } from "../../src/runtime/telemetry/tracing-subscriber.js";
 import { median, round } from "../util.js";
@@ -155,13 +161,10 @@ async function run(): Promise<Record<string, unknown>> {
   const answers = withUsage(TURNS);
 
   /** The composition's emitter: each event copied and stamped, then handed to `observe`. */
-  const emitter =
-    (observe: (e: WarrantEvent) => void): Emit =>
-    (body: WarrantEventBody) => {
-      const event = Object.assign({}, body) as WarrantEvent & { at: string };
-      event.at = new Date().toISOString();
-      observe(event);
-    };
+  const emitter = (observe: (e: WarrantEvent) => void): Emit => {
+    const stamp = eventStamper(systemClock);
+    return (body: WarrantEventBody) => observe(stamp(body));
+  };
   const passageWith = (emit: Emit) => {
     const passages = createAgentPassages({
       models: passageModels(() => createScriptedModel(answers as never)),

@@ -4,7 +4,6 @@
 import { createDefinitionFiles } from "../adapters/fs/definition-files.js";
 import { openStore } from "../adapters/store/open-store.js";
 import { DEFAULT_STORE_URI } from "../adapters/store/store-uri.js";
-import { heldQueryId } from "../core/ids.js";
 import { ROLES, type Role } from "../core/loop/types.js";
 import type { JobQueue } from "../core/ports/job-queue.js";
 import type { LedgerStore } from "../core/ports/ledger-store.js";
@@ -13,7 +12,7 @@ import type { RecordSigner } from "../core/ports/signer.js";
 import type { Clock, Time } from "../core/ports/time.js";
 import { WarrantError } from "../core/result.js";
 import type { PreflightReport } from "../runtime/definition-preflight.js";
-import type { Emit, WarrantEvent, WarrantEventBody } from "../runtime/events.js";
+import { type Emit, eventStamper, type WarrantEventBody } from "../runtime/events.js";
 import { systemTime } from "../runtime/system-time.js";
 import type { LoadedPack } from "../runtime/task-pack.js";
 import { codeToolHost } from "./define-tool.js";
@@ -280,12 +279,9 @@ function emitterOf(
 ): (log?: EventLog) => Emit {
   // Untraced, the emitter does not even call into telemetry.
   const traced = telemetry.enabled ? telemetry : undefined;
+  const stamp = eventStamper(clock);
   return (log) => (body: WarrantEventBody) => {
-    // Copied and added to, not spread: a spread followed by more properties costs several
-    // microseconds in V8, and this runs for every event of every turn. Same keys, same order.
-    const event = Object.assign({}, body) as WarrantEvent & { query: string; at: string };
-    event.query = heldQueryId(body.query);
-    event.at = clock.now().toISOString();
+    const event = stamp(body);
     log?.push(event);
     publish(event);
     traced?.observe(event);
