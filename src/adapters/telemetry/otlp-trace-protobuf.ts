@@ -33,11 +33,6 @@ function varintSize(v: number): number {
   return 5;
 }
 
-function isAscii(s: string): boolean {
-  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 127) return false;
-  return true;
-}
-
 /** A hex digit's value by its character code, as the SDK reads one (any other character too). */
 const HEX = Int32Array.from({ length: 128 }, (_, c) =>
   c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 102 ? c - 87 : c - 55,
@@ -45,6 +40,12 @@ const HEX = Int32Array.from({ length: 128 }, (_, c) =>
 
 function hexDigit(c: number): number {
   return c < 128 ? (HEX[c] as number) : c - 55;
+}
+
+/** The `n` bytes of hex text `h`, at `at` of `buf`. */
+function hexInto(buf: Bytes, at: number, h: string, n: number): void {
+  for (let i = 0; i < n; i++)
+    buf[at + i] = (hexDigit(h.charCodeAt(2 * i)) << 4) | hexDigit(h.charCodeAt(2 * i + 1));
 }
 
 /** Strings encoded once: keys and names (bounded), and each key's values while they repeat. */
@@ -202,16 +203,23 @@ class Writer {
       this.bytes(encoded);
       return;
     }
-    if (isAscii(s)) {
-      const n = s.length;
-      this.varint(n);
-      this.ensure(n);
-      const buf = this.buf;
-      for (let i = 0; i < n; i++) buf[this.pos + i] = s.charCodeAt(i);
-      this.pos += n;
-      return;
+    // ASCII is copied as it is checked; at the first other character, the whole string is encoded.
+    const n = s.length;
+    const start = this.pos;
+    this.varint(n);
+    this.ensure(n);
+    const buf = this.buf;
+    const at = this.pos;
+    for (let i = 0; i < n; i++) {
+      const c = s.charCodeAt(i);
+      if (c > 127) {
+        this.pos = start;
+        this.bytes(Buffer.from(s, "utf8"));
+        return;
+      }
+      buf[at + i] = c;
     }
-    this.bytes(Buffer.from(s, "utf8"));
+    this.pos = at + n;
   }
 
   /** Hex text (a trace or span id) as length-prefixed bytes. */
@@ -219,9 +227,7 @@ class Writer {
     const n = Math.floor(h.length / 2);
     this.varint(n);
     this.ensure(n);
-    const buf = this.buf;
-    for (let i = 0; i < n; i++)
-      buf[this.pos + i] = (hexDigit(h.charCodeAt(2 * i)) << 4) | hexDigit(h.charCodeAt(2 * i + 1));
+    hexInto(this.buf, this.pos, h, n);
     this.pos += n;
   }
 
@@ -348,10 +354,33 @@ function event(w: Writer, e: Encoded, ev: TimedEvent): void {
   w.end(at);
 }
 
+/**
+ * Hex ids as bytes, the last one of each kind kept: the spans of a batch mostly share their trace
+ * and, a passage's calls, their parent.
+ */
+class IdBytes {
+  private text = "";
+  private bytes: Bytes = new Uint8Array(0);
+
+  of(hex: string): Bytes {
+    if (hex !== this.text) {
+      const n = Math.floor(hex.length / 2);
+      const bytes = new Uint8Array(n);
+      hexInto(bytes, 0, hex, n);
+      this.bytes = bytes;
+      this.text = hex;
+    }
+    return this.bytes;
+  }
+}
+
+const traceIds = new IdBytes();
+const parentIds = new IdBytes();
+
 /** A span context's fields 1–3, as a Span and a Link both begin: trace id, span id, trace state. */
 function ids(w: Writer, c: SpanContext): void {
   w.tag(1, 2);
-  w.hex(c.traceId);
+  w.bytes(traceIds.of(c.traceId));
   w.tag(2, 2);
   w.hex(c.spanId);
   const state = c.traceState?.serialize();
@@ -380,7 +409,7 @@ function span(w: Writer, e: Encoded, s: ReadableSpan): void {
   const parent = s.parentSpanContext;
   if (parent?.spanId) {
     w.tag(4, 2);
-    w.hex(parent.spanId);
+    w.bytes(parentIds.of(parent.spanId));
   }
   w.tag(5, 2);
   w.string(s.name, e.name(s.name));

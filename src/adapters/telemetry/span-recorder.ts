@@ -172,14 +172,20 @@ interface Recorder {
 
 const KEEP: SamplingResult = { decision: RECORD_AND_SAMPLED };
 
+const NO_LINKS = Object.freeze<Link[]>([]) as Link[];
+const NO_EVENTS = Object.freeze<TimedEvent[]>([]) as TimedEvent[];
+const NOT_ENDED = Object.freeze<HrTime>([0, 0]) as HrTime;
+const UNSET: SpanStatus = Object.freeze({ code: SpanStatusCode.UNSET });
+
 /** A recording span: the API's `Span` while open, an SDK `ReadableSpan` once ended. */
 class RecordedSpan implements Span {
   readonly attributes: Attributes;
-  readonly links: Link[] = [];
-  readonly events: TimedEvent[] = [];
+  // Shared and frozen until the first one is added: most spans have none.
+  links: Link[] = NO_LINKS;
+  events: TimedEvent[] = NO_EVENTS;
   readonly startTime: HrTime;
-  endTime: HrTime = [0, 0];
-  status: SpanStatus = { code: SpanStatusCode.UNSET };
+  endTime: HrTime = NOT_ENDED;
+  status: SpanStatus = UNSET;
   droppedAttributesCount: number;
   droppedEventsCount = 0;
   droppedLinksCount = 0;
@@ -248,7 +254,8 @@ class RecordedSpan implements Span {
       if (!isTimeInput(time)) at = attributesOrTime;
       attributes = undefined;
     }
-    if (this.events.length >= LIMIT) {
+    if (this.events === NO_EVENTS) this.events = [];
+    else if (this.events.length >= LIMIT) {
       this.events.shift();
       this.droppedEventsCount++;
     }
@@ -264,7 +271,8 @@ class RecordedSpan implements Span {
 
   addLink(link: Link): this {
     if (this.ended) return this;
-    if (this.links.length >= LIMIT) {
+    if (this.links === NO_LINKS) this.links = [];
+    else if (this.links.length >= LIMIT) {
       this.links.shift();
       this.droppedLinksCount++;
     }

@@ -14,11 +14,23 @@ export const OPERATION = {
   tool: "execute_tool",
 } as const;
 
+/** Tool span names made once per tool (at most 256 kept): a passage calls the same few tools. */
+const toolSpanNames = new Map<string, string>();
+
+function toolSpanName(name: string): string {
+  let made = toolSpanNames.get(name);
+  if (made === undefined) {
+    made = `${OPERATION.tool} ${name}`;
+    if (toolSpanNames.size < 256) toolSpanNames.set(name, made);
+  }
+  return made;
+}
+
 export const SPAN = {
   workflow: (pack: string) => `${OPERATION.workflow} ${pack}`,
   agent: (role: string) => `${OPERATION.agent} ${role}`,
   chat: (model: string) => `${OPERATION.chat} ${model}`,
-  tool: (name: string) => `${OPERATION.tool} ${name}`,
+  tool: toolSpanName,
   run: (proposalRef: string) => `warrant.run ${proposalRef}`,
   step: (stepId: string) => `warrant.step ${stepId}`,
   check: (name: string) => `warrant.check ${name}`,
