@@ -175,7 +175,8 @@ const HEAVY = [
   "@opentelemetry/sdk-trace",
   "@opentelemetry/sdk-metrics",
   "@opentelemetry/otlp-exporter-base",
-  "@opentelemetry/exporter-trace-otlp-http",
+  "@opentelemetry/otlp-transformer",
+  "@opentelemetry/exporter-metrics-otlp-http",
 ];
 
 describe("what importing the library loads", () => {

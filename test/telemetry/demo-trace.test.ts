@@ -301,10 +301,8 @@ describe("warrant demo traced over the default protocol (http/protobuf)", () => 
     expect(root?.resource["service.name"]).toBe("agents-ci");
     const tool = r.spans.find((s) => s.name.startsWith("execute_tool"));
     expect(tool?.attributes["gen_ai.tool.type"]).toBe("function");
-    // The SDK's OTLP/HTTP transport sends the spans; Warrant writes their protobuf body itself,
-    // and the JSON exporter is never loaded.
+    // The SDK's OTLP/HTTP transport sends the spans; Warrant writes their protobuf body itself.
     expect(result.packages).toContain("@opentelemetry/otlp-exporter-base");
-    expect(result.packages).not.toContain("@opentelemetry/exporter-trace-otlp-http");
   });
 });
 
@@ -318,12 +316,13 @@ describe("warrant demo without an OTLP endpoint", () => {
     expect(r.requests).toEqual([]);
   });
 
-  it("loads the API, the SDK and the JSON exporter when the endpoint is set (the check above can fail)", () => {
+  it("loads the API, the SDK and the OTLP transport when the endpoint is set (the check above can fail)", () => {
     for (const p of [
       "@opentelemetry/api",
       "@opentelemetry/sdk-trace",
       "@opentelemetry/sdk-metrics",
-      "@opentelemetry/exporter-trace-otlp-http",
+      "@opentelemetry/otlp-exporter-base",
+      "@opentelemetry/otlp-transformer",
     ])
       expect(json.result.packages).toContain(p);
   });

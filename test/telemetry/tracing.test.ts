@@ -349,6 +349,42 @@ describe("switching it on", () => {
     });
   });
 
+  it.each(["http/json", "http/protobuf"])(
+    "%s: headers of the process's own environment never reach the collector of the environment given",
+    async (protocol) => {
+      const own = {
+        OTEL_EXPORTER_OTLP_HEADERS: "x-leak=process-wide,authorization=Bearer%20not-for-this-one",
+        OTEL_EXPORTER_OTLP_TRACES_HEADERS: "x-leak-traces=process-wide",
+        OTEL_EXPORTER_OTLP_METRICS_HEADERS: "x-leak-metrics=process-wide",
+      };
+      const before = Object.fromEntries(Object.keys(own).map((k) => [k, process.env[k]]));
+      Object.assign(process.env, own);
+      try {
+        const r = await receiver();
+        const { h } = await traced(scripts, r, {
+          OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
+          OTEL_EXPORTER_OTLP_HEADERS: "x-tenant=acme",
+        });
+        await h.drive();
+        await exported(h, r);
+        await h.warrant.close();
+        expect(new Set(r.requests.map((q) => q.path))).toEqual(
+          new Set(["/v1/traces", "/v1/metrics"]),
+        );
+        for (const q of r.requests) {
+          expect(q.headers["x-tenant"]).toBe("acme");
+          expect(q.headers.authorization).toBeUndefined();
+          expect(Object.keys(q.headers).filter((k) => k.startsWith("x-leak"))).toEqual([]);
+        }
+      } finally {
+        for (const [k, v] of Object.entries(before)) {
+          if (v === undefined) delete process.env[k];
+          else process.env[k] = v;
+        }
+      }
+    },
+  );
+
   it("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT alone: traces go to that URL as given, no metrics are sent", async () => {
     const r = await receiver();
     const { h } = await traced(scripts, undefined, {

@@ -74,15 +74,35 @@ function samplerOf(s: SamplerConfig): Sampler {
   return s.parentBased ? new ParentBasedSampler({ root }) : root;
 }
 
+type HttpExport = typeof import("@opentelemetry/otlp-exporter-base/node-http");
+
+const CONTENT_TYPE = { "http/protobuf": "application/x-protobuf", "http/json": "application/json" };
+
 /**
- * The OTLP/HTTP exporter of spans. In protobuf it is the SDK's own exporter (its HTTP transport,
- * retries, environment and response handling) with the request body written by
- * otlp-trace-protobuf.ts, the same bytes as the SDK's serializer makes at about half the CPU.
+ * The SDK's OTLP/HTTP configuration for `t`: its transport's defaults (the keep-alive agent, the
+ * retries, compression and certificates as the process's environment sets them), with the URL,
+ * timeout and headers Warrant read from the environment it was given, and only those headers. The
+ * SDK would merge the process's OTEL_EXPORTER_OTLP_*HEADERS under them even where a library user
+ * gave Warrant an environment of its own: a key meant for one collector would reach another.
+ */
+function httpConfig(http: HttpExport, t: OtlpTarget, signal: "TRACES" | "METRICS") {
+  const contentType = CONTENT_TYPE[t.protocol];
+  const config = http.convertLegacyHttpOptions(
+    { url: t.url, timeoutMillis: t.timeoutMs },
+    signal,
+    signal === "TRACES" ? "v1/traces" : "v1/metrics",
+    { "Content-Type": contentType },
+  );
+  const headers = { ...t.headers, "Content-Type": contentType };
+  return { ...config, headers: async () => headers };
+}
+
+/**
+ * The OTLP/HTTP exporter of spans: the SDK's (its HTTP transport, retries and response handling).
+ * In protobuf the request body is written by otlp-trace-protobuf.ts, the same bytes as the SDK's
+ * serializer makes at about half the CPU.
  */
 async function traceExporter(t: OtlpTarget): Promise<SpanExporter> {
-  const options = { url: t.url, headers: { ...t.headers }, timeoutMillis: t.timeoutMs };
-  if (t.protocol === "http/json")
-    return new (await import("@opentelemetry/exporter-trace-otlp-http")).OTLPTraceExporter(options);
   const [base, http, transformer, { createTraceRequestWriter }] = await Promise.all([
     import("@opentelemetry/otlp-exporter-base"),
     import("@opentelemetry/otlp-exporter-base/node-http"),
@@ -90,15 +110,16 @@ async function traceExporter(t: OtlpTarget): Promise<SpanExporter> {
     import("./otlp-trace-protobuf.js"),
   ]);
   const write = createTraceRequestWriter();
-  const serializer = {
-    serializeRequest: (spans: ReadableSpan[]) => write(spans),
-    deserializeResponse: (body: Uint8Array) =>
-      transformer.ProtobufTraceSerializer.deserializeResponse(body),
-  };
+  const serializer =
+    t.protocol === "http/json"
+      ? transformer.JsonTraceSerializer
+      : {
+          serializeRequest: (spans: ReadableSpan[]) => write(spans),
+          deserializeResponse: (body: Uint8Array) =>
+            transformer.ProtobufTraceSerializer.deserializeResponse(body),
+        };
   const delegate = http.createOtlpHttpExportDelegate(
-    http.convertLegacyHttpOptions(options, "TRACES", "v1/traces", {
-      "Content-Type": "application/x-protobuf",
-    }),
+    httpConfig(http, t, "TRACES"),
     serializer,
     "otlp_http_span_exporter",
     transformer.TraceExporterMetricsHelper,
@@ -107,11 +128,23 @@ async function traceExporter(t: OtlpTarget): Promise<SpanExporter> {
   return new base.OTLPExporterBase(delegate);
 }
 
+/** The SDK's OTLP/HTTP exporter of metrics, with the configuration of `httpConfig`. */
 async function metricExporter(t: OtlpTarget): Promise<PushMetricExporter> {
-  const options = { url: t.url, headers: { ...t.headers }, timeoutMillis: t.timeoutMs };
-  return t.protocol === "http/json"
-    ? new (await import("@opentelemetry/exporter-metrics-otlp-http")).OTLPMetricExporter(options)
-    : new (await import("@opentelemetry/exporter-metrics-otlp-proto")).OTLPMetricExporter(options);
+  const [metrics, http, transformer] = await Promise.all([
+    import("@opentelemetry/exporter-metrics-otlp-http"),
+    import("@opentelemetry/otlp-exporter-base/node-http"),
+    import("@opentelemetry/otlp-transformer"),
+  ]);
+  const delegate = http.createOtlpHttpExportDelegate(
+    httpConfig(http, t, "METRICS"),
+    t.protocol === "http/json"
+      ? transformer.JsonMetricsSerializer
+      : transformer.ProtobufMetricsSerializer,
+    "otlp_http_metric_exporter",
+    transformer.MetricsExporterMetricsHelper,
+    undefined,
+  );
+  return new metrics.OTLPMetricExporterBase(delegate);
 }
 
 /**
