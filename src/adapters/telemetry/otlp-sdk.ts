@@ -1,6 +1,7 @@
-// The OpenTelemetry SDK behind tracing when Warrant exports itself: a tracer provider (Warrant's own
-// span recorder, with the SDK's samplers) whose spans wait in a bounded queue (OTEL_BSP_MAX_QUEUE_SIZE) and leave in batches over OTLP/HTTP
-// (protobuf or JSON), and a meter provider exported on an interval. Loaded only when tracing is on.
+// The OpenTelemetry SDK behind tracing when Warrant exports itself: a tracer provider (Warrant's
+// own span recorder, with the SDK's samplers) whose spans wait in a bounded queue
+// (OTEL_BSP_MAX_QUEUE_SIZE) and leave in batches over OTLP/HTTP (protobuf or JSON), and a meter
+// provider exported on an interval. Loaded only when tracing is on.
 // A collector that cannot be reached never holds a drive up: export runs beside it, spans that do
 // not fit the queue are dropped, and the first loss is said once, naming only the collector's origin.
 import type {
@@ -109,12 +110,11 @@ async function traceExporter(t: OtlpTarget): Promise<SpanExporter> {
     import("@opentelemetry/otlp-transformer"),
     import("./otlp-trace-protobuf.js"),
   ]);
-  const write = createTraceRequestWriter();
   const serializer =
     t.protocol === "http/json"
       ? transformer.JsonTraceSerializer
       : {
-          serializeRequest: (spans: ReadableSpan[]) => write(spans),
+          serializeRequest: createTraceRequestWriter(),
           deserializeResponse: (body: Uint8Array) =>
             transformer.ProtobufTraceSerializer.deserializeResponse(body),
         };

@@ -409,8 +409,7 @@ export interface RecordingTracerProvider extends TracerProvider {
  * A tracer provider whose spans go to `processor` when they end, sampled by `sampler` (with
  * `parentBased` true only where it is the SDK's ParentBasedSampler with its default delegates).
  */
-export function createRecordingTracerProvider(options: Recorder): RecordingTracerProvider {
-  const recorder: Recorder = { ...options };
+export function createRecordingTracerProvider(recorder: Recorder): RecordingTracerProvider {
   const tracers = new Map<string, RecordingTracer>();
   return {
     getTracer(name, version, opts) {
@@ -427,7 +426,7 @@ export function createRecordingTracerProvider(options: Recorder): RecordingTrace
       }
       return tracer;
     },
-    forceFlush: () => options.processor.forceFlush(),
-    shutdown: () => options.processor.shutdown(),
+    forceFlush: () => recorder.processor.forceFlush(),
+    shutdown: () => recorder.processor.shutdown(),
   };
 }
