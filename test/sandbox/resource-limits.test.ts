@@ -201,7 +201,13 @@ describe("the limits' small rules", () => {
     const plain = inCgroup(undefined, argv);
     expect(plain).toEqual(argv);
     expect(plain).not.toBe(argv);
-    const cg = { join: "/cg/tasks", oomKilled: async () => false, release: async () => {} };
+    const cg = {
+      join: "/cg/tasks",
+      selfJoin: true,
+      version: 1 as const,
+      oomKilled: async () => false,
+      release: async () => {},
+    };
     const line = inCgroup(cg, argv);
     expect(line).toEqual(["/bin/sh", "-c", 'echo 0 > "$0" && exec "$@"', "/cg/tasks", ...argv]);
     // Run for real with a file standing in for the cgroup's file: the shell writes 0 (itself,

@@ -8,9 +8,9 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { probeSandbox } from "../../src/adapters/sandbox/detect-sandbox.js";
+import { fstabField } from "../../src/adapters/sandbox/outer-shell.js";
 import {
   createUnshareSandbox,
-  fstabField,
   inFolder,
   rootFstab,
 } from "../../src/adapters/sandbox/unshare-sandbox.js";

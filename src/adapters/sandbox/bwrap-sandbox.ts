@@ -5,12 +5,14 @@
 // Every command also gets its resource limits (resource-limits.ts), a /tmp of `tmpBytes`, the
 // seccomp filter (seccomp-filter.ts) and the control files bound read-only (control-files.ts).
 import { openSync, writeFileSync } from "node:fs";
+import { chmod, copyFile, mkdir } from "node:fs/promises";
 import path from "node:path";
 import type {
   Baseline,
   EnvironmentOptions,
   ExecOptions,
   ExecResult,
+  LimitHit,
   ResourceLimits,
   Sandbox,
 } from "../../core/ports/sandbox.js";
@@ -26,6 +28,16 @@ import {
   environmentHost,
   hostRunAs,
 } from "./managed-environment.js";
+import {
+  defaultOuterHelper,
+  fstabFiles,
+  fstabText,
+  helperLine,
+  helperRuns,
+  type OuterMount,
+  shellLine,
+  shellSetsLimits,
+} from "./outer-shell.js";
 import { mountThen, setprivPrefix } from "./overlay-mount.js";
 import {
   diskUse,
@@ -77,6 +89,14 @@ interface BwrapEnvironmentParts {
   readonly groups: EnvironmentCgroups;
   /** What the workspace's writable layer held before any command: its growth is limited. */
   readonly initialUse: number;
+  /**
+   * In overlay mode without root binds, the outer steps (outer-shell.ts): the empty folder each
+   * command's /tmp is mounted over in its own mount namespace, and `warrant-outer` copied into the
+   * environment's directory (undefined: the shell's steps instead).
+   */
+  readonly outer:
+    | { readonly tmp: string; readonly helper: () => Promise<string | undefined> }
+    | undefined;
 }
 
 /**
@@ -119,25 +139,23 @@ function bwrapLine(
     readonly mount: string | undefined;
     readonly egress: string | undefined;
     readonly fds: number[];
+    /** Where the outer shell mounted the command's /tmp (outer-shell.ts), if it did. */
+    readonly outerTmp?: string;
   },
 ): string[] {
   const { runAs, ids } = sandbox;
   const { dir, binds, resources, filter } = environment;
-  const { mount, egress, fds } = command;
+  const { mount, egress, fds, outerTmp } = command;
   const line = setprivPrefix(
     sandbox.options.setprivPath ?? "setpriv",
     mount === undefined ? runAs : undefined,
   );
-  // The limits reporter is the namespace's pid 1 (no reaper of bwrap's in front of it): a
-  // command cannot stop, kill or (with the filter) trace the process that reports on it.
-  line.push(
-    sandbox.bwrap,
-    "--unshare-all",
-    "--as-pid-1",
-    "--die-with-parent",
-    "--new-session",
-    "--clearenv",
-  );
+  line.push(sandbox.bwrap, "--unshare-all");
+  // Behind the outer shell, bwrap's init is the namespace's pid 1 and the command its child.
+  // Otherwise the limits reporter is pid 1 (no reaper of bwrap's in front of it): a command
+  // cannot stop, kill or (with the filter) trace the process that reports on it.
+  if (outerTmp === undefined) line.push("--as-pid-1");
+  line.push("--die-with-parent", "--new-session", "--clearenv");
   // Under the overlay's namespace the caller is its root: the command keeps its own ids.
   if (mount !== undefined) line.push("--uid", String(ids.uid), "--gid", String(ids.gid));
   for (const [k, v] of Object.entries(command.env)) line.push("--setenv", k, v);
@@ -148,7 +166,8 @@ function bwrapLine(
   // With network: the egress proxy's socket and the relay, read-only (see EGRESS_RELAY_NEEDS).
   if (egress !== undefined) line.push("--ro-bind", egress, EGRESS_SANDBOX_DIR);
   line.push("--dev", "/dev", "--proc", "/proc");
-  line.push("--size", String(resources.tmpBytes), "--tmpfs", "/tmp");
+  if (outerTmp === undefined) line.push("--size", String(resources.tmpBytes), "--tmpfs", "/tmp");
+  else line.push("--bind", outerTmp, "/tmp");
   line.push("--bind", dir.workspace, dir.workspace);
   // Dependencies (copy mode: read-only; overlay mode: mounted with the workspace, below)
   // and toolchains, from the host or their stand-ins (host-binds.ts).
@@ -170,13 +189,47 @@ function bwrapLine(
 }
 
 /**
- * How one environment runs a command: bwrap's line (in overlay mode started where the overlay is
- * mounted at the workspace path), the limits reporter in front of the command, in a memory
- * cgroup where the host has one, the disk watched.
+ * The mounts of one overlay-mode command's outer steps: the workspace's overlay, the dependency
+ * overlays over folders inside it (in order), and the command's /tmp of `tmpBytes`.
+ */
+export function outerMounts(
+  dir: EnvironmentDir,
+  mount: string,
+  layers: readonly OverlayMount[],
+  tmp: string,
+  tmpBytes: number,
+): OuterMount[] {
+  const overlay = (target: string, data: string) => ({
+    source: "overlay",
+    target,
+    type: "overlay",
+    flags: "",
+    data,
+  });
+  return [
+    overlay(dir.workspace, mount),
+    ...layers.map((l) => overlay(l.target, l.options)),
+    {
+      source: "tmpfs",
+      target: tmp,
+      type: "tmpfs",
+      flags: "nosuid,nodev",
+      data: `mode=1777,size=${tmpBytes}`,
+    },
+  ];
+}
+
+/**
+ * How one environment runs a command. In overlay mode without root binds: the outer steps
+ * (outer-shell.ts) in a user and mount namespace of the command's own, started as the commands'
+ * uid, the host moving them into the memory cgroup. Otherwise bwrap's line (in overlay mode
+ * started where the overlay is mounted at the workspace path) with the limits reporter in front
+ * of the command, in a memory cgroup where the host has one. The disk is watched either way.
  */
 function bwrapRunner(sandbox: BwrapSandboxParts, environment: BwrapEnvironmentParts): ExecLine {
   const { options, runAs } = sandbox;
   const { dir, binds, resources, initialUse } = environment;
+  const fstabFile = fstabFiles(dir.base, "outer");
   return async (
     argv: readonly string[],
     exec: ExecOptions,
@@ -186,9 +239,59 @@ function bwrapRunner(sandbox: BwrapSandboxParts, environment: BwrapEnvironmentPa
   ): Promise<ExecResult> => {
     const env = scrubbedEnv(dir.workspace, exec.env);
     const fds: number[] = [];
-    const line = bwrapLine(sandbox, environment, { env, mount, egress, fds });
+    const outer = mount === undefined ? undefined : environment.outer;
     const nproc = String(exec.maxProcesses ?? environment.defaultNproc);
     const cgroup = await environment.groups.take().catch(() => undefined);
+    const enforce = {
+      resources,
+      cgroup,
+      watch: (breach: (hit: LimitHit) => void) =>
+        watchDisk(writableRoot(dir, binds), initialUse, resources.diskBytes, () =>
+          breach({ resource: "disk", bytes: resources.diskBytes, via: "watchdog" }),
+        ),
+    };
+    if (mount !== undefined && outer !== undefined) {
+      const line = bwrapLine(sandbox, environment, {
+        env,
+        mount,
+        egress,
+        fds,
+        outerTmp: outer.tmp,
+      });
+      line.push("--", ...argv);
+      const mounts = outerMounts(dir, mount, layers, outer.tmp, resources.tmpBytes);
+      const command = {
+        gate: cgroup !== undefined && !cgroup.selfJoin,
+        join: cgroup?.selfJoin === true ? cgroup.join : undefined,
+        nproc,
+        dataBytes: cgroup === undefined ? resources.memoryBytes : undefined,
+        resources,
+      };
+      const helper = await outer.helper();
+      const full =
+        helper !== undefined
+          ? helperLine(helper, command, mounts, line)
+          : shellLine(
+              options.unsharePath ?? "unshare",
+              command,
+              await fstabFile(fstabText(mounts)),
+              await shellSetsLimits(),
+              line,
+            );
+      return runLimited(
+        full,
+        { PATH: SANDBOX_PATH },
+        {
+          ...exec,
+          fds,
+          enforce,
+          gate: command.gate,
+          statusTmp: outer.tmp,
+          ...(runAs === undefined ? {} : { spawnAs: runAs }),
+        },
+      );
+    }
+    const line = bwrapLine(sandbox, environment, { env, mount, egress, fds });
     line.push("--", ...reporterLine(nproc, resources, cgroup !== undefined, argv));
     // In overlay mode bwrap starts where the overlay is mounted at the workspace path.
     const full =
@@ -209,18 +312,7 @@ function bwrapRunner(sandbox: BwrapSandboxParts, environment: BwrapEnvironmentPa
     return runLimited(
       inCgroup(cgroup, withRootBinds(binds, options.unsharePath ?? "unshare", full)),
       { PATH: SANDBOX_PATH },
-      {
-        ...exec,
-        fds,
-        enforce: {
-          resources,
-          cgroup,
-          watch: (breach) =>
-            watchDisk(writableRoot(dir, binds), initialUse, resources.diskBytes, () =>
-              breach({ resource: "disk", bytes: resources.diskBytes, via: "watchdog" }),
-            ),
-        },
-      },
+      { ...exec, fds, enforce },
     );
   };
 }
@@ -231,9 +323,31 @@ export function createBwrapSandbox(options: BackendOptions = {}): Sandbox {
   const layout = readOnlyLayout(options.readOnlyPaths);
   const host = environmentHost("bwrap", options);
   const ids = commandIds(runAs);
-  const cgroups = memoryCgroups(options.cgroups !== false);
+  const cgroups = memoryCgroups(options.cgroups !== false, runAs);
   const arch = filterArch();
   const sandbox: BwrapSandboxParts = { bwrap, options, runAs, ids, layout };
+  const helper = options.outerHelper === undefined ? defaultOuterHelper() : options.outerHelper;
+  /** Whether the helper runs here, proven once, from the first environment's copy to run it. */
+  let helperWorks: Promise<boolean> | undefined;
+  /**
+   * `warrant-outer` copied into the environment's directory (which the commands' uid can reach),
+   * while the environment is made; what its commands use: the copy once proven to run here.
+   */
+  const outerHelperIn = async (dir: EnvironmentDir): Promise<() => Promise<string | undefined>> => {
+    const none = async () => undefined;
+    if (helper === undefined || helper === null) return none;
+    const copy = path.join(dir.base, "warrant-outer");
+    try {
+      await copyFile(helper, copy);
+      await chmod(copy, 0o755);
+    } catch {
+      return none;
+    }
+    return async () => {
+      helperWorks ??= helperRuns(copy, runAs);
+      return (await helperWorks) ? copy : undefined;
+    };
+  };
   return {
     backend: "bwrap",
     discardEnvironment: host.discardEnvironment,
@@ -251,7 +365,14 @@ export function createBwrapSandbox(options: BackendOptions = {}): Sandbox {
         // What the workspace's writable layer holds before any command: its growth is limited.
         const initialUse = await diskUse(writableRoot(dir, binds));
         const filter = writeFilter(dir, arch, opts);
+        let outer: BwrapEnvironmentParts["outer"];
+        if (dir.mode === "overlay" && binds.rootBinds.length === 0) {
+          const tmp = path.join(dir.base, "outer-tmp");
+          await mkdir(tmp, { mode: 0o755 });
+          outer = { tmp, helper: await outerHelperIn(dir) };
+        }
         return bwrapRunner(sandbox, {
+          outer,
           dir,
           binds,
           resources,

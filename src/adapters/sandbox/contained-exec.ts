@@ -2,10 +2,12 @@
 // process group is killed), a combined output byte cap (cut and flagged), and cancellation.
 import { spawn } from "node:child_process";
 import { closeSync } from "node:fs";
+import { statfs, writeFile } from "node:fs/promises";
 import type { ExecResult, LimitHit, ResourceLimits } from "../../core/ports/sandbox.js";
 import { digestOf, digestOfBytes } from "../../core/records/canonical.js";
 import { CREDENTIAL_NAME } from "../../core/taskpack/ignore.js";
-import { type MemoryCgroup, reportedLimit } from "./resource-limits.js";
+import type { RunAs } from "./environment-dir.js";
+import { type MemoryCgroup, reportedLimit, XFSZ_STATUS } from "./resource-limits.js";
 
 export interface LimitedRun {
   readonly timeoutMs: number;
@@ -22,6 +24,19 @@ export interface LimitedRun {
   };
   /** Open files handed to the backend at fd 4 onwards (closed here once the child has them). */
   readonly fds?: readonly number[];
+  /**
+   * The chain's first process waits for a line on stdin while the host moves it into
+   * `enforce.cgroup` by its pid (where it cannot move itself: MemoryCgroup.selfJoin).
+   */
+  readonly gate?: boolean;
+  /**
+   * The chain reports as OUTER_SCRIPT does (outer-shell.ts): its fd 3 says `rc N` when the
+   * command is over, then it waits for the end of stdin while the host looks at the /tmp mounted
+   * at `statusTmp` in the mount namespace of the chain's first process (through /proc/PID/root).
+   */
+  readonly statusTmp?: string;
+  /** The uid and gid the chain is started as, with no other groups. */
+  readonly spawnAs?: RunAs;
 }
 
 export const SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
@@ -61,14 +76,54 @@ export function runLimited(
     let report = "";
     let hit: LimitHit | undefined;
     const fds = limits.fds ?? [];
+    const { gate: gated, statusTmp } = limits;
     const child = spawn(argv[0] as string, argv.slice(1), {
       env: { ...env },
-      stdio: ["ignore", "pipe", "pipe", enforce === undefined ? "ignore" : "pipe", ...fds],
+      stdio: [
+        gated === true || statusTmp !== undefined ? "pipe" : "ignore",
+        "pipe",
+        "pipe",
+        enforce === undefined ? "ignore" : "pipe",
+        ...fds,
+      ],
       // Its own process group, so a kill reaches everything the backend started outside its
       // namespaces; inside, the backend's pid namespace dies with its init.
       detached: true,
+      ...(limits.spawnAs === undefined ? {} : { uid: limits.spawnAs.uid, gid: limits.spawnAs.gid }),
     });
     for (const fd of fds) closeSync(fd);
+    let joinError: Error | undefined;
+    const gate = child.stdin;
+    gate?.on("error", () => undefined);
+    // The chain waits on its stdin until the host has moved it into the cgroup: every process of
+    // the command is forked after that.
+    const join = enforce?.cgroup?.join;
+    if (gated === true && gate !== null && child.pid !== undefined) {
+      if (join === undefined) gate.end();
+      else
+        writeFile(join, String(child.pid)).then(
+          () => (statusTmp === undefined ? gate.end("\n") : gate.write("\n")),
+          (e: Error) => {
+            joinError = e;
+            gate.end();
+          },
+        );
+    }
+    let told = false;
+    /** The chain said the command's status: look at its /tmp, then let it exit. */
+    const onStatus = (rc: number) => {
+      statfs(`/proc/${child.pid}/root${statusTmp}`)
+        .then(
+          (s) => {
+            if (s.bavail === 0) report += " tmp";
+          },
+          () => undefined,
+        )
+        .finally(() => {
+          if (rc === XFSZ_STATUS) report += " fsize";
+          gate?.end();
+        });
+    };
     let exited = false;
     // Only while the child is unreaped: afterwards its pid (the group id) may belong to another.
     const killTree = () => {
@@ -94,6 +149,11 @@ export function runLimited(
     if (reporter !== null && reporter !== undefined && "on" in reporter) {
       reporter.on("data", (chunk: Buffer) => {
         if (report.length < 64) report += chunk.toString("latin1");
+        const m = statusTmp === undefined || told ? null : /^rc (\d+)\n/m.exec(report);
+        if (m !== null) {
+          told = true;
+          onStatus(Number(m[1]));
+        }
       });
       reporter.on("error", () => undefined);
     }
@@ -132,10 +192,11 @@ export function runLimited(
       }
       const out = Buffer.concat(stdout);
       const err = Buffer.concat(stderr);
+      const failed = spawnError ?? joinError;
       const errText =
-        spawnError === undefined
+        failed === undefined
           ? err.toString("utf8")
-          : `${err.toString("utf8")}${spawnError.message}\n`;
+          : `${err.toString("utf8")}${spawnError === undefined ? "could not join the memory cgroup: " : ""}${failed.message}\n`;
       resolve({
         exitCode: code ?? (spawnError === undefined ? null : 127),
         signal: sig,

@@ -86,6 +86,11 @@ export interface BackendOptions {
    * does not work (default false: it refuses, `sandbox/no-seccomp`).
    */
   readonly allowWeakerSandbox?: boolean;
+  /**
+   * The bwrap backend's `warrant-outer`, what runs outside the sandbox in overlay mode (default:
+   * the one built with the package, when it was); null: the same steps as a shell script.
+   */
+  readonly outerHelper?: string | null;
   readonly hooks?: SandboxHooks;
 }
 

@@ -6,10 +6,11 @@
 // sandbox around the command to say whether /tmp was left full or the file-size limit was hit.
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { mkdir, readdir, readFile, rmdir, writeFile } from "node:fs/promises";
+import { chown, mkdir, readdir, readFile, rmdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { LimitHit, ResourceLimits } from "../../core/ports/sandbox.js";
 import { DEFAULT_RESOURCES } from "../../core/ports/sandbox.js";
+import type { RunAs } from "./environment-dir.js";
 import { closeQuietly, openDirPath } from "./host-fs.js";
 import { walkTree } from "./tree-walk.js";
 
@@ -91,6 +92,15 @@ export interface MemoryCgroup {
    * command on a busy host). On v2, where `tasks` does not exist, `cgroup.procs`.
    */
   readonly join: string;
+  /**
+   * Whether the commands' first process can move itself in (write `0` to `join`): on v1 the
+   * `tasks` file is the commands' uid's; on v2 only where the commands run as this process's own
+   * user (moving needs write access to the parent's `cgroup.procs`). Otherwise the host moves it,
+   * by its pid (the kernel then takes that lock: moving another process is never the cheap way).
+   */
+  readonly selfJoin: boolean;
+  /** The cgroup hierarchy's version. */
+  readonly version: 1 | 2;
   /** True when the kernel killed a process in it for going over the limit during this command. */
   oomKilled(): Promise<boolean>;
   /** The command is over: kill whatever of it is still in the cgroup, and hand the cgroup back. */
@@ -101,6 +111,8 @@ export interface MemoryCgroup {
 interface CgroupDir {
   /** See MemoryCgroup.join. */
   readonly join: string;
+  /** See MemoryCgroup.selfJoin. */
+  readonly selfJoin: boolean;
   /** How many processes the kernel has killed in it for going over its limit, so far. */
   oomKills(): Promise<number>;
   /** Kill whatever is in it (best effort; true when it is empty afterwards). */
@@ -111,7 +123,11 @@ interface CgroupDir {
 
 const readText = (p: string) => readFile(p, "utf8").catch(() => undefined);
 
-async function makeCgroup(parent: CgroupParent, bytes: number): Promise<CgroupDir> {
+/**
+ * A memory cgroup of `bytes` under `parent`; on v1 its `tasks` file given to `owner` (the uid
+ * commands run as, when not this process's), so that their first process moves itself in.
+ */
+async function makeCgroup(parent: CgroupParent, bytes: number, owner?: RunAs): Promise<CgroupDir> {
   const dir = path.join(parent.dir, `warrant-${process.pid}-${randomBytes(6).toString("hex")}`);
   await mkdir(dir);
   try {
@@ -133,6 +149,15 @@ async function makeCgroup(parent: CgroupParent, bytes: number): Promise<CgroupDi
   const counterFile = path.join(dir, parent.version === 2 ? "memory.events" : "memory.oom_control");
   const procs = path.join(dir, "cgroup.procs");
   const join = parent.version === 2 ? procs : path.join(dir, "tasks");
+  let selfJoin = owner === undefined;
+  if (owner !== undefined && parent.version === 1) {
+    try {
+      await chown(join, owner.uid, owner.gid);
+      selfJoin = true;
+    } catch {
+      // The host moves the commands in instead.
+    }
+  }
   /** Signals what is in the cgroup; true when nothing was. */
   const killLeft = async () => {
     const left = ((await readText(procs)) ?? "").split("\n").filter((l) => /^\d+$/.test(l));
@@ -148,6 +173,7 @@ async function makeCgroup(parent: CgroupParent, bytes: number): Promise<CgroupDi
   const pause = () => new Promise((r) => setTimeout(r, 20));
   return {
     join,
+    selfJoin,
     async oomKills() {
       const text = (await readText(counterFile)) ?? "";
       const m = /^oom_kill (\d+)$/m.exec(text);
@@ -199,7 +225,7 @@ async function sweepDeadCgroups(dir: string): Promise<void> {
  * cannot, environments' `take()` gives `undefined`: the RLIMIT_DATA fallback. `enabled: false`
  * always falls back.
  */
-export function memoryCgroups(enabled: boolean) {
+export function memoryCgroups(enabled: boolean, owner?: RunAs) {
   let parent: Promise<CgroupParent | undefined> | undefined;
   const find = async (): Promise<CgroupParent | undefined> => {
     if (!enabled) return undefined;
@@ -241,11 +267,13 @@ export function memoryCgroups(enabled: boolean) {
         async take(): Promise<MemoryCgroup | undefined> {
           const p = await parent_();
           if (p === undefined || closed) return undefined;
-          const dir = idle.pop() ?? (await makeCgroup(p, bytes));
+          const dir = idle.pop() ?? (await makeCgroup(p, bytes, owner));
           all.add(dir);
           const before = await dir.oomKills();
           return {
             join: dir.join,
+            selfJoin: dir.selfJoin,
+            version: p.version,
             oomKilled: async () => (await dir.oomKills()) > before,
             async release() {
               // A cgroup something of the command outlived is not handed to the next command.
@@ -284,7 +312,7 @@ export function inCgroup(cgroup: MemoryCgroup | undefined, argv: readonly string
 }
 
 /** The exit status a shell reports for a process killed by SIGXFSZ (25). */
-const XFSZ_STATUS = 128 + 25;
+export const XFSZ_STATUS = 128 + 25;
 
 /**
  * The reporter around a contained command (run inside the sandbox, the command's parent): the

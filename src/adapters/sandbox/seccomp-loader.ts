@@ -3,9 +3,8 @@
 // C compiler is present and shipped in dist/native. It sets no_new_privs, loads the program
 // seccomp-filter.ts writes, and executes the rest of its command line. Whether it works here is
 // proven once per sandbox by loading the filter in front of `true` on the host.
-import { existsSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { hostCommand } from "./host-command.js";
+import { builtNativeProgram } from "./native-program.js";
 import {
   DENIED_SOCKET_FAMILIES,
   DENIED_SYSCALLS,
@@ -13,16 +12,9 @@ import {
   seccompProgram,
 } from "./seccomp-filter.js";
 
-/** Where the built loader lies: dist/native beside the compiled code, or from the sources. */
-const CANDIDATES = ["../../../native/warrant-seccomp", "../../../dist/native/warrant-seccomp"];
-
 /** The loader shipped with this package, when it was built. */
 export function defaultSeccompLoader(): string | undefined {
-  for (const c of CANDIDATES) {
-    const p = fileURLToPath(new URL(c, import.meta.url));
-    if (existsSync(p)) return p;
-  }
-  return undefined;
+  return builtNativeProgram("warrant-seccomp");
 }
 
 /** The loader's path, or why commands cannot run under the filter here. */

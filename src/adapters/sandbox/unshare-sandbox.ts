@@ -41,46 +41,53 @@ import {
   environmentHost,
   hostRunAs,
 } from "./managed-environment.js";
+import { fstabField, fstabFiles, LIMITED_RUN, limitArgs, shellSetsLimits } from "./outer-shell.js";
 import { setprivPrefix } from "./overlay-mount.js";
 import {
   diskUse,
   type EnvironmentCgroups,
   inCgroup,
   memoryCgroups,
-  REPORTER_SCRIPT,
   resourcesOf,
   watchDisk,
+  XFSZ_STATUS,
 } from "./resource-limits.js";
 import { DEVICE_NODES, type LayoutEntry, readOnlyLayout } from "./root-layout.js";
 import { type FilterArch, filterArch, seccompProgram } from "./seccomp-filter.js";
 import { checkSeccompLoader, type LoaderStatus, openWithoutFilter } from "./seccomp-loader.js";
 
+/**
+ * The limits reporter in the new root, the command's parent (LIMITED_RUN, outer-shell.ts):
+ * arguments nproc, RLIMIT_DATA, RLIMIT_FSIZE, whether the shell sets them, then the command.
+ * Afterwards it writes `fsize` to fd 3 when the command died of SIGXFSZ and `tmp` when /tmp has
+ * no block left.
+ */
+export const UNSHARE_REPORTER = `N=$1; D=$2; F=$3; S=$4; shift 4
+${LIMITED_RUN}if [ "$rc" -eq ${XFSZ_STATUS} ]; then echo fsize >&3; fi
+a=$(stat -f -c %a /tmp 2>/dev/null) && [ "$a" = 0 ] && echo tmp >&3
+exit "$rc"
+`;
+
 // Arguments: the seccomp loader and its filter (`-` `-` for none), workspace, stage, nproc, the
-// overlay's mount options (`-` in copy mode), the environment's fstab (the root's fixed mounts,
-// written with the environment: `rootFstab`), RLIMIT_DATA (`-` under a memory cgroup),
-// RLIMIT_FSIZE, the limits reporter's script, count of further mounts, each as three words
-// (`overlay OPTIONS TARGET` or `ro SOURCE TARGET`, targets inside the new root: dependencies,
-// toolchains), then the command line to exec in the new root (`env -i` with the command's
-// variables, its folder, the argv). Runs as root of the new user namespace and pid 1 of the new pid
-// namespace; mount propagation is already private (unshare's default). The fixed mounts are made
-// by one `mount --all` over that fstab, in its order, instead of one process per mount, the first
-// of them the stage onto itself (so that it can be made read-only once everything is in it). The
-// workspace's mountpoint is made by its own mount (`X-mount.mkdir`, an option mount(8) keeps to
-// itself), after them: it is under the new /tmp where the host's temp folder is /tmp. A control
-// file is bound only when neither it nor .git is a link (nothing runs in these namespaces yet).
+// command's fstab (commandFstab: the root's fixed mounts, the workspace, the dependencies and
+// toolchains, in that order), RLIMIT_DATA (`-` under a memory cgroup), RLIMIT_FSIZE, the limits
+// reporter's script (UNSHARE_REPORTER), whether it sets the limits with the shell's `ulimit` (1)
+// or prlimit (0), the v1 memory cgroup's `tasks` file to move itself in through first (`-`:
+// none; the host handed it to the commands' uid), then the command line to exec in the new root
+// (`env -i` with the command's variables, its folder, the argv). Runs as root of the new user
+// namespace and pid 1 of the new pid namespace; mount propagation is already private (unshare's
+// default). Every mount is made by one `mount --all` over that fstab, in its order, instead of
+// one process per mount, the first of them the stage onto itself (so that it can be made
+// read-only once everything is in it). The workspace's mountpoint is made by its own mount
+// (`X-mount.mkdir`, an option mount(8) keeps to itself), after the fixed ones: it is under the
+// new /tmp where the host's temp folder is /tmp. A control file is bound only when neither it nor
+// .git is a link (nothing runs in these namespaces yet).
 const SETUP_SCRIPT = `set -eu
 L=$1; B=$2; shift 2
-W=$1; S=$2; N=$3; O=$4; X=$5; D=$6; F=$7; R=$8; shift 8
+W=$1; S=$2; N=$3; X=$4; D=$5; F=$6; R=$7; U=$8; J=$9; shift 9
+if [ "$J" != - ]; then echo 0 > "$J"; fi
 if command -v ip >/dev/null; then ip link set lo up 2>/dev/null || true; fi
 mount --all --fstab "$X"
-if [ "$O" = - ]; then mount --bind -o X-mount.mkdir "$W" "$S$W"
-else mount -t overlay overlay -o "$O,X-mount.mkdir" "$S$W"; fi
-M=$1; shift
-while [ "$M" -gt 0 ]; do
-  if [ "$1" = overlay ]; then mount -t overlay overlay -o "$2" "$S$3"
-  else mkdir -p "$S$3"; mount -o bind,ro "$2" "$S$3"; fi
-  shift 3; M=$((M-1))
-done
 if [ -d "$S$W/.git" ] && [ ! -L "$S$W/.git" ]; then
   for c in hooks config; do
     t="$S$W/.git/$c"
@@ -89,14 +96,9 @@ if [ -d "$S$W/.git" ] && [ ! -L "$S$W/.git" ]; then
 fi
 mount -o remount,bind,ro "$S"
 P="--no-new-privs --inh-caps=-all --ambient-caps=-all --bounding-set=-all"
-if [ "$L" = - ]; then exec chroot "$S" setpriv $P -- /bin/sh -c "$R" warrant-limits "$N" "$D" "$F" "$@"; fi
-exec "$L" "$B" chroot "$S" setpriv $P -- /bin/sh -c "$R" warrant-limits "$N" "$D" "$F" "$@"
+if [ "$L" = - ]; then exec chroot "$S" setpriv $P -- /bin/sh -c "$R" warrant-limits "$N" "$D" "$F" "$U" "$@"; fi
+exec "$L" "$B" chroot "$S" setpriv $P -- /bin/sh -c "$R" warrant-limits "$N" "$D" "$F" "$U" "$@"
 `;
-
-/** A path or word as an fstab field: space, tab, newline and backslash as octal escapes. */
-export function fstabField(text: string): string {
-  return text.replace(/[\\ \t\n]/g, (c) => `\\${c.charCodeAt(0).toString(8).padStart(3, "0")}`);
-}
 
 /**
  * The new root's fixed mounts as an fstab, in order: the stage bound onto itself, the system
@@ -119,6 +121,35 @@ export function rootFstab(
     line("proc", "/proc", "proc", "nosuid,nodev,noexec"),
     line("tmpfs", "/tmp", "tmpfs", `mode=1777,nosuid,nodev,size=${tmpBytes}`),
   ].join("");
+}
+
+/**
+ * One command's fstab: the root's fixed mounts (rootFstab's text), then the workspace at its own
+ * path inside the stage (its overlay given `mount`, else the environment's folder bound), then
+ * `more` (moreMounts: three words each, overlays over folders inside the workspace and read-only
+ * binds, their mountpoints made as needed).
+ */
+export function commandFstab(
+  root: string,
+  dir: { readonly workspace: string; readonly stage: string },
+  mount: string | undefined,
+  more: readonly string[],
+): string {
+  const at = (target: string) => fstabField(path.join(dir.stage, target));
+  const lines = [
+    mount === undefined
+      ? `${fstabField(dir.workspace)} ${at(dir.workspace)} none bind,X-mount.mkdir 0 0\n`
+      : `overlay ${at(dir.workspace)} overlay ${mount},X-mount.mkdir 0 0\n`,
+  ];
+  for (let i = 0; i + 2 < more.length; i += 3) {
+    const [kind, source, target] = [more[i], more[i + 1] as string, more[i + 2] as string];
+    lines.push(
+      kind === "overlay"
+        ? `overlay ${at(target)} overlay ${source} 0 0\n`
+        : `${fstabField(source)} ${at(target)} none bind,ro,X-mount.mkdir 0 0\n`,
+    );
+  }
+  return root + lines.join("");
 }
 
 /**
@@ -196,8 +227,8 @@ interface UnshareEnvironmentParts {
   readonly dir: EnvironmentDir;
   readonly binds: HostBinds;
   readonly resources: ResourceLimits;
-  /** The root's fixed mounts (rootFstab), in the environment's directory. */
-  readonly fstab: string;
+  /** The root's fixed mounts (rootFstab's text). */
+  readonly rootFstab: string;
   /** Undefined where no filter is loaded (the weaker sandbox). */
   readonly filter: EnvironmentFilter | undefined;
   readonly defaultNproc: number;
@@ -244,15 +275,29 @@ function unshareLine(
     readonly argv: readonly string[];
     readonly env: Readonly<Record<string, string>>;
     readonly nproc: string;
-    readonly mount: string | undefined;
-    readonly more: readonly string[];
+    /** The command's fstab (commandFstab), in the environment's directory. */
+    readonly fstab: string;
     readonly inCgroup: boolean;
+    /** Whether the reporter's shell sets the limits (shellSetsLimits). */
+    readonly builtins: boolean;
+    /** The chain is started as the commands' uid already: no setpriv in front. */
+    readonly spawnedAs: boolean;
+    /** The memory cgroup file the setup moves itself in through, if it does. */
+    readonly join: string | undefined;
   },
 ): string[] {
   const { runAs } = sandbox;
   const { dir, resources, filter } = environment;
-  const { more } = command;
-  const line = setprivPrefix(sandbox.options.setprivPath ?? "setpriv", runAs);
+  const [nproc, data, fsize, builtins] = limitArgs(
+    command.nproc,
+    command.inCgroup ? undefined : resources.memoryBytes,
+    resources.diskBytes,
+    command.builtins,
+  );
+  const line = setprivPrefix(
+    sandbox.options.setprivPath ?? "setpriv",
+    command.spawnedAs ? undefined : runAs,
+  );
   line.push(
     sandbox.unshare,
     "--user",
@@ -273,18 +318,23 @@ function unshareLine(
     filter?.program ?? "-",
     dir.workspace,
     dir.stage,
-    command.nproc,
-    command.mount ?? "-",
-    environment.fstab,
-    command.inCgroup ? "-" : String(resources.memoryBytes),
-    String(resources.diskBytes),
-    REPORTER_SCRIPT,
-    String(more.length / 3),
-    ...more,
+    nproc as string,
+    command.fstab,
+    data as string,
+    fsize as string,
+    UNSHARE_REPORTER,
+    builtins as string,
+    command.join ?? "-",
     ...inFolder(command.env, dir.workspace, command.argv),
   );
   return line;
 }
+
+/**
+ * What moves a chain started as the commands' uid into its memory cgroup: a shell that waits for
+ * the host's line on stdin (the host writes it once the shell is in), then becomes `argv`.
+ */
+export const GATE_SCRIPT = 'read -r _ || exit 125; exec "$@"';
 
 /**
  * How one environment runs a command: unshare's line in a memory cgroup where the host has one,
@@ -296,6 +346,7 @@ function unshareRunner(
   environment: UnshareEnvironmentParts,
 ): ExecLine {
   const { dir, binds, resources, initialUse } = environment;
+  const fstabFile = fstabFiles(dir.base, "command");
   return async (
     argv: readonly string[],
     exec: ExecOptions,
@@ -307,17 +358,32 @@ function unshareRunner(
     const env = scrubbedEnv(dir.workspace, exec.env);
     const nproc = String(exec.maxProcesses ?? environment.defaultNproc);
     const cgroup = await environment.groups.take().catch(() => undefined);
+    // Without root binds the chain starts as the commands' uid (no setpriv) and joins the cgroup
+    // itself: in the setup (a v1 `tasks` file handed to that uid), else in a shell in front, else
+    // (v2, another uid) behind GATE_SCRIPT while the host moves it. With root binds the chain
+    // starts as root, which joins the cgroup first.
+    const plain = binds.rootBinds.length === 0;
+    const spawnedAs = plain && sandbox.runAs !== undefined;
+    const inSetup = plain && cgroup?.selfJoin === true && cgroup.version === 1;
+    const gated = plain && cgroup !== undefined && !cgroup.selfJoin;
     const line = unshareLine(sandbox, environment, {
       argv,
       env,
       nproc,
-      mount,
-      more,
+      fstab: await fstabFile(commandFstab(environment.rootFstab, dir, mount, more)),
       inCgroup: cgroup !== undefined,
+      builtins: await shellSetsLimits(),
+      spawnedAs,
+      join: inSetup ? cgroup?.join : undefined,
     });
+    const full = !plain
+      ? inCgroup(cgroup, withRootBinds(binds, sandbox.unshare, line))
+      : gated
+        ? ["/bin/sh", "-c", GATE_SCRIPT, "warrant-gate", ...line]
+        : inCgroup(inSetup ? undefined : cgroup, line);
     // The host-side chain and the setup get only PATH; the command gets exactly `env`.
     return runLimited(
-      inCgroup(cgroup, withRootBinds(binds, sandbox.unshare, line)),
+      full,
       { PATH: SANDBOX_PATH },
       {
         ...exec,
@@ -329,6 +395,8 @@ function unshareRunner(
               breach({ resource: "disk", bytes: resources.diskBytes, via: "watchdog" }),
             ),
         },
+        gate: gated,
+        ...(spawnedAs && sandbox.runAs !== undefined ? { spawnAs: sandbox.runAs } : {}),
       },
     );
   };
@@ -353,7 +421,7 @@ export function createUnshareSandbox(options: BackendOptions = {}): Sandbox {
   const layout = readOnlyLayout(options.readOnlyPaths);
   const roDirs = layout.filter((e) => e.kind === "ro-dir").map((e) => e.path);
   const host = environmentHost("unshare", options);
-  const cgroups = memoryCgroups(options.cgroups !== false);
+  const cgroups = memoryCgroups(options.cgroups !== false, runAs);
   const sandbox: UnshareSandboxParts = { unshare, options, runAs };
   let loader: Promise<LoaderStatus> | undefined;
   const loaderStatus = () => {
@@ -384,17 +452,13 @@ export function createUnshareSandbox(options: BackendOptions = {}): Sandbox {
         opts,
         async (dir: EnvironmentDir, binds) => {
           const devices = await buildSkeleton(dir.stage, layout, runAs);
-          const fstab = path.join(dir.base, "root.fstab");
-          await writeFile(fstab, rootFstab(dir.stage, roDirs, devices, resources.tmpBytes), {
-            mode: 0o644,
-          });
           const initialUse = await diskUse(writableRoot(dir, binds));
           const filter = filtered ? await copyFilter(dir, status.path, arch, opts) : undefined;
           return unshareRunner(sandbox, {
             dir,
             binds,
             resources,
-            fstab,
+            rootFstab: rootFstab(dir.stage, roDirs, devices, resources.tmpBytes),
             filter,
             defaultNproc,
             groups,
