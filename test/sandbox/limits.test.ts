@@ -30,15 +30,23 @@ const ownCgroups = () =>
     n.startsWith(`warrant-${process.pid}-`),
   );
 
-for (const backend of ["bwrap", "unshare"] as const) {
-  const found = await detectSandbox({ only: backend });
+// bwrap twice: with its overlay commands' outer steps in warrant-outer (the default where it was
+// built) and in the shell (`outerHelper: null`, as where no C compiler was at build time).
+const VARIANTS = [
+  { backend: "bwrap", label: "bwrap", options: {} },
+  { backend: "bwrap", label: "bwrap, outer steps in the shell", options: { outerHelper: null } },
+  { backend: "unshare", label: "unshare", options: {} },
+] as const;
+
+for (const { backend, label, options } of VARIANTS) {
+  const found = await detectSandbox({ only: backend, ...options });
   const reason = found.ok ? "" : (found.errors[0]?.message ?? "probe failed");
   if (!found.ok && required.has(backend)) {
-    it(`${backend} is required here and works`, () => expect(reason).toBe(""));
+    it(`${label} is required here and works`, () => expect(reason).toBe(""));
   }
   const sandbox = found.ok ? found.value : undefined;
   describe.skipIf(sandbox === undefined)(
-    `resource limits and defense in depth: ${backend}${sandbox === undefined ? ` (skipped: ${reason})` : ""}`,
+    `resource limits and defense in depth: ${label}${sandbox === undefined ? ` (skipped: ${reason})` : ""}`,
     () => {
       let work: string;
       let baseline: string;
@@ -158,7 +166,7 @@ for (const backend of ["bwrap", "unshare"] as const) {
       );
 
       it("without a cgroup RLIMIT_DATA refuses the allocation inside the command", async () => {
-        const sb = await detectSandbox({ only: backend, cgroups: false });
+        const sb = await detectSandbox({ only: backend, ...options, cgroups: false });
         if (!sb.ok) throw new Error("the backend probed fine a moment ago");
         const env = await sb.value.createEnvironment(baseline, { resources: small });
         envs.push(env);

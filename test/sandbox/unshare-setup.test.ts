@@ -10,6 +10,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { probeSandbox } from "../../src/adapters/sandbox/detect-sandbox.js";
 import { fstabField } from "../../src/adapters/sandbox/outer-shell.js";
 import {
+  commandFstab,
   createUnshareSandbox,
   inFolder,
   rootFstab,
@@ -37,6 +38,29 @@ describe("the root's fstab", () => {
       "tmpfs /s\\040t/dev/shm tmpfs mode=1777,nosuid,nodev 0 0",
       "proc /s\\040t/proc proc nosuid,nodev,noexec 0 0",
       "tmpfs /s\\040t/tmp tmpfs mode=1777,nosuid,nodev,size=4096 0 0",
+      "",
+    ]);
+  });
+
+  it("a command's fstab: the root's, then the workspace (bound, or its overlay), then the dependencies and toolchains", () => {
+    const dir = { workspace: "/e/w s", stage: "/e/stage" };
+    const more = [
+      "ro",
+      "/dep",
+      "/e/w s/node_modules",
+      "overlay",
+      "lowerdir=/l,upperdir=/u",
+      "/e/w s/v",
+    ];
+    expect(commandFstab("ROOT\n", dir, undefined, more).split("\n")).toEqual([
+      "ROOT",
+      "/e/w\\040s /e/stage/e/w\\040s none bind,X-mount.mkdir 0 0",
+      "/dep /e/stage/e/w\\040s/node_modules none bind,ro,X-mount.mkdir 0 0",
+      "overlay /e/stage/e/w\\040s/v overlay lowerdir=/l,upperdir=/u 0 0",
+      "",
+    ]);
+    expect(commandFstab("", dir, "userxattr,lowerdir=/b", []).split("\n")).toEqual([
+      "overlay /e/stage/e/w\\040s overlay userxattr,lowerdir=/b,X-mount.mkdir 0 0",
       "",
     ]);
   });
