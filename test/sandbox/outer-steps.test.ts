@@ -322,7 +322,10 @@ for (const [label, outerHelper] of [
   ["the shell's steps", null],
   ["a program that does not run here, so the shell's steps", "/bin/false"],
 ] as const) {
-  const sandbox = createBwrapSandbox({ layers: "overlay", outerHelper });
+  const sandbox = createBwrapSandbox({
+    layers: "overlay",
+    ...(outerHelper === undefined ? {} : { outerHelper }),
+  });
   const why = await probeSandbox(sandbox).catch((e: Error) => e.message);
   if (why !== undefined && process.env.WARRANT_REQUIRE_OVERLAY === "1") {
     it(`bwrap in overlay mode is required here and works (${label})`, () => expect(why).toBe(""));

@@ -1,12 +1,11 @@
 // Running one backend invocation as a child process with the run's limits: wall time (the whole
 // process group is killed), a combined output byte cap (cut and flagged), and cancellation.
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { closeSync } from "node:fs";
 import { statfs, writeFile } from "node:fs/promises";
 import type { ExecResult, LimitHit, ResourceLimits } from "../../core/ports/sandbox.js";
 import { digestOf, digestOfBytes } from "../../core/records/canonical.js";
 import { CREDENTIAL_NAME } from "../../core/taskpack/ignore.js";
-import type { RunAs } from "./environment-dir.js";
 import { type MemoryCgroup, reportedLimit, XFSZ_STATUS } from "./resource-limits.js";
 
 export interface LimitedRun {
@@ -36,7 +35,7 @@ export interface LimitedRun {
    */
   readonly statusTmp?: string;
   /** The uid and gid the chain is started as, with no other groups. */
-  readonly spawnAs?: RunAs;
+  readonly spawnAs?: { readonly uid: number; readonly gid: number };
 }
 
 export const SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
@@ -57,6 +56,61 @@ export function scrubbedEnv(
   return { ...env, PATH: env.PATH ?? SANDBOX_PATH, HOME: home, LANG: "C.UTF-8", TMPDIR: "/tmp" };
 }
 
+/**
+ * The host's side of a chain's stdin and fd 3: the gate (LimitedRun.gate), what the chain reports
+ * on fd 3 (its first 64 bytes), and its status (LimitedRun.statusTmp): the /tmp looked at, then
+ * the chain let go. `report()` is what was reported, with `tmp` and `fsize` added for a status.
+ */
+function hostSide(child: ChildProcess, limits: LimitedRun) {
+  const { gate: gated, statusTmp } = limits;
+  let report = "";
+  let joinError: Error | undefined;
+  const gate = child.stdin;
+  gate?.on("error", () => undefined);
+  // The chain waits on its stdin until the host has moved it into the cgroup: every process of
+  // the command is forked after that.
+  const join = limits.enforce?.cgroup?.join;
+  if (gated === true && gate !== null && child.pid !== undefined) {
+    if (join === undefined) gate.end();
+    else
+      writeFile(join, String(child.pid)).then(
+        () => (statusTmp === undefined ? gate.end("\n") : gate.write("\n")),
+        (e: Error) => {
+          joinError = e;
+          gate.end();
+        },
+      );
+  }
+  let told = false;
+  /** The chain said the command's status: look at its /tmp, then let it exit. */
+  const onStatus = (rc: number) => {
+    statfs(`/proc/${child.pid}/root${statusTmp}`)
+      .then(
+        (s) => {
+          if (s.bavail === 0) report += " tmp";
+        },
+        () => undefined,
+      )
+      .finally(() => {
+        if (rc === XFSZ_STATUS) report += " fsize";
+        gate?.end();
+      });
+  };
+  const reporter = child.stdio[3];
+  if (reporter !== null && reporter !== undefined && "on" in reporter) {
+    reporter.on("data", (chunk: Buffer) => {
+      if (report.length < 64) report += chunk.toString("latin1");
+      const m = statusTmp === undefined || told ? null : /^rc (\d+)\n/m.exec(report);
+      if (m !== null) {
+        told = true;
+        onStatus(Number(m[1]));
+      }
+    });
+    reporter.on("error", () => undefined);
+  }
+  return { report: () => report, joinError: () => joinError };
+}
+
 /** Spawn `argv` (the backend's full command line) with `env` and enforce the limits. */
 export function runLimited(
   argv: readonly string[],
@@ -73,14 +127,12 @@ export function runLimited(
     let cancelled = false;
     let spawnError: Error | undefined;
     const enforce = limits.enforce;
-    let report = "";
     let hit: LimitHit | undefined;
     const fds = limits.fds ?? [];
-    const { gate: gated, statusTmp } = limits;
     const child = spawn(argv[0] as string, argv.slice(1), {
       env: { ...env },
       stdio: [
-        gated === true || statusTmp !== undefined ? "pipe" : "ignore",
+        limits.gate === true || limits.statusTmp !== undefined ? "pipe" : "ignore",
         "pipe",
         "pipe",
         enforce === undefined ? "ignore" : "pipe",
@@ -92,38 +144,7 @@ export function runLimited(
       ...(limits.spawnAs === undefined ? {} : { uid: limits.spawnAs.uid, gid: limits.spawnAs.gid }),
     });
     for (const fd of fds) closeSync(fd);
-    let joinError: Error | undefined;
-    const gate = child.stdin;
-    gate?.on("error", () => undefined);
-    // The chain waits on its stdin until the host has moved it into the cgroup: every process of
-    // the command is forked after that.
-    const join = enforce?.cgroup?.join;
-    if (gated === true && gate !== null && child.pid !== undefined) {
-      if (join === undefined) gate.end();
-      else
-        writeFile(join, String(child.pid)).then(
-          () => (statusTmp === undefined ? gate.end("\n") : gate.write("\n")),
-          (e: Error) => {
-            joinError = e;
-            gate.end();
-          },
-        );
-    }
-    let told = false;
-    /** The chain said the command's status: look at its /tmp, then let it exit. */
-    const onStatus = (rc: number) => {
-      statfs(`/proc/${child.pid}/root${statusTmp}`)
-        .then(
-          (s) => {
-            if (s.bavail === 0) report += " tmp";
-          },
-          () => undefined,
-        )
-        .finally(() => {
-          if (rc === XFSZ_STATUS) report += " fsize";
-          gate?.end();
-        });
-    };
+    const side = hostSide(child, limits);
     let exited = false;
     // Only while the child is unreaped: afterwards its pid (the group id) may belong to another.
     const killTree = () => {
@@ -145,18 +166,6 @@ export function runLimited(
       into.push(part);
       kept += part.length;
     };
-    const reporter = child.stdio[3];
-    if (reporter !== null && reporter !== undefined && "on" in reporter) {
-      reporter.on("data", (chunk: Buffer) => {
-        if (report.length < 64) report += chunk.toString("latin1");
-        const m = statusTmp === undefined || told ? null : /^rc (\d+)\n/m.exec(report);
-        if (m !== null) {
-          told = true;
-          onStatus(Number(m[1]));
-        }
-      });
-      reporter.on("error", () => undefined);
-    }
     const stopWatch = enforce?.watch?.((h) => {
       hit ??= h;
       killTree();
@@ -187,12 +196,12 @@ export function runLimited(
         const { cgroup, resources } = enforce;
         if (hit === undefined && cgroup !== undefined && (await cgroup.oomKilled()))
           hit = { resource: "memory", bytes: resources.memoryBytes, via: "cgroup" };
-        hit ??= reportedLimit(report, resources);
+        hit ??= reportedLimit(side.report(), resources);
         await cgroup?.release();
       }
       const out = Buffer.concat(stdout);
       const err = Buffer.concat(stderr);
-      const failed = spawnError ?? joinError;
+      const failed = spawnError ?? side.joinError();
       const errText =
         failed === undefined
           ? err.toString("utf8")

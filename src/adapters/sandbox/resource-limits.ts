@@ -10,7 +10,6 @@ import { chown, mkdir, readdir, readFile, rmdir, writeFile } from "node:fs/promi
 import path from "node:path";
 import type { LimitHit, ResourceLimits } from "../../core/ports/sandbox.js";
 import { DEFAULT_RESOURCES } from "../../core/ports/sandbox.js";
-import type { RunAs } from "./environment-dir.js";
 import { closeQuietly, openDirPath } from "./host-fs.js";
 import { walkTree } from "./tree-walk.js";
 
@@ -123,11 +122,17 @@ interface CgroupDir {
 
 const readText = (p: string) => readFile(p, "utf8").catch(() => undefined);
 
+/** A uid and gid (the commands' own). */
+interface Owner {
+  readonly uid: number;
+  readonly gid: number;
+}
+
 /**
  * A memory cgroup of `bytes` under `parent`; on v1 its `tasks` file given to `owner` (the uid
  * commands run as, when not this process's), so that their first process moves itself in.
  */
-async function makeCgroup(parent: CgroupParent, bytes: number, owner?: RunAs): Promise<CgroupDir> {
+async function makeCgroup(parent: CgroupParent, bytes: number, owner?: Owner): Promise<CgroupDir> {
   const dir = path.join(parent.dir, `warrant-${process.pid}-${randomBytes(6).toString("hex")}`);
   await mkdir(dir);
   try {
@@ -225,7 +230,7 @@ async function sweepDeadCgroups(dir: string): Promise<void> {
  * cannot, environments' `take()` gives `undefined`: the RLIMIT_DATA fallback. `enabled: false`
  * always falls back.
  */
-export function memoryCgroups(enabled: boolean, owner?: RunAs) {
+export function memoryCgroups(enabled: boolean, owner?: Owner) {
   let parent: Promise<CgroupParent | undefined> | undefined;
   const find = async (): Promise<CgroupParent | undefined> => {
     if (!enabled) return undefined;
