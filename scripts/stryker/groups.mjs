@@ -132,14 +132,14 @@ export const GROUPS = [
     name: "sandbox",
     // The sandbox's host-side confinement (a baseline read, host file access, tree walks), resource limits
     // (cgroup placement rules, the reporter, the disk watchdog; not the cgroup plumbing, lines
-    // 85-274, which needs a delegated cgroup and the slow sandbox tests), and the environment filter.
+    // 85-307, which needs a delegated cgroup and the slow sandbox tests), and the environment filter.
     mutate: [
       "src/adapters/sandbox/confined-read.ts",
       "src/adapters/sandbox/host-fs.ts",
       "src/adapters/sandbox/tree-walk.ts",
       "src/adapters/sandbox/resource-limits.ts:16-82",
-      "src/adapters/sandbox/resource-limits.ts:273-379",
-      "src/adapters/sandbox/contained-exec.ts:33-43",
+      "src/adapters/sandbox/resource-limits.ts:306-412",
+      "src/adapters/sandbox/contained-exec.ts:47-57",
       "src/core/taskpack/ignore.ts:15-15",
       "src/core/taskpack/command-env.ts",
     ],
