@@ -25,6 +25,8 @@ export default {
   // The checker plugin needs TypeScript's JavaScript API, which TypeScript 7 does not have.
   checkerNodeArgs: ["--import", "./scripts/stryker/typescript-api.mjs"],
   mutate: group.mutate,
+  // A group whose tests run the package's C programs builds them in the sandbox (dist is not copied).
+  ...(group.build === undefined ? {} : { buildCommand: group.build }),
   coverageAnalysis: "perTest",
   concurrency: Number(process.env.STRYKER_CONCURRENCY ?? 1),
   incremental: true,

@@ -154,6 +154,16 @@ export const GROUPS = [
     ],
   },
   {
+    name: "outer",
+    // What stands outside a bwrap command in overlay mode: the command lines and fstab of its
+    // outer steps, whether the shell sets limits, whether warrant-outer runs here, and the host's
+    // side of a chain's gate and status (contained-exec.ts `hostSide`), against the test that runs
+    // warrant-outer, the shell's steps and bwrap environments for real.
+    mutate: ["src/adapters/sandbox/outer-shell.ts", "src/adapters/sandbox/contained-exec.ts:64-112"],
+    tests: ["test/sandbox/outer-steps.test.ts"],
+    build: "node scripts/build-native.mjs",
+  },
+  {
     name: "egress",
     // The egress proxy's allow-list decision and its parsing: printable hosts, the HTTP head,
     // CONNECT and absolute-URI targets (not the socket plumbing, egress-connect.ts and

@@ -304,6 +304,38 @@ describe.skipIf(helper === undefined)(
       expect(r.stderr).toContain("cannot execute /no/such/program");
     });
 
+    it("the host reads the status: a full /tmp is the tmp limit, 153 the file-size limit", async () => {
+      const tmp = mkdtempSync(path.join(work, "status-"));
+      const resources = { ...DEFAULT_RESOURCES, tmpBytes: 65536 };
+      const run = (script: string) =>
+        runLimited(
+          [
+            helper as string,
+            ...["0", "-", "64", "-", "1048576", "1"],
+            ...["tmpfs", "tmpfs", tmp, "-", "size=65536"],
+            ...["sh", "-c", script, "sh", tmp],
+          ],
+          { PATH: SANDBOX_PATH },
+          { ...LIMITS, enforce: { resources }, statusTmp: tmp },
+        );
+      const full = await run('head -c 1048576 /dev/zero > "$1/fill"; exit 0');
+      expect(full.exitCode).toBe(0);
+      expect(full.limit).toEqual({ resource: "tmp", bytes: 65536, via: "tmpfs" });
+      const room = await run('head -c 1024 /dev/zero > "$1/fill"');
+      expect(room.exitCode, room.stderr).toBe(0);
+      expect(room.limit).toBeUndefined();
+      const xfsz = await run("kill -XFSZ $$");
+      expect(xfsz.exitCode).toBe(153);
+      expect(xfsz.limit).toEqual({
+        resource: "disk",
+        bytes: DEFAULT_RESOURCES.diskBytes,
+        via: "rlimit-fsize",
+      });
+      const other = await run("exit 152");
+      expect(other.exitCode).toBe(152);
+      expect(other.limit).toBeUndefined();
+    });
+
     it("a program that does not run here is found out (the shell's steps are used then)", async () => {
       expect(await helperRuns(helper as string, undefined)).toBe(true);
       expect(await helperRuns("/bin/false", undefined)).toBe(false);
