@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { probeSandbox } from "../../src/adapters/sandbox/detect-sandbox.js";
+import { moreMounts, NO_BINDS } from "../../src/adapters/sandbox/host-binds.js";
 import { fstabField } from "../../src/adapters/sandbox/outer-shell.js";
 import {
   commandFstab,
@@ -42,15 +43,54 @@ describe("the root's fstab", () => {
     ]);
   });
 
+  it("the further mounts: dependencies (read-only binds in copy mode, overlays in overlay mode), then toolchains read-only", () => {
+    const binds = {
+      ...NO_BINDS,
+      dependencies: [{ target: "/w/node_modules", source: "/b/dep-0", upper: "/u", base: "/d" }],
+      toolchains: [{ target: "/opt/node", source: "/opt/node" }],
+    };
+    const ro = (source: string, target: string) => ({
+      source,
+      target,
+      type: "none",
+      flags: "",
+      data: "bind,ro,X-mount.mkdir",
+    });
+    expect(moreMounts(binds, undefined)).toEqual([
+      ro("/b/dep-0", "/w/node_modules"),
+      ro("/opt/node", "/opt/node"),
+    ]);
+    expect(
+      moreMounts(binds, [{ options: "lowerdir=/b/dep-0", target: "/w/node_modules" }]),
+    ).toEqual([
+      {
+        source: "overlay",
+        target: "/w/node_modules",
+        type: "overlay",
+        flags: "",
+        data: "lowerdir=/b/dep-0",
+      },
+      ro("/opt/node", "/opt/node"),
+    ]);
+  });
+
   it("a command's fstab: the root's, then the workspace (bound, or its overlay), then the dependencies and toolchains", () => {
     const dir = { workspace: "/e/w s", stage: "/e/stage" };
     const more = [
-      "ro",
-      "/dep",
-      "/e/w s/node_modules",
-      "overlay",
-      "lowerdir=/l,upperdir=/u",
-      "/e/w s/v",
+      {
+        source: "/dep",
+        target: "/e/w s/node_modules",
+        type: "none",
+        flags: "",
+        data: "bind,ro,X-mount.mkdir",
+      },
+      {
+        source: "overlay",
+        target: "/e/w s/v",
+        type: "overlay",
+        flags: "",
+        data: "lowerdir=/l,upperdir=/u",
+      },
     ];
     expect(commandFstab("ROOT\n", dir, undefined, more).split("\n")).toEqual([
       "ROOT",

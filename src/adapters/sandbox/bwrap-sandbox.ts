@@ -239,7 +239,8 @@ function bwrapRunner(sandbox: BwrapSandboxParts, environment: BwrapEnvironmentPa
   ): Promise<ExecResult> => {
     const env = scrubbedEnv(dir.workspace, exec.env);
     const fds: number[] = [];
-    const outer = mount === undefined ? undefined : environment.outer;
+    // Set in overlay mode only, where `mount` is given.
+    const outer = environment.outer;
     const nproc = String(exec.maxProcesses ?? environment.defaultNproc);
     const cgroup = await environment.groups.take().catch(() => undefined);
     const enforce = {

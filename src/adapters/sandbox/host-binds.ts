@@ -13,6 +13,7 @@ import path from "node:path";
 import { WarrantError } from "../../core/result.js";
 import type { PinnedBaseline, RunAs } from "./baseline-pin.js";
 import type { EnvironmentDir } from "./environment-dir.js";
+import type { OuterMount } from "./outer-shell.js";
 import { overlayOptions } from "./overlay-mount.js";
 
 export interface DependencyLayer {
@@ -165,18 +166,32 @@ export function withRootBinds(
 }
 
 /**
- * The unshare backend's further mounts, three words each: the dependencies (`overlay OPTIONS
- * TARGET` in overlay mode, given `layers`; `ro SOURCE TARGET` in copy mode), then the toolchains.
+ * The unshare backend's further mounts, targets inside the new root: the dependencies (overlays
+ * given `layers`, in overlay mode; read-only binds in copy mode), then the toolchains, read-only;
+ * a bind's mountpoint is made when it is missing.
  */
 export function moreMounts(
   binds: HostBinds,
   layers: readonly OverlayMount[] | undefined,
-): string[] {
+): OuterMount[] {
+  const ro = (m: { readonly source: string; readonly target: string }): OuterMount => ({
+    source: m.source,
+    target: m.target,
+    type: "none",
+    flags: "",
+    data: "bind,ro,X-mount.mkdir",
+  });
   return [
     ...(layers === undefined
-      ? binds.dependencies.flatMap((d) => ["ro", d.source, d.target])
-      : layers.flatMap((l) => ["overlay", l.options, l.target])),
-    ...binds.toolchains.flatMap((t) => ["ro", t.source, t.target]),
+      ? binds.dependencies.map(ro)
+      : layers.map((l) => ({
+          source: "overlay",
+          target: l.target,
+          type: "overlay",
+          flags: "",
+          data: l.options,
+        }))),
+    ...binds.toolchains.map(ro),
   ];
 }
 

@@ -41,7 +41,14 @@ import {
   environmentHost,
   hostRunAs,
 } from "./managed-environment.js";
-import { fstabField, fstabFiles, LIMITED_RUN, limitArgs, shellSetsLimits } from "./outer-shell.js";
+import {
+  fstabFiles,
+  fstabText,
+  LIMITED_RUN,
+  limitArgs,
+  type OuterMount,
+  shellSetsLimits,
+} from "./outer-shell.js";
 import { setprivPrefix } from "./overlay-mount.js";
 import {
   diskUse,
@@ -111,45 +118,58 @@ export function rootFstab(
   devices: readonly string[],
   tmpBytes: number,
 ): string {
-  const line = (source: string, target: string, type: string, options: string) =>
-    `${fstabField(source)} ${fstabField(path.join(stage, target))} ${type} ${options} 0 0\n`;
-  return [
-    line(stage, "/", "none", "bind"),
-    ...roDirs.map((d) => line(d, d, "none", "bind,ro")),
-    ...devices.map((n) => line(`/dev/${n}`, `/dev/${n}`, "none", "bind")),
-    line("tmpfs", "/dev/shm", "tmpfs", "mode=1777,nosuid,nodev"),
-    line("proc", "/proc", "proc", "nosuid,nodev,noexec"),
-    line("tmpfs", "/tmp", "tmpfs", `mode=1777,nosuid,nodev,size=${tmpBytes}`),
-  ].join("");
+  return fstabText(
+    inStage(stage, [
+      { source: stage, target: "/", type: "none", flags: "", data: "bind" },
+      ...roDirs.map((d) => ({ source: d, target: d, type: "none", flags: "", data: "bind,ro" })),
+      ...devices.map((n) => ({
+        source: `/dev/${n}`,
+        target: `/dev/${n}`,
+        type: "none",
+        flags: "",
+        data: "bind",
+      })),
+      {
+        source: "tmpfs",
+        target: "/dev/shm",
+        type: "tmpfs",
+        flags: "",
+        data: "mode=1777,nosuid,nodev",
+      },
+      { source: "proc", target: "/proc", type: "proc", flags: "", data: "nosuid,nodev,noexec" },
+      {
+        source: "tmpfs",
+        target: "/tmp",
+        type: "tmpfs",
+        flags: "",
+        data: `mode=1777,nosuid,nodev,size=${tmpBytes}`,
+      },
+    ]),
+  );
+}
+
+/** `mounts` with their targets inside the stage (the new root). */
+function inStage(stage: string, mounts: readonly OuterMount[]): OuterMount[] {
+  return mounts.map((m) => ({ ...m, target: path.join(stage, m.target) }));
 }
 
 /**
  * One command's fstab: the root's fixed mounts (rootFstab's text), then the workspace at its own
  * path inside the stage (its overlay given `mount`, else the environment's folder bound), then
- * `more` (moreMounts: three words each, overlays over folders inside the workspace and read-only
- * binds, their mountpoints made as needed).
+ * `more` (moreMounts: overlays over folders inside the workspace and read-only binds).
  */
 export function commandFstab(
   root: string,
   dir: { readonly workspace: string; readonly stage: string },
   mount: string | undefined,
-  more: readonly string[],
+  more: readonly OuterMount[],
 ): string {
-  const at = (target: string) => fstabField(path.join(dir.stage, target));
-  const lines = [
+  const workspace: OuterMount =
     mount === undefined
-      ? `${fstabField(dir.workspace)} ${at(dir.workspace)} none bind,X-mount.mkdir 0 0\n`
-      : `overlay ${at(dir.workspace)} overlay ${mount},X-mount.mkdir 0 0\n`,
-  ];
-  for (let i = 0; i + 2 < more.length; i += 3) {
-    const [kind, source, target] = [more[i], more[i + 1] as string, more[i + 2] as string];
-    lines.push(
-      kind === "overlay"
-        ? `overlay ${at(target)} overlay ${source} 0 0\n`
-        : `${fstabField(source)} ${at(target)} none bind,ro,X-mount.mkdir 0 0\n`,
-    );
-  }
-  return root + lines.join("");
+      ? { source: dir.workspace, target: dir.workspace, type: "none", flags: "", data: "bind" }
+      : { source: "overlay", target: dir.workspace, type: "overlay", flags: "", data: mount };
+  const made = { ...workspace, data: `${workspace.data},X-mount.mkdir` };
+  return root + fstabText(inStage(dir.stage, [made, ...more]));
 }
 
 /**
