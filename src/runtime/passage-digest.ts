@@ -5,11 +5,16 @@
 // per turn stays flat however long the passage grows. A model's raw output, already canonicalised
 // for the transcript, is not canonicalised again (`known`).
 import * as crypto from "node:crypto";
-import type { ConversationEntry, ModelRequest } from "../core/ports/model-provider.js";
+import type {
+  ConversationEntry,
+  ModelRequest,
+  ToolResultEntry,
+} from "../core/ports/model-provider.js";
 import { canonicalJson } from "../core/records/canonical.js";
 import {
   CanonicalWriter,
   type KnownBytes,
+  memberKey,
   NeedsReference,
 } from "../core/records/canonical-bytes.js";
 
@@ -126,6 +131,7 @@ export class RequestDigests {
     for (let i = from; i < request.length; i++) {
       if (i > from) out.byte(COMMA);
       const entry = request.conversation[i] as ConversationEntry;
+      if (entry.kind === "tool-results" && toolResults(out, entry)) continue;
       if (entry.kind !== "model") {
         if (!out.value(entry, this.known)) out.ascii("null");
         continue;
@@ -148,6 +154,57 @@ export class RequestDigests {
   }
 }
 
+const CONTENT = memberKey("content");
+const IS_ERROR = memberKey("isError");
+const NAME = memberKey("name");
+
+/**
+ * A tool-results entry as the passage makes it (its results plain objects of a name, content and
+ * isError, nothing more), written member by member; false, having written nothing, for any other.
+ */
+function toolResults(
+  out: CanonicalWriter,
+  entry: Extract<ConversationEntry, { kind: "tool-results" }>,
+): boolean {
+  const { results } = entry;
+  if (!Array.isArray(results) || members(entry) !== 2) return false;
+  for (const r of results) if (!isToolResultEntry(r)) return false;
+  out.ascii(TOOL_RESULTS_OPEN);
+  for (let i = 0; i < results.length; i++) {
+    const r = results[i] as ToolResultEntry;
+    if (i > 0) out.byte(COMMA);
+    out.byte(OPEN);
+    out.member(CONTENT, r.content);
+    out.member(IS_ERROR, r.isError);
+    out.member(NAME, r.name);
+    out.byte(CLOSE);
+  }
+  out.ascii("]}");
+  return true;
+}
+
+/** A result entry with exactly the three members the passage gives it, and no others. */
+function isToolResultEntry(r: unknown): r is ToolResultEntry {
+  return (
+    typeof r === "object" &&
+    r !== null &&
+    Object.getPrototypeOf(r) === Object.prototype &&
+    members(r) === 3 &&
+    Object.hasOwn(r, "name") &&
+    Object.hasOwn(r, "content") &&
+    Object.hasOwn(r, "isError")
+  );
+}
+
+/** How many keys `for…in` lists of `o` (an enumerable key on Object.prototype counts too). */
+function members(o: object): number {
+  let n = 0;
+  for (const _ in o) n++;
+  return n;
+}
+
+const TOOL_RESULTS_OPEN = '{"kind":"tool-results","results":[';
+
 /** The step of a request as a value: what `writeStep` writes, for the reference implementation. */
 function stepOf(request: ModelRequest, from: number): unknown {
   const appended: unknown[] = [];
@@ -158,5 +215,6 @@ function stepOf(request: ModelRequest, from: number): unknown {
 }
 
 const NEWLINE = 0x0a;
+const OPEN = 0x7b;
 const COMMA = 0x2c;
 const CLOSE = 0x7d;

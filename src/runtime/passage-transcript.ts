@@ -8,57 +8,21 @@
 
 import type { Role } from "../core/loop/types.js";
 import type { LedgerRecord } from "../core/ports/ledger-store.js";
-import type { ResponseMeta, StopKind, Usage } from "../core/ports/model-provider.js";
-import type { ToolResult } from "../core/ports/tool-host.js";
+import type { Usage } from "../core/ports/model-provider.js";
 import { canonicalJson } from "../core/records/canonical.js";
-import { CanonicalWriter, type KnownBytes } from "../core/records/canonical-bytes.js";
-import type { Problem } from "../core/result.js";
+import {
+  CanonicalWriter,
+  type KnownBytes,
+  NeedsReference,
+} from "../core/records/canonical-bytes.js";
 import { sha256Of, sha256Text } from "./passage-digest.js";
+import { projection, type TranscriptEntry, writeEntry } from "./transcript-entries.js";
 
 export const TRANSCRIPT_REF_PREFIX = "passage-transcript";
 
 const encoder = new TextEncoder();
 
-export type TranscriptEntry =
-  | {
-      readonly kind: "model-call";
-      /** 0-based ordinal of the model call in the passage (repair attempts included). */
-      readonly index: number;
-      readonly requestDigest: string;
-      readonly raw: unknown;
-      readonly stop: StopKind;
-      readonly refusal?: string;
-      /** The candidate as the provider gave it, when it did not validate. */
-      readonly candidate?: unknown;
-      /** The validated turn (seed wire shape). */
-      readonly turn?: unknown;
-      /**
-       * null when the answer was a refusal or truncated (nothing to validate). A message that
-       * validated but that the host refused (a Plan outside the task pack) keeps its `turn` beside
-       * `valid: false` and the host's problems.
-       */
-      readonly validation: { readonly valid: boolean; readonly errors: readonly Problem[] } | null;
-      readonly usage: Usage;
-      /** The provider's response id, responding model and finish reason. */
-      readonly response: ResponseMeta;
-      readonly latencyMs: number;
-    }
-  | {
-      readonly kind: "model-error";
-      readonly index: number;
-      readonly requestDigest: string;
-      readonly code: string;
-      readonly message: string;
-    }
-  | {
-      readonly kind: "tool-call";
-      /** The model call whose turn made this tool call. */
-      readonly turn: number;
-      readonly name: string;
-      readonly args: Record<string, unknown>;
-      readonly result: ToolResult;
-      readonly latencyMs: number;
-    };
+export type { TranscriptEntry };
 
 /** The passage's totals: the providers' token counts summed over its model calls. */
 export interface TranscriptUsage extends Usage {
@@ -177,7 +141,15 @@ export class TranscriptLog {
     out.mark = out.pos;
     try {
       if (this.#count > 0) out.byte(COMMA);
-      out.canonical(entry, this.#known);
+      const at = out.pos - out.mark;
+      try {
+        writeEntry(out, entry, this.#known);
+      } catch (e) {
+        if (!(e instanceof NeedsReference)) throw e;
+        // Written again from the entry's start, as a value, by the general writer.
+        out.pos = out.mark + at;
+        out.canonical(projection(entry), this.#known);
+      }
     } catch (e) {
       // Nothing of a refused entry stays.
       out.pos = out.mark;

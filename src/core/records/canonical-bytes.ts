@@ -34,8 +34,12 @@ const LONG_STRING = 64;
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const COMMA = 0x2c;
+const OPEN_BRACE = 0x7b;
 
 const encoder = new TextEncoder();
+const TRUE = encoder.encode("true");
+const FALSE = encoder.encode("false");
+const NULL = encoder.encode("null");
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it finds.
 const MAY_NEED_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
@@ -54,6 +58,19 @@ function keyOf(k: string): Uint8Array {
     if (keyBytes.size < KEY_LIMIT) keyBytes.set(k, b);
   }
   return b;
+}
+
+/**
+ * `,"k":` as UTF-8: a member's key as `CanonicalWriter.member` takes it, made once by a writer of
+ * a fixed shape. Throws NeedsReference for a key that is not well-formed UTF-16.
+ */
+export function memberKey(k: string): Uint8Array {
+  return keyOf(k);
+}
+
+/** Whether plain objects list only their own keys (see `prototypeEnumerates`). */
+export function plainPrototypes(): boolean {
+  return !prototypeEnumerates();
 }
 
 const HEX = "0123456789abcdef";
@@ -290,6 +307,29 @@ export class CanonicalWriter implements WrittenBytes {
     if (!written) throw new WarrantError("records/not-json", "value has no JSON form");
   }
 
+  /**
+   * One member of an object being written by a writer that knows its shape: `key` (from
+   * `memberKey`; its comma left out right after the object's `{`) and `v`'s JCS bytes, or nothing
+   * at all where `v` has no JSON value (undefined, a symbol), as canonical JSON leaves the member
+   * out. The caller writes the members in canonical key order and has checked `plainPrototypes()`
+   * once for the document. Throws NeedsReference, having written part of it, as `value` does.
+   */
+  member(key: Uint8Array, v: unknown, known?: KnownBytes): void {
+    if (v === undefined || typeof v === "symbol") return;
+    this.key(key);
+    this.#value(v, 1, known);
+  }
+
+  /** A member's key alone (its value written next): `,"k":`, the comma left out after `{`. */
+  key(key: Uint8Array): void {
+    const len = key.length;
+    this.room(len);
+    const buf = this.buf;
+    let p = this.pos;
+    for (let j = buf[p - 1] === OPEN_BRACE ? 1 : 0; j < len; j++) buf[p++] = key[j] as number;
+    this.pos = p;
+  }
+
   /** One array of keys per depth, emptied and reused by every object written at that depth. */
   readonly #keys: string[][] = [];
 
@@ -311,18 +351,19 @@ export class CanonicalWriter implements WrittenBytes {
         return true;
       case "number":
         if (!Number.isFinite(v)) throw NEEDS_REFERENCE;
-        if (v >= 0 && v < 10 && (v | 0) === v) {
-          // A digit (-0 included, written 0 as JSON writes it): no number text to make.
-          this.byte(0x30 + v);
+        if ((v | 0) === v && v >= 0) {
+          // A non-negative 32-bit integer (-0 included, written 0 as JSON writes it): its digits,
+          // with no number text to make.
+          this.#digits(v);
         } else {
           this.ascii(`${v}`);
         }
         return true;
       case "boolean":
-        this.ascii(v ? "true" : "false");
+        this.bytes(v ? TRUE : FALSE, v ? 4 : 5);
         return true;
       case "object":
-        if (v === null) this.ascii("null");
+        if (v === null) this.bytes(NULL, 4);
         else this.#object(v, depth, known);
         return true;
       case "undefined":
@@ -332,6 +373,22 @@ export class CanonicalWriter implements WrittenBytes {
       case "bigint":
         throw NEEDS_REFERENCE;
     }
+  }
+
+  /** The decimal digits of `v`, a non-negative integer below 2^31. */
+  #digits(v: number): void {
+    let n = 1;
+    for (let x = v; x >= 10; x = (x / 10) | 0) n++;
+    this.room(n);
+    const buf = this.buf;
+    let p = this.pos + n;
+    this.pos = p;
+    let x = v;
+    do {
+      const q = (x / 10) | 0;
+      buf[--p] = 0x30 + x - 10 * q;
+      x = q;
+    } while (x > 0);
   }
 
   #string(s: string): void {
@@ -392,7 +449,7 @@ export class CanonicalWriter implements WrittenBytes {
     // Objects whose keys are listed alike are written alike: their order is looked up, not sorted.
     const order = orderOf(keys, n);
     if (order === undefined) sortEntries(keys, values, n);
-    this.byte(0x7b);
+    this.byte(OPEN_BRACE);
     let first = true;
     for (let i = 0; i < n; i++) {
       const at = order === undefined ? i : (order.from[i] as number);
