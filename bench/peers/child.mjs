@@ -1,11 +1,15 @@
 // One measurement in a fresh process: import a system, run one cold loop, warm it up, then time
 // measured loops. Prints one JSON line on stdout; any failed check makes the figure not count.
-//   node child.mjs SYSTEM N WARMUP_STEPS MEASURED_STEPS [STORE]
+//   node child.mjs SYSTEM N WARMUP_STEPS MEASURED_STEPS [STORE] [WARMUP_MS]
+// The warm-up runs at least WARMUP_STEPS steps and at least WARMUP_MS milliseconds (default 0):
+// each system gets the same time to be optimised, however fast its steps are.
 import { readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import { Script } from "./script.mjs";
 
-const [systemName, nArg, warmupArg, measuredArg, store] = process.argv.slice(2);
+const [systemName, nArg, warmupArg, measuredArg, storeArg, warmupMsArg] = process.argv.slice(2);
+const store = storeArg === "" ? undefined : storeArg;
+const warmupMs = Number(warmupMsArg ?? 0);
 const n = Number(nArg);
 const warmupLoops = Math.max(1, Math.ceil(Number(warmupArg) / n));
 const measuredLoops = Math.max(3, Math.ceil(Number(measuredArg) / n));
@@ -40,7 +44,12 @@ async function loop() {
 
 try {
   const coldUs = ((await loop()) * 1000) / n;
-  for (let i = 0; i < warmupLoops; i++) await loop();
+  const warmupStart = performance.now();
+  let warmupDone = 0;
+  while (warmupDone < warmupLoops || performance.now() - warmupStart < warmupMs) {
+    await loop();
+    warmupDone++;
+  }
   const warm = [];
   const first = [];
   const last = [];
@@ -65,6 +74,7 @@ try {
     peakRssMB: peakRssKiB() / 1024,
     firstTurnAt: script.firstTurnAt,
     loops: loopIndex,
+    warmupSteps: warmupDone * n,
     extra: system.describe?.() ?? {},
   };
   process.stdout.write(`${JSON.stringify(result)}\n`);

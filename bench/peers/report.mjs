@@ -114,7 +114,7 @@ function section(report) {
     BEGIN,
     "",
     `Measured ${report.at.slice(0, 10)} (${report.mode} run: ${report.settings.reps} fresh processes per row, medians; ` +
-      `warm figures after ${report.settings.warmupSteps} warm-up steps over at least ${report.settings.measuredSteps} measured steps). ` +
+      `warm figures after ${report.settings.warmupSteps} warm-up steps${report.settings.warmupMs ? ` and at least ${report.settings.warmupMs} ms of them` : ""} over at least ${report.settings.measuredSteps} measured steps). ` +
       `Machine: ${machine.cpus} × ${machine.cpuModel}, ${machine.memGiB} GiB, ${machine.platform}, Node ${machine.node}. ` +
       `Bare \`node\` start-up on this machine: ${fmt(report.bareNodeStartupMs)} ms` +
       (report.loadAverage
