@@ -369,7 +369,8 @@ async function runAgent(runner: Runner, p: Passage): Promise<PassageOutcome> {
     registry: registryFor(runner, offered, site, host, request.ledger !== undefined),
     toolHost: host,
     provider,
-    onEvent: passageEvents(runner, p, provider),
+    // With no one listening, no event is built: four a turn.
+    ...(runner.options.emit === undefined ? {} : { onEvent: passageEvents(runner, p, provider) }),
     content: runner.options.captureContent === true,
     limits: {
       maxTurns: limits?.maxTurns ?? DEFAULT_LIMITS.maxTurns,

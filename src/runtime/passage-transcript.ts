@@ -64,6 +64,8 @@ type WithChunks = PassageTranscript & { readonly [ENTRY_CHUNKS]?: readonly Uint8
 const ENTRIES_MARK = "\u0000";
 
 const CHUNK_BYTES = 32 * 1024;
+/** The first chunk: a short passage's whole transcript, without a full chunk's allocation. */
+const FIRST_CHUNK_BYTES = 4 * 1024;
 const COMMA = 0x2c;
 
 function textOf(chunks: readonly Uint8Array[]): string {
@@ -87,7 +89,7 @@ class ChunkWriter extends CanonicalWriter {
   readonly full: Uint8Array[] = [];
 
   constructor() {
-    super(Buffer.allocUnsafe(CHUNK_BYTES));
+    super(Buffer.allocUnsafe(FIRST_CHUNK_BYTES));
   }
 
   protected override grow(need: number): void {
