@@ -1,4 +1,8 @@
-// Builders for passage tests: an `add` tool, its in-memory host, and turns that use it.
+// Builders for passage tests: an `add` tool, its in-memory host, and turns that use it; the request
+// digest rule computed from scratch.
+import { createHash } from "node:crypto";
+import canonicalize from "canonicalize";
+import type { ConversationEntry, ModelRequest } from "../../src/core/ports/model-provider.js";
 import { type ToolHost, toolAnswer, toolFailure } from "../../src/core/ports/tool-host.js";
 import {
   createToolRegistry,
@@ -64,3 +68,31 @@ export function findingTurn(claim = "the sum is right"): Record<string, unknown>
 }
 
 export const LIMITS = { maxTurns: 20, maxTokens: 1_000_000 } as const;
+
+/** Request k's digest as the rule states it, over each request's whole appended part. */
+export function referenceDigests(requests: readonly ModelRequest[]): string[] {
+  const sha = (t: string) => `sha256:${createHash("sha256").update(t).digest("base64url")}`;
+  const first = requests[0] as ModelRequest;
+  let head = sha(
+    canonicalize({
+      "warrant.passage.request": {
+        system: first.system,
+        tools: first.tools,
+        messageTypes: first.messageTypes,
+      },
+    }) as string,
+  );
+  let seen = 0;
+  return requests.map((r) => {
+    const entries = r.conversation
+      .slice(seen, r.length)
+      .map((e: ConversationEntry) =>
+        e.kind === "model" ? { kind: "model", raw: e.response.raw } : e,
+      );
+    seen = r.length;
+    head = sha(
+      `${head}\n${canonicalize({ entries, length: r.length, maxOutputTokens: r.maxOutputTokens })}`,
+    );
+    return head;
+  });
+}

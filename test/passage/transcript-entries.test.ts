@@ -1,7 +1,3 @@
-// A transcript entry is written member by member by a writer that knows its shape: its bytes are
-// exactly the JCS of the members its type names (and of nothing else a provider or tool host
-// added), whichever writer made them; the request digest's tool results likewise.
-import { createHash } from "node:crypto";
 import canonicalize from "canonicalize";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -16,6 +12,7 @@ import {
 } from "../../src/runtime/passage-transcript.js";
 import { projection, writeEntry } from "../../src/runtime/transcript-entries.js";
 import { wellFormed } from "../helpers/json-arbitraries.js";
+import { referenceDigests } from "./helpers.js";
 
 const decoder = new TextDecoder();
 const none: KnownBytes = { get: () => undefined };
@@ -275,34 +272,6 @@ describe("transcript entries written by their shape", () => {
     );
   });
 });
-
-/** Request k's digest as the rule states it (docs/spec/records.md), from scratch. */
-function referenceDigests(requests: readonly ModelRequest[]): string[] {
-  const sha = (t: string) => `sha256:${createHash("sha256").update(t).digest("base64url")}`;
-  const first = requests[0] as ModelRequest;
-  let headDigest = sha(
-    canonicalize({
-      "warrant.passage.request": {
-        system: first.system,
-        tools: first.tools,
-        messageTypes: first.messageTypes,
-      },
-    }) as string,
-  );
-  let seen = 0;
-  return requests.map((r) => {
-    const entries = r.conversation
-      .slice(seen, r.length)
-      .map((e: ConversationEntry) =>
-        e.kind === "model" ? { kind: "model", raw: e.response.raw } : e,
-      );
-    seen = r.length;
-    headDigest = sha(
-      `${headDigest}\n${canonicalize({ entries, length: r.length, maxOutputTokens: r.maxOutputTokens })}`,
-    );
-    return headDigest;
-  });
-}
 
 describe("request digests over tool results", () => {
   const requestsOver = (results: readonly ConversationEntry[]): ModelRequest[] => {

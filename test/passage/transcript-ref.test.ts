@@ -1,7 +1,3 @@
-// A transcript record's ref and text, made from entry texts canonicalised as they were appended,
-// are exactly the content ref over the whole body (JCS through `canonicalize`, SHA-256 through
-// @noble/hashes), and a frozen transcript keeps its ref.
-import { createHash } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -27,7 +23,7 @@ import {
   transcriptRecord,
 } from "../../src/runtime/passage-transcript.js";
 import { repoRoot } from "../helpers/cli.js";
-import { ADD, addHost, addRegistry, addTurn, findingTurn } from "./helpers.js";
+import { ADD, addHost, addRegistry, addTurn, findingTurn, referenceDigests } from "./helpers.js";
 
 const encoder = new TextEncoder();
 
@@ -264,34 +260,6 @@ describe("transcript records", () => {
     ).toThrow();
   });
 });
-
-/** Request k's digest as the rule states it, over each request's whole appended part. */
-function referenceDigests(requests: readonly ModelRequest[]): string[] {
-  const sha = (t: string) => `sha256:${createHash("sha256").update(t).digest("base64url")}`;
-  const first = requests[0] as ModelRequest;
-  let head = sha(
-    canonicalize({
-      "warrant.passage.request": {
-        system: first.system,
-        tools: first.tools,
-        messageTypes: first.messageTypes,
-      },
-    }) as string,
-  );
-  let seen = 0;
-  return requests.map((r) => {
-    const entries = r.conversation
-      .slice(seen, r.length)
-      .map((e: ConversationEntry) =>
-        e.kind === "model" ? { kind: "model", raw: e.response.raw } : e,
-      );
-    seen = r.length;
-    head = sha(
-      `${head}\n${canonicalize({ entries, length: r.length, maxOutputTokens: r.maxOutputTokens })}`,
-    );
-    return head;
-  });
-}
 
 type PassageInput = Parameters<typeof runPassage>[0];
 
