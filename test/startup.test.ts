@@ -11,7 +11,9 @@ const HOOK = `data:text/javascript,${encodeURIComponent(
   [
     'import { register } from "node:module";',
     `register("data:text/javascript,${encodeURIComponent(
-      "export async function load(url, context, next) { process.stderr.write('LOADED ' + url + '\\n'); return next(url, context); }",
+      // Written with writeSync: the hooks run on their own thread, whose process.stderr writes
+      // reach the pipe through the main thread, and may not before the process exits.
+      "import { writeSync } from 'node:fs'; export async function load(url, context, next) { writeSync(2, 'LOADED ' + url + '\\n'); return next(url, context); }",
     )}");`,
   ].join("\n"),
 )}`;
