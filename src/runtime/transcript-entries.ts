@@ -186,10 +186,12 @@ function modelError(out: CanonicalWriter, e: Extract<TranscriptEntry, { kind: "m
 }
 
 /**
- * Writes `entry`'s canonical bytes: the members its type names, in canonical order. Throws
- * NeedsReference, having written part of it, when the shape writer does not vouch for it (a model
- * error, an unplain entry, a value the general writer hands to the reference implementation); the
- * caller then writes the whole entry with `CanonicalWriter.canonical`.
+ * Writes `entry`'s canonical bytes: the members its type names, in canonical order (the member
+ * lists below, which `projection` reads, name the same members: a test holds the two alike).
+ * Throws NeedsReference, having written part of it, when the shape writer does not vouch for it
+ * (an entry that is not a plain object or of no known kind, a value the general writer hands to
+ * the reference implementation); the caller then writes its `projection` with
+ * `CanonicalWriter.canonical`.
  */
 export function writeEntry(out: CanonicalWriter, entry: TranscriptEntry, known: KnownBytes): void {
   if (!plainPrototypes() || !plain(entry)) throw new NeedsReference();
