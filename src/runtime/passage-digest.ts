@@ -87,12 +87,23 @@ export function seedOf(fixed: FixedPart): string {
 /** The canonical bytes of `{"kind":"model","raw":…}` up to the raw output's. */
 const MODEL_ENTRY_OPEN = '{"kind":"model","raw":';
 
+/**
+ * Where each step is written before it is hashed: one for every passage, as `digest` writes and
+ * hashes a step without yielding.
+ */
+const stepBytes = new CanonicalWriter(new Uint8Array(2048));
+const STEP_BYTES_KEPT = 256 * 1024;
+
+/** The room the step writer keeps now (for tests). */
+export function stepBytesRoom(): number {
+  return stepBytes.buf.length;
+}
+
 export class RequestDigests {
   private head: string;
   private length = 0;
   private readonly known: KnownBytes | undefined;
-  /** Where each step is written before it is hashed, reused from request to request. */
-  private readonly out = new CanonicalWriter(new Uint8Array(2048));
+  private readonly out = stepBytes;
 
   constructor(fixed: FixedPart, known?: KnownBytes) {
     this.known = known;
@@ -116,6 +127,8 @@ export class RequestDigests {
       out.canonical(stepOf(request, from));
     }
     this.head = sha256Text(out.buf.subarray(0, out.pos));
+    // A step that needed more than a few chunks' room does not keep it for every later one.
+    if (out.buf.length > STEP_BYTES_KEPT) out.buf = new Uint8Array(2048);
     return this.head;
   }
 

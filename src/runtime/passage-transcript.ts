@@ -5,6 +5,8 @@
 // Entries are canonicalised once, as they are appended (TranscriptLog), and only their canonical
 // text is kept: the record's text is those texts joined into the document, and its content ref a
 // SHA-256 over that text, so a passage's finish costs a hash, not a second pass over the entries.
+// The bytes are written into chunks that a finished log gives back for the next log: a passage
+// allocates no buffer once a few have run.
 
 import type { Role } from "../core/loop/types.js";
 import type { LedgerRecord } from "../core/ports/ledger-store.js";
@@ -19,8 +21,6 @@ import { sha256Of, sha256Text } from "./passage-digest.js";
 import { projection, type TranscriptEntry, writeEntry } from "./transcript-entries.js";
 
 export const TRANSCRIPT_REF_PREFIX = "passage-transcript";
-
-const encoder = new TextEncoder();
 
 export type { TranscriptEntry };
 
@@ -52,10 +52,10 @@ export interface PassageTranscript {
 /** Everything of a transcript but its entries. */
 export type TranscriptHead = Omit<PassageTranscript, "entries">;
 
-/** The entries' canonical texts, comma-separated, in UTF-8 chunks: on transcripts a log finished. */
-const ENTRY_CHUNKS: unique symbol = Symbol("transcript entry chunks");
+/** The entries' canonical texts, comma-separated: on transcripts a log finished. */
+const ENTRIES_TEXT: unique symbol = Symbol("transcript entries text");
 
-type WithChunks = PassageTranscript & { readonly [ENTRY_CHUNKS]?: readonly Uint8Array[] };
+type WithText = PassageTranscript & { readonly [ENTRIES_TEXT]?: string };
 
 /**
  * Stands for the entries in the body's text: JCS escapes every control character, so a raw NUL
@@ -63,38 +63,50 @@ type WithChunks = PassageTranscript & { readonly [ENTRY_CHUNKS]?: readonly Uint8
  */
 const ENTRIES_MARK = "\u0000";
 
-const CHUNK_BYTES = 32 * 1024;
-/** The first chunk: a short passage's whole transcript, without a full chunk's allocation. */
-const FIRST_CHUNK_BYTES = 4 * 1024;
+export const CHUNK_BYTES = 32 * 1024;
 const COMMA = 0x2c;
 
-function textOf(chunks: readonly Uint8Array[]): string {
-  let length = 0;
-  for (const c of chunks) length += c.length;
-  const all = Buffer.allocUnsafe(length);
-  let at = 0;
-  for (const c of chunks) {
-    all.set(c, at);
-    at += c.length;
-  }
-  return all.toString("utf8");
+/**
+ * Chunks that finished logs gave back, taken by the next ones: at most SPARE_CHUNKS (1 MiB) are
+ * kept however many passages ran, so a passage's transcript costs no allocation (a new buffer is
+ * memory V8 counts outside its heap, and enough of them start a collection).
+ */
+const spare: Buffer[] = [];
+const SPARE_CHUNKS = 32;
+const NO_BYTES = Buffer.alloc(0);
+
+/** A chunk of at least `size` bytes: a spare one where it fits in one. */
+function takeChunk(size: number): Buffer {
+  if (size <= CHUNK_BYTES) return spare.pop() ?? Buffer.allocUnsafe(CHUNK_BYTES);
+  return Buffer.allocUnsafe(size);
+}
+
+/** The spare chunks now (for tests). */
+export function spareChunks(): number {
+  return spare.length;
 }
 
 /**
  * Fixed-size chunks written in turn: when an entry does not fit in what is left of one, the part
  * of it already written moves to the next (a chunk is never copied to grow), and the chunk keeps
- * the entries before it.
+ * the entries before it; each chunk so ends where an entry does, whole UTF-8. `release` gives the
+ * chunks back: nothing written before it may be read after it.
  */
 class ChunkWriter extends CanonicalWriter {
   readonly full: Uint8Array[] = [];
+  /** Every chunk taken, whole. */
+  readonly taken: Buffer[] = [];
 
   constructor() {
-    super(Buffer.allocUnsafe(FIRST_CHUNK_BYTES));
+    const first = takeChunk(CHUNK_BYTES);
+    super(first);
+    this.taken.push(first);
   }
 
   protected override grow(need: number): void {
     const started = this.pos - this.mark;
-    const next = Buffer.allocUnsafe(Math.max(CHUNK_BYTES, 2 * started + need));
+    const next = takeChunk(Math.max(CHUNK_BYTES, 2 * started + need));
+    this.taken.push(next);
     next.set(this.buf.subarray(this.mark, this.pos));
     if (this.mark > 0) this.full.push(this.buf.subarray(0, this.mark));
     this.buf = next;
@@ -102,10 +114,28 @@ class ChunkWriter extends CanonicalWriter {
     this.mark = 0;
   }
 
-  /** The chunks written so far, the last one's written part included. */
-  chunks(): Uint8Array[] {
-    return [...this.full, this.buf.subarray(0, this.pos)];
+  /** What was written, as text (each chunk decoded on its own, then joined). */
+  text(): string {
+    const last = this.buf.subarray(0, this.pos);
+    if (this.full.length === 0) return utf8(last);
+    return [...this.full, last].map(utf8).join("");
   }
+
+  /** Gives the chunks back; a later write takes new ones. */
+  release(): void {
+    for (const c of this.taken)
+      if (c.length === CHUNK_BYTES && spare.length < SPARE_CHUNKS && !spare.includes(c))
+        spare.push(c);
+    this.taken.length = 0;
+    this.full.length = 0;
+    this.buf = NO_BYTES;
+    this.pos = 0;
+    this.mark = 0;
+  }
+}
+
+function utf8(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8");
 }
 
 /**
@@ -117,6 +147,8 @@ class ChunkWriter extends CanonicalWriter {
 export class TranscriptLog {
   readonly #out = new ChunkWriter();
   #count = 0;
+  /** The entries' text, once the log is finished. */
+  #text: string | undefined;
   #raw: object | undefined;
   readonly #rawBytes = new CanonicalWriter(new Uint8Array(512));
   readonly #known: KnownBytes = {
@@ -133,6 +165,7 @@ export class TranscriptLog {
   }
 
   append(entry: TranscriptEntry): void {
+    if (this.#text !== undefined) throw new Error("an entry appended to a finished transcript");
     if (entry.kind === "model-call" && typeof entry.raw === "object" && entry.raw !== null) {
       this.#raw = undefined;
       this.#rawBytes.reset();
@@ -162,19 +195,24 @@ export class TranscriptLog {
 
   /**
    * The finished transcript. Its `entries` are parsed back from their text on first read (nothing
-   * on the passage's own path reads them); `transcriptRecord` uses the bytes themselves.
+   * on the passage's own path reads them); `transcriptRecord` uses the text itself. The log's
+   * chunks are given back here: it takes no entry after.
    */
   finish(head: TranscriptHead): PassageTranscript {
-    const chunks = this.#out.chunks();
+    if (this.#text === undefined) {
+      this.#text = this.#out.text();
+      this.#out.release();
+    }
+    const text = this.#text;
     let parsed: readonly TranscriptEntry[] | undefined;
     const transcript: PassageTranscript = {
       ...head,
       get entries(): readonly TranscriptEntry[] {
-        parsed ??= JSON.parse(`[${textOf(chunks)}]`) as TranscriptEntry[];
+        parsed ??= JSON.parse(`[${text}]`) as TranscriptEntry[];
         return parsed;
       },
     };
-    Object.defineProperty(transcript, ENTRY_CHUNKS, { value: chunks, enumerable: false });
+    Object.defineProperty(transcript, ENTRIES_TEXT, { value: text, enumerable: false });
     return transcript;
   }
 }
@@ -208,7 +246,7 @@ export function transcriptRecord(
   /** More head fields: what shaped the passage beyond its agent's ID (skills, memory, middleware). */
   extra: Readonly<Record<string, unknown>> = {},
 ): LedgerRecord {
-  const chunks = (transcript as WithChunks)[ENTRY_CHUNKS];
+  const entriesText = (transcript as WithText)[ENTRIES_TEXT];
   const body: Record<string, unknown> = {};
   for (const key of Object.keys(transcript)) {
     // Copied without reading `entries`, which a finished transcript would parse.
@@ -217,17 +255,17 @@ export function transcriptRecord(
   for (const [key, value] of Object.entries(extra)) if (key !== "entries") body[key] = value;
   body["query/id"] = query;
   if (passageRef !== undefined) body["passage/ref"] = passageRef;
-  const parts = chunks === undefined ? undefined : aroundEntries(body);
+  const parts = entriesText === undefined ? undefined : aroundEntries(body);
   let text: string;
   let ref: string;
-  if (chunks === undefined || parts === undefined) {
+  if (entriesText === undefined || parts === undefined) {
     body.entries = transcript.entries;
     text = canonicalJson(body);
     ref = `${TRANSCRIPT_REF_PREFIX}:${sha256Text(text)}`;
   } else {
-    // Hashed piece by piece: the bytes are never joined; the text is made once, for the store.
-    ref = `${TRANSCRIPT_REF_PREFIX}:${sha256Of([parts.before, ...chunks, parts.after])}`;
-    text = textOf([encoder.encode(parts.before), ...chunks, encoder.encode(parts.after)]);
+    // Hashed piece by piece, never joined for it; the text is joined once, for the store.
+    ref = `${TRANSCRIPT_REF_PREFIX}:${sha256Of([parts.before, entriesText, parts.after])}`;
+    text = `${parts.before}${entriesText}${parts.after}`;
   }
   let parsedBody: unknown;
   return {

@@ -14,9 +14,11 @@ import type {
 } from "../../src/core/ports/model-provider.js";
 import { digestOf } from "../../src/core/records/canonical.js";
 import { runPassage } from "../../src/runtime/passage.js";
-import { RequestDigests } from "../../src/runtime/passage-digest.js";
+import { RequestDigests, stepBytesRoom } from "../../src/runtime/passage-digest.js";
 import {
+  CHUNK_BYTES,
   type PassageTranscript,
+  spareChunks,
   type TranscriptEntry,
   type TranscriptHead,
   TranscriptLog,
@@ -246,6 +248,56 @@ describe("transcript records", () => {
     }
   });
 
+  it("a finished log's chunks go to the next log, and what the first one recorded stays as it was", () => {
+    const h = fc.sample(head, { seed: 7, numRuns: 1 })[0] as TranscriptHead;
+    const call = (i: number, fill: string): TranscriptEntry => ({
+      kind: "tool-call",
+      turn: i,
+      name: "workspace.read_file",
+      args: { path: `f${i}` },
+      result: { ok: true, isError: false, content: fill.repeat(100) },
+      latencyMs: i,
+    });
+    // More than one chunk each, so the second log writes over every chunk the first one used.
+    const firstEntries = Array.from({ length: 600 }, (_, i) => call(i, "a"));
+    const secondEntries = Array.from({ length: 600 }, (_, i) => call(i, "b"));
+    expect(JSON.stringify(firstEntries).length).toBeGreaterThan(2 * CHUNK_BYTES);
+    const first = logged(h, firstEntries);
+    const spare = spareChunks();
+    expect(spare).toBeGreaterThanOrEqual(2);
+    const log = new TranscriptLog();
+    expect(spareChunks()).toBe(spare - 1);
+    for (const e of secondEntries) log.append(e);
+    const second = log.finish(h);
+    for (const [t, entries] of [
+      [first, firstEntries],
+      [second, secondEntries],
+    ] as const) {
+      expect(t.entries).toEqual(JSON.parse(JSON.stringify(entries)));
+      const record = transcriptRecord("query:q", t);
+      expect(record.text).toBe(canonicalize({ ...h, entries, "query/id": "query:q" }));
+      expect(record.ref).toBe(referenceRef({ ...h, entries, "query/id": "query:q" }));
+    }
+  });
+
+  it("a finished log takes no more entries, and finishing it again gives the same entries", () => {
+    const h = fc.sample(head, { seed: 8, numRuns: 1 })[0] as TranscriptHead;
+    const e: TranscriptEntry = {
+      kind: "tool-call",
+      turn: 0,
+      name: "t",
+      args: {},
+      result: { ok: true, isError: false, content: "c" },
+      latencyMs: 0,
+    };
+    const log = new TranscriptLog();
+    log.append(e);
+    const once = log.finish(h);
+    expect(() => log.append(e)).toThrow(/finished transcript/);
+    expect(log.finish(h).entries).toEqual(once.entries);
+    expect(once.entries).toEqual([JSON.parse(JSON.stringify(e))]);
+  });
+
   it("an entry JSON cannot carry is refused when appended, not at the finish", () => {
     const log = new TranscriptLog();
     expect(() =>
@@ -281,6 +333,16 @@ async function recordedDigests(
   expect(out.ok).toBe(true);
   return out.transcript.entries.flatMap((e) => (e.kind === "model-call" ? [e.requestDigest] : []));
 }
+
+/** A model's answer of `raw`, complete, with no meta. */
+const response = (raw: unknown): ModelResponse => ({
+  raw,
+  candidate: raw,
+  stop: "complete",
+  usage: { inputTokens: 1, outputTokens: 1, cachedInputTokens: 0, reasoningTokens: 0 },
+  meta: { id: null, model: null, finishReason: null },
+  latencyMs: 0,
+});
 
 describe("request digests", () => {
   it("reuse the raw outputs' texts and still equal the rule computed from scratch", async () => {
@@ -336,14 +398,6 @@ describe("request digests", () => {
   });
 
   it("equal the rule, without the log's texts, on entries only the reference JCS writes", () => {
-    const response = (raw: unknown): ModelResponse => ({
-      raw,
-      candidate: raw,
-      stop: "complete",
-      usage: { inputTokens: 1, outputTokens: 1, cachedInputTokens: 0, reasoningTokens: 0 },
-      meta: { id: null, model: null, finishReason: null },
-      latencyMs: 0,
-    });
     const repair = {
       kind: "repair" as const,
       errors: [{ code: "turn/json", path: "", message: "m", detail: { at: new Date(0) } }],
@@ -369,6 +423,39 @@ describe("request digests", () => {
     const requests = [at(1, 100), at(3, 99), at(5, 98), at(6, 1.5)];
     const digests = new RequestDigests({ system: "s", tools: [], messageTypes: ["Finding"] });
     expect(requests.map((r) => digests.digest(r))).toEqual(referenceDigests(requests));
+  });
+
+  it("of passages taken in turns equal each passage's rule; a large step's room is not kept", () => {
+    const passage = (system: string, content: string) => {
+      const conversation: ConversationEntry[] = [
+        { kind: "user", text: system },
+        { kind: "model", response: response({ kind: "tool_calls", n: system }) },
+        { kind: "tool-results", results: [{ name: "n", content, isError: false }] },
+        { kind: "model", response: response({ kind: "message", n: system }) },
+      ];
+      return [1, 3, 4].map(
+        (length): ModelRequest => ({
+          role: "implementer",
+          system,
+          conversation,
+          length,
+          tools: [],
+          messageTypes: ["Finding"],
+          maxOutputTokens: 100,
+        }),
+      );
+    };
+    const a = passage("a", "x".repeat(600_000));
+    const b = passage("b", "y");
+    const da = new RequestDigests({ system: "a", tools: [], messageTypes: ["Finding"] });
+    const db = new RequestDigests({ system: "b", tools: [], messageTypes: ["Finding"] });
+    const got: string[][] = [[], []];
+    for (let i = 0; i < 3; i++) {
+      got[0]?.push(da.digest(a[i] as ModelRequest));
+      got[1]?.push(db.digest(b[i] as ModelRequest));
+    }
+    expect(got).toEqual([referenceDigests(a), referenceDigests(b)]);
+    expect(stepBytesRoom()).toBeLessThanOrEqual(256 * 1024);
   });
 
   it("a passage's seed and head digests, kept from the agent's last passage, equal the rule", async () => {
