@@ -6,6 +6,7 @@ import { statfs, writeFile } from "node:fs/promises";
 import type { ExecResult, LimitHit, ResourceLimits } from "../../core/ports/sandbox.js";
 import { digestOf, digestOfBytes } from "../../core/records/canonical.js";
 import { CREDENTIAL_NAME } from "../../core/taskpack/ignore.js";
+import { withoutInherited } from "./inherited-fds.js";
 import { type MemoryCgroup, reportedLimit, XFSZ_STATUS } from "./resource-limits.js";
 
 export interface LimitedRun {
@@ -129,21 +130,24 @@ export function runLimited(
     const enforce = limits.enforce;
     let hit: LimitHit | undefined;
     const fds = limits.fds ?? [];
+    // Nothing this process inherited reaches the chain (inherited-fds.ts).
+    const stdio = withoutInherited([
+      limits.gate === true || limits.statusTmp !== undefined ? "pipe" : "ignore",
+      "pipe",
+      "pipe",
+      enforce === undefined ? "ignore" : "pipe",
+      ...fds,
+    ]);
     const child = spawn(argv[0] as string, argv.slice(1), {
       env: { ...env },
-      stdio: [
-        limits.gate === true || limits.statusTmp !== undefined ? "pipe" : "ignore",
-        "pipe",
-        "pipe",
-        enforce === undefined ? "ignore" : "pipe",
-        ...fds,
-      ],
+      stdio: stdio.stdio,
       // Its own process group, so a kill reaches everything the backend started outside its
       // namespaces; inside, the backend's pid namespace dies with its init.
       detached: true,
       ...(limits.spawnAs === undefined ? {} : { uid: limits.spawnAs.uid, gid: limits.spawnAs.gid }),
     });
     for (const fd of fds) closeSync(fd);
+    stdio.close();
     const side = hostSide(child, limits);
     let exited = false;
     // Only while the child is unreaped: afterwards its pid (the group id) may belong to another.
