@@ -5,7 +5,7 @@
 // told about as it is) and no step of a sandbox's chain closes them, so a command could write to a
 // file or pipe of the host's through one. Each is covered in the child by /dev/null instead.
 import type { IOType } from "node:child_process";
-import { closeSync, openSync, readdirSync, readFileSync } from "node:fs";
+import { closeSync, openSync, readdirSync, readSync } from "node:fs";
 
 /** O_CLOEXEC on Linux, as /proc/PID/fdinfo's octal `flags` show it. */
 const O_CLOEXEC = 0o2000000;
@@ -28,16 +28,28 @@ export function inheritableFds(): number[] {
   for (const name of names) {
     const fd = Number(name);
     if (!Number.isInteger(fd) || fd < 3) continue;
-    let info: string;
-    try {
-      info = readFileSync(`/proc/self/fdinfo/${name}`, "latin1");
-    } catch {
-      continue; // closed since the listing (the listing's own descriptor, say)
-    }
-    const flags = /^flags:\s*([0-7]+)$/m.exec(info)?.[1];
+    const flags = /^flags:\s*([0-7]+)$/m.exec(fdinfo(name))?.[1];
     if (flags !== undefined && (Number.parseInt(flags, 8) & O_CLOEXEC) === 0) found.push(fd);
   }
   return found.sort((a, b) => a - b);
+}
+
+/** The start of /proc/self/fdinfo/NAME (its `pos` and `flags` lines), "" once it is closed. */
+const info = Buffer.allocUnsafe(256);
+function fdinfo(name: string): string {
+  let fd: number;
+  try {
+    fd = openSync(`/proc/self/fdinfo/${name}`, "r");
+  } catch {
+    return ""; // closed since the listing (the listing's own descriptor, say)
+  }
+  try {
+    return info.toString("latin1", 0, readSync(fd, info, 0, info.length, 0));
+  } catch {
+    return "";
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**
