@@ -139,7 +139,7 @@ export const GROUPS = [
       "src/adapters/sandbox/tree-walk.ts",
       "src/adapters/sandbox/resource-limits.ts:16-82",
       "src/adapters/sandbox/resource-limits.ts:306-412",
-      "src/adapters/sandbox/contained-exec.ts:47-57",
+      "src/adapters/sandbox/contained-exec.ts:48-58",
       "src/core/taskpack/ignore.ts:15-15",
       "src/core/taskpack/command-env.ts",
     ],
@@ -159,7 +159,7 @@ export const GROUPS = [
     // outer steps, whether the shell sets limits, whether warrant-outer runs here, and the host's
     // side of a chain's gate and status (contained-exec.ts `hostSide`), against the test that runs
     // warrant-outer, the shell's steps and bwrap environments for real.
-    mutate: ["src/adapters/sandbox/outer-shell.ts", "src/adapters/sandbox/contained-exec.ts:64-112"],
+    mutate: ["src/adapters/sandbox/outer-shell.ts", "src/adapters/sandbox/contained-exec.ts:65-113"],
     tests: ["test/sandbox/outer-steps.test.ts"],
     build: "node scripts/build-native.mjs",
   },
