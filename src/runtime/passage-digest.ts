@@ -103,7 +103,6 @@ export class RequestDigests {
   private head: string;
   private length = 0;
   private readonly known: KnownBytes | undefined;
-  private readonly out = stepBytes;
 
   constructor(fixed: FixedPart, known?: KnownBytes) {
     this.known = known;
@@ -114,7 +113,7 @@ export class RequestDigests {
   digest(request: ModelRequest): string {
     const from = this.length;
     this.length = request.length;
-    const out = this.out;
+    const out = stepBytes;
     out.reset();
     try {
       this.writeStep(request, from);
@@ -137,7 +136,7 @@ export class RequestDigests {
    * its keys in their canonical order, each entry as `digestable` gives it.
    */
   private writeStep(request: ModelRequest, from: number): void {
-    const out = this.out;
+    const out = stepBytes;
     out.ascii(this.head);
     out.byte(NEWLINE);
     out.ascii('{"entries":[');

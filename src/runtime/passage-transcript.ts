@@ -124,8 +124,7 @@ class ChunkWriter extends CanonicalWriter {
   /** Gives the chunks back; a later write takes new ones. */
   release(): void {
     for (const c of this.taken)
-      if (c.length === CHUNK_BYTES && spare.length < SPARE_CHUNKS && !spare.includes(c))
-        spare.push(c);
+      if (c.length === CHUNK_BYTES && spare.length < SPARE_CHUNKS) spare.push(c);
     this.taken.length = 0;
     this.full.length = 0;
     this.buf = NO_BYTES;

@@ -34,8 +34,9 @@ const Plan = turn("Plan", plan("good-fix"));
 /** Whether `pid` still runs: a zombie (exited, not yet reaped by its parent) has ended. */
 function alive(pid: number): boolean {
   try {
+    // `pid (name) S …`: the state follows the name's closing parenthesis.
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+    return stat[stat.lastIndexOf(")") + 2] !== "Z";
   } catch {
     return false;
   }

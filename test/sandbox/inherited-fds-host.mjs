@@ -3,14 +3,9 @@
 // and says what each one is. Prints one JSON line: per backend and mode, the command's output.
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { backendModes } from "./backend-modes.mjs";
 
 const [dist, root, required] = process.argv.slice(2);
-const { createBwrapSandbox } = await import(
-  path.join(dist, "src/adapters/sandbox/bwrap-sandbox.js")
-);
-const { createUnshareSandbox } = await import(
-  path.join(dist, "src/adapters/sandbox/unshare-sandbox.js")
-);
 const { inheritableFds } = await import(path.join(dist, "src/adapters/sandbox/inherited-fds.js"));
 const { probeSandbox } = await import(path.join(dist, "src/adapters/sandbox/detect-sandbox.js"));
 
@@ -26,28 +21,19 @@ const script = [
   "true",
 ].join("\n");
 const out = { inheritable: inheritableFds() };
-for (const [backend, make] of [
-  ["bwrap", createBwrapSandbox],
-  ["unshare", createUnshareSandbox],
-]) {
-  for (const layers of ["overlay", "copy"]) {
-    const name = `${backend}-${layers}`;
-    const tempRoot = path.join(root, name);
-    mkdirSync(tempRoot);
-    const sandbox = make({ tempRoot, layers });
-    const failed = await probeSandbox(sandbox, 30_000);
-    if (failed !== undefined && !required.split(",").includes(backend)) {
-      out[name] = { skipped: failed };
-      continue;
-    }
-    try {
-      const env = await sandbox.createEnvironment(baseline);
-      const r = await env.exec(["sh", "-c", script], { timeoutMs: 30_000, maxOutputBytes: 4096 });
-      out[name] = { exit: r.exitCode, stdout: r.stdout, stderr: r.stderr };
-      await env.destroy();
-    } catch (e) {
-      out[name] = { error: String(e?.stack ?? e) };
-    }
+for (const { backend, name, sandbox } of await backendModes(dist, root)) {
+  const failed = await probeSandbox(sandbox, 30_000);
+  if (failed !== undefined && !required.split(",").includes(backend)) {
+    out[name] = { skipped: failed };
+    continue;
+  }
+  try {
+    const env = await sandbox.createEnvironment(baseline);
+    const r = await env.exec(["sh", "-c", script], { timeoutMs: 30_000, maxOutputBytes: 4096 });
+    out[name] = { exit: r.exitCode, stdout: r.stdout, stderr: r.stderr };
+    await env.destroy();
+  } catch (e) {
+    out[name] = { error: String(e?.stack ?? e) };
   }
 }
 process.stdout.write(`${JSON.stringify(out)}\n`);

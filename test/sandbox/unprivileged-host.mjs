@@ -3,14 +3,9 @@
 // answered as one JSON line.
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { backendModes } from "./backend-modes.mjs";
 
 const [dist, root] = process.argv.slice(2);
-const { createBwrapSandbox } = await import(
-  path.join(dist, "src/adapters/sandbox/bwrap-sandbox.js")
-);
-const { createUnshareSandbox } = await import(
-  path.join(dist, "src/adapters/sandbox/unshare-sandbox.js")
-);
 
 const baseline = path.join(root, "baseline");
 mkdirSync(path.join(baseline, "src"), { recursive: true });
@@ -19,45 +14,36 @@ writeFileSync(path.join(baseline, "src/a.js"), "a\n");
 writeFileSync(path.join(baseline, "test/t.js"), "t\n");
 const limits = { timeoutMs: 30_000, maxOutputBytes: 4096 };
 const out = {};
-for (const [backend, make] of [
-  ["bwrap", createBwrapSandbox],
-  ["unshare", createUnshareSandbox],
-]) {
-  for (const layers of ["overlay", "copy"]) {
-    const name = `${backend}-${layers}`;
-    const tempRoot = path.join(root, name);
-    mkdirSync(tempRoot);
-    const sandbox = make({ tempRoot, layers });
-    const report = { uid: process.getuid() };
-    try {
-      report.mode = await sandbox.environmentMode();
-      const env = await sandbox.createEnvironment(baseline);
-      const made = await env.exec(
-        [
-          "sh",
-          "-c",
-          "mkfifo src/pipe && mkdir -p src/locked/in && echo s > src/locked/in/f && chmod 000 src/locked/in src/locked && rm -r test && id -u",
-        ],
-        limits,
-      );
-      report.exec = [made.exitCode, made.stdout.trim(), made.stderr.trim()];
-      const pipe = await env.readFile("src/pipe");
-      report.pipe = pipe.ok ? "read" : pipe.errors[0].code;
-      const w = await env.writeFile("test/new.js", new TextEncoder().encode("n\n"));
-      report.write = w.ok;
-      const seen = await env.exec(["sh", "-c", "ls test"], limits);
-      report.seen = seen.stdout.trim();
-      const c = await env.changes();
-      report.changes = {
-        added: c.added.map((x) => x.path),
-        deleted: c.deleted.map((x) => x.path),
-        findings: c.findings.map((f) => f.code),
-      };
-      report.destroy = await env.destroy();
-    } catch (e) {
-      report.error = String(e?.stack ?? e);
-    }
-    out[name] = report;
+for (const { name, sandbox } of await backendModes(dist, root)) {
+  const report = { uid: process.getuid() };
+  try {
+    report.mode = await sandbox.environmentMode();
+    const env = await sandbox.createEnvironment(baseline);
+    const made = await env.exec(
+      [
+        "sh",
+        "-c",
+        "mkfifo src/pipe && mkdir -p src/locked/in && echo s > src/locked/in/f && chmod 000 src/locked/in src/locked && rm -r test && id -u",
+      ],
+      limits,
+    );
+    report.exec = [made.exitCode, made.stdout.trim(), made.stderr.trim()];
+    const pipe = await env.readFile("src/pipe");
+    report.pipe = pipe.ok ? "read" : pipe.errors[0].code;
+    const w = await env.writeFile("test/new.js", new TextEncoder().encode("n\n"));
+    report.write = w.ok;
+    const seen = await env.exec(["sh", "-c", "ls test"], limits);
+    report.seen = seen.stdout.trim();
+    const c = await env.changes();
+    report.changes = {
+      added: c.added.map((x) => x.path),
+      deleted: c.deleted.map((x) => x.path),
+      findings: c.findings.map((f) => f.code),
+    };
+    report.destroy = await env.destroy();
+  } catch (e) {
+    report.error = String(e?.stack ?? e);
   }
+  out[name] = report;
 }
 process.stdout.write(`${JSON.stringify(out)}\n`);
