@@ -1,12 +1,17 @@
 /*
- * warrant-outer GATE JOIN NPROC DATA FSIZE COUNT [TYPE SOURCE TARGET FLAGS OPTIONS]... COMMAND [ARG...]
+ * warrant-outer [--keep K] [--netns U,N] GATE JOIN NPROC DATA FSIZE COUNT [TYPE SOURCE TARGET FLAGS OPTIONS]... COMMAND [ARG...]
+ * warrant-outer --make-netns
  *
  * What stands outside a bwrap sandbox in overlay mode, as one program (outer-shell.ts has the
- * same steps as a shell script, used where this was not built). With GATE 1 it first waits for a
- * line on stdin (the host moves it into the environment's memory cgroup meanwhile); with a JOIN
- * file (not `-`) it moves itself into that cgroup by writing 0 there. Either way everything it
- * starts is in the cgroup. It makes a user namespace mapping root to its own uid and gid and a
- * mount namespace (mounts private), mounts the COUNT mounts in order (FLAGS: `-` or a comma list
+ * same steps as a shell script, used where this was not built). With --keep K it first closes
+ * every descriptor above K (what the host hands it ends at K; anything else it was left is the
+ * host's, and never reaches the command). With GATE 1 it waits for a line on stdin (the host
+ * moves it into the environment's memory cgroup meanwhile); with a JOIN file (not `-`) it moves
+ * itself into that cgroup by writing 0 there. Either way everything it starts is in the cgroup.
+ * It makes a user namespace mapping root to its own uid and gid, or with --netns joins the user
+ * namespace open at descriptor U and the network namespace open at N (the environment's, made by
+ * --make-netns; refused if N is its own network namespace) and closes both, then makes a mount
+ * namespace (mounts private), mounts the COUNT mounts in order (FLAGS: `-` or a comma list
  * of nosuid, nodev, noexec, ro; OPTIONS: `-` or the mount's data), sets RLIMIT_NPROC, RLIMIT_DATA
  * (`-`: left alone) and RLIMIT_FSIZE, soft and hard, on itself, and runs COMMAND as its child with
  * stdin from /dev/null and fd 3 closed. When COMMAND is over it writes `rc N` to fd 3 (N: its exit
@@ -14,16 +19,27 @@
  * host reads the mounts through /proc/PID/root meanwhile), and exits with N.
  * Exit 125 when anything before COMMAND fails (COMMAND is not run then); 127 when COMMAND cannot
  * be executed.
+ *
+ * --make-netns makes an environment's network namespace, empty but for loopback (brought up), in
+ * a user namespace mapping root to its own uid and gid; writes `ready INODE` (the network
+ * namespace's inode) on stdout and waits until stdin has a line or ends, while the host opens both
+ * namespaces through /proc/PID/ns; then exits 0 (125 when a step fails).
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <net/if.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -85,6 +101,91 @@ static int mount_flags(const char *s, unsigned long *out) {
   return 0;
 }
 
+/* Every descriptor above `keep` closed: close_range(2), or one by one from /proc/self/fd. */
+static int close_above(int keep) {
+#ifdef SYS_close_range
+  if (syscall(SYS_close_range, (unsigned)keep + 1, ~0U, 0) == 0) return 0;
+#endif
+  DIR *d = opendir("/proc/self/fd");
+  if (d == NULL) return -1;
+  int own = dirfd(d);
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    unsigned long long fd;
+    if (number(e->d_name, &fd) == 0 && fd > (unsigned long long)keep && (int)fd != own) close((int)fd);
+  }
+  closedir(d);
+  return 0;
+}
+
+/* A user namespace of its own with root mapped to the caller's uid and gid, plus `also`. */
+static int own_user_namespace(int also) {
+  char map[64];
+  uid_t uid = geteuid();
+  gid_t gid = getegid();
+  if (unshare(CLONE_NEWUSER | also) != 0) return fail("cannot make its namespaces", NULL, errno);
+  if (write_file("/proc/self/setgroups", "deny") != 0 && errno != ENOENT)
+    return fail("cannot deny setgroups", NULL, errno);
+  snprintf(map, sizeof map, "0 %u 1", (unsigned)uid);
+  if (write_file("/proc/self/uid_map", map) != 0) return fail("cannot map the uid", NULL, errno);
+  snprintf(map, sizeof map, "0 %u 1", (unsigned)gid);
+  if (write_file("/proc/self/gid_map", map) != 0) return fail("cannot map the gid", NULL, errno);
+  return 0;
+}
+
+/* --make-netns: see the top of this file. */
+static int make_netns(void) {
+  if (close_above(2) != 0) return fail("cannot close inherited descriptors", NULL, errno);
+  if (own_user_namespace(CLONE_NEWNET) != 0) return 125;
+  int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (s < 0) return fail("cannot open a socket", NULL, errno);
+  struct ifreq ifr;
+  memset(&ifr, 0, sizeof ifr);
+  strcpy(ifr.ifr_name, "lo");
+  if (ioctl(s, SIOCGIFFLAGS, &ifr) != 0) return fail("cannot read loopback's flags", NULL, errno);
+  ifr.ifr_flags |= IFF_UP;
+  if (ioctl(s, SIOCSIFFLAGS, &ifr) != 0) return fail("cannot bring loopback up", NULL, errno);
+  close(s);
+  struct stat st;
+  if (stat("/proc/self/ns/net", &st) != 0) return fail("cannot stat", "/proc/self/ns/net", errno);
+  printf("ready %llu\n", (unsigned long long)st.st_ino);
+  if (fflush(stdout) != 0) return fail("cannot write to stdout", NULL, errno);
+  read_line(0);
+  return 0;
+}
+
+/* Two descriptors `U,N`, each above 3. */
+static int two_fds(const char *s, int *user, int *net) {
+  char copy[48];
+  if (strlen(s) >= sizeof copy) return -1;
+  strcpy(copy, s);
+  char *comma = strchr(copy, ',');
+  if (comma == NULL) return -1;
+  *comma = '\0';
+  unsigned long long u, n;
+  if (number(copy, &u) != 0 || number(comma + 1, &n) != 0) return -1;
+  if (u <= 3 || n <= 3 || u > 65535 || n > 65535 || u == n) return -1;
+  *user = (int)u;
+  *net = (int)n;
+  return 0;
+}
+
+/* Join the user namespace at `user`, then the network namespace at `net`, and close both. */
+static int join_netns(int user, int net) {
+  struct stat own, given;
+  if (stat("/proc/self/ns/net", &own) != 0) return fail("cannot stat", "/proc/self/ns/net", errno);
+  if (fstat(net, &given) != 0) return fail("not an open network namespace:", "--netns", errno);
+  if (own.st_ino == given.st_ino && own.st_dev == given.st_dev)
+    return fail("the network namespace given is this process's own", NULL, EINVAL);
+  if (setns(user, CLONE_NEWUSER) != 0)
+    return fail("cannot join the environment's user namespace", NULL, errno);
+  if (setns(net, CLONE_NEWNET) != 0)
+    return fail("cannot join the environment's network namespace", NULL, errno);
+  close(user);
+  close(net);
+  return 0;
+}
+
 static int set_limit(int resource, const char *value, const char *name) {
   unsigned long long v;
   if (number(value, &v) != 0) return fail("not a number for", name, EINVAL);
@@ -94,10 +195,34 @@ static int set_limit(int resource, const char *value, const char *name) {
 }
 
 int main(int argc, char **argv) {
+  if (argc == 2 && strcmp(argv[1], "--make-netns") == 0) return make_netns();
+  int keep = -1, user = -1, net = -1;
+  int a = 1;
+  while (a + 1 < argc && strncmp(argv[a], "--", 2) == 0) {
+    unsigned long long v;
+    if (strcmp(argv[a], "--keep") == 0) {
+      if (number(argv[a + 1], &v) != 0 || v < 3 || v > 65535)
+        return fail("not a descriptor for --keep:", argv[a + 1], EINVAL);
+      keep = (int)v;
+    } else if (strcmp(argv[a], "--netns") == 0) {
+      if (two_fds(argv[a + 1], &user, &net) != 0)
+        return fail("not two descriptors for --netns:", argv[a + 1], EINVAL);
+    } else {
+      return fail("unknown option", argv[a], EINVAL);
+    }
+    a += 2;
+  }
+  if (keep >= 0 && close_above(keep) != 0)
+    return fail("cannot close inherited descriptors", NULL, errno);
+  if (user >= 0 && (user > keep || net > keep))
+    return fail("--netns descriptors must not be above --keep", NULL, EINVAL);
+  argv += a - 1;
+  argc -= a - 1;
   if (argc < 8) {
     fprintf(stderr,
-            "usage: warrant-outer GATE JOIN NPROC DATA FSIZE COUNT [TYPE SOURCE TARGET FLAGS OPTIONS]... "
-            "COMMAND [ARG...]\n");
+            "usage: warrant-outer [--keep K] [--netns U,N] GATE JOIN NPROC DATA FSIZE COUNT "
+            "[TYPE SOURCE TARGET FLAGS OPTIONS]... COMMAND [ARG...]\n"
+            "       warrant-outer --make-netns\n");
     return 125;
   }
   const char *gate = argv[1], *join = argv[2], *nproc = argv[3], *data = argv[4], *fsize = argv[5];
@@ -112,17 +237,12 @@ int main(int argc, char **argv) {
   if (strcmp(join, "-") != 0 && write_file(join, "0") != 0)
     return fail("cannot join the memory cgroup", join, errno);
 
-  char map[64];
-  uid_t uid = geteuid();
-  gid_t gid = getegid();
-  if (unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0)
-    return fail("cannot make a user and mount namespace", NULL, errno);
-  if (write_file("/proc/self/setgroups", "deny") != 0 && errno != ENOENT)
-    return fail("cannot deny setgroups", NULL, errno);
-  snprintf(map, sizeof map, "0 %u 1", (unsigned)uid);
-  if (write_file("/proc/self/uid_map", map) != 0) return fail("cannot map the uid", NULL, errno);
-  snprintf(map, sizeof map, "0 %u 1", (unsigned)gid);
-  if (write_file("/proc/self/gid_map", map) != 0) return fail("cannot map the gid", NULL, errno);
+  if (user >= 0) {
+    if (join_netns(user, net) != 0) return 125;
+    if (unshare(CLONE_NEWNS) != 0) return fail("cannot make a mount namespace", NULL, errno);
+  } else if (own_user_namespace(CLONE_NEWNS) != 0) {
+    return 125;
+  }
   if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
     return fail("cannot make the mounts private", NULL, errno);
 

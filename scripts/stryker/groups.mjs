@@ -132,14 +132,16 @@ export const GROUPS = [
     name: "sandbox",
     // The sandbox's host-side confinement (a baseline read, host file access, tree walks), resource limits
     // (cgroup placement rules, the reporter, the disk watchdog; not the cgroup plumbing, lines
-    // 85-307, which needs a delegated cgroup and the slow sandbox tests), and the environment filter.
+    // 83-317, which needs a delegated cgroup and the slow sandbox tests), the environment filter,
+    // and which control files a bwrap command gets bound read-only.
     mutate: [
       "src/adapters/sandbox/confined-read.ts",
       "src/adapters/sandbox/host-fs.ts",
       "src/adapters/sandbox/tree-walk.ts",
       "src/adapters/sandbox/resource-limits.ts:16-82",
-      "src/adapters/sandbox/resource-limits.ts:306-412",
-      "src/adapters/sandbox/contained-exec.ts:48-58",
+      "src/adapters/sandbox/resource-limits.ts:318-424",
+      "src/adapters/sandbox/contained-exec.ts:56-66",
+      "src/adapters/sandbox/control-files.ts",
       "src/core/taskpack/ignore.ts:15-15",
       "src/core/taskpack/command-env.ts",
     ],
@@ -150,6 +152,7 @@ export const GROUPS = [
       "test/sandbox/tree-walk-refusals.test.ts",
       "test/sandbox/resource-limits.test.ts",
       "test/sandbox/env-filter.test.ts",
+      "test/sandbox/control-files.test.ts",
       "test/taskpack/ignore-env.test.ts",
     ],
   },
@@ -157,10 +160,15 @@ export const GROUPS = [
     name: "outer",
     // What stands outside a bwrap command in overlay mode: the command lines and fstab of its
     // outer steps, whether the shell sets limits, whether warrant-outer runs here, and the host's
-    // side of a chain's gate and status (contained-exec.ts `hostSide`), against the test that runs
-    // warrant-outer, the shell's steps and bwrap environments for real.
-    mutate: ["src/adapters/sandbox/outer-shell.ts", "src/adapters/sandbox/contained-exec.ts:65-113"],
-    tests: ["test/sandbox/outer-steps.test.ts"],
+    // side of a chain's gate and status (contained-exec.ts `hostSide`), and what the host accepts as
+    // an environment's network namespace, against the tests that run warrant-outer, the shell's
+    // steps and bwrap environments for real.
+    mutate: [
+      "src/adapters/sandbox/outer-shell.ts",
+      "src/adapters/sandbox/contained-exec.ts:73-121",
+      "src/adapters/sandbox/environment-netns.ts",
+    ],
+    tests: ["test/sandbox/outer-steps.test.ts", "test/sandbox/environment-netns.test.ts"],
     build: "node scripts/build-native.mjs",
   },
   {

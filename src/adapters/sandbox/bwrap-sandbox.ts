@@ -1,5 +1,7 @@
 // The bubblewrap backend: each command runs in fresh user, mount, pid, net, ipc, uts and cgroup
-// namespaces over a root assembled by bwrap (see root-layout.ts), as an unprivileged uid. In
+// namespaces over a root assembled by bwrap (see root-layout.ts), as an unprivileged uid; in
+// overlay mode with `warrant-outer`, in its environment's network namespace instead of a new one
+// (environment-netns.ts). In
 // overlay mode bwrap (0.8 has no --overlay) is started inside a user and mount namespace of its
 // own where the environment's overlay is mounted at the workspace path, which bwrap then binds.
 // Every command also gets its resource limits (resource-limits.ts), a /tmp of `tmpBytes`, the
@@ -20,6 +22,7 @@ import { runLimited, SANDBOX_PATH, scrubbedEnv } from "./contained-exec.js";
 import { controlHandles } from "./control-files.js";
 import { EGRESS_SANDBOX_DIR, EGRESS_SOCKET_NAME } from "./egress-relay.js";
 import type { EnvironmentDir, RunAs } from "./environment-dir.js";
+import { type EnvironmentNetns, makeEnvironmentNetns } from "./environment-netns.js";
 import { type HostBinds, type OverlayMount, withRootBinds, writableRoot } from "./host-binds.js";
 import {
   type BackendOptions,
@@ -68,6 +71,15 @@ export const EGRESS_RELAY_NEEDS = {
   inetSockets: ["AF_INET/SOCK_STREAM 127.0.0.1 listen+connect"],
 } as const;
 
+/** bwrap's `--unshare-all` (0.8) without `--unshare-net`. */
+const ALL_BUT_NET = [
+  "--unshare-user",
+  "--unshare-ipc",
+  "--unshare-pid",
+  "--unshare-uts",
+  "--unshare-cgroup-try",
+];
+
 /** What every command line of one bwrap sandbox shares. */
 interface BwrapSandboxParts {
   readonly bwrap: string;
@@ -95,7 +107,15 @@ interface BwrapEnvironmentParts {
    * environment's directory (undefined: the shell's steps instead).
    */
   readonly outer:
-    | { readonly tmp: string; readonly helper: () => Promise<string | undefined> }
+    | {
+        readonly tmp: string;
+        readonly helper: () => Promise<string | undefined>;
+        /**
+         * The environment's network namespace, which `warrant-outer` joins (environment-netns.ts):
+         * made by `helper` for the first command; undefined where it could not be.
+         */
+        readonly netns: (helper: string) => Promise<EnvironmentNetns | undefined>;
+      }
     | undefined;
 }
 
@@ -141,6 +161,8 @@ function bwrapLine(
     readonly fds: number[];
     /** Where the outer shell mounted the command's /tmp (outer-shell.ts), if it did. */
     readonly outerTmp?: string;
+    /** bwrap runs in the environment's network namespace (environment-netns.ts): none of its own. */
+    readonly sharedNet?: boolean;
   },
 ): string[] {
   const { runAs, ids } = sandbox;
@@ -150,7 +172,8 @@ function bwrapLine(
     sandbox.options.setprivPath ?? "setpriv",
     mount === undefined ? runAs : undefined,
   );
-  line.push(sandbox.bwrap, "--unshare-all");
+  // In the environment's network namespace: --unshare-all less the network.
+  line.push(sandbox.bwrap, ...(command.sharedNet === true ? ALL_BUT_NET : ["--unshare-all"]));
   // Behind the outer shell, bwrap's init is the namespace's pid 1 and the command its child.
   // Otherwise the limits reporter is pid 1 (no reaper of bwrap's in front of it): a command
   // cannot stop, kill or (with the filter) trace the process that reports on it.
@@ -252,12 +275,15 @@ function bwrapRunner(sandbox: BwrapSandboxParts, environment: BwrapEnvironmentPa
         ),
     };
     if (mount !== undefined && outer !== undefined) {
+      const helper = await outer.helper();
+      const netns = helper === undefined ? undefined : await outer.netns(helper);
       const line = bwrapLine(sandbox, environment, {
         env,
         mount,
         egress,
         fds,
         outerTmp: outer.tmp,
+        sharedNet: netns !== undefined,
       });
       line.push("--", ...argv);
       const mounts = outerMounts(dir, mount, layers, outer.tmp, resources.tmpBytes);
@@ -268,10 +294,15 @@ function bwrapRunner(sandbox: BwrapSandboxParts, environment: BwrapEnvironmentPa
         dataBytes: cgroup === undefined ? resources.memoryBytes : undefined,
         resources,
       };
-      const helper = await outer.helper();
+      // The program is handed fd 3, `fds` from 4, then the namespaces (`lent`), and closes the rest.
+      const lent = netns === undefined ? [] : [netns.user, netns.net];
+      const last = 3 + fds.length + lent.length;
       const full =
         helper !== undefined
-          ? helperLine(helper, command, mounts, line)
+          ? helperLine(helper, command, mounts, line, {
+              keep: last,
+              ...(netns === undefined ? {} : { netns: [last - 1, last] as const }),
+            })
           : shellLine(
               options.unsharePath ?? "unshare",
               command,
@@ -285,6 +316,8 @@ function bwrapRunner(sandbox: BwrapSandboxParts, environment: BwrapEnvironmentPa
         {
           ...exec,
           fds,
+          lent,
+          closesInherited: helper !== undefined,
           enforce,
           gate: command.gate,
           statusTmp: outer.tmp,
@@ -362,6 +395,8 @@ export function createBwrapSandbox(options: BackendOptions = {}): Sandbox {
       const resources = resourcesOf(opts.resources);
       // The environment's memory cgroups, reused command after command, removed with it.
       const groups = cgroups.forEnvironment(resources.memoryBytes);
+      /** The environment's network namespace, once its first command asked for it. */
+      let netns: Promise<EnvironmentNetns | undefined> | undefined;
       const env = await host.createEnvironment(baseline, opts, async (dir, binds) => {
         // What the workspace's writable layer holds before any command: its growth is limited.
         const initialUse = await diskUse(writableRoot(dir, binds));
@@ -370,7 +405,14 @@ export function createBwrapSandbox(options: BackendOptions = {}): Sandbox {
         if (dir.mode === "overlay" && binds.rootBinds.length === 0) {
           const tmp = path.join(dir.base, "outer-tmp");
           await mkdir(tmp, { mode: 0o755 });
-          outer = { tmp, helper: await outerHelperIn(dir) };
+          outer = {
+            tmp,
+            helper: await outerHelperIn(dir),
+            netns: (helper) => {
+              netns ??= makeEnvironmentNetns(helper, runAs);
+              return netns;
+            },
+          };
         }
         return bwrapRunner(sandbox, {
           outer,
@@ -391,6 +433,7 @@ export function createBwrapSandbox(options: BackendOptions = {}): Sandbox {
             return await env.destroy();
           } finally {
             await groups.close();
+            (await netns)?.close();
           }
         },
       };

@@ -6,7 +6,7 @@ import { statfs, writeFile } from "node:fs/promises";
 import type { ExecResult, LimitHit, ResourceLimits } from "../../core/ports/sandbox.js";
 import { digestOf, digestOfBytes } from "../../core/records/canonical.js";
 import { CREDENTIAL_NAME } from "../../core/taskpack/ignore.js";
-import { withoutInherited } from "./inherited-fds.js";
+import { type StdioEntry, withoutInherited } from "./inherited-fds.js";
 import { type MemoryCgroup, reportedLimit, XFSZ_STATUS } from "./resource-limits.js";
 
 export interface LimitedRun {
@@ -24,6 +24,13 @@ export interface LimitedRun {
   };
   /** Open files handed to the backend at fd 4 onwards (closed here once the child has them). */
   readonly fds?: readonly number[];
+  /** Open files handed on after `fds`, which stay open here (the environment's namespaces). */
+  readonly lent?: readonly number[];
+  /**
+   * The chain's first program closes every descriptor past those it is handed, before anything
+   * else (`warrant-outer --keep`): the host need not look for descriptors it inherited itself.
+   */
+  readonly closesInherited?: boolean;
   /**
    * The chain's first process waits for a line on stdin while the host moves it into
    * `enforce.cgroup` by its pid (where it cannot move itself: MemoryCgroup.selfJoin).
@@ -112,6 +119,23 @@ function hostSide(child: ChildProcess, limits: LimitedRun) {
   return { report: () => report, joinError: () => joinError };
 }
 
+/**
+ * A chain's descriptors: stdin (the gate), stdout, stderr, fd 3 (the reporter), `fds`, `lent`, and
+ * nothing this process inherited (inherited-fds.ts), unless the chain closes that itself.
+ */
+function chainStdio(limits: LimitedRun): { readonly stdio: StdioEntry[]; close(): void } {
+  const given: StdioEntry[] = [
+    limits.gate === true || limits.statusTmp !== undefined ? "pipe" : "ignore",
+    "pipe",
+    "pipe",
+    limits.enforce === undefined ? "ignore" : "pipe",
+    ...(limits.fds ?? []),
+    ...(limits.lent ?? []),
+  ];
+  if (limits.closesInherited === true) return { stdio: given, close: () => undefined };
+  return withoutInherited(given);
+}
+
 /** Spawn `argv` (the backend's full command line) with `env` and enforce the limits. */
 export function runLimited(
   argv: readonly string[],
@@ -130,14 +154,7 @@ export function runLimited(
     const enforce = limits.enforce;
     let hit: LimitHit | undefined;
     const fds = limits.fds ?? [];
-    // Nothing this process inherited reaches the chain (inherited-fds.ts).
-    const stdio = withoutInherited([
-      limits.gate === true || limits.statusTmp !== undefined ? "pipe" : "ignore",
-      "pipe",
-      "pipe",
-      enforce === undefined ? "ignore" : "pipe",
-      ...fds,
-    ]);
+    const stdio = chainStdio(limits);
     const child = spawn(argv[0] as string, argv.slice(1), {
       env: { ...env },
       stdio: stdio.stdio,

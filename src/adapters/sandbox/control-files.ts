@@ -18,70 +18,77 @@ export interface ControlHandle {
   readonly path: string;
 }
 
-/** The handle of `rel` under the directory `root` when it is there with the right kind. */
-function handleUnder(root: string, rel: string, dir: boolean): number | undefined {
+/** What one layer holds at `.git`: nothing, a directory (open as an O_PATH handle), or else. */
+type GitDir = { readonly kind: "absent" | "other" } | { readonly kind: "dir"; readonly fd: number };
+
+/** `.git` under the directory `root`, looked at once for every control file. */
+function gitUnder(root: string): GitDir {
   let rootFd: number | undefined;
-  let gitFd: number | undefined;
   try {
     rootFd = openDirPath(root);
-    const [first, last] = rel.split("/") as [string, string];
-    const git = lstatAt(rootFd, Buffer.from(first));
-    if (git === undefined || !git.isDirectory()) return undefined;
-    gitFd = openSync(
-      `/proc/self/fd/${rootFd}/${first}`,
+    const git = lstatAt(rootFd, GIT);
+    if (git === undefined) return { kind: "absent" };
+    // Anything but a directory (a link included) fails to open here: `other`, below.
+    const fd = openSync(
+      `/proc/self/fd/${rootFd}/.git`,
       O_PATH | constants.O_NOFOLLOW | constants.O_DIRECTORY,
     );
-    const fd = openSync(`/proc/self/fd/${gitFd}/${last}`, O_PATH | constants.O_NOFOLLOW);
+    return { kind: "dir", fd };
+  } catch {
+    // Unreadable or changed under us: as if something were there, and nothing handed over.
+    return { kind: "other" };
+  } finally {
+    closeQuietly(rootFd);
+  }
+}
+
+const GIT = Buffer.from(".git");
+
+/** The handle of `name` in the `.git` open as `gitFd`, when it is there with the right kind. */
+function handleIn(gitFd: number, name: string, dir: boolean): number | undefined {
+  try {
+    const fd = openSync(`/proc/self/fd/${gitFd}/${name}`, O_PATH | constants.O_NOFOLLOW);
     const st = fstatBig(fd);
     if (dir ? st.isDirectory() : st.isFile()) return fd;
     closeQuietly(fd);
     return undefined;
   } catch {
     return undefined;
-  } finally {
-    closeQuietly(gitFd);
-    closeQuietly(rootFd);
+  }
+}
+
+/** Whether anything (a whiteout included) is at `name` in the `.git` open as `gitFd`. */
+function presentIn(gitFd: number, name: string): boolean {
+  try {
+    return lstatAt(gitFd, Buffer.from(name)) !== undefined;
+  } catch {
+    return true;
   }
 }
 
 /**
  * Handles of the control files present in the workspace: looked up in `upper` (the copy, or an
  * overlay's upper layer), then in `lower` (an overlay's pinned baseline) where the upper layer
- * has nothing at that path.
+ * has nothing at that path (a whiteout, or a `.git` that is not a directory, hides the lower one).
  */
 export function controlHandles(upper: string, lower: string | undefined): ControlHandle[] {
   const out: ControlHandle[] = [];
-  for (const c of CONTROL_FILES) {
-    let fd = handleUnder(upper, c.path, c.dir);
-    if (fd === undefined && lower !== undefined && !presentIn(upper, c.path)) {
-      fd = handleUnder(lower, c.path, c.dir);
+  const top = gitUnder(upper);
+  let below: GitDir | undefined;
+  try {
+    for (const c of CONTROL_FILES) {
+      const name = c.path.slice(".git/".length);
+      let fd = top.kind === "dir" ? handleIn(top.fd, name, c.dir) : undefined;
+      const hidden = top.kind === "other" || (top.kind === "dir" && presentIn(top.fd, name));
+      if (fd === undefined && lower !== undefined && !hidden) {
+        below ??= gitUnder(lower);
+        if (below.kind === "dir") fd = handleIn(below.fd, name, c.dir);
+      }
+      if (fd !== undefined) out.push({ fd, path: c.path });
     }
-    if (fd !== undefined) out.push({ fd, path: c.path });
+  } finally {
+    if (top.kind === "dir") closeQuietly(top.fd);
+    if (below?.kind === "dir") closeQuietly(below.fd);
   }
   return out;
-}
-
-/** Whether anything (a whiteout included) is at `rel` under `root`. */
-function presentIn(root: string, rel: string): boolean {
-  let rootFd: number | undefined;
-  try {
-    rootFd = openDirPath(root);
-    const [first, last] = rel.split("/") as [string, string];
-    const git = lstatAt(rootFd, Buffer.from(first));
-    if (git === undefined) return false;
-    if (!git.isDirectory()) return true;
-    const gitFd = openSync(
-      `/proc/self/fd/${rootFd}/${first}`,
-      constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_DIRECTORY,
-    );
-    try {
-      return lstatAt(gitFd, Buffer.from(last)) !== undefined;
-    } finally {
-      closeQuietly(gitFd);
-    }
-  } catch {
-    return true;
-  } finally {
-    closeQuietly(rootFd);
-  }
 }

@@ -156,15 +156,36 @@ export interface OuterCommand {
   readonly resources: ResourceLimits;
 }
 
-/** `warrant-outer`'s command line: the program, its arguments, its mounts, then `argv`. */
+/** What `warrant-outer` is told of the descriptors it is handed. */
+export interface HelperDescriptors {
+  /** The last descriptor handed to it: it closes every one above (`--keep`). */
+  readonly keep: number;
+  /** The environment's user and network namespaces, to join (`--netns U,N`; environment-netns.ts). */
+  readonly netns?: readonly [user: number, net: number];
+}
+
+/**
+ * `warrant-outer`'s command line: the program, its options (`handed`), its arguments, its mounts,
+ * then `argv`.
+ */
 export function helperLine(
   helper: string,
   command: OuterCommand,
   mounts: readonly OuterMount[],
   argv: readonly string[],
+  handed?: HelperDescriptors,
 ): string[] {
+  const options =
+    handed === undefined
+      ? []
+      : [
+          "--keep",
+          String(handed.keep),
+          ...(handed.netns === undefined ? [] : ["--netns", handed.netns.join(",")]),
+        ];
   return [
     helper,
+    ...options,
     command.gate ? "1" : "0",
     command.join ?? "-",
     command.nproc,
