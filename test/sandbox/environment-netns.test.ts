@@ -23,7 +23,11 @@ import { createBwrapSandbox } from "../../src/adapters/sandbox/bwrap-sandbox.js"
 import { SANDBOX_PATH } from "../../src/adapters/sandbox/contained-exec.js";
 import { probeSandbox } from "../../src/adapters/sandbox/detect-sandbox.js";
 import { makeEnvironmentNetns } from "../../src/adapters/sandbox/environment-netns.js";
-import { defaultOuterHelper, helperLine } from "../../src/adapters/sandbox/outer-shell.js";
+import {
+  defaultOuterHelper,
+  helperLine,
+  helperRuns,
+} from "../../src/adapters/sandbox/outer-shell.js";
 import { DEFAULT_RESOURCES, type ExecOptions } from "../../src/core/ports/sandbox.js";
 
 const LIMITS: ExecOptions = { timeoutMs: 60_000, maxOutputBytes: 1 << 16 };
@@ -137,6 +141,23 @@ describe.skipIf(helper === undefined)(
         made.close();
       }
       expect(openLinks()).not.toContain(net);
+    });
+
+    it("the proof that commands can join: yes for the environment's, no for the host's own", async () => {
+      const made = await makeEnvironmentNetns(helper as string, undefined);
+      if (made === undefined) throw new Error("no namespace made");
+      const own = {
+        user: openSync("/proc/self/ns/user", "r"),
+        net: openSync("/proc/self/ns/net", "r"),
+      };
+      try {
+        expect(await helperRuns(helper as string, undefined, made)).toBe(true);
+        expect(await helperRuns(helper as string, undefined, own)).toBe(false);
+      } finally {
+        made.close();
+        closeSync(own.user);
+        closeSync(own.net);
+      }
     });
 
     it("a command may use the environment's loopback: listen and connect there", async () => {
@@ -330,9 +351,34 @@ const baseline = path.join(work, "baseline");
 mkdirSync(baseline, { recursive: true });
 writeFileSync(path.join(baseline, "a.txt"), "a\n");
 
+/**
+ * `warrant-outer` behind a script that refuses `--netns` as a policy might (exit 125), in a folder
+ * the commands' uid can reach: environments then make no namespace of their own.
+ */
+function refusingJoins(): string {
+  const bin = mkdtempSync(path.join(tmpdir(), "warrant-netns-refuse-"));
+  chmodSync(bin, 0o755);
+  const real = path.join(bin, "real-outer");
+  copyFileSync(helper as string, real);
+  chmodSync(real, 0o755);
+  const script = path.join(bin, "warrant-outer");
+  writeFileSync(
+    script,
+    `#!/bin/sh\nfor a in "$@"; do [ "$a" = --netns ] && { echo "refused" >&2; exit 125; }; done\nexec ${real} "$@"\n`,
+  );
+  chmodSync(script, 0o755);
+  afterAll(() => rmSync(bin, { recursive: true, force: true }));
+  return script;
+}
+
 for (const [label, outerHelper, shared] of [
   ["warrant-outer", undefined, true],
   ["the shell's steps", null, false],
+  [
+    "a warrant-outer that cannot join namespaces here",
+    helper === undefined ? undefined : refusingJoins(),
+    false,
+  ],
 ] as const) {
   const sandbox = createBwrapSandbox({
     layers: "overlay",
@@ -342,6 +388,9 @@ for (const [label, outerHelper, shared] of [
     helper === undefined
       ? "warrant-outer not built"
       : await probeSandbox(sandbox).catch((e: Error) => e.message);
+  if (why !== undefined && process.env.WARRANT_REQUIRE_OVERLAY === "1") {
+    it(`bwrap in overlay mode is required here and works (${label})`, () => expect(why).toBe(""));
+  }
   describe.skipIf(why !== undefined)(
     `a bwrap environment in overlay mode, outer steps by ${label}${why === undefined ? "" : ` (skipped: ${why})`}`,
     () => {

@@ -363,6 +363,22 @@ export function createBwrapSandbox(options: BackendOptions = {}): Sandbox {
   const helper = options.outerHelper === undefined ? defaultOuterHelper() : options.outerHelper;
   /** Whether the helper runs here, proven once, from the first environment's copy to run it. */
   let helperWorks: Promise<boolean> | undefined;
+  /** Whether its commands can join an environment's namespaces here, proven once likewise. */
+  let joinWorks: Promise<boolean> | undefined;
+  /**
+   * An environment's network namespace (environment-netns.ts), where commands can join it: where
+   * they cannot (a policy that lets a process make namespaces but not join them), none, and each
+   * command makes its own as before.
+   */
+  const environmentNetns = async (helper: string) => {
+    if (joinWorks !== undefined && !(await joinWorks)) return undefined;
+    const made = await makeEnvironmentNetns(helper, runAs);
+    if (made === undefined) return undefined;
+    joinWorks ??= helperRuns(helper, runAs, made);
+    if (await joinWorks) return made;
+    made.close();
+    return undefined;
+  };
   /**
    * `warrant-outer` copied into the environment's directory (which the commands' uid can reach),
    * while the environment is made; what its commands use: the copy once proven to run here.
@@ -409,7 +425,7 @@ export function createBwrapSandbox(options: BackendOptions = {}): Sandbox {
             tmp,
             helper: await outerHelperIn(dir),
             netns: (helper) => {
-              netns ??= makeEnvironmentNetns(helper, runAs);
+              netns ??= environmentNetns(helper);
               return netns;
             },
           };

@@ -233,14 +233,26 @@ export function defaultOuterHelper(): string | undefined {
 
 /**
  * Whether `helper` runs here as `runAs` (undefined: this process's own user): proven by running
- * it, with no mounts, in front of `true` and reading its `rc 0` on fd 3.
+ * it, with no mounts, in front of `true` and reading its `rc 0` on fd 3; with `netns`, joining
+ * those namespaces first (`--netns`), as an environment's commands will.
  */
-export function helperRuns(helper: string, runAs: RunAs | undefined): Promise<boolean> {
+export function helperRuns(
+  helper: string,
+  runAs: RunAs | undefined,
+  netns?: { readonly user: number; readonly net: number },
+): Promise<boolean> {
   return new Promise<boolean>((resolve) => {
     let said = "";
-    const child = spawn(helper, ["0", "-", "64", "-", "1048576", "0", "true"], {
+    const join = netns === undefined ? [] : ["--keep", "5", "--netns", "4,5"];
+    const child = spawn(helper, [...join, "0", "-", "64", "-", "1048576", "0", "true"], {
       env: { PATH: SANDBOX_PATH },
-      stdio: ["pipe", "ignore", "ignore", "pipe"],
+      stdio: [
+        "pipe",
+        "ignore",
+        "ignore",
+        "pipe",
+        ...(netns === undefined ? [] : [netns.user, netns.net]),
+      ],
       ...(runAs === undefined ? {} : { uid: runAs.uid, gid: runAs.gid }),
     });
     child.stdin?.on("error", () => undefined);
