@@ -1,9 +1,9 @@
 // The bubblewrap backend: each command runs in fresh user, mount, pid, net, ipc, uts and cgroup
-// namespaces over a root assembled by bwrap (see root-layout.ts), as an unprivileged uid; in
-// overlay mode with `warrant-outer`, in its environment's network namespace instead of a new one
-// (environment-netns.ts). In
+// namespaces over a root assembled by bwrap (see root-layout.ts), as an unprivileged uid. In
 // overlay mode bwrap (0.8 has no --overlay) is started inside a user and mount namespace of its
-// own where the environment's overlay is mounted at the workspace path, which bwrap then binds.
+// own where the environment's overlay is mounted at the workspace path, which bwrap then binds;
+// with `warrant-outer`, in its environment's network namespace instead of a new one
+// (environment-netns.ts).
 // Every command also gets its resource limits (resource-limits.ts), a /tmp of `tmpBytes`, the
 // seccomp filter (seccomp-filter.ts) and the control files bound read-only (control-files.ts).
 import { openSync, writeFileSync } from "node:fs";
