@@ -123,7 +123,10 @@ static int own_user_namespace(int also) {
   char map[64];
   uid_t uid = geteuid();
   gid_t gid = getegid();
-  if (unshare(CLONE_NEWUSER | also) != 0) return fail("cannot make its namespaces", NULL, errno);
+  if (unshare(CLONE_NEWUSER | also) != 0)
+    return fail(also == CLONE_NEWNET ? "cannot make a user and network namespace"
+                                     : "cannot make a user and mount namespace",
+                NULL, errno);
   if (write_file("/proc/self/setgroups", "deny") != 0 && errno != ENOENT)
     return fail("cannot deny setgroups", NULL, errno);
   snprintf(map, sizeof map, "0 %u 1", (unsigned)uid);

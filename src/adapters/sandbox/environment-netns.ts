@@ -70,10 +70,13 @@ export function makeEnvironmentNetns(
       if (!said.includes("\n") || settled) return;
       const m = /^ready (\d+)\n$/.exec(said);
       // Still unreaped (it waits for its stdin), so its pid is its own while both are opened.
-      if (m === null || child.exitCode !== null || child.signalCode !== null)
-        return done(undefined);
-      if (child.pid === undefined) return done(undefined);
-      done(openNamespaces(child.pid, BigInt(m[1] as string)));
+      const running = child.exitCode === null && child.signalCode === null;
+      const pid = child.pid;
+      done(
+        m !== null && running && pid !== undefined
+          ? openNamespaces(pid, BigInt(m[1] as string))
+          : undefined,
+      );
     });
   });
 }

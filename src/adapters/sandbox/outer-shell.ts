@@ -164,6 +164,13 @@ export interface HelperDescriptors {
   readonly netns?: readonly [user: number, net: number];
 }
 
+/** `warrant-outer`'s options for what it is handed (`--keep`, `--netns`). */
+function helperOptions(handed: HelperDescriptors | undefined): string[] {
+  if (handed === undefined) return [];
+  const netns = handed.netns === undefined ? [] : ["--netns", handed.netns.join(",")];
+  return ["--keep", String(handed.keep), ...netns];
+}
+
 /**
  * `warrant-outer`'s command line: the program, its options (`handed`), its arguments, its mounts,
  * then `argv`.
@@ -175,17 +182,9 @@ export function helperLine(
   argv: readonly string[],
   handed?: HelperDescriptors,
 ): string[] {
-  const options =
-    handed === undefined
-      ? []
-      : [
-          "--keep",
-          String(handed.keep),
-          ...(handed.netns === undefined ? [] : ["--netns", handed.netns.join(",")]),
-        ];
   return [
     helper,
-    ...options,
+    ...helperOptions(handed),
     command.gate ? "1" : "0",
     command.join ?? "-",
     command.nproc,
@@ -243,7 +242,8 @@ export function helperRuns(
 ): Promise<boolean> {
   return new Promise<boolean>((resolve) => {
     let said = "";
-    const join = netns === undefined ? [] : ["--keep", "5", "--netns", "4,5"];
+    // The namespaces at 4 and 5, after fd 3.
+    const join = helperOptions(netns === undefined ? undefined : { keep: 5, netns: [4, 5] });
     const child = spawn(helper, [...join, "0", "-", "64", "-", "1048576", "0", "true"], {
       env: { PATH: SANDBOX_PATH },
       stdio: [
