@@ -109,6 +109,19 @@ function spansOfEveryShape(t: Tracer, other: Tracer, i: number): void {
   );
   linked.setStatus({ code: SpanStatusCode.OK });
   linked.end();
+  // Statuses with no message, a remote parent and no events or links: the span's end fields
+  // written from the bytes kept for that status and those flags.
+  const done = t.startSpan("warrant.step done", {}, ctx);
+  done.setStatus({ code: SpanStatusCode.OK });
+  done.end();
+  const failed = t.startSpan("warrant.step failed", {}, ctx);
+  failed.setStatus({ code: SpanStatusCode.ERROR });
+  failed.end();
+  other.startSpan("warrant.step under a remote parent", {}, remote).end();
+  // More attributes than the SDK keeps (128): the dropped ones are counted.
+  const crowded = t.startSpan("warrant.step crowded", {}, ctx);
+  for (let k = 0; k < 130; k++) crowded.setAttribute(`warrant.k${k}`, k);
+  crowded.end();
   // A span past 16 KiB: its length takes three bytes.
   const big: Span = t.startSpan(
     "warrant.step big",

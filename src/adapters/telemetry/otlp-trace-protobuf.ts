@@ -1,9 +1,10 @@
 // The OTLP/HTTP protobuf body of a span export (ExportTraceServiceRequest), written in one pass.
 // It writes the same bytes as the SDK's own serializer (`ProtobufTraceSerializer` of
 // @opentelemetry/otlp-transformer; test/otlp-trace-protobuf.test.ts compares the two), with less
-// work per span: attribute keys, span names and the repeated attribute values (operation, provider,
-// model, tool name, …) are encoded once and copied after, and each message is written once (the SDK
-// estimates the whole request's size in a first pass, then writes it in a second).
+// work per span: attribute keys, span names, the repeated attribute values (operation, provider,
+// model, tool name, …) and the closing fields of spans with nothing dropped and no events or links
+// are encoded once and copied after, and each message is written once (the SDK estimates the whole
+// request's size in a first pass, then writes it in a second).
 import type { Attributes, AttributeValue, HrTime, Link, SpanContext } from "@opentelemetry/api";
 import type { ReadableSpan, TimedEvent } from "@opentelemetry/sdk-trace";
 
@@ -188,13 +189,19 @@ class Writer {
 
   /** Length-prefixed bytes. */
   bytes(b: Bytes): void {
+    this.varint(b.length);
+    this.raw(b);
+  }
+
+  /** Bytes as they are, written before. */
+  raw(b: Bytes): void {
     const n = b.length;
-    this.varint(n);
     this.ensure(n);
     const buf = this.buf;
-    if (n < 48) for (let i = 0; i < n; i++) buf[this.pos + i] = b[i] as number;
-    else buf.set(b, this.pos);
-    this.pos += n;
+    const p = this.pos;
+    if (n < 48) for (let i = 0; i < n; i++) buf[p + i] = b[i] as number;
+    else buf.set(b, p);
+    this.pos = p + n;
   }
 
   /** A length-prefixed string, from its encoding when one is at hand. */
@@ -360,12 +367,12 @@ function event(w: Writer, e: Encoded, ev: TimedEvent): void {
  */
 class IdBytes {
   private text = "";
-  private bytes: Bytes = new Uint8Array(0);
+  private bytes: Bytes = Buffer.alloc(0);
 
   of(hex: string): Bytes {
     if (hex !== this.text) {
       const n = Math.floor(hex.length / 2);
-      const bytes = new Uint8Array(n);
+      const bytes = Buffer.alloc(n);
       hexInto(bytes, 0, hex, n);
       this.bytes = bytes;
       this.text = hex;
@@ -402,6 +409,48 @@ function link(w: Writer, e: Encoded, l: Link): void {
   w.end(at);
 }
 
+/**
+ * Fields 10 to 16 of a span with nothing dropped, no events or links and a status of code 0 to 2
+ * with no message (most spans), by status code and flags; the same bytes as written one by one.
+ */
+const tails = new Map<number, Bytes>();
+
+function plainTail(s: ReadableSpan, flags: number): Bytes | undefined {
+  const { code, message } = s.status;
+  if (
+    s.droppedAttributesCount !== 0 ||
+    s.droppedEventsCount !== 0 ||
+    s.droppedLinksCount !== 0 ||
+    s.events.length !== 0 ||
+    s.links.length !== 0 ||
+    message ||
+    !(code === 0 || code === 1 || code === 2)
+  ) {
+    return undefined;
+  }
+  const key = flags * 4 + code;
+  let tail = tails.get(key);
+  if (tail === undefined) {
+    const w = new Writer(24);
+    w.tag(10, 0);
+    w.varint(0);
+    w.tag(12, 0);
+    w.varint(0);
+    w.tag(14, 0);
+    w.varint(0);
+    w.tag(15, 2);
+    const status = w.start();
+    w.tag(3, 0);
+    w.varint(code);
+    w.end(status);
+    w.tag(16, 5);
+    w.fixed32(flags);
+    tail = Buffer.from(w.buf.subarray(0, w.pos));
+    tails.set(key, tail);
+  }
+  return tail;
+}
+
 function span(w: Writer, e: Encoded, s: ReadableSpan): void {
   const at = w.start(2);
   const c = s.spanContext();
@@ -423,6 +472,13 @@ function span(w: Writer, e: Encoded, s: ReadableSpan): void {
   w.tag(8, 1);
   w.time(s.endTime);
   if (s.attributes) attributes(w, e, s.attributes, 9);
+  const flags = (c.traceFlags & 0xff) | HAS_IS_REMOTE | (parent?.isRemote ? IS_REMOTE : 0);
+  const tail = plainTail(s, flags);
+  if (tail !== undefined) {
+    w.raw(tail);
+    w.end(at, 2);
+    return;
+  }
   w.tag(10, 0);
   w.varint(s.droppedAttributesCount);
   for (const ev of s.events) {
@@ -447,7 +503,7 @@ function span(w: Writer, e: Encoded, s: ReadableSpan): void {
   w.varint(s.status.code);
   w.end(status);
   w.tag(16, 5);
-  w.fixed32((c.traceFlags & 0xff) | HAS_IS_REMOTE | (parent?.isRemote ? IS_REMOTE : 0));
+  w.fixed32(flags);
   w.end(at, 2);
 }
 
