@@ -386,12 +386,40 @@ interface View {
 
 let view: View | undefined;
 
-function debounce(f: () => void, ms: number): () => void {
-  let t: number | undefined;
-  return () => {
-    if (t !== undefined) clearTimeout(t);
-    t = window.setTimeout(f, ms);
+/**
+ * A view's refresh, asked for by each fact: it runs `ms` after the first ask and, while asks keep
+ * coming, at most once every `ms`, so a steady stream of facts (an eval, a fleet of workers) still
+ * refreshes the view as it goes (a timer restarted at each ask waits for the stream to pause). An
+ * ask while a refresh runs gets one more after it: the last one shown is never older than the last
+ * ask.
+ */
+function coalesced(refresh: () => Promise<void>, ms: number): () => void {
+  let scheduled = false;
+  let running = false;
+  let again = false;
+  const run = async () => {
+    scheduled = false;
+    if (running) {
+      again = true;
+      return;
+    }
+    running = true;
+    try {
+      await refresh();
+    } finally {
+      running = false;
+      if (again) {
+        again = false;
+        ask();
+      }
+    }
   };
+  const ask = () => {
+    if (scheduled) return;
+    scheduled = true;
+    window.setTimeout(() => void run(), ms);
+  };
+  return ask;
 }
 
 function homeView(): View {
@@ -446,7 +474,7 @@ function homeView(): View {
         h("tr", {}, h("td", { colspan: "7", class: "empty" }, "No loop in this store yet.")),
       );
   };
-  const later = debounce(() => void refresh(), 250);
+  const later = coalesced(refresh, 250);
   void refresh();
   renderQueue(queue);
   return {
@@ -698,7 +726,7 @@ function loopView(query: string): View {
       diff.replaceChildren(diffView(d.body.diff));
     else diff.replaceChildren(h("div", { class: "empty" }, d.body.message ?? "no diff"));
   };
-  const later = debounce(() => void load(), 250);
+  const later = coalesced(load, 250);
   void load();
   renderQueue(queue, query);
   return {
@@ -807,7 +835,7 @@ function evalsView(): View {
         h("tr", {}, h("td", { colspan: "7", class: "empty" }, "No eval in this store yet.")),
       );
   };
-  const later = debounce(() => void refresh(), 250);
+  const later = coalesced(refresh, 250);
   void refresh();
   return { onFact: () => later(), onPending: () => undefined, onReady: () => later() };
 }
@@ -929,7 +957,7 @@ function evalView(id: string): View {
       ),
     );
   };
-  const later = debounce(() => void refresh(), 250);
+  const later = coalesced(refresh, 250);
   void refresh();
   return { onFact: () => later(), onPending: () => undefined, onReady: () => later() };
 }

@@ -3,7 +3,8 @@
 // PostgreSQL) in other processes; the approval appears without a reload, Approve lets the run
 // finish and the loop row turns `succeeded` live; Deny with a reason concludes `hil/denied`; the API
 // refuses the page without the token; a page on another loopback port cannot frame the console;
-// the event stream resumes from Last-Event-ID without loss.
+// the event stream resumes from Last-Event-ID without loss; the loops list refreshes while a steady
+// stream of facts keeps coming (PostgreSQL tells of each at once), not only once it stops.
 // With WARRANT_SCREENSHOTS=1 the queue and a loop page are saved as docs/console-*.png.
 import { type ChildProcess, spawn } from "node:child_process";
 import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
@@ -13,6 +14,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { openStore } from "../../src/adapters/store/open-store.js";
 import { openSqliteLedgerStore } from "../../src/adapters/store/sqlite-ledger-store.js";
 import type { LoopCommand } from "../../src/core/loop/types.js";
 import { LoopLedger } from "../../src/runtime/loop-ledger.js";
@@ -544,6 +546,62 @@ describe.skipIf(!haveBrowser || !pg.enabled)(
         .toBe("succeeded");
       expect(await notReloaded(page)).toBe(true);
       worker.kill("SIGTERM");
+      await page.close();
+    });
+
+    it("refreshes the loops list while facts keep coming, not only once they stop", async () => {
+      const cwd = tempDir();
+      const uri = schemas.uri();
+      const { url } = await startServe(["--store", uri], cwd);
+      const page = await open_(url);
+      await expect.poll(() => page.locator('[data-testid="live"]').textContent()).toBe("live");
+      const store = await openStore(uri);
+      const ledger = new LoopLedger(store);
+      const rows = page.locator('[data-testid="loop-row"]');
+      const LOOPS = 40;
+      // One loop opened every 60 ms: PostgreSQL tells the server of each at once, so the page
+      // hears of a fact far more often than every 250 ms for as long as this lasts.
+      let opened = 0;
+      const stream = (async () => {
+        for (let i = 0; i < LOOPS; i++) {
+          const q = `query:stream-${i}`;
+          const d = await ledger.execute(
+            q,
+            {
+              op: "open",
+              query: q,
+              binding: "operator-task-local-binding:stream",
+              operator: "node-operator-binding:alice",
+              layers: [
+                {
+                  "max/passages": 1,
+                  "max/solver-passages": 1,
+                  "max/reviewer-passages": 1,
+                  "max/cycles": 1,
+                  "max/experiments": 1,
+                  "max/wall-time-ms": 86_400_000,
+                },
+              ],
+            },
+            new Date(),
+          );
+          expect(d.result === "refused" ? d.refusal : d.result).toBe("appended");
+          opened++;
+          await new Promise((r) => setTimeout(r, 60));
+        }
+      })();
+      // What the page showed while the stream still ran.
+      const shownMidStream: number[] = [];
+      while (opened < LOOPS) {
+        const n = await rows.count();
+        if (opened < LOOPS) shownMidStream.push(n);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      await stream;
+      expect(shownMidStream.some((n) => n > 0 && n < LOOPS)).toBe(true);
+      await expect.poll(() => rows.count(), { timeout: 20_000 }).toBe(LOOPS);
+      expect(await notReloaded(page)).toBe(true);
+      await store.close();
       await page.close();
     });
   },
