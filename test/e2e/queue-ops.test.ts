@@ -255,6 +255,21 @@ describe.skipIf(!pg.enabled)("workers, loops and requeue over a shared PostgreSQ
     expect(row?.heldBy).toBeUndefined();
   });
 
+  /**
+   * The demo whose tests take 15 s to run: a run in progress outlasts the worker's shutdown
+   * timeout whatever the machine's speed (the demo's own run can end within 200 ms).
+   */
+  const slowPack = () => {
+    const packDir = path.join(cwd, "slow-tests");
+    cpSync(path.join(repoRoot, "examples/fix-failing-test"), packDir, { recursive: true });
+    cpSync(path.join(repoRoot, "examples/agents"), path.join(cwd, "agents"), { recursive: true });
+    const packFile = path.join(packDir, "task-pack.json");
+    const pack = JSON.parse(readFileSync(packFile, "utf8"));
+    pack.commands["run-tests"].argv = ["node", "-e", "setTimeout(() => {}, 15000)"];
+    writeFileSync(packFile, JSON.stringify(pack));
+    return packFile;
+  };
+
   for (const how of ["a second signal", "the shutdown timeout"] as const) {
     it(`${how} stops a run in progress now: environment destroyed, lease released, loop queued`, {
       timeout: 90_000,
@@ -262,7 +277,12 @@ describe.skipIf(!pg.enabled)("workers, loops and requeue over a shared PostgreSQ
       const { uri, schema } = newStore();
       const envDir = mkdtempSync(path.join(tmpdir(), "warrant-queue-ops-env-"));
       chmodSync(envDir, 0o755);
-      const [query] = await dispatch(uri, cwd, 1);
+      const r = await runCli(
+        ["run", slowPack(), ...MODELS, "--store", uri, "--dispatch", "--json"],
+        { cwd },
+      );
+      expect(r.code, r.stderr).toBe(0);
+      const { query } = JSON.parse(r.stdout) as { query: string };
       const w = new WorkerProcess("w", uri, {
         cwd,
         env: { TMPDIR: envDir },
