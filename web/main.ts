@@ -386,19 +386,24 @@ interface View {
 
 let view: View | undefined;
 
+/** A view's refresh: asked for by each fact (`ask`), or run at once when the view opens (`now`). */
+interface Refresh {
+  ask(): void;
+  now(): void;
+}
+
 /**
  * A view's refresh, asked for by each fact: it runs `ms` after the first ask and, while asks keep
  * coming, at most once every `ms`, so a steady stream of facts (an eval, a fleet of workers) still
- * refreshes the view as it goes (a timer restarted at each ask waits for the stream to pause). An
- * ask while a refresh runs gets one more after it: the last one shown is never older than the last
- * ask.
+ * refreshes the view as it goes (a timer restarted at each ask waits for the stream to pause).
+ * Refreshes never overlap: one due while another runs follows it, so the last one shown is never
+ * older than the last ask.
  */
-function coalesced(refresh: () => Promise<void>, ms: number): () => void {
+function coalesced(refresh: () => Promise<void>, ms: number): Refresh {
   let scheduled = false;
   let running = false;
   let again = false;
-  const run = async () => {
-    scheduled = false;
+  const now = async () => {
     if (running) {
       again = true;
       return;
@@ -417,9 +422,12 @@ function coalesced(refresh: () => Promise<void>, ms: number): () => void {
   const ask = () => {
     if (scheduled) return;
     scheduled = true;
-    window.setTimeout(() => void run(), ms);
+    window.setTimeout(() => {
+      scheduled = false;
+      void now();
+    }, ms);
   };
-  return ask;
+  return { ask, now: () => void now() };
 }
 
 function homeView(): View {
@@ -475,15 +483,15 @@ function homeView(): View {
       );
   };
   const later = coalesced(refresh, 250);
-  void refresh();
+  later.now();
   renderQueue(queue);
   return {
-    onFact: () => later(),
+    onFact: () => later.ask(),
     onPending: () => {
       renderQueue(queue);
-      later();
+      later.ask();
     },
-    onReady: () => later(),
+    onReady: () => later.ask(),
   };
 }
 
@@ -727,7 +735,7 @@ function loopView(query: string): View {
     else diff.replaceChildren(h("div", { class: "empty" }, d.body.message ?? "no diff"));
   };
   const later = coalesced(load, 250);
-  void load();
+  later.now();
   renderQueue(queue, query);
   return {
     onFact: (e) => {
@@ -738,10 +746,10 @@ function loopView(query: string): View {
         timeline.append(factRow(e.fact));
         shown++;
       }
-      later();
+      later.ask();
     },
     onPending: () => renderQueue(queue, query),
-    onReady: () => later(),
+    onReady: () => later.ask(),
   };
 }
 
@@ -836,8 +844,8 @@ function evalsView(): View {
       );
   };
   const later = coalesced(refresh, 250);
-  void refresh();
-  return { onFact: () => later(), onPending: () => undefined, onReady: () => later() };
+  later.now();
+  return { onFact: () => later.ask(), onPending: () => undefined, onReady: () => later.ask() };
 }
 
 function evalView(id: string): View {
@@ -958,8 +966,8 @@ function evalView(id: string): View {
     );
   };
   const later = coalesced(refresh, 250);
-  void refresh();
-  return { onFact: () => later(), onPending: () => undefined, onReady: () => later() };
+  later.now();
+  return { onFact: () => later.ask(), onPending: () => undefined, onReady: () => later.ask() };
 }
 
 function route(): void {

@@ -562,37 +562,42 @@ describe.skipIf(!haveBrowser || !pg.enabled)(
       // One loop opened every 60 ms: PostgreSQL tells the server of each at once, so the page
       // hears of a fact far more often than every 250 ms for as long as this lasts.
       let opened = 0;
+      let streaming = true;
       const stream = (async () => {
-        for (let i = 0; i < LOOPS; i++) {
-          const q = `query:stream-${i}`;
-          const d = await ledger.execute(
-            q,
-            {
-              op: "open",
-              query: q,
-              binding: "operator-task-local-binding:stream",
-              operator: "node-operator-binding:alice",
-              layers: [
-                {
-                  "max/passages": 1,
-                  "max/solver-passages": 1,
-                  "max/reviewer-passages": 1,
-                  "max/cycles": 1,
-                  "max/experiments": 1,
-                  "max/wall-time-ms": 86_400_000,
-                },
-              ],
-            },
-            new Date(),
-          );
-          expect(d.result === "refused" ? d.refusal : d.result).toBe("appended");
-          opened++;
-          await new Promise((r) => setTimeout(r, 60));
+        try {
+          for (let i = 0; i < LOOPS; i++) {
+            const q = `query:stream-${i}`;
+            const d = await ledger.execute(
+              q,
+              {
+                op: "open",
+                query: q,
+                binding: "operator-task-local-binding:stream",
+                operator: "node-operator-binding:alice",
+                layers: [
+                  {
+                    "max/passages": 1,
+                    "max/solver-passages": 1,
+                    "max/reviewer-passages": 1,
+                    "max/cycles": 1,
+                    "max/experiments": 1,
+                    "max/wall-time-ms": 86_400_000,
+                  },
+                ],
+              },
+              new Date(),
+            );
+            expect(d.result === "refused" ? d.refusal : d.result).toBe("appended");
+            opened++;
+            await new Promise((r) => setTimeout(r, 60));
+          }
+        } finally {
+          streaming = false;
         }
       })();
       // What the page showed while the stream still ran.
       const shownMidStream: number[] = [];
-      while (opened < LOOPS) {
+      while (streaming) {
         const n = await rows.count();
         if (opened < LOOPS) shownMidStream.push(n);
         await new Promise((r) => setTimeout(r, 100));

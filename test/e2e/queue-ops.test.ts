@@ -21,6 +21,12 @@ import { dispatch, MODELS, until, WorkerProcess } from "./failover-harness.js";
 
 const pg = await postgresForTests();
 
+/** What these tests change of the demo's task pack. */
+interface DemoPack {
+  admission: string;
+  commands: Record<string, { argv: string[] }>;
+}
+
 /** What a worker said before it exited, for the message of a failed exit check. */
 function exitContext(w: WorkerProcess): string {
   const last = w.lines.slice(-8).map((l) => JSON.stringify(l));
@@ -36,6 +42,17 @@ describe.skipIf(!pg.enabled)("workers, loops and requeue over a shared PostgreSQ
     const uri = schemas.uri();
     made.push(uri);
     return { uri, schema: TestSchemas.schemaOf(uri) };
+  };
+  /** A copy of the demo in `name` under cwd, its agents beside it, its pack changed by `change`. */
+  const demoCopy = (name: string, change: (pack: DemoPack) => void) => {
+    const packDir = path.join(cwd, name);
+    cpSync(path.join(repoRoot, "examples/fix-failing-test"), packDir, { recursive: true });
+    cpSync(path.join(repoRoot, "examples/agents"), path.join(cwd, "agents"), { recursive: true });
+    const packFile = path.join(packDir, "task-pack.json");
+    const pack = JSON.parse(readFileSync(packFile, "utf8")) as DemoPack;
+    change(pack);
+    writeFileSync(packFile, JSON.stringify(pack));
+    return packFile;
   };
   const loops = async (store: string, ...flags: string[]) => {
     const r = await runCli(["loops", "--json", "--store", store, ...flags], { cwd });
@@ -222,12 +239,9 @@ describe.skipIf(!pg.enabled)("workers, loops and requeue over a shared PostgreSQ
   }, async () => {
     const { uri } = newStore();
     // The demo, with its admission decided by an operator.
-    const packDir = path.join(cwd, "operator-admission");
-    cpSync(path.join(repoRoot, "examples/fix-failing-test"), packDir, { recursive: true });
-    cpSync(path.join(repoRoot, "examples/agents"), path.join(cwd, "agents"), { recursive: true });
-    const packFile = path.join(packDir, "task-pack.json");
-    const pack = JSON.parse(readFileSync(packFile, "utf8"));
-    writeFileSync(packFile, JSON.stringify({ ...pack, admission: "operator" }));
+    const packFile = demoCopy("operator-admission", (pack) => {
+      pack.admission = "operator";
+    });
     const r = await runCli(["run", packFile, ...MODELS, "--store", uri, "--dispatch", "--json"], {
       cwd,
     });
@@ -259,16 +273,13 @@ describe.skipIf(!pg.enabled)("workers, loops and requeue over a shared PostgreSQ
    * The demo whose tests take 15 s to run: a run in progress outlasts the worker's shutdown
    * timeout whatever the machine's speed (the demo's own run can end within 200 ms).
    */
-  const slowPack = () => {
-    const packDir = path.join(cwd, "slow-tests");
-    cpSync(path.join(repoRoot, "examples/fix-failing-test"), packDir, { recursive: true });
-    cpSync(path.join(repoRoot, "examples/agents"), path.join(cwd, "agents"), { recursive: true });
-    const packFile = path.join(packDir, "task-pack.json");
-    const pack = JSON.parse(readFileSync(packFile, "utf8"));
-    pack.commands["run-tests"].argv = ["node", "-e", "setTimeout(() => {}, 15000)"];
-    writeFileSync(packFile, JSON.stringify(pack));
-    return packFile;
-  };
+  const slowPack = () =>
+    demoCopy("slow-tests", (pack) => {
+      pack.commands["run-tests"] = {
+        ...pack.commands["run-tests"],
+        argv: ["node", "-e", "setTimeout(() => {}, 15000)"],
+      };
+    });
 
   for (const how of ["a second signal", "the shutdown timeout"] as const) {
     it(`${how} stops a run in progress now: environment destroyed, lease released, loop queued`, {
