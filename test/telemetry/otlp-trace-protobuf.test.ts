@@ -166,6 +166,34 @@ describe("the OTLP protobuf body of a span export", () => {
     ).toBe(true);
   });
 
+  it("writes a key's number or array from the last one's bytes only while it is the same", () => {
+    const c = collector();
+    const tracer = provider(c.processor, "one").getTracer("warrant");
+    // Each key's values in turn, so a kept value meets the same, a different and a near value.
+    const sequences: Record<string, readonly (string | number | boolean | unknown[])[]> = {
+      tokens: [120, 120, 16, 120, 0, -0, 0, 2 ** 53, 2 ** 53 + 2, -1, 1.5, 1.5, Number.NaN],
+      reasons: [["stop"], ["stop"], ["length"], ["stop", "stop"], ["stop"], [], []],
+      mixed: [[1, "1"], [1, 1], ["1", 1], [true], [1], [null, 1], [1, null], [1.5], [-0], [0]],
+      kinds: [5, "5", 5, true, [5], 5, "5"],
+      long: [["x".repeat(200)], ["x".repeat(200)], ["y".repeat(200)]],
+      many: [Array.from({ length: 9 }, (_, k) => k), Array.from({ length: 9 }, (_, k) => k)],
+    };
+    const longest = Math.max(...Object.values(sequences).map((v) => v.length));
+    for (let i = 0; i < longest; i++) {
+      const attributes: Record<string, unknown> = {};
+      for (const [key, values] of Object.entries(sequences))
+        if (i < values.length) attributes[key] = values[i];
+      tracer.startSpan("chat", { attributes: attributes as never }).end();
+    }
+    const write = createTraceRequestWriter();
+    for (const s of c.spans) {
+      const sdk = Buffer.from(ProtobufTraceSerializer.serializeRequest([s]) ?? new Uint8Array());
+      expect(Buffer.from(write([s])).equals(sdk), JSON.stringify(s.attributes)).toBe(true);
+    }
+    // Each kept value is one key's last: a long item, and more than eight items, are not kept.
+    expect(write.kept()).toBeLessThan(1024);
+  });
+
   it("keeps no long string: captured content and long names are written each time, never kept", () => {
     const c = collector();
     const tracer = provider(c.processor, "one").getTracer("warrant");

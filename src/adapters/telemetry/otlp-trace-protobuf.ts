@@ -61,6 +61,7 @@ class Encoded {
     let n = 0;
     for (const b of this.names.values()) n += b.length;
     for (const of of this.values.values()) for (const b of of?.values() ?? []) n += b.length;
+    for (const last of this.last.values()) n += last.bytes.length;
     return n;
   }
 
@@ -74,8 +75,29 @@ class Encoded {
   }
 
   /**
-   * The whole KeyValue message of a key and a string or boolean value, while that key's values
-   * repeat (a call id never does: its key stops being kept at its 65th value).
+   * The last number or array each key had, with its KeyValue message (length-prefixed): token
+   * counts and finish reasons repeat from span to span, one value at a time.
+   */
+  private readonly last = new Map<string, { value: unknown; bytes: Bytes }>();
+
+  /** The length-prefixed KeyValue message of a key and a number or short array, while it repeats. */
+  lastKeyValue(key: string, value: number | readonly unknown[]): Bytes | undefined {
+    if (key.length > KEPT_LENGTH_MAX) return undefined;
+    const last = this.last.get(key);
+    if (last !== undefined && sameValue(last.value, value)) return last.bytes;
+    if (!keepable(value) || (last === undefined && this.last.size >= NAMES_MAX)) return undefined;
+    const w = new Writer(64 + 3 * key.length);
+    const at = w.start();
+    keyValueBody(w, this, key, value);
+    w.end(at);
+    const bytes = Buffer.from(w.buf.subarray(0, w.pos));
+    this.last.set(key, { value: Array.isArray(value) ? value.slice() : value, bytes });
+    return bytes;
+  }
+
+  /**
+   * The whole KeyValue message of a key and a string or boolean value, length-prefixed, while that
+   * key's values repeat (a call id never does: its key stops being kept at its 65th value).
    */
   keyValue(key: string, value: string | boolean): Bytes | undefined {
     if (typeof value === "string" && value.length > KEPT_LENGTH_MAX) return undefined;
@@ -95,12 +117,42 @@ class Encoded {
         return undefined;
       }
       const w = new Writer(64 + 3 * (key.length + k.length));
+      const at = w.start();
       keyValueBody(w, this, key, value);
+      w.end(at);
       b = Buffer.from(w.buf.subarray(0, w.pos));
       of.set(k, b);
     }
     return b;
   }
+}
+
+/** Arrays of at most this many items are kept as a key's last value. */
+const KEPT_ITEMS = 8;
+
+/** A number, or an array of a few short strings, numbers, booleans or nulls. */
+function keepable(value: number | readonly unknown[]): boolean {
+  if (typeof value === "number") return true;
+  if (value.length > KEPT_ITEMS) return false;
+  for (const item of value) {
+    const t = typeof item;
+    if (
+      t === "string"
+        ? (item as string).length > KEPT_LENGTH_MAX
+        : !(item === null || t === "number" || t === "boolean")
+    )
+      return false;
+  }
+  return true;
+}
+
+/** Whether `a` (a kept value) and `b` are the same number, or arrays of the same items. */
+function sameValue(a: unknown, b: unknown): boolean {
+  // 0 and -0 are one varint.
+  if (a === b) return true;
+  if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (!Object.is(a[i], b[i])) return false;
+  return true;
 }
 
 class Writer {
@@ -330,10 +382,15 @@ function keyValueBody(w: Writer, e: Encoded, key: string, value: unknown): void 
 
 /** A KeyValue message with its length. */
 function keyValue(w: Writer, e: Encoded, key: string, value: unknown): void {
+  const type = typeof value;
   const known =
-    typeof value === "string" || typeof value === "boolean" ? e.keyValue(key, value) : undefined;
+    type === "string" || type === "boolean"
+      ? e.keyValue(key, value as string | boolean)
+      : type === "number" || Array.isArray(value)
+        ? e.lastKeyValue(key, value as number | readonly unknown[])
+        : undefined;
   if (known !== undefined) {
-    w.bytes(known);
+    w.raw(known);
     return;
   }
   const kv = w.start();
