@@ -57,7 +57,9 @@ function withFeatures(definition: Record<string, unknown>, turns: number): Recor
  * A runner of `turns`-turn passages with the features on: each call runs one passage (its
  * transcript record included, as the runner makes it) and checks it ended with the Finding.
  */
-export async function featuresPassage(turns: number): Promise<() => Promise<void>> {
+export async function featuresPassage(
+  turns: number,
+): Promise<(() => Promise<void>) & { readonly lastTranscript: () => string | undefined }> {
   const root = packageRoot();
   const loaded = await loadPack(path.join(root, "examples/fix-config/task-pack.json"));
   if (!loaded.ok) throw new Error("the fix-config pack does not load");
@@ -86,7 +88,8 @@ export async function featuresPassage(turns: number): Promise<() => Promise<void
     files: { files: createDefinitionFiles(), skillDirs: [] },
   });
   let n = 0;
-  return async () => {
+  let last: string | undefined;
+  const once = async () => {
     const out = await passages.run({
       query: QUERY,
       role: "implementer",
@@ -99,5 +102,7 @@ export async function featuresPassage(turns: number): Promise<() => Promise<void
     });
     if (!out.ok) throw new Error(`bench passage with features failed: ${out.code} ${out.message}`);
     if (out.modelCalls !== turns) throw new Error(`expected ${turns} model calls`);
+    last = out.transcript?.text;
   };
+  return Object.assign(once, { lastTranscript: () => last });
 }
