@@ -194,6 +194,47 @@ describe("the OTLP protobuf body of a span export", () => {
     expect(write.kept()).toBeLessThan(1024);
   });
 
+  it("writes a span's attributes from the last ones of its name only where they are the same", () => {
+    const c = collector();
+    const tracer = provider(c.processor, "one").getTracer("warrant");
+    const base = { op: "chat", provider: "scripted", model: "m1" };
+    const shapes: Record<string, unknown>[] = [
+      base,
+      base,
+      { ...base, id: "call_1" },
+      { ...base, id: "call_2" },
+      { ...base, id: "call_2" },
+      { ...base, model: "m2" },
+      { ...base, model: "m2" },
+      { ...base, model: "m2" },
+      { op: "chat", vendor: "scripted", model: "m2" },
+      { model: "m2", op: "chat", provider: "scripted" },
+      { op: "chat" },
+      {},
+      { op: "chat", provider: "scripted", model: "m2", extra: 1 },
+      { ...base, model: "m".repeat(300) },
+      { ...base, model: "m".repeat(300) },
+      { ...base, tokens: [1, 2] },
+      { ...base, tokens: [1, 3] },
+      { ...base, tokens: [1, 3] },
+      { ...base, tokens: [1, 3] },
+      { ...base, big: "b".repeat(3000) },
+      { ...base, big: "b".repeat(3000) },
+      base,
+    ];
+    for (const attributes of shapes) {
+      tracer.startSpan("chat", { attributes: attributes as never }).end();
+      tracer.startSpan("other", { attributes: { op: "other" } }).end();
+    }
+    const write = createTraceRequestWriter();
+    for (const s of c.spans) {
+      const sdk = Buffer.from(ProtobufTraceSerializer.serializeRequest([s]) ?? new Uint8Array());
+      expect(Buffer.from(write([s])).equals(sdk), JSON.stringify(s.attributes)).toBe(true);
+    }
+    // The 3 000-character value made its name's attributes too long to keep; nothing long is kept.
+    expect(write.kept()).toBeLessThan(2048);
+  });
+
   it("keeps no long string: captured content and long names are written each time, never kept", () => {
     const c = collector();
     const tracer = provider(c.processor, "one").getTracer("warrant");

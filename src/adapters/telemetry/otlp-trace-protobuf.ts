@@ -62,6 +62,7 @@ class Encoded {
     for (const b of this.names.values()) n += b.length;
     for (const of of this.values.values()) for (const b of of?.values() ?? []) n += b.length;
     for (const last of this.last.values()) n += last.bytes.length;
+    for (const t of this.templates.values()) n += t.block.length;
     return n;
   }
 
@@ -72,6 +73,18 @@ class Encoded {
       this.names.set(s, b);
     }
     return b;
+  }
+
+  private readonly templates = new Map<string, Template>();
+
+  /** The template of span attributes for spans of `name`, or none past the bounds. */
+  template(name: string): Template | undefined {
+    let t = this.templates.get(name);
+    if (t === undefined && this.templates.size < NAMES_MAX && name.length <= KEPT_LENGTH_MAX) {
+      t = new Template();
+      this.templates.set(name, t);
+    }
+    return t;
   }
 
   /**
@@ -245,6 +258,17 @@ class Writer {
     this.raw(b);
   }
 
+  /** `b[start, end)` as it is. */
+  copy(b: Bytes, start: number, end: number): void {
+    const n = end - start;
+    this.ensure(n);
+    const buf = this.buf;
+    const p = this.pos;
+    if (n < 48) for (let i = 0; i < n; i++) buf[p + i] = b[start + i] as number;
+    else buf.set(b.subarray(start, end), p);
+    this.pos = p + n;
+  }
+
   /** Bytes as they are, written before. */
   raw(b: Bytes): void {
     const n = b.length;
@@ -406,6 +430,117 @@ function attributes(w: Writer, e: Encoded, attrs: Attributes, field: number): vo
   }
 }
 
+/**
+ * The attributes of the last spans of one name, as written: each position's key and value (none
+ * where the value is not kept: long, or of a kind not compared) and where its field lies in
+ * `block`. A span of that name whose attribute at a position has the same key and value copies
+ * that field's bytes; runs of such fields are copied at once.
+ */
+class Template {
+  readonly keys: (string | undefined)[] = [];
+  readonly values: unknown[] = [];
+  /** Position i's field is block[offsets[i], offsets[i + 1]). */
+  readonly offsets: number[] = [0];
+  block: Bytes = NO_BYTES;
+  /** Per position, the kept value it last missed with: missing with it again remakes. */
+  readonly missed: unknown[] = [];
+  /** Its spans' attributes are too long to keep: each is written field by field. */
+  unkept = false;
+
+  /** Takes the fields just written from `from` (up to `w.pos`, ending at `ends`) as the template. */
+  take(w: Writer, from: number, keys: string[], values: unknown[], ends: number[]): void {
+    this.keys.length = 0;
+    this.values.length = 0;
+    this.offsets.length = 1;
+    this.missed.length = 0;
+    if (w.pos - from > TEMPLATE_BYTES_MAX) {
+      this.block = NO_BYTES;
+      this.unkept = true;
+      return;
+    }
+    this.block = Buffer.from(w.buf.subarray(from, w.pos));
+    for (let i = 0; i < keys.length; i++) {
+      const v = values[i];
+      const kept = keepableAttribute(v);
+      this.keys.push(kept ? keys[i] : undefined);
+      this.values.push(kept && Array.isArray(v) ? v.slice() : kept ? v : undefined);
+      this.offsets.push((ends[i] as number) - from);
+    }
+  }
+}
+
+const NO_BYTES = Buffer.alloc(0);
+/** The largest attribute block kept as a template (a span with captured content is written anew). */
+const TEMPLATE_BYTES_MAX = 2048;
+
+/** A value whose field a template may keep: not too long, and compared by `sameAttribute`. */
+function keepableAttribute(v: unknown): boolean {
+  const t = typeof v;
+  if (t === "string") return (v as string).length <= KEPT_LENGTH_MAX;
+  if (t === "number" || t === "boolean") return true;
+  return Array.isArray(v) && keepable(v);
+}
+
+/** Whether a kept value and a span's are written alike. */
+function sameAttribute(kept: unknown, v: unknown): boolean {
+  // Strings, booleans and numbers (0 and -0 are one varint; NaN never equals, so is written anew).
+  if (kept === v) return kept !== undefined;
+  return Array.isArray(kept) && sameValue(kept, v);
+}
+
+/** Span attributes (field 9), from the template of the span's name where they are the same. */
+function spanAttributes(w: Writer, e: Encoded, name: string, attrs: Attributes): void {
+  const t = e.template(name);
+  if (t === undefined || t.unkept) {
+    attributes(w, e, attrs, 9);
+    return;
+  }
+  const from = w.pos;
+  const { keys, values, offsets, block, missed } = t;
+  let i = 0;
+  /** The first position of the run of same fields not yet copied; -1 when none. */
+  let run = -1;
+  let remade = block === NO_BYTES;
+  for (const key in attrs) {
+    if (!Object.hasOwn(attrs, key)) continue;
+    const value = attrs[key];
+    if (keys[i] === key && sameAttribute(values[i], value)) {
+      if (run < 0) run = i;
+    } else {
+      if (run >= 0) {
+        w.copy(block, offsets[run] as number, offsets[i] as number);
+        run = -1;
+      }
+      w.tag(9, 2);
+      keyValue(w, e, key, value satisfies AttributeValue | undefined);
+      // A value met twice in a row where the template has another: the template is remade.
+      if (sameAttribute(missed[i], value)) remade = true;
+      else missed[i] = keepableAttribute(value) ? value : undefined;
+    }
+    i++;
+  }
+  if (run >= 0) w.copy(block, offsets[run] as number, offsets[i] as number);
+  if (remade || i !== keys.length) remake(w, e, t, from, attrs);
+}
+
+/** Writes the attributes again from `from`, field by field, and keeps them as the template. */
+function remake(w: Writer, e: Encoded, t: Template, from: number, attrs: Attributes): void {
+  w.pos = from;
+  const keys: string[] = [];
+  const values: unknown[] = [];
+  const ends: number[] = [];
+  for (const key in attrs) {
+    if (!Object.hasOwn(attrs, key)) continue;
+    const value = attrs[key];
+    w.tag(9, 2);
+    keyValue(w, e, key, value satisfies AttributeValue | undefined);
+    keys.push(key);
+    values.push(value);
+    ends.push(w.pos);
+  }
+  t.take(w, from, keys, values, ends);
+}
+
 function event(w: Writer, e: Encoded, ev: TimedEvent): void {
   const at = w.start();
   w.tag(1, 1);
@@ -528,7 +663,7 @@ function span(w: Writer, e: Encoded, s: ReadableSpan): void {
   w.time(s.startTime);
   w.tag(8, 1);
   w.time(s.endTime);
-  if (s.attributes) attributes(w, e, s.attributes, 9);
+  if (s.attributes) spanAttributes(w, e, s.name, s.attributes);
   const flags = (c.traceFlags & 0xff) | HAS_IS_REMOTE | (parent?.isRemote ? IS_REMOTE : 0);
   const tail = plainTail(s, flags);
   if (tail !== undefined) {
