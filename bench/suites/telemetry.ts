@@ -7,8 +7,9 @@
 // each passage followed by a flush, so serialising and sending count too. Targets: `off` within
 // noise of `events`; `on` at most 15 µs per turn above `off`, and at most 1.5× `off` (`onVsOff`).
 // With WARRANT_BENCH_BASELINE naming another build's `dist/src` (the main branch's, say), its
-// passage loop and event path run in the same rounds, so `bare` and `events` are compared with the
-// code before a change in one run.
+// passage loop, event path and traced passage run in the same rounds, so `bare`, `events` and `on`
+// are compared with the code before a change in one run (`onVsBaseline`: the noise between two
+// runs is larger than most changes to tracing).
 import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
 import { loadPack } from "../../src/adapters/fs/pack-loader.js";
@@ -74,6 +75,95 @@ async function startCollector(): Promise<{ url: string; child: ChildProcess }> {
 
 const yieldToLoop = () => new Promise<void>((r) => setImmediate(r));
 
+/** The modules a traced passage is made of: this build's, or a baseline's of the same shape. */
+interface TracedModules {
+  readonly startOtlp: typeof startOtlp;
+  readonly createTracingSubscriber: typeof createTracingSubscriber;
+  readonly createAgentPassages: typeof createAgentPassages;
+  readonly createScriptedModel: typeof createScriptedModel;
+  readonly eventStamper: typeof eventStamper;
+  readonly systemClock: typeof systemClock;
+}
+
+/**
+ * The `on` variant made of `m`: a passage traced by the SDK, spans and metrics sent to the collector
+ * at `url`, each passage followed by a flush. `shutdown` stops its providers.
+ */
+async function tracedVariant(
+  m: TracedModules,
+  url: string,
+  pack: LoadedPack,
+  answers: readonly unknown[],
+): Promise<{ run: () => Promise<void>; shutdown: () => Promise<void> }> {
+  const agentId = pack.agents.implementer?.id ?? "agent:bench";
+  const target = (signal: string) => ({
+    url: `${url}/v1/${signal}`,
+    protocol: "http/protobuf" as const,
+    headers: {},
+    timeoutMs: 10_000,
+  });
+  const sdk = await m.startOtlp(
+    {
+      serviceName: "warrant-bench",
+      resourceAttributes: {},
+      traces: target("traces"),
+      metrics: target("metrics"),
+      captureContent: false,
+      // A whole 1 000-turn passage (two spans a turn) fits: nothing is dropped.
+      maxQueueSize: 4 * TURNS,
+      scheduleDelayMs: 5000,
+      sampler: { kind: "always_on", parentBased: true, ratio: 1 },
+      metricIntervalMs: 60_000,
+    },
+    (w) => process.stderr.write(`bench: ${w}\n`),
+  );
+  const tracing = m.createTracingSubscriber({
+    tracerProvider: sdk.tracerProvider,
+    ...(sdk.meterProvider === undefined ? {} : { meterProvider: sdk.meterProvider }),
+  });
+  const stamp = m.eventStamper(m.systemClock);
+  const seen: WarrantEvent[] = [];
+  const emitOn: Emit = (body: WarrantEventBody) => {
+    const e = stamp(body);
+    seen.length = 0;
+    seen.push(e);
+    tracing.observe(e);
+  };
+  const passages = m.createAgentPassages({
+    models: passageModels(() => m.createScriptedModel(answers as never)),
+    tools: async () => ok(host),
+    emit: emitOn,
+  });
+  const passage = {
+    query: QUERY,
+    role: "implementer",
+    passageRef: "passage:bench",
+    agentId,
+  } as const;
+  const run = async () => {
+    emitOn({
+      kind: "drive-start",
+      query: QUERY,
+      pack: pack.pack.name,
+      binding: "binding:bench",
+      holder: "bench",
+      store: "memory",
+    });
+    emitOn({ kind: "passage-start", ...passage, redone: false });
+    const out = await passages.run({
+      ...passage,
+      evidence: "Numbers 1 to N.",
+      pack,
+      priorCalls: 0,
+    });
+    if (!out.ok) throw new Error(`bench passage failed: ${out.code}`);
+    emitOn({ kind: "passage-end", ...passage, outcome: { ok: true, type: "Finding" } });
+    emitOn({ kind: "drive-end", query: QUERY, status: "stopped" });
+    await sdk.flush();
+  };
+  return { run, shutdown: () => sdk.shutdown() };
+}
+
 /**
  * The passage loop and the event path of another build (its `dist/src`), to compare in the same
  * rounds: the same workload through its own modules.
@@ -81,7 +171,13 @@ const yieldToLoop = () => new Promise<void>((r) => setImmediate(r));
 async function baselineVariants(
   dist: string,
   answers: readonly unknown[],
-): Promise<{ bare: () => Promise<void>; events: () => Promise<void> }> {
+  collectorUrl: string,
+): Promise<{
+  bare: () => Promise<void>;
+  events: () => Promise<void>;
+  on: () => Promise<void>;
+  shutdown: () => Promise<void>;
+}> {
   const from = <T>(file: string) => import(path.resolve(dist, file)) as Promise<T>;
   const passage = await from<typeof import("../../src/runtime/passage.js")>("runtime/passage.js");
   const transcript = await from<typeof import("../../src/runtime/passage-transcript.js")>(
@@ -109,6 +205,30 @@ async function baselineVariants(
     ...loaded.value,
     pack: { ...loaded.value.pack, passage: { maxTurns: TURNS, maxTokens: 1e12, repairs: 0 } },
   };
+  const traced = await tracedVariant(
+    {
+      startOtlp: (
+        await from<typeof import("../../src/adapters/telemetry/otlp-sdk.js")>(
+          "adapters/telemetry/otlp-sdk.js",
+        )
+      ).startOtlp,
+      createTracingSubscriber: (
+        await from<typeof import("../../src/runtime/telemetry/tracing-subscriber.js")>(
+          "runtime/telemetry/tracing-subscriber.js",
+        )
+      ).createTracingSubscriber,
+      createAgentPassages: agents.createAgentPassages,
+      createScriptedModel: scripted.createScriptedModel,
+      eventStamper: (await from<typeof import("../../src/runtime/events.js")>("runtime/events.js"))
+        .eventStamper,
+      systemClock: (
+        await from<typeof import("../../src/runtime/system-time.js")>("runtime/system-time.js")
+      ).systemClock,
+    },
+    collectorUrl,
+    pack as LoadedPack,
+    answers,
+  );
   const seen: unknown[] = [];
   const runner = agents.createAgentPassages({
     models: passageModels(() => scripted.createScriptedModel(answers as never)),
@@ -119,6 +239,8 @@ async function baselineVariants(
     },
   });
   return {
+    on: traced.run,
+    shutdown: traced.shutdown,
     async bare() {
       const out = await passage.runPassage({
         role: "implementer",
@@ -205,70 +327,21 @@ async function run(): Promise<Record<string, unknown>> {
 
   const collector = await startCollector();
   try {
-    const sdk = await startOtlp(
+    const traced = await tracedVariant(
       {
-        serviceName: "warrant-bench",
-        resourceAttributes: {},
-        traces: {
-          url: `${collector.url}/v1/traces`,
-          protocol: "http/protobuf",
-          headers: {},
-          timeoutMs: 10_000,
-        },
-        metrics: {
-          url: `${collector.url}/v1/metrics`,
-          protocol: "http/protobuf",
-          headers: {},
-          timeoutMs: 10_000,
-        },
-        captureContent: false,
-        // A whole 1 000-turn passage (two spans a turn) fits: nothing is dropped.
-        maxQueueSize: 4 * TURNS,
-        scheduleDelayMs: 5000,
-        sampler: { kind: "always_on", parentBased: true, ratio: 1 },
-        metricIntervalMs: 60_000,
+        startOtlp,
+        createTracingSubscriber,
+        createAgentPassages,
+        createScriptedModel,
+        eventStamper,
+        systemClock,
       },
-      (w) => process.stderr.write(`bench: ${w}\n`),
+      collector.url,
+      pack,
+      answers,
     );
-    const tracing = createTracingSubscriber({
-      tracerProvider: sdk.tracerProvider,
-      ...(sdk.meterProvider === undefined ? {} : { meterProvider: sdk.meterProvider }),
-    });
-    const emitOn = emitter((e) => {
-      seen.length = 0;
-      seen.push(e);
-      tracing.observe(e);
-    });
-    const tracedPassage = passageWith(emitOn);
-    const on = async () => {
-      emitOn({
-        kind: "drive-start",
-        query: QUERY,
-        pack: pack.pack.name,
-        binding: "binding:bench",
-        holder: "bench",
-        store: "memory",
-      });
-      emitOn({
-        kind: "passage-start",
-        query: QUERY,
-        role: "implementer",
-        passageRef: "passage:bench",
-        agentId,
-        redone: false,
-      });
-      await tracedPassage();
-      emitOn({
-        kind: "passage-end",
-        query: QUERY,
-        role: "implementer",
-        passageRef: "passage:bench",
-        agentId,
-        outcome: { ok: true, type: "Finding" },
-      });
-      emitOn({ kind: "drive-end", query: QUERY, status: "stopped" });
-      await sdk.flush();
-    };
+    const on = traced.run;
+    const shutdowns = [traced.shutdown];
     const registry = createToolRegistry([ADD]);
     if (!registry.ok) throw new Error("the bench registry does not compile");
     const bare = () => scriptedPassage(TURNS, registry.value, answers);
@@ -276,9 +349,11 @@ async function run(): Promise<Record<string, unknown>> {
     const variants: Record<string, () => Promise<void>> = { bare, events, off, on };
     const baseline = process.env.WARRANT_BENCH_BASELINE;
     if (baseline !== undefined && baseline !== "") {
-      const other = await baselineVariants(baseline, answers);
+      const other = await baselineVariants(baseline, answers, collector.url);
       variants["baseline-bare"] = other.bare;
       variants["baseline-events"] = other.events;
+      variants["baseline-on"] = other.on;
+      shutdowns.push(other.shutdown);
     }
     // WARRANT_BENCH_VARIANTS=on (a comma list) runs only the named variants: for a profile of one.
     const only = process.env.WARRANT_BENCH_VARIANTS?.split(",").filter((v) => v !== "");
@@ -306,20 +381,25 @@ async function run(): Promise<Record<string, unknown>> {
         cpu[name]?.push((c.user + c.system) / TURNS);
       }
     }
-    await sdk.shutdown();
+    for (const stop of shutdowns) await stop();
     const us = (xs: number[]) => round(median(xs));
     const perTurn = Object.fromEntries(Object.entries(wall).map(([k, v]) => [k, us(v)]));
     const cpuPerTurn = Object.fromEntries(Object.entries(cpu).map(([k, v]) => [k, us(v)]));
     const m = (xs: Record<string, number[]>, k: string) => median(xs[k] ?? []);
-    const vsBaseline =
-      wall["baseline-bare"] === undefined
-        ? {}
-        : {
-            bareVsBaseline: round(m(wall, "bare") / m(wall, "baseline-bare"), 3),
-            eventsVsBaseline: round(m(wall, "events") / m(wall, "baseline-events"), 3),
-            cpuBareVsBaseline: round(m(cpu, "bare") / m(cpu, "baseline-bare"), 3),
-            cpuEventsVsBaseline: round(m(cpu, "events") / m(cpu, "baseline-events"), 3),
-          };
+    // Each variant against the baseline's, where both ran (WARRANT_BENCH_VARIANTS may leave some out).
+    const vsBaseline: Record<string, number> = {};
+    const ran = (k: string) => (wall[k]?.length ?? 0) > 0;
+    for (const name of ["bare", "events", "on"]) {
+      const other = `baseline-${name}`;
+      if (!ran(name) || !ran(other)) continue;
+      vsBaseline[`${name}VsBaseline`] = round(m(wall, name) / m(wall, other), 3);
+      vsBaseline[`cpu${name[0]?.toUpperCase()}${name.slice(1)}VsBaseline`] = round(
+        m(cpu, name) / m(cpu, other),
+        3,
+      );
+    }
+    if (ran("off") && ran("baseline-on"))
+      vsBaseline.baselineOnVsOff = round(m(wall, "baseline-on") / m(wall, "off"), 2);
     return {
       turns: TURNS,
       rounds: ROUNDS,

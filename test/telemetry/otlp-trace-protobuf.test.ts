@@ -16,7 +16,10 @@ import { ProtobufTraceSerializer } from "@opentelemetry/otlp-transformer";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { type ReadableSpan, type SpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace";
 import { describe, expect, it } from "vitest";
-import { createTraceRequestWriter } from "../../src/adapters/telemetry/otlp-trace-protobuf.js";
+import {
+  createTraceBatcher,
+  createTraceRequestWriter,
+} from "../../src/adapters/telemetry/otlp-trace-protobuf.js";
 
 function collector(): { spans: ReadableSpan[]; processor: SpanProcessor } {
   const spans: ReadableSpan[] = [];
@@ -134,25 +137,33 @@ function spansOfEveryShape(t: Tracer, other: Tracer, i: number): void {
 
 const GEN_ERROR = "error.type";
 
+/**
+ * Spans of every shape, `n` rounds of them, of two resources and three scopes (two tracers of one
+ * provider, one of another), interleaved as they would end together.
+ */
+function interleavedSpans(n: number): ReadableSpan[] {
+  const a = collector();
+  const b = collector();
+  const one = provider(a.processor, "one");
+  const two = provider(b.processor, "two");
+  const tracer = one.getTracer("warrant", "1.0.0", {
+    schemaUrl: "https://opentelemetry.io/schemas/gen-ai/1.42.0",
+  });
+  const plain = one.getTracer("other");
+  const elsewhere = two.getTracer("warrant");
+  for (let i = 0; i < n; i++) {
+    spansOfEveryShape(tracer, plain, i);
+    spansOfEveryShape(elsewhere, elsewhere, i);
+  }
+  return a.spans.flatMap((s, i) => [s, b.spans[i] as ReadableSpan]);
+}
+
 describe("the OTLP protobuf body of a span export", () => {
   it("is the SDK serializer's, byte for byte, batch after batch", () => {
-    const a = collector();
-    const b = collector();
-    const one = provider(a.processor, "one");
-    const two = provider(b.processor, "two");
-    const tracer = one.getTracer("warrant", "1.0.0", {
-      schemaUrl: "https://opentelemetry.io/schemas/gen-ai/1.42.0",
-    });
-    const plain = one.getTracer("other");
-    const elsewhere = two.getTracer("warrant");
-    for (let i = 0; i < 150; i++) {
-      spansOfEveryShape(tracer, plain, i);
-      spansOfEveryShape(elsewhere, elsewhere, i);
-    }
     const write = createTraceRequestWriter();
     // Spans of two resources and three scopes, interleaved, in batches; 150 call ids are more than
     // the writer keeps of one key.
-    const all = a.spans.flatMap((s, i) => [s, b.spans[i] as ReadableSpan]);
+    const all = interleavedSpans(150);
     for (let at = 0; at < all.length; at += 97) {
       const batch = all.slice(at, at + 97);
       const ours = Buffer.from(write(batch));
@@ -233,6 +244,23 @@ describe("the OTLP protobuf body of a span export", () => {
     }
     // The 3 000-character value made its name's attributes too long to keep; nothing long is kept.
     expect(write.kept()).toBeLessThan(2048);
+  });
+
+  it("spans encoded one by one as they end make, batch after batch, the SDK's body of that batch", () => {
+    const all = interleavedSpans(40);
+    const batcher = createTraceBatcher();
+    expect(batcher.take()).toBeUndefined();
+    for (let at = 0; at < all.length; at += 97) {
+      const batch = all.slice(at, at + 97);
+      for (const s of batch) batcher.add(s);
+      expect(batcher.count).toBe(batch.length);
+      const taken = batcher.take();
+      const sdk = Buffer.from(ProtobufTraceSerializer.serializeRequest(batch) ?? new Uint8Array());
+      expect(taken?.count).toBe(batch.length);
+      expect(Buffer.from(taken?.bytes ?? []).equals(sdk), `batch at ${at}`).toBe(true);
+      expect(batcher.count).toBe(0);
+    }
+    expect(batcher.take()).toBeUndefined();
   });
 
   it("keeps no long string: captured content and long names are written each time, never kept", () => {

@@ -28,7 +28,7 @@ import {
   TraceIdRatioBasedSampler,
   TracerProvider,
 } from "@opentelemetry/sdk-trace";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { createRecordingTracerProvider } from "../../src/adapters/telemetry/span-recorder.js";
 
 const resource = resourceFromAttributes({ "service.name": "warrant-test" });
@@ -439,5 +439,39 @@ describe("the span recorder makes the SDK's spans", () => {
       out.push(tracer.startActiveSpan("four", { attributes: { x: 1 } }, parent, ending("c")));
       trace.getSpan(parent)?.end();
     });
+  });
+
+  it("ids are 16 and 32 hex digits, distinct, and never all zero, even from a random source of zeros", () => {
+    const c = collecting();
+    const tracer = createRecordingTracerProvider({
+      resource,
+      sampler: new AlwaysOnSampler(),
+      parentBased: false,
+      processor: c,
+    }).getTracer("t");
+    const valid = (s: ReadableSpan) => {
+      const { traceId, spanId } = s.spanContext();
+      return (
+        /^[0-9a-f]{32}$/.test(traceId) &&
+        /^[0-9a-f]{16}$/.test(spanId) &&
+        !/^0+$/.test(traceId) &&
+        !/^0+$/.test(spanId)
+      );
+    };
+    for (let i = 0; i < 300; i++) tracer.startSpan(`s${i}`).end();
+    expect(c.spans.every(valid)).toBe(true);
+    expect(new Set(c.spans.map((s) => s.spanContext().spanId)).size).toBe(300);
+    // A source that gives only zeros, for more ids than one pool of random bytes holds.
+    const random = vi.spyOn(Math, "random").mockReturnValue(0);
+    try {
+      for (let i = 0; i < 300; i++) tracer.startSpan(`z${i}`).end();
+    } finally {
+      random.mockRestore();
+    }
+    const zeros = c.spans.slice(300);
+    expect(zeros.every(valid)).toBe(true);
+    const last = zeros[zeros.length - 1]?.spanContext();
+    expect(last?.spanId).toBe(`${"0".repeat(15)}1`);
+    expect(last?.traceId).toBe(`${"0".repeat(31)}1`);
   });
 });

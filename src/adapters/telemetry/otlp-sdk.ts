@@ -32,6 +32,7 @@ import {
 } from "@opentelemetry/sdk-trace";
 import { aggregatingMeter } from "./aggregating-meter.js";
 import { type OtlpConfig, type OtlpTarget, originOf, type SamplerConfig } from "./otlp-env.js";
+import type { SpanBatch } from "./otlp-trace-protobuf.js";
 import { createRecordingTracerProvider } from "./span-recorder.js";
 
 /** How long a flush, or a close, waits for the collector (not at all once an export failed). */
@@ -99,30 +100,44 @@ function httpConfig(http: HttpExport, t: OtlpTarget, signal: "TRACES" | "METRICS
 }
 
 /**
- * The OTLP/HTTP exporter of spans: the SDK's (its HTTP transport, retries and response handling).
- * In protobuf the request body is written by otlp-trace-protobuf.ts, the same bytes as the SDK's
- * serializer makes at about half the CPU.
+ * The OTLP/HTTP exporter of spans in JSON: the SDK's (its serializer, HTTP transport, retries and
+ * response handling).
  */
-async function traceExporter(t: OtlpTarget): Promise<SpanExporter> {
-  const [base, http, transformer, { createTraceRequestWriter }] = await Promise.all([
+async function jsonTraceExporter(t: OtlpTarget): Promise<SpanExporter> {
+  const [base, http, transformer] = await Promise.all([
     import("@opentelemetry/otlp-exporter-base"),
     import("@opentelemetry/otlp-exporter-base/node-http"),
     import("@opentelemetry/otlp-transformer"),
-    import("./otlp-trace-protobuf.js"),
   ]);
-  const serializer =
-    t.protocol === "http/json"
-      ? transformer.JsonTraceSerializer
-      : {
-          serializeRequest: createTraceRequestWriter(),
-          deserializeResponse: (body: Uint8Array) =>
-            transformer.ProtobufTraceSerializer.deserializeResponse(body),
-        };
   const delegate = http.createOtlpHttpExportDelegate(
     httpConfig(http, t, "TRACES"),
-    serializer,
+    transformer.JsonTraceSerializer,
     "otlp_http_span_exporter",
     transformer.TraceExporterMetricsHelper,
+    undefined,
+  );
+  return new base.OTLPExporterBase(delegate);
+}
+
+/**
+ * The sender of protobuf span batches, encoded as their spans ended (encoded-span-processor.ts):
+ * the SDK's HTTP transport, retries and response handling, given each request's bytes as they are.
+ */
+async function protobufTraceSender(t: OtlpTarget) {
+  const [base, http, transformer] = await Promise.all([
+    import("@opentelemetry/otlp-exporter-base"),
+    import("@opentelemetry/otlp-exporter-base/node-http"),
+    import("@opentelemetry/otlp-transformer"),
+  ]);
+  const delegate = http.createOtlpHttpExportDelegate<SpanBatch, unknown>(
+    httpConfig(http, t, "TRACES"),
+    {
+      serializeRequest: (batch: SpanBatch) => batch.bytes,
+      deserializeResponse: (body: Uint8Array) =>
+        transformer.ProtobufTraceSerializer.deserializeResponse(body),
+    },
+    "otlp_http_span_exporter",
+    { name: "span", countItems: (batch: SpanBatch) => batch.count },
     undefined,
   );
   return new base.OTLPExporterBase(delegate);
@@ -166,6 +181,75 @@ function ownAggregation(exporter: PushMetricExporter, sdk: () => MeterProvider) 
   );
 }
 
+type Lost = (what: string) => void;
+
+/**
+ * Protobuf: each span encoded as it ends, in batches as the SDK's batch processor makes them, sent
+ * by the SDK's transport.
+ */
+async function encodedProcessor(config: OtlpConfig, lost: Lost): Promise<SpanProcessor> {
+  const traces = config.traces;
+  const [sender, { createEncodedSpanProcessor }] = await Promise.all([
+    protobufTraceSender(traces),
+    import("./encoded-span-processor.js"),
+  ]);
+  return createEncodedSpanProcessor({
+    maxQueueSize: config.maxQueueSize,
+    maxExportBatchSize: Math.min(512, config.maxQueueSize),
+    scheduledDelayMillis: config.scheduleDelayMs,
+    exportTimeoutMillis: traces.timeoutMs,
+    send: (batch, done) => sender.export(batch, (result) => done(result.code === SUCCESS)),
+    lost(loss) {
+      if (loss.kind === "queue-full")
+        lost(`the span queue is full (${config.maxQueueSize}) and spans were dropped`);
+      else if (loss.kind === "unencodable") lost("a span could not be encoded and was dropped");
+      else lost(`the collector at ${originOf(traces.url)} did not take ${loss.spans} span(s)`);
+    },
+    shutdown: () => sender.shutdown(),
+  });
+}
+
+/** JSON: the SDK's batch processor and exporter, with the losses of its queue said. */
+async function batchProcessor(config: OtlpConfig, lost: Lost): Promise<SpanProcessor> {
+  // Spans waiting in the batch processor's queue: ended and sampled, not yet handed to an export.
+  let queued = 0;
+  const traces = config.traces;
+  const inner = await jsonTraceExporter(traces);
+  const exporter: SpanExporter = {
+    export(spans: ReadableSpan[], done: (result: SpanResult) => void) {
+      queued -= spans.length;
+      inner.export(spans, (result) => {
+        if (result.code !== SUCCESS)
+          lost(`the collector at ${originOf(traces.url)} did not take ${spans.length} span(s)`);
+        done(result);
+      });
+    },
+    shutdown: () => inner.shutdown(),
+    forceFlush: () => inner.forceFlush?.() ?? Promise.resolve(),
+  };
+  const batch = new BatchSpanProcessor({
+    exporter,
+    maxQueueSize: config.maxQueueSize,
+    maxExportBatchSize: Math.min(512, config.maxQueueSize),
+    scheduledDelayMillis: config.scheduleDelayMs,
+    exportTimeoutMillis: traces.timeoutMs,
+  });
+  return {
+    onStart: (span: Span, parent: Context) => batch.onStart(span, parent),
+    onEnd(span: ReadableSpan) {
+      if ((span.spanContext().traceFlags & SAMPLED) !== 0) {
+        // The batch processor drops a span that finds its queue full.
+        if (queued >= config.maxQueueSize)
+          lost(`the span queue is full (${config.maxQueueSize}) and spans were dropped`);
+        else queued++;
+      }
+      batch.onEnd(span);
+    },
+    forceFlush: () => batch.forceFlush(),
+    shutdown: () => batch.shutdown(),
+  };
+}
+
 /**
  * Builds both providers from a configuration read from the environment. `warn` is told, once, when
  * telemetry is first lost (a failed export, a full queue); it never hears a header or a path.
@@ -187,43 +271,11 @@ export async function startOtlp(
     "service.name": config.serviceName,
   });
 
-  // Spans waiting in the batch processor's queue: ended and sampled, not yet handed to an export.
-  let queued = 0;
-  const inner = await traceExporter(config.traces);
   const traces = config.traces;
-  const exporter: SpanExporter = {
-    export(spans: ReadableSpan[], done: (result: SpanResult) => void) {
-      queued -= spans.length;
-      inner.export(spans, (result) => {
-        if (result.code !== SUCCESS)
-          lost(`the collector at ${originOf(traces.url)} did not take ${spans.length} span(s)`);
-        done(result);
-      });
-    },
-    shutdown: () => inner.shutdown(),
-    forceFlush: () => inner.forceFlush?.() ?? Promise.resolve(),
-  };
-  const batch = new BatchSpanProcessor({
-    exporter,
-    maxQueueSize: config.maxQueueSize,
-    maxExportBatchSize: Math.min(512, config.maxQueueSize),
-    scheduledDelayMillis: config.scheduleDelayMs,
-    exportTimeoutMillis: traces.timeoutMs,
-  });
-  const processor: SpanProcessor = {
-    onStart: (span: Span, parent: Context) => batch.onStart(span, parent),
-    onEnd(span: ReadableSpan) {
-      if ((span.spanContext().traceFlags & SAMPLED) !== 0) {
-        // The batch processor drops a span that finds its queue full.
-        if (queued >= config.maxQueueSize)
-          lost(`the span queue is full (${config.maxQueueSize}) and spans were dropped`);
-        else queued++;
-      }
-      batch.onEnd(span);
-    },
-    forceFlush: () => batch.forceFlush(),
-    shutdown: () => batch.shutdown(),
-  };
+  const processor =
+    traces.protocol === "http/protobuf"
+      ? await encodedProcessor(config, lost)
+      : await batchProcessor(config, lost);
   // Warrant's own spans (span-recorder.ts), with the SDK's sampler, batch processor and exporter.
   const tracerProvider = createRecordingTracerProvider({
     resource,

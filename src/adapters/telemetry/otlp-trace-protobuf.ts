@@ -702,7 +702,10 @@ function span(w: Writer, e: Encoded, s: ReadableSpan): void {
 type Scope = ReadableSpan["instrumentationScope"];
 type Resource = ReadableSpan["resource"];
 
-function scopeSpans(w: Writer, e: Encoded, scope: Scope, spans: readonly ReadableSpan[]): void {
+/** Writes a scope's spans (each as field 2 of ScopeSpans) into `w`. */
+type SpansOf = (w: Writer) => void;
+
+function scopeSpans(w: Writer, e: Encoded, scope: Scope, spans: SpansOf): void {
   const at = w.start(3);
   w.tag(1, 2);
   const sc = w.start();
@@ -719,10 +722,7 @@ function scopeSpans(w: Writer, e: Encoded, scope: Scope, spans: readonly Readabl
     w.varint(extra.droppedAttributesCount);
   }
   w.end(sc);
-  for (const s of spans) {
-    w.tag(2, 2);
-    span(w, e, s);
-  }
+  spans(w);
   if (scope.schemaUrl) {
     w.tag(3, 2);
     w.string(scope.schemaUrl, e.name(scope.schemaUrl));
@@ -734,7 +734,7 @@ function resourceSpans(
   w: Writer,
   e: Encoded,
   resource: Resource,
-  scopes: Map<Scope, ReadableSpan[]>,
+  scopes: Iterable<readonly [Scope, SpansOf]>,
 ): void {
   const at = w.start(3);
   w.tag(1, 2);
@@ -743,9 +743,9 @@ function resourceSpans(
   w.tag(2, 0);
   w.varint(0);
   w.end(r);
-  for (const spans of scopes.values()) {
+  for (const [scope, spans] of scopes) {
     w.tag(2, 2);
-    scopeSpans(w, e, (spans[0] as ReadableSpan).instrumentationScope, spans);
+    scopeSpans(w, e, scope, spans);
   }
   if (resource.schemaUrl) {
     w.tag(3, 2);
@@ -779,9 +779,104 @@ export function createTraceRequestWriter(): TraceRequestWriter {
     const w = new Writer(1024 + 384 * spans.length);
     for (const [resource, scopes] of resources) {
       w.tag(1, 2);
-      resourceSpans(w, encoded, resource, scopes);
+      const each = [...scopes].map(
+        ([scope, list]) =>
+          [
+            scope,
+            (out: Writer) => {
+              for (const s of list) {
+                out.tag(2, 2);
+                span(out, encoded, s);
+              }
+            },
+          ] as const,
+      );
+      resourceSpans(w, encoded, resource, each);
     }
     return w.buf.subarray(0, w.pos);
   };
   return Object.assign(write, { kept: () => encoded.bytes() });
+}
+
+/** The body of one export request, and how many spans it carries. */
+export interface SpanBatch {
+  readonly bytes: Uint8Array;
+  readonly count: number;
+}
+
+/**
+ * Spans encoded as each is added, so that an ended span is garbage at once instead of waiting, as
+ * an object that survives collections, for its batch to leave: `take` wraps what was added since
+ * the last take into a request, the same bytes as the request writer makes of those spans in that
+ * order (by resource, then scope, each in the order first seen).
+ */
+export interface TraceBatcher {
+  /** Encodes a span; nothing of it stays if this throws. */
+  add(span: ReadableSpan): void;
+  /** Spans added since the last take. */
+  readonly count: number;
+  /** The request of the spans added since the last take, or undefined when there are none. */
+  take(): SpanBatch | undefined;
+  /** The bytes of the encodings it keeps (bounded, see KEPT_LENGTH_MAX). */
+  kept(): number;
+}
+
+/** The room a scope's spans start with, and the most a writer keeps for the next batch. */
+const SCOPE_BYTES = 16 * 1024;
+const SCOPE_BYTES_KEPT = 1024 * 1024;
+
+export function createTraceBatcher(): TraceBatcher {
+  const encoded = new Encoded();
+  let resources = new Map<Resource, Map<Scope, Writer>>();
+  const spare: Writer[] = [];
+  let count = 0;
+  let size = 0;
+  return {
+    add(s) {
+      let scopes = resources.get(s.resource);
+      if (scopes === undefined) {
+        scopes = new Map();
+        resources.set(s.resource, scopes);
+      }
+      let w = scopes.get(s.instrumentationScope);
+      if (w === undefined) {
+        w = spare.pop() ?? new Writer(SCOPE_BYTES);
+        scopes.set(s.instrumentationScope, w);
+      }
+      const at = w.pos;
+      try {
+        w.tag(2, 2);
+        span(w, encoded, s);
+      } catch (e) {
+        w.pos = at;
+        throw e;
+      }
+      size += w.pos - at;
+      count++;
+    },
+    get count() {
+      return count;
+    },
+    take() {
+      if (count === 0) return undefined;
+      const out = new Writer(1024 + size + 256 * resources.size);
+      for (const [resource, scopes] of resources) {
+        out.tag(1, 2);
+        const each = [...scopes].map(
+          ([scope, w]) => [scope, (o: Writer) => o.copy(w.buf, 0, w.pos)] as const,
+        );
+        resourceSpans(out, encoded, resource, each);
+        for (const w of scopes.values()) {
+          w.pos = 0;
+          if (w.buf.length <= SCOPE_BYTES_KEPT) spare.push(w);
+        }
+      }
+      const batch = { bytes: out.buf.subarray(0, out.pos), count };
+      resources = new Map();
+      count = 0;
+      size = 0;
+      return batch;
+    },
+    kept: () => encoded.bytes(),
+  };
 }

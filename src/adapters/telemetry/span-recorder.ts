@@ -3,8 +3,8 @@
 // SDK's default limits of 128 attributes, events and links, what an ended span ignores) at a part
 // of its cost a span: no per-span timers, clock anchoring or span metrics, and attributes checked
 // by type once. An ended span is an SDK `ReadableSpan`, handed to the span processor as the SDK's
-// are (the SDK's batch processor and exporters take it as their own);
-// test/telemetry/span-recorder.test.ts records the same calls here and in the SDK and compares
+// are (the SDK's batch processor and exporters take it as their own; the protobuf export encodes
+// it); test/telemetry/span-recorder.test.ts records the same calls here and in the SDK and compares
 // every span. A `tracerProvider` a library user gives is used as given, never this.
 import {
   type Attributes,
@@ -138,28 +138,28 @@ function boundedAttributes(given: Attributes | undefined, keepNull: boolean): Ke
   return { attributes, count, dropped };
 }
 
-// Ids: random, as the SDK's generator makes them (never all zero), from a pool of random bytes.
+// Ids: random, as the SDK's generator makes them (never all zero), from a pool of random bytes
+// turned into hex once per pool: an id is a slice of that text (V8 keeps a slice of a long string
+// as a view, not a copy).
 
 const POOL = 4096;
 let pool = Buffer.allocUnsafe(0);
+let poolHex = "";
 let poolAt = POOL;
 
 function randomHex(bytes: number): string {
   if (poolAt + bytes > pool.length) {
     pool = Buffer.allocUnsafe(POOL);
     for (let i = 0; i < POOL; i += 4) pool.writeUInt32BE((Math.random() * 2 ** 32) >>> 0, i);
+    poolHex = pool.toString("hex");
     poolAt = 0;
   }
   const at = poolAt;
   poolAt += bytes;
-  let zero = true;
   for (let i = at; i < at + bytes; i++)
-    if (pool[i] !== 0) {
-      zero = false;
-      break;
-    }
-  if (zero) pool[at + bytes - 1] = 1;
-  return pool.toString("hex", at, at + bytes);
+    if (pool[i] !== 0) return poolHex.slice(2 * at, 2 * (at + bytes));
+  // All zero (one in 2^64 for a span id): the last byte made 1, as the SDK does.
+  return `${"00".repeat(bytes - 1)}01`;
 }
 
 interface Recorder {
