@@ -4,7 +4,8 @@
 // memory: ./passage-features.ts, through the agent passage runner), how a late turn costs against
 // an early one, the RSS of a 1 000-turn passage in a fresh process (before its first turn, after
 // its last, and the peak), and the floor (JSON.parse + the precompiled seed validator per turn)
-// with the ratio of each figure to it, all measured in the same run.
+// with the ratio of each figure to it: each block of passages is followed at once by the floor,
+// timed again, and a ratio is the median of the blocks' ratios to their own floor.
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { fileURLToPath } from "node:url";
@@ -14,7 +15,7 @@ import { toolAnswer } from "../../src/core/ports/tool-host.js";
 import { createToolRegistry, type ToolRegistry } from "../../src/core/turn/tool-registry.js";
 import { runPassage } from "../../src/runtime/passage.js";
 import { transcriptRecord } from "../../src/runtime/passage-transcript.js";
-import { measureAsync, measureSync, median, PEAK_RSS_SOURCE, round } from "../util.js";
+import { median, PEAK_RSS_SOURCE, round } from "../util.js";
 import type { BenchSuite } from "./index.js";
 
 export const ADD = {
@@ -147,17 +148,24 @@ function rssInFreshProcess(turns: number, features: boolean) {
   };
 }
 
-/** CPU time (user + system) per passage in µs: steadier than wall time on a busy machine. */
-async function cpuUsPerPassage(fn: () => Promise<void>, iterations: number): Promise<number> {
-  for (let i = 0; i < iterations; i++) await fn();
-  const per: number[] = [];
-  for (let r = 0; r < 7; r++) {
-    const t0 = process.cpuUsage();
-    for (let i = 0; i < iterations; i++) await fn();
-    const d = process.cpuUsage(t0);
-    per.push((d.user + d.system) / iterations);
+/** The floor's turn: a 110-byte tool call, as a provider would send it. */
+const FLOOR_TEXT = JSON.stringify(addTurn(7));
+const FLOOR_TURNS = 10_000;
+
+/**
+ * The floor now: µs (wall and CPU, user + system) per turn of JSON.parse and the precompiled
+ * model-turn validator, over FLOOR_TURNS turns in a tight loop.
+ */
+function floorNow(): { us: number; cpuUs: number } {
+  const c0 = process.cpuUsage();
+  const t0 = performance.now();
+  for (let i = 0; i < FLOOR_TURNS; i++) {
+    const v = JSON.parse(FLOOR_TEXT) as unknown;
+    if (!modelTurnValidator(v)) throw new Error("floor turn invalid");
   }
-  return median(per);
+  const us = ((performance.now() - t0) * 1000) / FLOOR_TURNS;
+  const c = process.cpuUsage(c0);
+  return { us, cpuUs: (c.user + c.system) / FLOOR_TURNS };
 }
 
 const SIZES = [
@@ -165,23 +173,72 @@ const SIZES = [
   [100, 20],
   [1000, 3],
 ] as const;
+const REPEATS = 7;
 
-/** µs per turn (wall and CPU) of `make(turns)`'s passages at each size. */
-async function perTurnFigures(make: (turns: number) => Promise<() => Promise<void>>) {
-  const perTurn: Record<string, number> = {};
-  const cpuPerTurn: Record<string, number> = {};
+/** What `perTurnFigures` gives, by size (`turns10`, …). */
+interface PerTurn {
+  readonly perTurn: Record<string, number>;
+  readonly cpuPerTurn: Record<string, number>;
+  /** Each repeat's µs a turn over the floor timed right after it: the median of those ratios. */
+  readonly ratios: Record<string, number>;
+  readonly cpuRatios: Record<string, number>;
+  /** Every floor timed beside a repeat, µs a turn (wall and CPU). */
+  readonly floors: number[];
+  readonly cpuFloors: number[];
+}
+
+/**
+ * µs per turn (wall and CPU) of `make(turns)`'s passages at each size, each of REPEATS blocks of
+ * passages followed by the floor timed at once: a machine whose speed drifts over the run (shared,
+ * throttled) moves both alike, so the ratio of each block to its own floor is steadier than the
+ * ratio of two medians taken minutes apart.
+ */
+async function perTurnFigures(
+  make: (turns: number) => Promise<() => Promise<void>>,
+): Promise<PerTurn> {
+  const out: PerTurn = {
+    perTurn: {},
+    cpuPerTurn: {},
+    ratios: {},
+    cpuRatios: {},
+    floors: [],
+    cpuFloors: [],
+  };
   for (const [turns, iterations] of SIZES) {
     const once = await make(turns);
-    const t = await measureAsync(once, { iterations, repeats: 7, warmup: iterations });
-    perTurn[`turns${turns}`] = round(t.medianUs / turns);
-    cpuPerTurn[`turns${turns}`] = round((await cpuUsPerPassage(once, iterations)) / turns);
+    for (let i = 0; i < iterations; i++) await once();
+    floorNow();
+    const wall: number[] = [];
+    const cpu: number[] = [];
+    const ratio: number[] = [];
+    const cpuRatio: number[] = [];
+    for (let r = 0; r < REPEATS; r++) {
+      const c0 = process.cpuUsage();
+      const t0 = performance.now();
+      for (let i = 0; i < iterations; i++) await once();
+      const us = ((performance.now() - t0) * 1000) / iterations / turns;
+      const c = process.cpuUsage(c0);
+      const cpuUs = (c.user + c.system) / iterations / turns;
+      const floor = floorNow();
+      wall.push(us);
+      cpu.push(cpuUs);
+      ratio.push(us / floor.us);
+      cpuRatio.push(cpuUs / floor.cpuUs);
+      out.floors.push(floor.us);
+      out.cpuFloors.push(floor.cpuUs);
+    }
+    const key = `turns${turns}`;
+    out.perTurn[key] = round(median(wall));
+    out.cpuPerTurn[key] = round(median(cpu));
+    out.ratios[key] = round(median(ratio), 1);
+    out.cpuRatios[key] = round(median(cpuRatio), 1);
   }
-  return { perTurn, cpuPerTurn };
+  return out;
 }
 
 async function run(): Promise<Record<string, unknown>> {
   const reg = registry();
-  const { perTurn, cpuPerTurn } = await perTurnFigures(async (turns) => {
+  const bare = await perTurnFigures(async (turns) => {
     const answers = script(turns);
     return () => scriptedPassage(turns, reg, answers);
   });
@@ -189,29 +246,12 @@ async function run(): Promise<Record<string, unknown>> {
   const { featuresPassage } = await import("./passage-features.js");
   const features = await perTurnFigures(featuresPassage);
   const { earlyUs, lateUs } = await lateVsEarly(1000, 100, 5);
-
-  const validate = modelTurnValidator;
-  const text = JSON.stringify(addTurn(7));
-  const floor = measureSync(
-    () => {
-      const v = JSON.parse(text) as unknown;
-      if (!validate(v)) throw new Error("floor turn invalid");
-    },
-    { iterations: 20_000 },
-  );
-  const floorCpuUs =
-    (await cpuUsPerPassage(async () => {
-      for (let i = 0; i < 1000; i++) {
-        const v = JSON.parse(text) as unknown;
-        if (!validate(v)) throw new Error("floor turn invalid");
-      }
-    }, 5)) / 1000;
   const record = await recordFloor();
   const rss = rssInFreshProcess(1000, false);
   const featuresRss = rssInFreshProcess(1000, true);
-  const warm = perTurn.turns100 as number;
-  const ratios = (figures: Record<string, number>, floorUs: number) =>
-    Object.fromEntries(Object.entries(figures).map(([k, v]) => [k, round(v / floorUs, 1)]));
+  const { perTurn, cpuPerTurn } = bare;
+  const floorUs = median([...bare.floors, ...features.floors]);
+  const floorCpuUs = median([...bare.cpuFloors, ...features.cpuFloors]);
   return {
     usPerTurnWarm: perTurn,
     featuresUsPerTurnWarm: features.perTurn,
@@ -225,20 +265,26 @@ async function run(): Promise<Record<string, unknown>> {
     ...rss,
     features: featuresRss,
     targetPeakRssMB: 64,
-    floorUsPerTurn: floor.medianUs,
-    ratioToFloor: round(warm / floor.medianUs, 1),
-    floorCpuUsPerTurn: round(floorCpuUs),
-    cpuRatioToFloor: round((cpuPerTurn.turns100 as number) / floorCpuUs, 1),
-    ratiosToFloor: ratios(perTurn, floor.medianUs),
-    cpuRatiosToFloor: ratios(cpuPerTurn, floorCpuUs),
-    featuresRatiosToFloor: ratios(features.perTurn, floor.medianUs),
-    featuresCpuRatiosToFloor: ratios(features.cpuPerTurn, floorCpuUs),
+    // The floor: the median of the floors timed beside each block of passages; each ratio below
+    // is the median of the blocks' ratios to their own floor (see perTurnFigures).
+    floorUsPerTurn: round(floorUs, 3),
+    floorSpreadUs: [
+      round(Math.min(...bare.floors, ...features.floors), 3),
+      round(Math.max(...bare.floors, ...features.floors), 3),
+    ],
+    ratioToFloor: bare.ratios.turns100,
+    floorCpuUsPerTurn: round(floorCpuUs, 3),
+    cpuRatioToFloor: bare.cpuRatios.turns100,
+    ratiosToFloor: bare.ratios,
+    cpuRatiosToFloor: bare.cpuRatios,
+    featuresRatiosToFloor: features.ratios,
+    featuresCpuRatiosToFloor: features.cpuRatios,
     targetRatioToFloor: 6,
     // What the transcript's entries cost at the least, a turn: not a target, the reference that
     // says how much of a turn the record the spec asks for takes (bench/README.md).
     recordFloorUsPerTurn: round(record.usPerTurn, 3),
     recordFloorBytesPerTurn: record.bytesPerTurn,
-    recordFloorRatioToFloor: round(record.usPerTurn / floor.medianUs, 1),
+    recordFloorRatioToFloor: round(record.ratioToFloor, 1),
     featuresOverRecordFloor: round((features.perTurn.turns100 as number) / record.usPerTurn, 1),
   };
 }
@@ -248,10 +294,14 @@ async function run(): Promise<Record<string, unknown>> {
  * the runner made them: each model call with its request digest, raw output, parsed turn, usage
  * and validation, each tool call with its arguments and result) written by V8's own
  * `JSON.stringify` (faster than any JavaScript writer, and not canonical) and hashed once with
- * SHA-256, per turn. The request digests' steps, which hash each turn's output and results again,
- * are left out: a lower bound.
+ * SHA-256, per turn; each block timed beside the floor, as the passages are. The request digests'
+ * steps, which hash each turn's output and results again, are left out: a lower bound.
  */
-async function recordFloor(): Promise<{ usPerTurn: number; bytesPerTurn: number }> {
+async function recordFloor(): Promise<{
+  usPerTurn: number;
+  ratioToFloor: number;
+  bytesPerTurn: number;
+}> {
   const turns = 100;
   const { featuresPassage } = await import("./passage-features.js");
   const once = await featuresPassage(turns);
@@ -259,16 +309,25 @@ async function recordFloor(): Promise<{ usPerTurn: number; bytesPerTurn: number 
   const text = once.lastTranscript();
   if (text === undefined) throw new Error("the features passage made no transcript");
   const { entries } = JSON.parse(text) as { entries: unknown[] };
-  const t = measureSync(
-    () => {
-      const json = JSON.stringify(entries);
-      if (createHash("sha256").update(json).digest("base64url").length !== 43)
-        throw new Error("no digest");
-    },
-    { iterations: 200 },
-  );
+  const write = () => {
+    const json = JSON.stringify(entries);
+    if (createHash("sha256").update(json).digest("base64url").length !== 43)
+      throw new Error("no digest");
+  };
+  const blocks = 200;
+  for (let i = 0; i < blocks; i++) write();
+  const per: number[] = [];
+  const ratios: number[] = [];
+  for (let r = 0; r < REPEATS; r++) {
+    const t0 = performance.now();
+    for (let i = 0; i < blocks; i++) write();
+    const us = ((performance.now() - t0) * 1000) / blocks / turns;
+    per.push(us);
+    ratios.push(us / floorNow().us);
+  }
   return {
-    usPerTurn: t.medianUs / turns,
+    usPerTurn: median(per),
+    ratioToFloor: median(ratios),
     bytesPerTurn: Math.round(Buffer.byteLength(JSON.stringify(entries)) / turns),
   };
 }
