@@ -1,10 +1,13 @@
-// The OTLP/HTTP protobuf body of a span export (ExportTraceServiceRequest), written in one pass.
+// The OTLP/HTTP protobuf body of a span export (ExportTraceServiceRequest), written in one pass,
+// either from a batch of spans (`createTraceRequestWriter`) or span by span as each ends, wrapped
+// into a request when the batch leaves (`createTraceBatcher`, which the protobuf export uses).
 // It writes the same bytes as the SDK's own serializer (`ProtobufTraceSerializer` of
 // @opentelemetry/otlp-transformer; test/otlp-trace-protobuf.test.ts compares the two), with less
 // work per span: attribute keys, span names, the repeated attribute values (operation, provider,
-// model, tool name, …) and the closing fields of spans with nothing dropped and no events or links
-// are encoded once and copied after, and each message is written once (the SDK estimates the whole
-// request's size in a first pass, then writes it in a second).
+// model, tool name, token counts, …), a span's attributes where they are the last span's of its
+// name, and the closing fields of spans with nothing dropped and no events or links are encoded
+// once and copied after, and each message is written once (the SDK estimates the whole request's
+// size in a first pass, then writes it in a second).
 import type { Attributes, AttributeValue, HrTime, Link, SpanContext } from "@opentelemetry/api";
 import type { ReadableSpan, TimedEvent } from "@opentelemetry/sdk-trace";
 
