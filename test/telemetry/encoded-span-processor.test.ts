@@ -237,6 +237,25 @@ describe("the protobuf span processor", () => {
     }
   });
 
+  it("a span that cannot be encoded is dropped and said; the batch goes on without it", () => {
+    const t = setup({ batch: 2 });
+    t.spans(1);
+    const good = t.ended[0] as ReadableSpan;
+    const broken = Object.create(good, {
+      attributes: {
+        get() {
+          throw new Error("unreadable");
+        },
+      },
+    }) as ReadableSpan;
+    t.processor.onEnd(broken);
+    expect(t.losses).toEqual([{ kind: "unencodable" }]);
+    expect(t.sent).toHaveLength(0);
+    t.spans(1);
+    expect(t.sent.map((s) => s.batch.count)).toEqual([2]);
+    expect(Buffer.from(t.sent[0]?.batch.bytes ?? []).equals(sdkBody(t.ended, 0, 2))).toBe(true);
+  });
+
   it("a sender that throws is a failed export, not a crash", () => {
     const losses: SpanLoss[] = [];
     endOneSpan(

@@ -137,6 +137,14 @@ function spansOfEveryShape(t: Tracer, other: Tracer, i: number): void {
 
 const GEN_ERROR = "error.type";
 
+/** Each span written alone by `write` is the SDK's body of that span. */
+function expectEachAsSdk(write: (spans: ReadableSpan[]) => Uint8Array, spans: ReadableSpan[]) {
+  for (const s of spans) {
+    const sdk = Buffer.from(ProtobufTraceSerializer.serializeRequest([s]) ?? new Uint8Array());
+    expect(Buffer.from(write([s])).equals(sdk), JSON.stringify(s.attributes)).toBe(true);
+  }
+}
+
 /**
  * Spans of every shape, `n` rounds of them, of two resources and three scopes (two tracers of one
  * provider, one of another), interleaved as they would end together.
@@ -197,10 +205,7 @@ describe("the OTLP protobuf body of a span export", () => {
       tracer.startSpan("chat", { attributes: attributes as never }).end();
     }
     const write = createTraceRequestWriter();
-    for (const s of c.spans) {
-      const sdk = Buffer.from(ProtobufTraceSerializer.serializeRequest([s]) ?? new Uint8Array());
-      expect(Buffer.from(write([s])).equals(sdk), JSON.stringify(s.attributes)).toBe(true);
-    }
+    expectEachAsSdk(write, c.spans);
     // Each kept value is one key's last: a long item, and more than eight items, are not kept.
     expect(write.kept()).toBeLessThan(1024);
   });
@@ -229,6 +234,14 @@ describe("the OTLP protobuf body of a span export", () => {
       { ...base, tokens: [1, 3] },
       { ...base, tokens: [1, 3] },
       { ...base, tokens: [1, 3] },
+      // One position changing back and forth: the template is remade at most on a repeat.
+      { ...base, model: "m3" },
+      base,
+      { ...base, model: "m3" },
+      base,
+      { ...base, model: "m3" },
+      { ...base, model: "m3" },
+      base,
       { ...base, big: "b".repeat(3000) },
       { ...base, big: "b".repeat(3000) },
       base,
@@ -238,10 +251,7 @@ describe("the OTLP protobuf body of a span export", () => {
       tracer.startSpan("other", { attributes: { op: "other" } }).end();
     }
     const write = createTraceRequestWriter();
-    for (const s of c.spans) {
-      const sdk = Buffer.from(ProtobufTraceSerializer.serializeRequest([s]) ?? new Uint8Array());
-      expect(Buffer.from(write([s])).equals(sdk), JSON.stringify(s.attributes)).toBe(true);
-    }
+    expectEachAsSdk(write, c.spans);
     // The 3 000-character value made its name's attributes too long to keep; nothing long is kept.
     expect(write.kept()).toBeLessThan(2048);
   });
@@ -261,6 +271,30 @@ describe("the OTLP protobuf body of a span export", () => {
       expect(batcher.count).toBe(0);
     }
     expect(batcher.take()).toBeUndefined();
+  });
+
+  it("a span that cannot be read fails the write, and none of its batch reaches the next", () => {
+    const spans = interleavedSpans(2);
+    const broken = Object.create(spans[0] as ReadableSpan, {
+      attributes: {
+        get() {
+          throw new Error("unreadable");
+        },
+      },
+    }) as ReadableSpan;
+    const write = createTraceRequestWriter();
+    expect(() => write([...spans.slice(0, 5), broken])).toThrow("unreadable");
+    const rest = spans.slice(5);
+    const sdk = Buffer.from(ProtobufTraceSerializer.serializeRequest(rest) ?? new Uint8Array());
+    expect(Buffer.from(write(rest)).equals(sdk)).toBe(true);
+    const batcher = createTraceBatcher();
+    batcher.add(spans[0] as ReadableSpan);
+    expect(() => batcher.add(broken)).toThrow("unreadable");
+    expect(batcher.count).toBe(1);
+    const one = Buffer.from(
+      ProtobufTraceSerializer.serializeRequest([spans[0] as ReadableSpan]) ?? [],
+    );
+    expect(Buffer.from(batcher.take()?.bytes ?? []).equals(one)).toBe(true);
   });
 
   it("keeps no long string: captured content and long names are written each time, never kept", () => {

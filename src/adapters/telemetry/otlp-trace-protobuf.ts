@@ -509,6 +509,7 @@ function spanAttributes(w: Writer, e: Encoded, name: string, attrs: Attributes):
     const value = attrs[key];
     if (keys[i] === key && sameAttribute(values[i], value)) {
       if (run < 0) run = i;
+      missed[i] = undefined;
     } else {
       if (run >= 0) {
         w.copy(block, offsets[run] as number, offsets[i] as number);
@@ -705,10 +706,8 @@ function span(w: Writer, e: Encoded, s: ReadableSpan): void {
 type Scope = ReadableSpan["instrumentationScope"];
 type Resource = ReadableSpan["resource"];
 
-/** Writes a scope's spans (each as field 2 of ScopeSpans) into `w`. */
-type SpansOf = (w: Writer) => void;
-
-function scopeSpans(w: Writer, e: Encoded, scope: Scope, spans: SpansOf): void {
+/** A ScopeSpans message around `spans`: the scope's spans, each already written as its field 2. */
+function scopeSpans(w: Writer, e: Encoded, scope: Scope, spans: Writer): void {
   const at = w.start(3);
   w.tag(1, 2);
   const sc = w.start();
@@ -725,7 +724,7 @@ function scopeSpans(w: Writer, e: Encoded, scope: Scope, spans: SpansOf): void {
     w.varint(extra.droppedAttributesCount);
   }
   w.end(sc);
-  spans(w);
+  w.copy(spans.buf, 0, spans.pos);
   if (scope.schemaUrl) {
     w.tag(3, 2);
     w.string(scope.schemaUrl, e.name(scope.schemaUrl));
@@ -737,7 +736,7 @@ function resourceSpans(
   w: Writer,
   e: Encoded,
   resource: Resource,
-  scopes: Iterable<readonly [Scope, SpansOf]>,
+  scopes: ReadonlyMap<Scope, Writer>,
 ): void {
   const at = w.start(3);
   w.tag(1, 2);
@@ -763,42 +762,22 @@ export interface TraceRequestWriter {
   kept(): number;
 }
 
-/** A serializer of span exports; each keeps its own encoded strings. */
+/**
+ * A serializer of span exports; each keeps its own encoded strings. The same bytes as a batcher
+ * given the spans one by one, then taken.
+ */
 export function createTraceRequestWriter(): TraceRequestWriter {
-  const encoded = new Encoded();
+  const batcher = createTraceBatcher();
   const write = (spans: readonly ReadableSpan[]): Uint8Array => {
-    // Spans by resource, then by scope, by identity (as the SDK groups them).
-    const resources = new Map<Resource, Map<Scope, ReadableSpan[]>>();
-    for (const s of spans) {
-      let scopes = resources.get(s.resource);
-      if (scopes === undefined) {
-        scopes = new Map();
-        resources.set(s.resource, scopes);
-      }
-      const list = scopes.get(s.instrumentationScope);
-      if (list === undefined) scopes.set(s.instrumentationScope, [s]);
-      else list.push(s);
+    try {
+      for (const s of spans) batcher.add(s);
+    } catch (e) {
+      batcher.take(); // the spans added before the one that failed go with it
+      throw e;
     }
-    const w = new Writer(1024 + 384 * spans.length);
-    for (const [resource, scopes] of resources) {
-      w.tag(1, 2);
-      const each = [...scopes].map(
-        ([scope, list]) =>
-          [
-            scope,
-            (out: Writer) => {
-              for (const s of list) {
-                out.tag(2, 2);
-                span(out, encoded, s);
-              }
-            },
-          ] as const,
-      );
-      resourceSpans(w, encoded, resource, each);
-    }
-    return w.buf.subarray(0, w.pos);
+    return batcher.take()?.bytes ?? new Uint8Array(0);
   };
-  return Object.assign(write, { kept: () => encoded.bytes() });
+  return Object.assign(write, { kept: () => batcher.kept() });
 }
 
 /** The body of one export request, and how many spans it carries. */
@@ -865,10 +844,7 @@ export function createTraceBatcher(): TraceBatcher {
       const out = new Writer(1024 + size + 256 * resources.size);
       for (const [resource, scopes] of resources) {
         out.tag(1, 2);
-        const each = [...scopes].map(
-          ([scope, w]) => [scope, (o: Writer) => o.copy(w.buf, 0, w.pos)] as const,
-        );
-        resourceSpans(out, encoded, resource, each);
+        resourceSpans(out, encoded, resource, scopes);
         for (const w of scopes.values()) {
           w.pos = 0;
           if (w.buf.length <= SCOPE_BYTES_KEPT) spare.push(w);
