@@ -89,14 +89,14 @@ export function targetRows(results: Json): TargetRow[] {
     ),
     row(
       "peak RSS in MB, features on, N = 1 000",
-      "none (absolute)",
+      "absolute; beside it, a fresh `node` that imports nothing (nodeAloneRssMB)",
       at(results, ["passage", "features", "peakRssMB"]),
       "≤",
       64,
     ),
     row(
       "peak RSS in MB, bare executor, N = 1 000",
-      "none (absolute)",
+      "absolute; beside it, a fresh `node` that imports nothing (nodeAloneRssMB)",
       at(results, ["passage", "peakRssMB"]),
       "≤",
       64,

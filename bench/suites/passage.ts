@@ -3,9 +3,10 @@
 // executor alone) and with an agent definition's features on (middleware, a declared tool, skills,
 // memory: ./passage-features.ts, through the agent passage runner), how a late turn costs against
 // an early one, the RSS of a 1 000-turn passage in a fresh process (before its first turn, after
-// its last, and the peak), and the floor (JSON.parse + the precompiled seed validator per turn)
-// with the ratio of each figure to it: each block of passages is followed at once by the floor,
-// timed again, and a ratio is the median of the blocks' ratios to their own floor.
+// its last, and the peak) beside a fresh process's that imports nothing, and the floor (JSON.parse
+// + the precompiled seed validator per turn) with the ratio of each figure to it: each block of
+// passages is followed at once by the floor, timed again, and a ratio is the median of the blocks'
+// ratios to their own floor.
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { fileURLToPath } from "node:url";
@@ -148,6 +149,24 @@ function rssInFreshProcess(turns: number, features: boolean) {
   };
 }
 
+/**
+ * The peak RSS of a fresh Node process that imports nothing (the same kind of program as
+ * `rssInFreshProcess`'s, with no module and no turn), in MB: the median of three. The reference
+ * the peak RSS figures sit on: what the runtime takes before any code of Warrant's is loaded.
+ */
+function nodeAloneRssMB(): number {
+  const program = [PEAK_RSS_SOURCE, "process.stdout.write(String(peakRssBytes()));"].join("\n");
+  const peaks: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const child = spawnSync(process.execPath, ["--input-type=module", "-e", program], {
+      encoding: "utf8",
+    });
+    if (child.status !== 0) throw new Error(`RSS child failed: ${child.stderr}`);
+    peaks.push(Number(child.stdout) / 2 ** 20);
+  }
+  return round(median(peaks), 1);
+}
+
 /** The floor's turn: a 110-byte tool call, as a provider would send it. */
 const FLOOR_TEXT = JSON.stringify(addTurn(7));
 const FLOOR_TURNS = 10_000;
@@ -249,6 +268,7 @@ async function run(): Promise<Record<string, unknown>> {
   const record = await recordFloor();
   const rss = rssInFreshProcess(1000, false);
   const featuresRss = rssInFreshProcess(1000, true);
+  const nodeAlone = nodeAloneRssMB();
   const { perTurn, cpuPerTurn } = bare;
   const floorUs = median([...bare.floors, ...features.floors]);
   const floorCpuUs = median([...bare.cpuFloors, ...features.cpuFloors]);
@@ -263,7 +283,10 @@ async function run(): Promise<Record<string, unknown>> {
     lateTurnsVsEarlyTurnsIn1000: { earlyUs, lateUs, ratio: round(lateUs / earlyUs) },
     targetLateRatio: 1.5,
     ...rss,
-    features: featuresRss,
+    features: { ...featuresRss, overNodeAloneMB: round(featuresRss.peakRssMB - nodeAlone, 1) },
+    // The reference of the RSS figures: a fresh Node process with nothing imported.
+    nodeAloneRssMB: nodeAlone,
+    overNodeAloneMB: round(rss.peakRssMB - nodeAlone, 1),
     targetPeakRssMB: 64,
     // The floor: the median of the floors timed beside each block of passages; each ratio below
     // is the median of the blocks' ratios to their own floor (see perTurnFigures).
