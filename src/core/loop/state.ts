@@ -61,6 +61,7 @@ export const SAFETY_REFUSALS: readonly string[] = [
 ];
 
 export function initialState(): LoopState {
+  const facts: Fact[] = [];
   return {
     opening: undefined,
     deadline: undefined,
@@ -70,25 +71,141 @@ export function initialState(): LoopState {
     renewals: 0,
     stop: undefined,
     lastSequence: 0,
-    facts: [],
-    byKey: new Map(),
+    facts,
+    byKey: new KeyIndex({ at: new Map(), length: 0 }, facts, 0),
   };
+}
+
+/**
+ * Where each charge key's fact is among a loop's facts (its position), shared by a line of states
+ * each made from the one before: `length` is how many facts it covers, and only the state with
+ * that many facts (the line's tip) may extend it in place. Keys are added in the facts' order; a
+ * key is never moved or overwritten here (a fact whose key is already present gets a copy).
+ */
+interface SharedIndex {
+  readonly at: Map<string, number>;
+  length: number;
+}
+
+/** The index of `facts`' first `n`, made anew: each key at its last fact, in first-seen order. */
+function indexOf(facts: readonly Fact[], n: number): SharedIndex {
+  const at = new Map<string, number>();
+  for (let i = 0; i < n; i++) at.set(chargeKeyOf((facts[i] as Fact).step), i);
+  return { at, length: n };
+}
+
+/**
+ * A state's facts by charge key: a view of the shared index that sees only the state's own facts,
+ * so evolving a state costs no copy of its keys and leaves every earlier state's view as it was.
+ */
+class KeyIndex implements ReadonlyMap<string, Fact> {
+  readonly #index: SharedIndex;
+  readonly #facts: readonly Fact[];
+  readonly #size: number;
+
+  constructor(index: SharedIndex, facts: readonly Fact[], size: number) {
+    this.#index = index;
+    this.#facts = facts;
+    this.#size = size;
+  }
+
+  /** The shared index, when this is the view of `facts` at its tip and so may extend it. */
+  static tipOf(view: KeyIndex, facts: readonly Fact[]): SharedIndex | undefined {
+    return view.#facts === facts && view.#index.length === facts.length ? view.#index : undefined;
+  }
+
+  get size(): number {
+    return this.#size;
+  }
+
+  get(key: string): Fact | undefined {
+    // A key a later state added is past this state's facts: there is no fact there.
+    const i = this.#index.at.get(key);
+    return i === undefined ? undefined : this.#facts[i];
+  }
+
+  has(key: string): boolean {
+    return this.get(key) !== undefined;
+  }
+
+  *entries(): MapIterator<[string, Fact]> {
+    const facts = this.#facts;
+    for (const [key, i] of this.#index.at) if (i < facts.length) yield [key, facts[i] as Fact];
+  }
+
+  *keys(): MapIterator<string> {
+    for (const [key] of this.entries()) yield key;
+  }
+
+  *values(): MapIterator<Fact> {
+    for (const [, fact] of this.entries()) yield fact;
+  }
+
+  [Symbol.iterator](): MapIterator<[string, Fact]> {
+    return this.entries();
+  }
+
+  forEach(fn: (value: Fact, key: string, map: ReadonlyMap<string, Fact>) => void, self?: unknown) {
+    for (const [key, fact] of this.entries()) fn.call(self, fact, key, this);
+  }
 }
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 type Draft = Mutable<Omit<LoopState, "facts" | "byKey" | "spent">> & {
   facts: Fact[];
-  byKey: Map<string, Fact>;
   spent: Mutable<SpentCounters>;
+  /** The index the draft extends: its state's shared one at the tip, else its own. */
+  index: SharedIndex;
+  /** How many distinct keys the draft's facts have. */
+  keys: number;
 };
 
 function draftOf(state: LoopState): Draft {
+  const facts = [...state.facts];
+  const tip =
+    state.byKey instanceof KeyIndex ? KeyIndex.tipOf(state.byKey, state.facts) : undefined;
+  const index = tip ?? indexOf(facts, facts.length);
   return {
-    ...state,
+    opening: state.opening,
+    deadline: state.deadline,
+    deadlineMs: state.deadlineMs,
+    deadlineSequence: state.deadlineSequence,
     spent: { ...state.spent },
-    facts: [...state.facts],
-    byKey: new Map(state.byKey),
+    renewals: state.renewals,
+    stop: state.stop,
+    lastSequence: state.lastSequence,
+    facts,
+    index,
+    keys: tip === undefined ? index.at.size : state.byKey.size,
   };
+}
+
+/** The state a draft became (the same members, in the same order, as initialState's). */
+function stateOf(d: Draft): LoopState {
+  return {
+    opening: d.opening,
+    deadline: d.deadline,
+    deadlineMs: d.deadlineMs,
+    deadlineSequence: d.deadlineSequence,
+    spent: d.spent,
+    renewals: d.renewals,
+    stop: d.stop,
+    lastSequence: d.lastSequence,
+    facts: d.facts,
+    byKey: new KeyIndex(d.index, d.facts, d.keys),
+  };
+}
+
+/** Adds the key of the draft's fact at `position` (its last) to the draft's index. */
+function addKey(d: Draft, key: string, position: number): void {
+  let index = d.index;
+  if (index.at.has(key)) {
+    // A key seen before (a log decide would not make): the later fact wins, in a copy, so the
+    // states sharing the index keep seeing the earlier one.
+    index = d.index = { at: new Map(index.at), length: index.length };
+  } else d.keys++;
+  index.at.set(key, position);
+  index.length = position + 1;
 }
 
 /** The one transition. Facts are trusted here: legality is decide's and check's business. */
@@ -96,7 +213,7 @@ function apply(d: Draft, fact: Fact): void {
   const step = fact.step;
   d.lastSequence = fact.sequence;
   d.facts.push(fact);
-  d.byKey.set(chargeKeyOf(step), fact);
+  addKey(d, chargeKeyOf(step), d.facts.length - 1);
   switch (step.kind) {
     case "opened":
       d.opening = {
@@ -168,14 +285,14 @@ function apply(d: Draft, fact: Fact): void {
 export function evolve(state: LoopState, fact: Fact): LoopState {
   const d = draftOf(state);
   apply(d, fact);
-  return d;
+  return stateOf(d);
 }
 
 /** The state of a loop from its facts in sequence order: the fold of evolve from initialState. */
 export function fold(facts: readonly Fact[], from: LoopState = initialState()): LoopState {
   const d = draftOf(from);
   for (const fact of facts) apply(d, fact);
-  return d;
+  return stateOf(d);
 }
 
 export type StateName = "open" | "deadline-passed" | "stopped";
