@@ -72,7 +72,12 @@ export const GROUPS = [
       "src/core/loop/state.ts",
       "src/core/loop/project.ts",
     ],
-    tests: ["test/loop/decide.test.ts", "test/loop/limits.test.ts", "test/loop/decider-*.test.ts"],
+    tests: [
+      "test/loop/decide.test.ts",
+      "test/loop/limits.test.ts",
+      "test/loop/decider-*.test.ts",
+      "test/loop/state-sharing.test.ts",
+    ],
   },
   {
     name: "leases",

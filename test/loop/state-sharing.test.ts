@@ -4,7 +4,13 @@
 import { sha256 } from "@noble/hashes/sha2.js";
 import { describe, expect, it } from "vitest";
 import { chainHash, GENESIS_HASH } from "../../src/core/loop/chain.js";
-import { evolve, fold, initialState, type LoopState } from "../../src/core/loop/state.js";
+import {
+  evolve,
+  fold,
+  initialState,
+  type LoopState,
+  sharesIndex,
+} from "../../src/core/loop/state.js";
 import { chargeKeyOf, type Fact } from "../../src/core/loop/types.js";
 import { canonicalJson } from "../../src/core/records/canonical.js";
 import { history, open, passage } from "./gwt.js";
@@ -57,6 +63,9 @@ describe("loop state: the charge-key index along a line of states", () => {
       }
       expect(s).toEqual(fold(line.slice(0, n)));
     });
+    // One index for the whole line: no state's evolution copied its keys.
+    for (const s of states) expect(sharesIndex(s, states[0] as LoopState)).toBe(true);
+    expect(sharesIndex(fold(line), states.at(-1) as LoopState)).toBe(false);
   });
 
   it("a state evolved twice branches: both children and the parent keep their own view", () => {
@@ -70,6 +79,10 @@ describe("loop state: the charge-key index along a line of states", () => {
     expectIndexOf(leftMore, [...line.slice(0, 11), line[12] as Fact]);
     expect(right.byKey.has(keyOf(line, 10))).toBe(false);
     expect(left.byKey.has(keyOf(line, 11))).toBe(false);
+    // The first child went on with its parent's index; the second took its own.
+    expect(sharesIndex(base, left)).toBe(true);
+    expect(sharesIndex(left, leftMore)).toBe(true);
+    expect(sharesIndex(base, right)).toBe(false);
   });
 
   it("an old state evolved after its line moved on leaves the line's tip as it was", () => {
@@ -108,6 +121,7 @@ describe("loop state: the charge-key index along a line of states", () => {
     expect(before.byKey.get(chargeKeyOf(first.step))).toBe(first);
     expectIndexOf(after, [...line, again]);
     expectIndexOf(before, line);
+    expect(sharesIndex(before, after)).toBe(false);
     // The line goes on from either.
     expectIndexOf(evolve(before, line[0] as Fact), [...line, line[0] as Fact]);
   });

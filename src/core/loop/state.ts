@@ -109,6 +109,11 @@ class KeyIndex implements ReadonlyMap<string, Fact> {
     this.#size = size;
   }
 
+  /** The index this view reads. */
+  static indexOf(view: KeyIndex): SharedIndex {
+    return view.#index;
+  }
+
   /** The shared index, when this is the view of `facts` at its tip and so may extend it. */
   static tipOf(view: KeyIndex, facts: readonly Fact[]): SharedIndex | undefined {
     return view.#facts === facts && view.#index.length === facts.length ? view.#index : undefined;
@@ -176,8 +181,21 @@ function draftOf(state: LoopState): Draft {
     lastSequence: state.lastSequence,
     facts,
     index,
-    keys: tip === undefined ? index.at.size : state.byKey.size,
+    // At the tip the shared index holds exactly the state's keys; a new one, the facts' keys.
+    keys: index.at.size,
   };
+}
+
+/**
+ * Whether two states read one shared index (for tests: the states of a line share one, so that a
+ * charge copies no keys; a branch or a repeated key has its own).
+ */
+export function sharesIndex(a: LoopState, b: LoopState): boolean {
+  return (
+    a.byKey instanceof KeyIndex &&
+    b.byKey instanceof KeyIndex &&
+    KeyIndex.indexOf(a.byKey) === KeyIndex.indexOf(b.byKey)
+  );
 }
 
 /** The state a draft became (the same members, in the same order, as initialState's). */
