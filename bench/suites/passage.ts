@@ -109,6 +109,15 @@ async function lateVsEarly(turns: number, window: number, repeats: number) {
   return { earlyUs: round(median(early)), lateUs: round(median(late)) };
 }
 
+/** What `program` (an ES module's text) writes on stdout as JSON, run in a fresh Node process. */
+function inFreshProcess(program: string): unknown {
+  const child = spawnSync(process.execPath, ["--input-type=module", "-e", program], {
+    encoding: "utf8",
+  });
+  if (child.status !== 0) throw new Error(`RSS child failed: ${child.stderr}`);
+  return JSON.parse(child.stdout);
+}
+
 /**
  * The RSS of one `turns`-turn passage in a fresh process, bare or with the definition's features:
  * `rssBeforeFirstTurnMB` once the modules are imported and the workload set up (no turn run yet),
@@ -135,11 +144,7 @@ function rssInFreshProcess(turns: number, features: boolean) {
     PEAK_RSS_SOURCE,
     "process.stdout.write(JSON.stringify({ before, after, peak: peakRssBytes() }));",
   ].join("\n");
-  const child = spawnSync(process.execPath, ["--input-type=module", "-e", program], {
-    encoding: "utf8",
-  });
-  if (child.status !== 0) throw new Error(`RSS child failed: ${child.stderr}`);
-  const { before, after, peak } = JSON.parse(child.stdout) as Record<string, number>;
+  const { before, after, peak } = inFreshProcess(program) as Record<string, number>;
   const mb = (bytes: number) => round(bytes / 2 ** 20, 1);
   return {
     rssBeforeFirstTurnMB: mb(before as number),
@@ -156,14 +161,7 @@ function rssInFreshProcess(turns: number, features: boolean) {
  */
 function nodeAloneRssMB(): number {
   const program = [PEAK_RSS_SOURCE, "process.stdout.write(String(peakRssBytes()));"].join("\n");
-  const peaks: number[] = [];
-  for (let i = 0; i < 3; i++) {
-    const child = spawnSync(process.execPath, ["--input-type=module", "-e", program], {
-      encoding: "utf8",
-    });
-    if (child.status !== 0) throw new Error(`RSS child failed: ${child.stderr}`);
-    peaks.push(Number(child.stdout) / 2 ** 20);
-  }
+  const peaks = [0, 1, 2].map(() => (inFreshProcess(program) as number) / 2 ** 20);
   return round(median(peaks), 1);
 }
 

@@ -17,17 +17,11 @@ import {
   memberKey,
   NeedsReference,
 } from "../core/records/canonical-bytes.js";
-
-/** `crypto.hash` (one call, no Hash object) where Node has it (20.12 and later). */
-const oneShot = (crypto as { hash?: typeof crypto.hash }).hash;
+import { sha256 } from "../core/records/sha256.js";
 
 /** `sha256:<43 base64url>` over `text` as UTF-8 (or bytes): what `digestOf` gives for JCS text. */
 export function sha256Text(text: string | Uint8Array): string {
-  const digest =
-    oneShot === undefined
-      ? crypto.createHash("sha256").update(text).digest("base64url")
-      : oneShot("sha256", text, "base64url");
-  return `sha256:${digest}`;
+  return `sha256:${sha256(text, "base64url")}`;
 }
 
 /** `sha256:<43 base64url>` over pieces (UTF-8 text or bytes) taken in order, never joined. */

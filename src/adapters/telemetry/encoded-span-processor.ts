@@ -6,9 +6,8 @@
 import { type Context, context as contexts } from "@opentelemetry/api";
 import type { ReadableSpan, Span, SpanProcessor } from "@opentelemetry/sdk-trace";
 import { createTraceBatcher, type SpanBatch } from "./otlp-trace-protobuf.js";
+import { SUPPRESS_TRACING } from "./span-recorder.js";
 
-/** The context key the SDK's `suppressTracing` sets (the API makes keys with Symbol.for). */
-const SUPPRESS_TRACING = Symbol.for("OpenTelemetry SDK Context Key SUPPRESS_TRACING");
 const SAMPLED = 1;
 
 /** Why spans were lost: the queue was full, a span could not be encoded, an export failed. */
@@ -94,6 +93,12 @@ export function createEncodedSpanProcessor(o: EncodedSpanProcessorOptions): Span
     if (batch !== undefined) ready.push(batch);
   };
 
+  /** Seals the open batch and, when no export is under way, sends the first one waiting. */
+  const sealAndSend = (): void => {
+    seal();
+    if (inFlight === 0) sendNext();
+  };
+
   const flush = (): Promise<void> => {
     seal();
     if (inFlight === 0 && ready.length === 0) return Promise.resolve();
@@ -117,14 +122,11 @@ export function createEncodedSpanProcessor(o: EncodedSpanProcessorOptions): Span
         return;
       }
       queued++;
-      if (batcher.count >= o.maxExportBatchSize) {
-        seal();
-        if (inFlight === 0) sendNext();
-      } else if (timer === undefined) {
+      if (batcher.count >= o.maxExportBatchSize) sealAndSend();
+      else if (timer === undefined) {
         timer = setTimeout(() => {
           timer = undefined;
-          seal();
-          if (inFlight === 0) sendNext();
+          sealAndSend();
         }, o.scheduledDelayMillis);
         timer.unref();
       }

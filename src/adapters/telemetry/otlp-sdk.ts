@@ -9,6 +9,7 @@ import type {
   TracerProvider as ApiTracerProvider,
   Context,
 } from "@opentelemetry/api";
+import type { IExporterMetricsHelper, ISerializer } from "@opentelemetry/otlp-transformer";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import {
   AggregationTemporality,
@@ -99,48 +100,55 @@ function httpConfig(http: HttpExport, t: OtlpTarget, signal: "TRACES" | "METRICS
   return { ...config, headers: async () => headers };
 }
 
+type Transformer = typeof import("@opentelemetry/otlp-transformer");
+
 /**
- * The OTLP/HTTP exporter of spans in JSON: the SDK's (its serializer, HTTP transport, retries and
- * response handling).
+ * The SDK's exporter of spans to `t` (its HTTP transport, retries and response handling), with the
+ * serializer and the item count `parts` gives for the transformer.
  */
-async function jsonTraceExporter(t: OtlpTarget): Promise<SpanExporter> {
+async function traceExporter<T>(
+  t: OtlpTarget,
+  parts: (x: Transformer) => {
+    serializer: ISerializer<T, unknown>;
+    helper: IExporterMetricsHelper<T>;
+  },
+) {
   const [base, http, transformer] = await Promise.all([
     import("@opentelemetry/otlp-exporter-base"),
     import("@opentelemetry/otlp-exporter-base/node-http"),
     import("@opentelemetry/otlp-transformer"),
   ]);
+  const { serializer, helper } = parts(transformer);
   const delegate = http.createOtlpHttpExportDelegate(
     httpConfig(http, t, "TRACES"),
-    transformer.JsonTraceSerializer,
+    serializer,
     "otlp_http_span_exporter",
-    transformer.TraceExporterMetricsHelper,
+    helper,
     undefined,
   );
   return new base.OTLPExporterBase(delegate);
 }
 
+/** The OTLP/HTTP exporter of spans in JSON: the SDK's, serializer included. */
+function jsonTraceExporter(t: OtlpTarget): Promise<SpanExporter> {
+  return traceExporter(t, (x) => ({
+    serializer: x.JsonTraceSerializer,
+    helper: x.TraceExporterMetricsHelper,
+  }));
+}
+
 /**
  * The sender of protobuf span batches, encoded as their spans ended (encoded-span-processor.ts):
- * the SDK's HTTP transport, retries and response handling, given each request's bytes as they are.
+ * the SDK's exporter, given each request's bytes as they are.
  */
-async function protobufTraceSender(t: OtlpTarget) {
-  const [base, http, transformer] = await Promise.all([
-    import("@opentelemetry/otlp-exporter-base"),
-    import("@opentelemetry/otlp-exporter-base/node-http"),
-    import("@opentelemetry/otlp-transformer"),
-  ]);
-  const delegate = http.createOtlpHttpExportDelegate<SpanBatch, unknown>(
-    httpConfig(http, t, "TRACES"),
-    {
-      serializeRequest: (batch: SpanBatch) => batch.bytes,
-      deserializeResponse: (body: Uint8Array) =>
-        transformer.ProtobufTraceSerializer.deserializeResponse(body),
+function protobufTraceSender(t: OtlpTarget) {
+  return traceExporter<SpanBatch>(t, (x) => ({
+    serializer: {
+      serializeRequest: (batch) => batch.bytes,
+      deserializeResponse: (body) => x.ProtobufTraceSerializer.deserializeResponse(body),
     },
-    "otlp_http_span_exporter",
-    { name: "span", countItems: (batch: SpanBatch) => batch.count },
-    undefined,
-  );
-  return new base.OTLPExporterBase(delegate);
+    helper: { name: "span", countItems: (batch) => batch.count },
+  }));
 }
 
 /** The SDK's OTLP/HTTP exporter of metrics, with the configuration of `httpConfig`. */

@@ -40,7 +40,7 @@ const NOT_RECORD = 0;
 const RECORD_AND_SAMPLED = 2;
 
 /** The context key the SDK's `suppressTracing` sets (the API makes keys with Symbol.for). */
-const SUPPRESS_TRACING = Symbol.for("OpenTelemetry SDK Context Key SUPPRESS_TRACING");
+export const SUPPRESS_TRACING = Symbol.for("OpenTelemetry SDK Context Key SUPPRESS_TRACING");
 
 type Scope = ReadableSpan["instrumentationScope"];
 

@@ -159,10 +159,11 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 type Draft = Mutable<Omit<LoopState, "facts" | "byKey" | "spent">> & {
   facts: Fact[];
   spent: Mutable<SpentCounters>;
-  /** The index the draft extends: its state's shared one at the tip, else its own. */
+  /**
+   * The index the draft extends: its state's shared one at the tip, else its own. Either way it
+   * holds exactly the keys of the draft's facts (no later state has added to it).
+   */
   index: SharedIndex;
-  /** How many distinct keys the draft's facts have. */
-  keys: number;
 };
 
 function draftOf(state: LoopState): Draft {
@@ -181,8 +182,6 @@ function draftOf(state: LoopState): Draft {
     lastSequence: state.lastSequence,
     facts,
     index,
-    // At the tip the shared index holds exactly the state's keys; a new one, the facts' keys.
-    keys: index.at.size,
   };
 }
 
@@ -210,7 +209,7 @@ function stateOf(d: Draft): LoopState {
     stop: d.stop,
     lastSequence: d.lastSequence,
     facts: d.facts,
-    byKey: new KeyIndex(d.index, d.facts, d.keys),
+    byKey: new KeyIndex(d.index, d.facts, d.index.at.size),
   };
 }
 
@@ -221,7 +220,7 @@ function addKey(d: Draft, key: string, position: number): void {
     // A key seen before (a log decide would not make): the later fact wins, in a copy, so the
     // states sharing the index keep seeing the earlier one.
     index = d.index = { at: new Map(index.at), length: index.length };
-  } else d.keys++;
+  }
   index.at.set(key, position);
   index.length = position + 1;
 }
